@@ -68,3 +68,14 @@ func ErrorField(err error) string {
 	}
 	return ""
 }
+
+// Sentinel errors the Service returns as they are, so callers may test them
+// with errors.Is as well as by code.
+var (
+	// ErrUnauthorized: wrong login or password, unknown or expired session,
+	// unknown or revoked token. One message for all, so a caller cannot tell
+	// which part was wrong.
+	ErrUnauthorized = &Error{Code: EUNAUTHORIZED, Message: "wrong login or password, or your session has ended"}
+	// ErrNotFound: for lookups with nothing to name (e.g. CurrentRound with no rounds).
+	ErrNotFound = &Error{Code: ENOTFOUND, Message: "not found"}
+)

@@ -1,0 +1,199 @@
+package pitches
+
+// Action is something a user asks to do. Can decides every one of them from a
+// single table, so the role x action matrix lives in one place and one test.
+type Action string
+
+const (
+	ActReadRound     Action = "read round"           // rounds, pitches, standings rows
+	ActCreateRound   Action = "create round"         // admin
+	ActEditRound     Action = "edit round"           // admin, rubric only while pitching
+	ActAdvanceRound  Action = "advance round"        // admin, one step forward
+	ActManageUsers   Action = "manage users"         // admin
+	ActFilePitch     Action = "file pitch"           // contestant, shark, admin; round pitching
+	ActEditPitch     Action = "edit pitch"           // owner; round pitching
+	ActWithdrawPitch Action = "withdraw pitch"       // owner or admin; round pitching or judging
+	ActScore         Action = "score pitch"          // shark; round judging, pitch active, not own
+	ActSetWeights    Action = "set personal weights" // shark; before first scorecard; pitching or judging
+	ActVote          Action = "vote"                 // shark; round judging, pitch active, in round
+)
+
+// Target is what an action is about. Fill what the action needs: Round for
+// everything round-scoped, Pitch for pitch actions and votes, NextStatus for
+// ActAdvanceRound, HasScored (the user already has a scorecard in the round)
+// for ActSetWeights.
+type Target struct {
+	Round      *Round
+	Pitch      *Pitch
+	NextStatus RoundStatus
+	HasScored  bool
+}
+
+type rule struct {
+	roles []Role                         // who may; nil means everyone, anonymous included
+	state func(u *User, t Target) *Error // the state check, after the role check
+}
+
+// rules is the role x action matrix. Reading it top to bottom is reading the
+// permissions of the app.
+var rules = map[Action]rule{
+	ActReadRound:   {roles: nil},
+	ActCreateRound: {roles: []Role{RoleAdmin}},
+	ActManageUsers: {roles: []Role{RoleAdmin}},
+	ActEditRound: {roles: []Role{RoleAdmin}, state: func(u *User, t Target) *Error {
+		// Criteria and default weights freeze when the round leaves pitching
+		// (scoring.md, "Rubrics and rounds").
+		if t.Round.Status != RoundPitching {
+			return Errorf(ECONFLICT, "", "round %d is %s: its rubric is frozen once pitching ends", t.Round.Number, t.Round.Status)
+		}
+		return nil
+	}},
+	ActAdvanceRound: {roles: []Role{RoleAdmin}, state: func(u *User, t Target) *Error {
+		want := NextStatus(t.Round.Status)
+		if want == "" {
+			return Errorf(ECONFLICT, "status", "round %d is closed; it cannot change any more", t.Round.Number)
+		}
+		if t.NextStatus != want {
+			return Errorf(ECONFLICT, "status", "round %d is %s; the only next status is %s", t.Round.Number, t.Round.Status, want)
+		}
+		return nil
+	}},
+	ActFilePitch: {roles: []Role{RoleContestant, RoleShark, RoleAdmin}, state: func(u *User, t Target) *Error {
+		return needStatus(t.Round, "file pitches", RoundPitching)
+	}},
+	ActEditPitch: {roles: []Role{RoleContestant, RoleShark, RoleAdmin}, state: func(u *User, t Target) *Error {
+		if t.Pitch.ContestantID != u.ID {
+			return Errorf(EFORBIDDEN, "", "you can only edit your own pitches")
+		}
+		if err := needStatus(t.Round, "edit pitches", RoundPitching); err != nil {
+			return err
+		}
+		return needActive(t.Pitch)
+	}},
+	ActWithdrawPitch: {roles: []Role{RoleContestant, RoleShark, RoleAdmin}, state: func(u *User, t Target) *Error {
+		if t.Pitch.ContestantID != u.ID && u.Role != RoleAdmin {
+			return Errorf(EFORBIDDEN, "", "you can only withdraw your own pitches")
+		}
+		if err := needStatus(t.Round, "withdraw pitches", RoundPitching, RoundJudging); err != nil {
+			return err
+		}
+		return needActive(t.Pitch)
+	}},
+	ActScore: {roles: []Role{RoleShark}, state: func(u *User, t Target) *Error {
+		if err := needStatus(t.Round, "score pitches", RoundJudging); err != nil {
+			return err
+		}
+		if err := needActive(t.Pitch); err != nil {
+			return err
+		}
+		if t.Pitch.ContestantID == u.ID {
+			return Errorf(ECONFLICT, "", "you cannot score your own pitch")
+		}
+		return nil
+	}},
+	ActSetWeights: {roles: []Role{RoleShark}, state: func(u *User, t Target) *Error {
+		if err := needStatus(t.Round, "set personal weights", RoundPitching, RoundJudging); err != nil {
+			return err
+		}
+		if t.HasScored {
+			return Errorf(ECONFLICT, "weights", "your weights for round %d are frozen: you have already submitted a scorecard in it", t.Round.Number)
+		}
+		return nil
+	}},
+	ActVote: {roles: []Role{RoleShark}, state: func(u *User, t Target) *Error {
+		if err := needStatus(t.Round, "vote", RoundJudging); err != nil {
+			return err
+		}
+		if t.Pitch.RoundNumber != t.Round.Number {
+			return Errorf(EINVALID, "pitch_id", "pitch %d is not in round %d", t.Pitch.ID, t.Round.Number)
+		}
+		if err := needActive(t.Pitch); err != nil {
+			return err
+		}
+		// Our rule, not the seeds': a shark who also filed a pitch may not
+		// vote for it, for the same reason they may not score it.
+		if t.Pitch.ContestantID == u.ID {
+			return Errorf(ECONFLICT, "pitch_id", "you cannot vote for your own pitch")
+		}
+		return nil
+	}},
+}
+
+// needsRound and needsPitch say which actions need which parts of Target; a
+// missing part is a programming error, reported instead of a nil dereference.
+var (
+	needsRound = map[Action]bool{ActEditRound: true, ActAdvanceRound: true, ActFilePitch: true, ActEditPitch: true,
+		ActWithdrawPitch: true, ActScore: true, ActSetWeights: true, ActVote: true}
+	needsPitch = map[Action]bool{ActEditPitch: true, ActWithdrawPitch: true, ActScore: true, ActVote: true}
+)
+
+// Can returns nil when user may do action on target, else an *Error:
+// EUNAUTHORIZED when nobody is logged in and the action needs someone,
+// EFORBIDDEN when the role (or ownership) forbids it, ECONFLICT when the
+// state of the round or pitch does.
+func Can(user *User, action Action, t Target) error {
+	r, ok := rules[action]
+	if !ok {
+		return Errorf(EINTERNAL, "", "unknown action %q", action)
+	}
+	if r.roles != nil {
+		if user == nil {
+			return Errorf(EUNAUTHORIZED, "", "log in to %s", action)
+		}
+		allowed := false
+		for _, role := range r.roles {
+			if user.Role == role {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			return Errorf(EFORBIDDEN, "", "a %s may not %s", user.Role, action)
+		}
+	}
+	if r.state == nil {
+		return nil
+	}
+	if needsRound[action] && t.Round == nil || needsPitch[action] && t.Pitch == nil {
+		return Errorf(EINTERNAL, "", "permission check for %q is missing its target", action)
+	}
+	if err := r.state(user, t); err != nil {
+		return err
+	}
+	return nil
+}
+
+// NextStatus is the only status a round may move to, "" once closed.
+func NextStatus(s RoundStatus) RoundStatus {
+	switch s {
+	case RoundPitching:
+		return RoundJudging
+	case RoundJudging:
+		return RoundClosed
+	}
+	return ""
+}
+
+// ValidStatus reports whether s is one of the three round statuses.
+func ValidStatus(s RoundStatus) bool {
+	return s == RoundPitching || s == RoundJudging || s == RoundClosed
+}
+
+func needStatus(r *Round, what string, allowed ...RoundStatus) *Error {
+	for _, s := range allowed {
+		if r.Status == s {
+			return nil
+		}
+	}
+	if r.Status == RoundClosed {
+		return Errorf(ECONFLICT, "", "round %d is closed: you can no longer %s", r.Number, what)
+	}
+	return Errorf(ECONFLICT, "", "round %d is %s: you cannot %s now", r.Number, r.Status, what)
+}
+
+func needActive(p *Pitch) *Error {
+	if p.Status != PitchActive {
+		return Errorf(ECONFLICT, "", "pitch %d has been withdrawn", p.ID)
+	}
+	return nil
+}

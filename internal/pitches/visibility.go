@@ -1,0 +1,92 @@
+package pitches
+
+import "sort"
+
+// Who sees what. The rule is HotCRP's "reviews are visible only after
+// completing a review" as adopted in scoring.md ("Hidden until submitted"):
+// a shark's judgement must not be anchored by other sharks' numbers.
+//
+// Anonymous visitors (nil viewer), contestants and viewers see, in an open
+// round: the round, its rubric, its pitches, and the standings rows with
+// every score figure and vote count withheld (Hidden) and no winner. Once the
+// round is closed everyone sees everything. Admins see everything always:
+// they run the round and do not judge it.
+
+// CanSeeScorecards reports whether viewer may see other sharks' scorecards of
+// a pitch in round. viewerScored: the viewer has submitted a scorecard for
+// that pitch. The viewer's own card is always visible to them.
+func CanSeeScorecards(viewer *User, round *Round, viewerScored bool) bool {
+	if round != nil && round.Status == RoundClosed {
+		return true
+	}
+	if viewer == nil {
+		return false
+	}
+	switch viewer.Role {
+	case RoleAdmin:
+		return true
+	case RoleShark:
+		return viewerScored
+	}
+	return false
+}
+
+// CanSeeVotes reports whether viewer may see other sharks' votes in round.
+// viewerVoted: the viewer has cast a vote in the round.
+func CanSeeVotes(viewer *User, round *Round, viewerVoted bool) bool {
+	if round != nil && round.Status == RoundClosed {
+		return true
+	}
+	if viewer == nil {
+		return false
+	}
+	switch viewer.Role {
+	case RoleAdmin:
+		return true
+	case RoleShark:
+		return viewerVoted
+	}
+	return false
+}
+
+// CanSeeWinner: the winner is reported once the round is closed, and to
+// admins before that.
+func CanSeeWinner(viewer *User, round *Round) bool {
+	if round != nil && round.Status == RoundClosed {
+		return true
+	}
+	return viewer != nil && viewer.Role == RoleAdmin
+}
+
+// ApplyVisibility withholds from st what viewer may not see. scored holds the
+// pitches the viewer has scored, voted whether the viewer voted in the round.
+// Hidden rows keep title, contestant, status, filing time and the number of
+// scorecards (progress, not judgement) and lose mean, spread and
+// bias-corrected score. Vote counts go unless the viewer may see votes.
+//
+// When the winner is withheld the rows are re-sorted by filing order, since
+// the best-first order would itself leak the ranking.
+func ApplyVisibility(st *Standings, viewer *User, round *Round, scored map[int64]bool, voted bool) {
+	seeVotes := CanSeeVotes(viewer, round, voted)
+	for i := range st.Pitches {
+		r := &st.Pitches[i]
+		if !CanSeeScorecards(viewer, round, scored[r.PitchID]) {
+			r.Hidden = true
+			r.MeanTotal, r.Spread, r.BiasCorrected = 0, 0, 0
+		}
+		if !seeVotes {
+			r.Votes = 0
+		}
+	}
+	if !CanSeeWinner(viewer, round) {
+		st.WinnerID = 0
+		st.DecidedBy = ""
+		sort.SliceStable(st.Pitches, func(a, b int) bool {
+			pa, pb := st.Pitches[a], st.Pitches[b]
+			if !pa.FiledAt.Equal(pb.FiledAt) {
+				return pa.FiledAt.Before(pb.FiledAt)
+			}
+			return pa.PitchID < pb.PitchID
+		})
+	}
+}
