@@ -1,0 +1,207 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// Buffer names a device buffer an engine allocates per group.
+type Buffer int
+
+const (
+	BufA     Buffer = iota // FP4 data of A (rows x K/2 bytes)
+	BufSA                  // e4m3 scales of A (rows x K/16)
+	BufB                   // FP4 data of B (group GEMM: one per group) or B1 (dual)
+	BufSB                  // scales of B / B1
+	BufB2                  // FP4 data of B2 (dual only)
+	BufSB2                 // scales of B2 (dual only)
+	BufC                   // fp16 output, M x N row-major per group
+	BufRef                 // float64 output of the reference, M x N per group
+	BufTable               // host-built table (Plan.TableBytes), one for all groups
+)
+
+func (b Buffer) String() string {
+	names := [...]string{"A", "SA", "B", "SB", "B2", "SB2", "C", "Ref", "Table"}
+	if b >= 0 && int(b) < len(names) {
+		return names[b]
+	}
+	return fmt.Sprintf("Buffer(%d)", int(b))
+}
+
+// ArgKind is the type of one kernel argument.
+type ArgKind int
+
+const (
+	ArgPtr ArgKind = iota // device pointer of (Buf, Group); Group is ignored for BufTable
+	ArgI32                // Value as int32
+	ArgI64                // Value as int64
+)
+
+// Arg is one kernel argument.
+type Arg struct {
+	Kind  ArgKind
+	Buf   Buffer
+	Group int
+	Value int64
+}
+
+// Launch is one kernel launch of a plan.
+type Launch struct {
+	Kernel      string
+	Grid, Block [3]uint32
+	SharedBytes uint32 // dynamic shared memory
+	Group       int    // the group it computes, -1 = all groups
+	Stream      int    // 0 = the caller's stream, i >= 1 = side stream i
+	Args        []Arg
+}
+
+// Plan says how one variant runs one shape: the launches in issue order and
+// how they are issued. Modes: "sequential" (all on the caller's stream),
+// "streams" (launch i on its side stream, forked from and joined back to the
+// caller's stream with events), "graph" (the launches captured once into a
+// CUDA graph, replayed per run), "grouped" (a single launch).
+type Plan struct {
+	Mode     string
+	Streams  int // side streams used (streams mode), else 0
+	Launches []Launch
+	// TableBytes builds the table the kernel reads from BufTable, given the
+	// device address of each (buffer, group); nil when there is none.
+	TableBytes func(ptr func(Buffer, int) uint64) []byte
+}
+
+// Limits are the device facts a plan depends on.
+type Limits struct {
+	SMs, MaxSharedOptin int
+	Arch                string // e.g. "sm_90a"
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func ptr(b Buffer, g int) Arg { return Arg{Kind: ArgPtr, Buf: b, Group: g} }
+func i32(v int) Arg           { return Arg{Kind: ArgI32, Value: int64(v)} }
+
+// groupedDescBytes is one group descriptor of the grouped kernel's table:
+// five u64 pointers (A, SA, B, SB, C) and M as u64 (see gemm.cu).
+const groupedDescBytes = 48
+
+// Plan returns the launch plan of v for shape s.
+func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
+	p, err := LookupProblem(v.Problem)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckShape(s); err != nil {
+		return nil, err
+	}
+	dual := p.Kind == DualGEMM
+	if v.Reference {
+		pl := &Plan{Mode: "sequential"}
+		for g, m := range s.M {
+			args := []Arg{ptr(BufA, g), ptr(BufSA, g), ptr(BufB, g), ptr(BufSB, g)}
+			kern := "ref_group"
+			if dual {
+				kern = "ref_dual"
+				args = append(args, ptr(BufB2, g), ptr(BufSB2, g))
+			}
+			args = append(args, ptr(BufRef, g), i32(m), i32(s.N), i32(s.K))
+			pl.Launches = append(pl.Launches, Launch{Kernel: kern,
+				Grid:  [3]uint32{uint32(ceilDiv(s.N, 16)), uint32(ceilDiv(m, 16)), 1},
+				Block: [3]uint32{16, 16, 1}, Group: g, Args: args})
+		}
+		return pl, nil
+	}
+
+	k := v.Knobs
+	if err := checkCombination(v.Problem, k); err != nil {
+		return nil, err
+	}
+	smem := SharedBytes(v.Problem, k)
+	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
+		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block; the device allows %d", v.Name, smem, lim.MaxSharedOptin)
+	}
+	block := [3]uint32{baselineThreads, 1, 1}
+	pl := &Plan{Mode: k.Launch}
+	switch k.Launch {
+	case "sequential", "graph", "streams":
+		for g, m := range s.M {
+			args := []Arg{ptr(BufA, g), ptr(BufSA, g), ptr(BufB, g), ptr(BufSB, g)}
+			kern := "gemm_group"
+			if dual {
+				kern = "gemm_dual"
+				args = append(args, ptr(BufB2, g), ptr(BufSB2, g))
+			}
+			args = append(args, ptr(BufC, g), i32(m), i32(s.N), i32(s.K))
+			l := Launch{Kernel: kern,
+				Grid:  [3]uint32{uint32(ceilDiv(s.N, k.TileN)), uint32(ceilDiv(m, k.TileM)), 1},
+				Block: block, SharedBytes: uint32(smem), Group: g, Args: args}
+			if k.Launch == "streams" {
+				l.Stream = g + 1
+			}
+			pl.Launches = append(pl.Launches, l)
+		}
+		if k.Launch == "streams" {
+			pl.Streams = len(s.M)
+		}
+	case "grouped":
+		if dual {
+			return nil, fmt.Errorf("kernels: %s: the grouped launch is for the group GEMM", v.Name)
+		}
+		tiles := groupedTiles(s, k)
+		pl.Launches = []Launch{{Kernel: "gemm_grouped",
+			Grid:  [3]uint32{uint32(len(tiles)), 1, 1},
+			Block: block, SharedBytes: uint32(smem), Group: -1,
+			Args: []Arg{ptr(BufTable, 0), i32(len(s.M)), i32(len(tiles)), i32(s.N), i32(s.K)}}}
+		groups := len(s.M)
+		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
+			return groupedTable(s, groups, tiles, addr)
+		}
+	default:
+		return nil, &KnobError{Knob: "launch", Value: k.Launch, Allowed: KnobSpace(v.Problem)[6].Values}
+	}
+	return pl, nil
+}
+
+// tile is one output tile of the grouped launch.
+type tile struct{ group, m0, n0 int }
+
+// groupedTiles lists every output tile, groups with the most rows first
+// (their tiles take the longest to finish in aggregate, so they start
+// first), row tiles then column tiles within a group.
+func groupedTiles(s Shape, k Knobs) []tile {
+	order := make([]int, len(s.M))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return s.M[order[a]] > s.M[order[b]] })
+	var ts []tile
+	for _, g := range order {
+		for m0 := 0; m0 < s.M[g]; m0 += k.TileM {
+			for n0 := 0; n0 < s.N; n0 += k.TileN {
+				ts = append(ts, tile{g, m0, n0})
+			}
+		}
+	}
+	return ts
+}
+
+// groupedTable lays out the grouped kernel's table: G descriptors of
+// groupedDescBytes, then one 16-byte entry {group, m0, n0, 0} (int32 each)
+// per tile. Little-endian, as the GPU reads it.
+func groupedTable(s Shape, groups int, tiles []tile, addr func(Buffer, int) uint64) []byte {
+	b := make([]byte, 0, groups*groupedDescBytes+16*len(tiles))
+	le := binary.LittleEndian
+	for g := 0; g < groups; g++ {
+		for _, buf := range []Buffer{BufA, BufSA, BufB, BufSB, BufC} {
+			b = le.AppendUint64(b, addr(buf, g))
+		}
+		b = le.AppendUint64(b, uint64(s.M[g]))
+	}
+	for _, t := range tiles {
+		b = le.AppendUint32(b, uint32(t.group))
+		b = le.AppendUint32(b, uint32(t.m0))
+		b = le.AppendUint32(b, uint32(t.n0))
+		b = le.AppendUint32(b, 0)
+	}
+	return b
+}
