@@ -145,3 +145,15 @@ func CheckDualShape(m, n, k int) error {
 	}
 	return checkNK(n, k)
 }
+
+// SubRows returns rows r0..r1-1 of o as an operand that shares o's memory
+// (for computing part of a reference, or checking part of an output).
+func (o *Operand) SubRows(r0, r1 int) *Operand {
+	nb := o.K / ScaleBlock
+	return &Operand{
+		Rows:   r1 - r0,
+		K:      o.K,
+		Data:   o.Data[r0*o.K/2 : r1*o.K/2],
+		Scales: o.Scales[r0*nb : r1*nb],
+	}
+}
