@@ -1,0 +1,258 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+const pitchSelect = `SELECT p.id, r.number, p.contestant_id, u.display_name, p.title, p.category, p.body,
+	p.claim_lo, p.claim_hi, p.variant, p.status, p.repitch_of, p.created_at, p.updated_at
+	FROM pitches p JOIN rounds r ON r.id = p.round_id JOIN users u ON u.id = p.contestant_id`
+
+func scanPitch(row interface{ Scan(...any) error }) (*pitches.Pitch, error) {
+	var p pitches.Pitch
+	var status, created, updated string
+	var repitch sql.NullInt64
+	if err := row.Scan(&p.ID, &p.RoundNumber, &p.ContestantID, &p.Contestant, &p.Title, &p.Category, &p.Body,
+		&p.Claim.Lo, &p.Claim.Hi, &p.Variant, &status, &repitch, &created, &updated); err != nil {
+		return nil, err
+	}
+	p.Status = pitches.PitchStatus(status)
+	p.RepitchOf = repitch.Int64
+	var err error
+	if p.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if p.UpdatedAt, err = parseTime(updated); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// fillRepitchedBy sets RepitchedBy on each pitch: the link is stored once
+// (repitch_of) and shown both ways.
+func fillRepitchedBy(ctx context.Context, q queryer, ps []pitches.Pitch) error {
+	for i := range ps {
+		rows, err := q.QueryContext(ctx, `SELECT id FROM pitches WHERE repitch_of = ? ORDER BY id`, ps[i].ID)
+		if err != nil {
+			return fmt.Errorf("sqlite: load re-pitches of %d: %w", ps[i].ID, err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: load re-pitches of %d: %w", ps[i].ID, err)
+			}
+			ps[i].RepitchedBy = append(ps[i].RepitchedBy, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: load re-pitches of %d: %w", ps[i].ID, err)
+		}
+	}
+	return nil
+}
+
+func pitchByID(ctx context.Context, q queryer, id int64) (*pitches.Pitch, error) {
+	p, err := scanPitch(q.QueryRowContext(ctx, pitchSelect+` WHERE p.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.Errorf(pitches.ENOTFOUND, "", "pitch %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load pitch %d: %w", id, err)
+	}
+	one := []pitches.Pitch{*p}
+	if err := fillRepitchedBy(ctx, q, one); err != nil {
+		return nil, err
+	}
+	return &one[0], nil
+}
+
+func pitchesOfRound(ctx context.Context, q queryer, roundID int64) ([]pitches.Pitch, error) {
+	rows, err := q.QueryContext(ctx, pitchSelect+` WHERE p.round_id = ? ORDER BY p.created_at, p.id`, roundID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list pitches: %w", err)
+	}
+	var out []pitches.Pitch
+	for rows.Next() {
+		p, err := scanPitch(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: list pitches: %w", err)
+		}
+		out = append(out, *p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list pitches: %w", err)
+	}
+	if err := fillRepitchedBy(ctx, q, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Pitches lists a round's pitches in filing order.
+func (db *DB) Pitches(ctx context.Context, round int) ([]pitches.Pitch, error) {
+	r, err := roundByNumber(ctx, db.r, round)
+	if err != nil {
+		return nil, err
+	}
+	return pitchesOfRound(ctx, db.r, r.ID)
+}
+
+func (db *DB) Pitch(ctx context.Context, id int64) (*pitches.Pitch, error) {
+	return pitchByID(ctx, db.r, id)
+}
+
+// checkRepitch: a re-pitch links to a pitch of an earlier round, filed by
+// the same person (an admin may link anyone's).
+func checkRepitch(ctx context.Context, q queryer, by *pitches.User, round, repitchOf int64) error {
+	if repitchOf == 0 {
+		return nil
+	}
+	orig, err := pitchByID(ctx, q, repitchOf)
+	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+		return pitches.Errorf(pitches.EINVALID, "repitch_of", "pitch %d does not exist", repitchOf)
+	}
+	if err != nil {
+		return err
+	}
+	if int64(orig.RoundNumber) >= round {
+		return pitches.Errorf(pitches.EINVALID, "repitch_of", "a re-pitch must follow a pitch of an earlier round (pitch %d is in round %d)", orig.ID, orig.RoundNumber)
+	}
+	if orig.ContestantID != by.ID && by.Role != pitches.RoleAdmin {
+		return pitches.Errorf(pitches.EFORBIDDEN, "repitch_of", "you can only re-pitch your own pitches")
+	}
+	return nil
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// FilePitch: contestants, sharks and admins, while the round is pitching.
+func (db *DB) FilePitch(ctx context.Context, by *pitches.User, in pitches.PitchInput) (*pitches.Pitch, error) {
+	if err := pitches.Can(by, pitches.ActFilePitch, pitches.Target{Round: &pitches.Round{Number: in.RoundNumber, Status: pitches.RoundPitching}}); err != nil {
+		return nil, err
+	}
+	if err := pitches.ValidatePitch(in); err != nil {
+		return nil, err
+	}
+	var out *pitches.Pitch
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		r, err := roundByNumber(ctx, tx, in.RoundNumber)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActFilePitch, pitches.Target{Round: r}); err != nil {
+			return err
+		}
+		if err := checkRepitch(ctx, tx, by, int64(r.Number), in.RepitchOf); err != nil {
+			return err
+		}
+		now := fmtTime(db.Now())
+		res, err := tx.ExecContext(ctx, `INSERT INTO pitches (round_id, contestant_id, title, category, body, claim_lo, claim_hi, variant, status, repitch_of, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)`,
+			r.ID, by.ID, strings.TrimSpace(in.Title), strings.TrimSpace(in.Category), in.Body, in.Claim.Lo, in.Claim.Hi,
+			in.Variant, nullID(in.RepitchOf), now, now)
+		if err != nil {
+			return fmt.Errorf("sqlite: insert pitch: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("sqlite: insert pitch: %w", err)
+		}
+		out, err = pitchByID(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EditPitch: the pitch's owner, while the round is pitching. The round
+// cannot change (in.RoundNumber may be 0 or the pitch's round).
+func (db *DB) EditPitch(ctx context.Context, by *pitches.User, id int64, in pitches.PitchInput) (*pitches.Pitch, error) {
+	if by == nil {
+		return nil, pitches.Errorf(pitches.EUNAUTHORIZED, "", "log in to edit pitches")
+	}
+	var out *pitches.Pitch
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		p, err := pitchByID(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		r, err := roundByNumber(ctx, tx, p.RoundNumber)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActEditPitch, pitches.Target{Round: r, Pitch: p}); err != nil {
+			return err
+		}
+		if in.RoundNumber == 0 {
+			in.RoundNumber = p.RoundNumber
+		}
+		if in.RoundNumber != p.RoundNumber {
+			return pitches.Errorf(pitches.EINVALID, "round", "a pitch cannot move to another round")
+		}
+		if err := pitches.ValidatePitch(in); err != nil {
+			return err
+		}
+		if err := checkRepitch(ctx, tx, by, int64(r.Number), in.RepitchOf); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pitches SET title = ?, category = ?, body = ?, claim_lo = ?, claim_hi = ?, variant = ?, repitch_of = ?, updated_at = ? WHERE id = ?`,
+			strings.TrimSpace(in.Title), strings.TrimSpace(in.Category), in.Body, in.Claim.Lo, in.Claim.Hi, in.Variant,
+			nullID(in.RepitchOf), fmtTime(db.Now()), id); err != nil {
+			return fmt.Errorf("sqlite: update pitch %d: %w", id, err)
+		}
+		out, err = pitchByID(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WithdrawPitch: the owner or an admin, while the round is pitching or
+// judging. Scorecards and votes already cast stay (history), but a withdrawn
+// pitch cannot win, be scored or receive votes.
+func (db *DB) WithdrawPitch(ctx context.Context, by *pitches.User, id int64) (*pitches.Pitch, error) {
+	if by == nil {
+		return nil, pitches.Errorf(pitches.EUNAUTHORIZED, "", "log in to withdraw pitches")
+	}
+	var out *pitches.Pitch
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		p, err := pitchByID(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		r, err := roundByNumber(ctx, tx, p.RoundNumber)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActWithdrawPitch, pitches.Target{Round: r, Pitch: p}); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pitches SET status = 'withdrawn', updated_at = ? WHERE id = ?`, fmtTime(db.Now()), id); err != nil {
+			return fmt.Errorf("sqlite: withdraw pitch %d: %w", id, err)
+		}
+		out, err = pitchByID(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

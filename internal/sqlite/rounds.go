@@ -1,0 +1,336 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+const roundCols = `id, number, title, rules, status, baseline, created_at`
+
+func scanRound(row interface{ Scan(...any) error }) (*pitches.Round, error) {
+	var r pitches.Round
+	var status, created string
+	if err := row.Scan(&r.ID, &r.Number, &r.Title, &r.Rules, &status, &r.Baseline, &created); err != nil {
+		return nil, err
+	}
+	r.Status = pitches.RoundStatus(status)
+	t, err := parseTime(created)
+	if err != nil {
+		return nil, err
+	}
+	r.CreatedAt = t
+	return &r, nil
+}
+
+func loadCriteria(ctx context.Context, q queryer, roundID int64) ([]pitches.Criterion, error) {
+	rows, err := q.QueryContext(ctx, `SELECT key, name, description, weight FROM criteria WHERE round_id = ? ORDER BY position`, roundID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load criteria of round id %d: %w", roundID, err)
+	}
+	defer rows.Close()
+	var cs []pitches.Criterion
+	for rows.Next() {
+		var c pitches.Criterion
+		if err := rows.Scan(&c.Key, &c.Name, &c.Description, &c.Weight); err != nil {
+			return nil, fmt.Errorf("sqlite: load criteria: %w", err)
+		}
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load criteria: %w", err)
+	}
+	return cs, nil
+}
+
+// roundByNumber loads a round with its rubric; ENOTFOUND when missing.
+func roundByNumber(ctx context.Context, q queryer, number int) (*pitches.Round, error) {
+	r, err := scanRound(q.QueryRowContext(ctx, `SELECT `+roundCols+` FROM rounds WHERE number = ?`, number))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.Errorf(pitches.ENOTFOUND, "round", "round %d not found", number)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load round %d: %w", number, err)
+	}
+	if r.Criteria, err = loadCriteria(ctx, q, r.ID); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (db *DB) Rounds(ctx context.Context) ([]pitches.Round, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+roundCols+` FROM rounds ORDER BY number`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list rounds: %w", err)
+	}
+	var out []pitches.Round
+	for rows.Next() {
+		r, err := scanRound(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: list rounds: %w", err)
+		}
+		out = append(out, *r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list rounds: %w", err)
+	}
+	for i := range out {
+		if out[i].Criteria, err = loadCriteria(ctx, db.r, out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (db *DB) Round(ctx context.Context, number int) (*pitches.Round, error) {
+	return roundByNumber(ctx, db.r, number)
+}
+
+// CurrentRound: the latest round that is not closed, else the latest round.
+func (db *DB) CurrentRound(ctx context.Context) (*pitches.Round, error) {
+	var number int
+	err := db.r.QueryRowContext(ctx, `SELECT number FROM rounds ORDER BY status = 'closed', number DESC LIMIT 1`).Scan(&number)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find current round: %w", err)
+	}
+	return roundByNumber(ctx, db.r, number)
+}
+
+func trimCriteria(cs []pitches.Criterion) []pitches.Criterion {
+	out := make([]pitches.Criterion, len(cs))
+	for i, c := range cs {
+		out[i] = pitches.Criterion{Key: c.Key, Name: strings.TrimSpace(c.Name), Description: c.Description, Weight: c.Weight}
+	}
+	return out
+}
+
+func insertCriteria(ctx context.Context, tx *sql.Tx, roundID int64, cs []pitches.Criterion) error {
+	for i, c := range cs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO criteria (round_id, position, key, name, description, weight) VALUES (?, ?, ?, ?, ?, ?)`,
+			roundID, i, c.Key, c.Name, c.Description, c.Weight); err != nil {
+			return fmt.Errorf("sqlite: insert criterion %q: %w", c.Key, err)
+		}
+	}
+	return nil
+}
+
+// CreateRound: admin only; the round starts in pitching.
+func (db *DB) CreateRound(ctx context.Context, by *pitches.User, in pitches.RoundInput) (*pitches.Round, error) {
+	if err := pitches.Can(by, pitches.ActCreateRound, pitches.Target{}); err != nil {
+		return nil, err
+	}
+	if err := pitches.ValidateRound(in); err != nil {
+		return nil, err
+	}
+	var out *pitches.Round
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		now := fmtTime(db.Now())
+		res, err := tx.ExecContext(ctx, `INSERT INTO rounds (number, title, rules, status, baseline, created_at, updated_at) VALUES (?, ?, ?, 'pitching', ?, ?, ?)`,
+			in.Number, strings.TrimSpace(in.Title), in.Rules, in.Baseline, now, now)
+		if isUnique(err) {
+			return pitches.Errorf(pitches.ECONFLICT, "number", "round %d already exists", in.Number)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: insert round %d: %w", in.Number, err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("sqlite: insert round %d: %w", in.Number, err)
+		}
+		if err := insertCriteria(ctx, tx, id, trimCriteria(in.Criteria)); err != nil {
+			return err
+		}
+		out, err = roundByNumber(ctx, tx, in.Number)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UpdateRound edits title, rules, baseline and rubric, only while pitching.
+// The number stays (in.Number may be 0 or the same number). If the rubric's
+// keys change, personal weights set for the round no longer cover its
+// criteria and are deleted: sharks set them again.
+func (db *DB) UpdateRound(ctx context.Context, by *pitches.User, number int, in pitches.RoundInput) (*pitches.Round, error) {
+	if by == nil || by.Role != pitches.RoleAdmin {
+		if err := pitches.Can(by, pitches.ActEditRound, pitches.Target{Round: &pitches.Round{Number: number}}); err != nil {
+			return nil, err
+		}
+	}
+	if in.Number == 0 {
+		in.Number = number
+	}
+	if in.Number != number {
+		return nil, pitches.Errorf(pitches.EINVALID, "number", "a round's number cannot change (%d -> %d)", number, in.Number)
+	}
+	if err := pitches.ValidateRound(in); err != nil {
+		return nil, err
+	}
+	var out *pitches.Round
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		r, err := roundByNumber(ctx, tx, number)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActEditRound, pitches.Target{Round: r}); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET title = ?, rules = ?, baseline = ?, updated_at = ? WHERE id = ?`,
+			strings.TrimSpace(in.Title), in.Rules, in.Baseline, fmtTime(db.Now()), r.ID); err != nil {
+			return fmt.Errorf("sqlite: update round %d: %w", number, err)
+		}
+		if !sameKeys(r.Criteria, in.Criteria) {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM personal_weights WHERE round_id = ?`, r.ID); err != nil {
+				return fmt.Errorf("sqlite: drop stale personal weights of round %d: %w", number, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM criteria WHERE round_id = ?`, r.ID); err != nil {
+			return fmt.Errorf("sqlite: replace criteria of round %d: %w", number, err)
+		}
+		if err := insertCriteria(ctx, tx, r.ID, trimCriteria(in.Criteria)); err != nil {
+			return err
+		}
+		out, err = roundByNumber(ctx, tx, number)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func sameKeys(a, b []pitches.Criterion) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	keys := map[string]bool{}
+	for _, c := range a {
+		keys[c.Key] = true
+	}
+	for _, c := range b {
+		if !keys[c.Key] {
+			return false
+		}
+	}
+	return true
+}
+
+// SetRoundStatus moves a round one step forward: pitching -> judging -> closed.
+func (db *DB) SetRoundStatus(ctx context.Context, by *pitches.User, number int, status pitches.RoundStatus) (*pitches.Round, error) {
+	if by == nil || by.Role != pitches.RoleAdmin {
+		return nil, pitches.Can(by, pitches.ActAdvanceRound, pitches.Target{Round: &pitches.Round{Number: number}})
+	}
+	if !pitches.ValidStatus(status) {
+		return nil, pitches.Errorf(pitches.EINVALID, "status", "must be pitching, judging or closed")
+	}
+	var out *pitches.Round
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		r, err := roundByNumber(ctx, tx, number)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActAdvanceRound, pitches.Target{Round: r, NextStatus: status}); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET status = ?, updated_at = ? WHERE id = ?`,
+			string(status), fmtTime(db.Now()), r.ID); err != nil {
+			return fmt.Errorf("sqlite: set status of round %d: %w", number, err)
+		}
+		r.Status = status
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetPersonalWeights: a shark's own weights for a round, replacing earlier
+// ones, allowed until the shark's first scorecard in the round (scoring.md:
+// "before submitting a first scorecard; they are then frozen").
+func (db *DB) SetPersonalWeights(ctx context.Context, by *pitches.User, round int, weights map[string]int) error {
+	if by == nil || by.Role != pitches.RoleShark {
+		return pitches.Can(by, pitches.ActSetWeights, pitches.Target{})
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		r, err := roundByNumber(ctx, tx, round)
+		if err != nil {
+			return err
+		}
+		scored, err := hasScoredInRound(ctx, tx, by.ID, r.ID)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActSetWeights, pitches.Target{Round: r, HasScored: scored}); err != nil {
+			return err
+		}
+		if err := pitches.ValidatePersonalWeights(r.Criteria, weights); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM personal_weights WHERE round_id = ? AND shark_id = ?`, r.ID, by.ID); err != nil {
+			return fmt.Errorf("sqlite: replace personal weights: %w", err)
+		}
+		now := fmtTime(db.Now())
+		for _, c := range r.Criteria {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO personal_weights (round_id, shark_id, criterion_key, weight, created_at) VALUES (?, ?, ?, ?, ?)`,
+				r.ID, by.ID, c.Key, weights[c.Key], now); err != nil {
+				return fmt.Errorf("sqlite: insert personal weight %q: %w", c.Key, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (db *DB) PersonalWeights(ctx context.Context, sharkID int64, round int) (map[string]int, error) {
+	r, err := roundByNumber(ctx, db.r, round)
+	if err != nil {
+		return nil, err
+	}
+	return personalWeights(ctx, db.r, sharkID, r.ID)
+}
+
+func personalWeights(ctx context.Context, q queryer, sharkID, roundID int64) (map[string]int, error) {
+	rows, err := q.QueryContext(ctx, `SELECT criterion_key, weight FROM personal_weights WHERE round_id = ? AND shark_id = ?`, roundID, sharkID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load personal weights: %w", err)
+	}
+	defer rows.Close()
+	var w map[string]int
+	for rows.Next() {
+		var k string
+		var v int
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("sqlite: load personal weights: %w", err)
+		}
+		if w == nil {
+			w = map[string]int{}
+		}
+		w[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load personal weights: %w", err)
+	}
+	return w, nil
+}
+
+func hasScoredInRound(ctx context.Context, q queryer, sharkID, roundID int64) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM scorecard_versions sv JOIN pitches p ON p.id = sv.pitch_id
+		WHERE sv.shark_id = ? AND p.round_id = ?`, sharkID, roundID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: check scorecards of shark %d: %w", sharkID, err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,246 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+const cardSelect = `SELECT sv.id, sv.pitch_id, sv.shark_id, u.display_name, sv.version, sv.estimate_lo, sv.estimate_hi,
+	sv.verdict, sv.weights_json, sv.total, sv.typed_total, sv.created_at
+	FROM scorecard_versions sv JOIN users u ON u.id = sv.shark_id`
+
+// latestOnly keeps the current version of each shark's card: the latest
+// counts, all are kept (scoring.md, "Append-only history").
+const latestOnly = ` sv.version = (SELECT max(v2.version) FROM scorecard_versions v2
+	WHERE v2.pitch_id = sv.pitch_id AND v2.shark_id = sv.shark_id)`
+
+func loadCards(ctx context.Context, q queryer, where string, args ...any) ([]pitches.Scorecard, error) {
+	rows, err := q.QueryContext(ctx, cardSelect+` WHERE `+where+` ORDER BY sv.pitch_id, sv.shark_id, sv.version`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load scorecards: %w", err)
+	}
+	var out []pitches.Scorecard
+	for rows.Next() {
+		var c pitches.Scorecard
+		var wj, created string
+		var typed sql.NullFloat64
+		if err := rows.Scan(&c.ID, &c.PitchID, &c.SharkID, &c.Shark, &c.Version, &c.Estimate.Lo, &c.Estimate.Hi,
+			&c.Verdict, &wj, &c.Total, &typed, &created); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load scorecards: %w", err)
+		}
+		if err := json.Unmarshal([]byte(wj), &c.Weights); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: scorecard %d weights: %w", c.ID, err)
+		}
+		if typed.Valid {
+			v := typed.Float64
+			c.TypedTotal = &v
+		}
+		if c.CreatedAt, err = parseTime(created); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load scorecards: %w", err)
+	}
+	for i := range out {
+		if err := loadScores(ctx, q, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func loadScores(ctx context.Context, q queryer, c *pitches.Scorecard) error {
+	rows, err := q.QueryContext(ctx, `SELECT criterion_key, score, note FROM scorecard_scores WHERE version_id = ?`, c.ID)
+	if err != nil {
+		return fmt.Errorf("sqlite: load scores of scorecard %d: %w", c.ID, err)
+	}
+	defer rows.Close()
+	c.Scores = map[string]float64{}
+	c.Notes = map[string]string{}
+	for rows.Next() {
+		var k, note string
+		var s float64
+		if err := rows.Scan(&k, &s, &note); err != nil {
+			return fmt.Errorf("sqlite: load scores of scorecard %d: %w", c.ID, err)
+		}
+		c.Scores[k] = s
+		if note != "" {
+			c.Notes[k] = note
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: load scores of scorecard %d: %w", c.ID, err)
+	}
+	return nil
+}
+
+// SubmitScorecard stores a new version of by's scorecard for the pitch.
+func (db *DB) SubmitScorecard(ctx context.Context, by *pitches.User, pitchID int64, in pitches.ScorecardInput) (*pitches.Scorecard, error) {
+	return db.submitScorecard(ctx, by, pitchID, in, nil)
+}
+
+// ImportScorecard is SubmitScorecard plus a total a person typed by hand,
+// kept next to the computed one so the disagreement shows (scoring.md: "where
+// an imported or demo scorecard carries a total typed by a person, keep it").
+// It is for the demo loader and importers only: it is not part of
+// pitches.Service, so no web request can set a typed total. Every rule of
+// SubmitScorecard applies.
+func (db *DB) ImportScorecard(ctx context.Context, by *pitches.User, pitchID int64, in pitches.ScorecardInput, typedTotal float64) (*pitches.Scorecard, error) {
+	if math.IsNaN(typedTotal) || typedTotal < 0 || typedTotal > pitches.MaxScore {
+		return nil, pitches.Errorf(pitches.EINVALID, "typed_total", "must be between 0 and 10")
+	}
+	return db.submitScorecard(ctx, by, pitchID, in, &typedTotal)
+}
+
+func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int64, in pitches.ScorecardInput, typed *float64) (*pitches.Scorecard, error) {
+	if by == nil || by.Role != pitches.RoleShark {
+		return nil, pitches.Can(by, pitches.ActScore, pitches.Target{})
+	}
+	var out *pitches.Scorecard
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		p, err := pitchByID(ctx, tx, pitchID)
+		if err != nil {
+			return err
+		}
+		r, err := roundByNumber(ctx, tx, p.RoundNumber)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActScore, pitches.Target{Round: r, Pitch: p}); err != nil {
+			return err
+		}
+		if err := pitches.ValidateScorecard(r.Criteria, in); err != nil {
+			return err
+		}
+		// The shark's personal weights if set, else the round's defaults
+		// (scoring.md: "Without personal weights the round's defaults apply").
+		weights, err := personalWeights(ctx, tx, by.ID, r.ID)
+		if err != nil {
+			return err
+		}
+		if weights == nil {
+			weights = map[string]int{}
+			for _, c := range r.Criteria {
+				weights[c.Key] = c.Weight
+			}
+		}
+		wj, err := json.Marshal(weights)
+		if err != nil {
+			return fmt.Errorf("sqlite: encode weights: %w", err)
+		}
+		var version int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) + 1 FROM scorecard_versions WHERE pitch_id = ? AND shark_id = ?`,
+			pitchID, by.ID).Scan(&version); err != nil {
+			return fmt.Errorf("sqlite: next scorecard version: %w", err)
+		}
+		total := pitches.WeightedTotal(weights, in.Scores)
+		var typedArg any
+		if typed != nil {
+			typedArg = *typed
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO scorecard_versions (pitch_id, shark_id, version, estimate_lo, estimate_hi, verdict, weights_json, total, typed_total, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			pitchID, by.ID, version, in.Estimate.Lo, in.Estimate.Hi, strings.TrimSpace(in.Verdict), string(wj), total, typedArg, fmtTime(db.Now()))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert scorecard: %w", err)
+		}
+		vid, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("sqlite: insert scorecard: %w", err)
+		}
+		for _, c := range r.Criteria {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO scorecard_scores (version_id, criterion_key, score, note) VALUES (?, ?, ?, ?)`,
+				vid, c.Key, in.Scores[c.Key], in.Notes[c.Key]); err != nil {
+				return fmt.Errorf("sqlite: insert score %q: %w", c.Key, err)
+			}
+		}
+		cards, err := loadCards(ctx, tx, `sv.id = ?`, vid)
+		if err != nil {
+			return err
+		}
+		out = &cards[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// VisibleScorecards returns the current cards of a pitch that viewer may see
+// (hidden-score rule, pitches.CanSeeScorecards) and how many are withheld.
+// The viewer's own card is always included.
+func (db *DB) VisibleScorecards(ctx context.Context, viewer *pitches.User, pitchID int64) ([]pitches.Scorecard, int, error) {
+	p, err := pitchByID(ctx, db.r, pitchID)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := roundByNumber(ctx, db.r, p.RoundNumber)
+	if err != nil {
+		return nil, 0, err
+	}
+	cards, err := loadCards(ctx, db.r, `sv.pitch_id = ? AND`+latestOnly, pitchID)
+	if err != nil {
+		return nil, 0, err
+	}
+	scored := false
+	if viewer != nil {
+		for _, c := range cards {
+			if c.SharkID == viewer.ID {
+				scored = true
+			}
+		}
+	}
+	seeAll := pitches.CanSeeScorecards(viewer, r, scored)
+	var out []pitches.Scorecard
+	hidden := 0
+	for _, c := range cards {
+		if seeAll || (viewer != nil && c.SharkID == viewer.ID) {
+			out = append(out, c)
+		} else {
+			hidden++
+		}
+	}
+	return out, hidden, nil
+}
+
+// ScorecardHistory returns every version of one shark's card for a pitch,
+// oldest first, if viewer may see that card.
+func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchID, sharkID int64) ([]pitches.Scorecard, error) {
+	p, err := pitchByID(ctx, db.r, pitchID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := roundByNumber(ctx, db.r, p.RoundNumber)
+	if err != nil {
+		return nil, err
+	}
+	own := viewer != nil && viewer.ID == sharkID
+	if !own {
+		scored := false
+		if viewer != nil {
+			var n int
+			if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM scorecard_versions WHERE pitch_id = ? AND shark_id = ?`,
+				pitchID, viewer.ID).Scan(&n); err != nil {
+				return nil, fmt.Errorf("sqlite: check own scorecard: %w", err)
+			}
+			scored = n > 0
+		}
+		if !pitches.CanSeeScorecards(viewer, r, scored) {
+			return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "other sharks' scorecards stay hidden until you have scored this pitch or the round closes")
+		}
+	}
+	return loadCards(ctx, db.r, `sv.pitch_id = ? AND sv.shark_id = ?`, pitchID, sharkID)
+}

@@ -1,0 +1,356 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+// Secret prefixes make a leaked secret recognisable (and greppable) and tell
+// sessions from API tokens at a glance.
+const (
+	sessionPrefix = "pts_"
+	tokenPrefix   = "ptt_"
+)
+
+// dummyHash is compared against when a login does not exist, so that an
+// unknown login costs as much time as a wrong password.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("pitchtank-no-such-user"), bcrypt.MinCost)
+
+func (db *DB) CreateUser(ctx context.Context, login, displayName string, role pitches.Role, password string) (*pitches.User, error) {
+	for _, err := range []error{pitches.ValidateLogin(login), pitches.ValidateDisplayName(displayName),
+		pitches.ValidateRole(role), pitches.ValidatePassword(password)} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), db.BcryptCost)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: hash password: %w", err)
+	}
+	u := &pitches.User{Login: login, DisplayName: strings.TrimSpace(displayName), Role: role, CreatedAt: db.Now()}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (login, display_name, role, password_hash, created_at) VALUES (?, ?, ?, ?, ?)`,
+			u.Login, u.DisplayName, string(u.Role), string(hash), fmtTime(u.CreatedAt))
+		if isUnique(err) {
+			return pitches.Errorf(pitches.ECONFLICT, "login", "login %q is taken", login)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: insert user: %w", err)
+		}
+		u.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+const userCols = `id, login, display_name, role, created_at`
+
+func scanUser(row interface{ Scan(...any) error }) (*pitches.User, error) {
+	var u pitches.User
+	var role, created string
+	if err := row.Scan(&u.ID, &u.Login, &u.DisplayName, &role, &created); err != nil {
+		return nil, err
+	}
+	u.Role = pitches.Role(role)
+	t, err := parseTime(created)
+	if err != nil {
+		return nil, err
+	}
+	u.CreatedAt = t
+	return &u, nil
+}
+
+func (db *DB) Authenticate(ctx context.Context, login, password string) (*pitches.User, error) {
+	var hash string
+	var u *pitches.User
+	row := db.r.QueryRowContext(ctx, `SELECT password_hash, `+userCols+` FROM users WHERE login = ?`, login)
+	var role, created string
+	var uu pitches.User
+	err := row.Scan(&hash, &uu.ID, &uu.Login, &uu.DisplayName, &role, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		return nil, pitches.ErrUnauthorized
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: authenticate %q: %w", login, err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+		return nil, pitches.ErrUnauthorized
+	}
+	uu.Role = pitches.Role(role)
+	if uu.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	u = &uu
+	return u, nil
+}
+
+func (db *DB) UserByID(ctx context.Context, id int64) (*pitches.User, error) {
+	return userByID(ctx, db.r, id)
+}
+
+func userByID(ctx context.Context, q queryer, id int64) (*pitches.User, error) {
+	u, err := scanUser(q.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.Errorf(pitches.ENOTFOUND, "", "user %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load user %d: %w", id, err)
+	}
+	return u, nil
+}
+
+func (db *DB) Users(ctx context.Context) ([]pitches.User, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list users: %w", err)
+	}
+	defer rows.Close()
+	var out []pitches.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list users: %w", err)
+		}
+		out = append(out, *u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list users: %w", err)
+	}
+	return out, nil
+}
+
+func (db *DB) SetUserRole(ctx context.Context, by *pitches.User, userID int64, role pitches.Role) error {
+	if err := pitches.Can(by, pitches.ActManageUsers, pitches.Target{}); err != nil {
+		return err
+	}
+	if err := pitches.ValidateRole(role); err != nil {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		u, err := userByID(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		if u.Role == pitches.RoleAdmin && role != pitches.RoleAdmin {
+			// Demoting the last admin would leave nobody able to run rounds.
+			var admins int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role = 'admin'`).Scan(&admins); err != nil {
+				return fmt.Errorf("sqlite: count admins: %w", err)
+			}
+			if admins <= 1 {
+				return pitches.Errorf(pitches.ECONFLICT, "role", "%s is the last admin; make someone else admin first", u.Login)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, string(role), userID); err != nil {
+			return fmt.Errorf("sqlite: set role of user %d: %w", userID, err)
+		}
+		return nil
+	})
+}
+
+// newSecret returns prefix + 32 random bytes in base64url, and the SHA-256
+// that is stored. A fast hash is enough: the secret has 256 bits of entropy,
+// unlike a password.
+func newSecret(prefix string) (string, []byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", nil, fmt.Errorf("sqlite: random secret: %w", err)
+	}
+	s := prefix + base64.RawURLEncoding.EncodeToString(b)
+	return s, hashSecret(s), nil
+}
+
+func hashSecret(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
+
+func (db *DB) CreateSession(ctx context.Context, userID int64, ttl time.Duration) (string, error) {
+	if ttl <= 0 {
+		return "", pitches.Errorf(pitches.EINVALID, "ttl", "session lifetime must be positive")
+	}
+	secret, hash, err := newSecret(sessionPrefix)
+	if err != nil {
+		return "", err
+	}
+	now := db.Now()
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := userByID(ctx, tx, userID); err != nil {
+			return err
+		}
+		// Expired sessions are swept here, on the write path, rather than
+		// by a background job.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, fmtTime(now)); err != nil {
+			return fmt.Errorf("sqlite: sweep sessions: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (user_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+			userID, hash, fmtTime(now), fmtTime(now.Add(ttl)))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert session: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
+}
+
+func (db *DB) UserBySession(ctx context.Context, secret string) (*pitches.User, error) {
+	if !strings.HasPrefix(secret, sessionPrefix) {
+		return nil, pitches.ErrUnauthorized
+	}
+	u, err := scanUser(db.r.QueryRowContext(ctx, `SELECT u.id, u.login, u.display_name, u.role, u.created_at
+		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.secret_hash = ? AND s.expires_at > ?`,
+		hashSecret(secret), fmtTime(db.Now())))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.ErrUnauthorized
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: look up session: %w", err)
+	}
+	return u, nil
+}
+
+func (db *DB) DeleteSession(ctx context.Context, secret string) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE secret_hash = ?`, hashSecret(secret)); err != nil {
+			return fmt.Errorf("sqlite: delete session: %w", err)
+		}
+		return nil
+	})
+}
+
+func (db *DB) CreateToken(ctx context.Context, userID int64, label string) (string, *pitches.Token, error) {
+	if err := pitches.ValidateTokenLabel(label); err != nil {
+		return "", nil, err
+	}
+	secret, hash, err := newSecret(tokenPrefix)
+	if err != nil {
+		return "", nil, err
+	}
+	tok := &pitches.Token{UserID: userID, Label: strings.TrimSpace(label), CreatedAt: db.Now()}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := userByID(ctx, tx, userID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (user_id, label, secret_hash, created_at) VALUES (?, ?, ?, ?)`,
+			userID, tok.Label, hash, fmtTime(tok.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert token: %w", err)
+		}
+		tok.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return secret, tok, nil
+}
+
+func (db *DB) Tokens(ctx context.Context, userID int64) ([]pitches.Token, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id, user_id, label, created_at, revoked_at, last_used_at
+		FROM api_tokens WHERE user_id = ? ORDER BY id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []pitches.Token
+	for rows.Next() {
+		var t pitches.Token
+		var created string
+		var revoked, used sql.NullString
+		if err := rows.Scan(&t.ID, &t.UserID, &t.Label, &created, &revoked, &used); err != nil {
+			return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+		}
+		if t.CreatedAt, err = parseTime(created); err != nil {
+			return nil, err
+		}
+		if t.RevokedAt, err = parseNullTime(revoked); err != nil {
+			return nil, err
+		}
+		if t.LastUsed, err = parseNullTime(used); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeToken: the token's owner or an admin. Revoking twice is not an error.
+func (db *DB) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) error {
+	if by == nil {
+		return pitches.Errorf(pitches.EUNAUTHORIZED, "", "log in to revoke tokens")
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		var owner int64
+		err := tx.QueryRowContext(ctx, `SELECT user_id FROM api_tokens WHERE id = ?`, tokenID).Scan(&owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			return pitches.Errorf(pitches.ENOTFOUND, "", "token %d not found", tokenID)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: load token %d: %w", tokenID, err)
+		}
+		if owner != by.ID && by.Role != pitches.RoleAdmin {
+			return pitches.Errorf(pitches.EFORBIDDEN, "", "you can only revoke your own tokens")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
+			fmtTime(db.Now()), tokenID); err != nil {
+			return fmt.Errorf("sqlite: revoke token %d: %w", tokenID, err)
+		}
+		return nil
+	})
+}
+
+// UserByToken resolves an API token and records its use.
+func (db *DB) UserByToken(ctx context.Context, secret string) (*pitches.User, error) {
+	if !strings.HasPrefix(secret, tokenPrefix) {
+		return nil, pitches.ErrUnauthorized
+	}
+	var u *pitches.User
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var tokID int64
+		var uu pitches.User
+		var role, created string
+		err := tx.QueryRowContext(ctx, `SELECT t.id, u.id, u.login, u.display_name, u.role, u.created_at
+			FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = ? AND t.revoked_at IS NULL`,
+			hashSecret(secret)).Scan(&tokID, &uu.ID, &uu.Login, &uu.DisplayName, &role, &created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return pitches.ErrUnauthorized
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: look up token: %w", err)
+		}
+		uu.Role = pitches.Role(role)
+		if uu.CreatedAt, err = parseTime(created); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, fmtTime(db.Now()), tokID); err != nil {
+			return fmt.Errorf("sqlite: record token use: %w", err)
+		}
+		u = &uu
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}

@@ -1,0 +1,182 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+const voteSelect = `SELECT r.number, vv.shark_id, u.display_name, vv.pitch_id, vv.justification, vv.version, vv.created_at
+	FROM vote_versions vv JOIN rounds r ON r.id = vv.round_id JOIN users u ON u.id = vv.shark_id`
+
+const latestVote = ` vv.version = (SELECT max(v2.version) FROM vote_versions v2
+	WHERE v2.round_id = vv.round_id AND v2.shark_id = vv.shark_id)`
+
+func loadVotes(ctx context.Context, q queryer, where string, args ...any) ([]pitches.Vote, error) {
+	rows, err := q.QueryContext(ctx, voteSelect+` WHERE `+where+` ORDER BY vv.shark_id, vv.version`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load votes: %w", err)
+	}
+	defer rows.Close()
+	var out []pitches.Vote
+	for rows.Next() {
+		var v pitches.Vote
+		var created string
+		if err := rows.Scan(&v.RoundNumber, &v.SharkID, &v.Shark, &v.PitchID, &v.Justification, &v.Version, &created); err != nil {
+			return nil, fmt.Errorf("sqlite: load votes: %w", err)
+		}
+		if v.CreatedAt, err = parseTime(created); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load votes: %w", err)
+	}
+	return out, nil
+}
+
+// CastVote stores a new version of by's vote in the round; the latest counts
+// and a vote may change until the round closes (scoring.md, "Votes").
+func (db *DB) CastVote(ctx context.Context, by *pitches.User, round int, in pitches.VoteInput) (*pitches.Vote, error) {
+	if by == nil || by.Role != pitches.RoleShark {
+		return nil, pitches.Can(by, pitches.ActVote, pitches.Target{})
+	}
+	if err := pitches.ValidateVote(in); err != nil {
+		return nil, err
+	}
+	var out *pitches.Vote
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		r, err := roundByNumber(ctx, tx, round)
+		if err != nil {
+			return err
+		}
+		p, err := pitchByID(ctx, tx, in.PitchID)
+		if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+			return pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch %d does not exist", in.PitchID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActVote, pitches.Target{Round: r, Pitch: p}); err != nil {
+			return err
+		}
+		var version int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) + 1 FROM vote_versions WHERE round_id = ? AND shark_id = ?`,
+			r.ID, by.ID).Scan(&version); err != nil {
+			return fmt.Errorf("sqlite: next vote version: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO vote_versions (round_id, shark_id, pitch_id, justification, version, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			r.ID, by.ID, p.ID, strings.TrimSpace(in.Justification), version, fmtTime(db.Now())); err != nil {
+			return fmt.Errorf("sqlite: insert vote: %w", err)
+		}
+		vs, err := loadVotes(ctx, tx, `vv.round_id = ? AND vv.shark_id = ? AND vv.version = ?`, r.ID, by.ID, version)
+		if err != nil {
+			return err
+		}
+		out = &vs[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// VisibleVotes returns the current votes of the round that viewer may see
+// (pitches.CanSeeVotes); a shark always sees their own.
+func (db *DB) VisibleVotes(ctx context.Context, viewer *pitches.User, round int) ([]pitches.Vote, error) {
+	r, err := roundByNumber(ctx, db.r, round)
+	if err != nil {
+		return nil, err
+	}
+	votes, err := loadVotes(ctx, db.r, `vv.round_id = ? AND`+latestVote, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	voted := false
+	if viewer != nil {
+		for _, v := range votes {
+			if v.SharkID == viewer.ID {
+				voted = true
+			}
+		}
+	}
+	if pitches.CanSeeVotes(viewer, r, voted) {
+		return votes, nil
+	}
+	return []pitches.Vote{}, nil
+}
+
+// VoteHistory returns every version of a shark's vote in a round, oldest
+// first. Not part of pitches.Service; the same visibility applies.
+func (db *DB) VoteHistory(ctx context.Context, viewer *pitches.User, round int, sharkID int64) ([]pitches.Vote, error) {
+	r, err := roundByNumber(ctx, db.r, round)
+	if err != nil {
+		return nil, err
+	}
+	if viewer == nil || viewer.ID != sharkID {
+		mine, err := loadVotes(ctx, db.r, `vv.round_id = ? AND vv.shark_id = ?`, r.ID, viewerID(viewer))
+		if err != nil {
+			return nil, err
+		}
+		if !pitches.CanSeeVotes(viewer, r, len(mine) > 0) {
+			return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "other sharks' votes stay hidden until you have voted or the round closes")
+		}
+	}
+	return loadVotes(ctx, db.r, `vv.round_id = ? AND vv.shark_id = ?`, r.ID, sharkID)
+}
+
+func viewerID(u *pitches.User) int64 {
+	if u == nil {
+		return 0
+	}
+	return u.ID
+}
+
+// Standings computes the round's table from the current scorecards and
+// votes (pitches.ComputeStandings) and withholds what viewer may not see.
+// All reads happen in one read transaction so the table is consistent.
+func (db *DB) Standings(ctx context.Context, viewer *pitches.User, round int) (*pitches.Standings, error) {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: begin standings read: %w", err)
+	}
+	defer tx.Rollback()
+	r, err := roundByNumber(ctx, tx, round)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := pitchesOfRound(ctx, tx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	cards, err := loadCards(ctx, tx, `sv.pitch_id IN (SELECT id FROM pitches WHERE round_id = ?) AND`+latestOnly, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	votes, err := loadVotes(ctx, tx, `vv.round_id = ? AND`+latestVote, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	st := pitches.ComputeStandings(r, ps, cards, votes)
+	scored := map[int64]bool{}
+	voted := false
+	if viewer != nil {
+		for _, c := range cards {
+			if c.SharkID == viewer.ID {
+				scored[c.PitchID] = true
+			}
+		}
+		for _, v := range votes {
+			if v.SharkID == viewer.ID {
+				voted = true
+			}
+		}
+	}
+	pitches.ApplyVisibility(&st, viewer, r, scored, voted)
+	return &st, nil
+}
