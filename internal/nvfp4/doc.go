@@ -28,7 +28,7 @@
 //     to as few as 4 binades for the dual GEMM at K = 7168) so that outputs
 //     keep the same size at every K: the shift is the smallest one for which
 //     the predicted standard deviation of one GEMM output,
-//     sqrt(K) * E[a^2]^2 * sqrt(E[sa^2] E[sb^2]), is at most 32 for the group
+//     sqrt(K * E[a^2]^2 * E[sa^2] * E[sb^2]), is at most 32 for the group
 //     GEMM and 8 for each GEMM inside the dual GEMM. Shifts are split between
 //     A and B (B takes the odd binade).
 //   - Consequences, tested on the benchmark shapes: operands are never all

@@ -99,7 +99,7 @@ func e2m1MeanSquare() float64 {
 // symmetric), so Var = K * E[a^2] E[sa^2] E[b^2] E[sb^2].
 func predictedStd(k, shiftA, shiftB int) float64 {
 	ea := e2m1MeanSquare()
-	return math.Sqrt(float64(k)) * ea * ea * math.Sqrt(scaleMeanSquare(shiftA)*scaleMeanSquare(shiftB))
+	return math.Sqrt(float64(k) * ea * ea * scaleMeanSquare(shiftA) * scaleMeanSquare(shiftB))
 }
 
 // chooseShifts returns the smallest total shift (split between A and B, B
