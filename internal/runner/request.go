@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+// Request asks for a run. The web layer builds it from a form, the JSON API or
+// a pitch (its variant spec and its round's baseline).
+type Request struct {
+	Problem     string `json:"problem"`
+	Suite       string `json:"suite"`    // "tests" or "benchmarks"; empty means "benchmarks"
+	Variant     string `json:"variant"`  // e.g. "baseline?stages=3"
+	Baseline    string `json:"baseline"` // empty means bench's default baseline
+	Device      string `json:"device"`   // one of the runner's devices
+	Seed        int64  `json:"seed"`     // 0 means bench's default
+	PitchID     int64  `json:"pitch_id"` // 0 when the run measures no pitch
+	RequestedBy int64  `json:"-"`        // set by the web layer from the session, never from the body
+}
+
+// Catalog answers what the kernel manifest knows. The runner owns this
+// interface so that it can be tested without the manifest; KernelsCatalog is
+// the real one.
+type Catalog interface {
+	// CheckProblem returns an error saying why name is not a known problem.
+	CheckProblem(name string) error
+	// CheckVariant returns an error saying why spec (a variant name with
+	// optional knob overrides) is not a valid variant of problem.
+	CheckVariant(problem, spec string) error
+}
+
+// Normalize trims the request's text fields and fills defaults.
+func (r *Request) Normalize() {
+	r.Problem = strings.TrimSpace(r.Problem)
+	r.Suite = strings.TrimSpace(r.Suite)
+	r.Variant = strings.TrimSpace(r.Variant)
+	r.Baseline = strings.TrimSpace(r.Baseline)
+	r.Device = strings.TrimSpace(r.Device)
+	if r.Suite == "" {
+		r.Suite = SuiteBenchmarks
+	}
+}
+
+// Validate checks the request against the catalog and the device list and
+// returns a *pitches.Error with code EINVALID naming the first bad field.
+// It does not normalize; call Normalize first.
+func (r *Request) Validate(cat Catalog, devices []string) error {
+	if r.Problem == "" {
+		return pitches.Errorf(pitches.EINVALID, "problem", "a problem is required")
+	}
+	if err := cat.CheckProblem(r.Problem); err != nil {
+		return pitches.Errorf(pitches.EINVALID, "problem", "%s", message(err))
+	}
+	if r.Suite != SuiteTests && r.Suite != SuiteBenchmarks {
+		return pitches.Errorf(pitches.EINVALID, "suite", "unknown suite %q: use %q or %q", r.Suite, SuiteTests, SuiteBenchmarks)
+	}
+	if r.Variant == "" {
+		return pitches.Errorf(pitches.EINVALID, "variant", "a variant is required")
+	}
+	if err := cat.CheckVariant(r.Problem, r.Variant); err != nil {
+		return pitches.Errorf(pitches.EINVALID, "variant", "%s", message(err))
+	}
+	if r.Baseline != "" {
+		if err := cat.CheckVariant(r.Problem, r.Baseline); err != nil {
+			return pitches.Errorf(pitches.EINVALID, "baseline", "%s", message(err))
+		}
+	}
+	if r.Device == "" {
+		return pitches.Errorf(pitches.EINVALID, "device", "a device is required (one of %s)", strings.Join(devices, ", "))
+	}
+	if !slices.Contains(devices, r.Device) {
+		if len(devices) == 0 {
+			return pitches.Errorf(pitches.EINVALID, "device", "device %q does not exist: this server has no devices", r.Device)
+		}
+		return pitches.Errorf(pitches.EINVALID, "device", "device %q does not exist (have %s)", r.Device, strings.Join(devices, ", "))
+	}
+	if r.Seed < 0 {
+		return pitches.Errorf(pitches.EINVALID, "seed", "seed must be >= 0")
+	}
+	if r.PitchID < 0 {
+		return pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch id must be >= 0")
+	}
+	return nil
+}
+
+// message is the text of err for people: the domain message when err is a
+// *pitches.Error, else its Error().
+func message(err error) string {
+	if m := pitches.ErrorMessage(err); pitches.ErrorCode(err) != pitches.EINTERNAL {
+		return m
+	}
+	return err.Error()
+}

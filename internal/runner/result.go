@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/bench"
+)
+
+// ParseResult validates a result document of `web bench` (bench.Validate:
+// strict schema, numbers that make sense together), checks that it answers
+// run (same problem, suite and variant), and extracts the summary and the
+// per-shape rows that are stored next to it.
+func ParseResult(doc []byte, run *Run) (*Result, error) {
+	if err := bench.Validate(doc); err != nil {
+		return nil, err
+	}
+	var d bench.Result
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, fmt.Errorf("decode result document: %w", err)
+	}
+	if run != nil {
+		if d.Problem != run.Problem {
+			return nil, fmt.Errorf("result is for problem %q, the run asked for %q", d.Problem, run.Problem)
+		}
+		if d.Suite != run.Suite {
+			return nil, fmt.Errorf("result is for suite %q, the run asked for %q", d.Suite, run.Suite)
+		}
+		if d.Variant.Spec != run.Variant {
+			return nil, fmt.Errorf("result is for variant %q, the run asked for %q", d.Variant.Spec, run.Variant)
+		}
+	}
+	res := &Result{
+		Doc:     json.RawMessage(doc),
+		Correct: d.Summary.AllCorrect,
+		Flags:   append([]string(nil), d.Summary.Flags...),
+	}
+	if d.Summary.GeomeanSpeedup != nil {
+		res.Speedup.Value = *d.Summary.GeomeanSpeedup
+	}
+	if !res.Correct && !containsStr(res.Flags, "incorrect") {
+		res.Flags = append(res.Flags, "incorrect")
+	}
+	for _, s := range d.Shapes {
+		sh := Shape{
+			Index:           s.Index,
+			Label:           shapeLabel(s),
+			FloorUs:         s.FloorNs / 1e3,
+			FractionOfFloor: s.FractionOfFloor,
+			Correct:         s.Correct,
+			Flags:           append([]string(nil), s.Flags...),
+		}
+		if m := s.Variant; m != nil {
+			sh.VariantMedianUs, sh.VariantSEMUs, sh.VariantSamples = m.Stats.MedianNs/1e3, m.Stats.SEMNs/1e3, m.Stats.N
+		}
+		if m := s.Baseline; m != nil {
+			sh.BaselineMedianUs, sh.BaselineSEMUs, sh.BaselineSamples = m.Stats.MedianNs/1e3, m.Stats.SEMNs/1e3, m.Stats.N
+		}
+		if p := s.Pairing; p != nil {
+			sh.Speedup = Interval{Value: p.Speedup.Point, Lo: p.Speedup.Lo, Hi: p.Speedup.Hi}
+		}
+		if s.Skipped != "" && !containsStr(sh.Flags, "not_timed") {
+			sh.Flags = append(sh.Flags, "not_timed")
+		}
+		// The worst figures over the variant's checks. A non-finite error has
+		// no JSON number (null); it is flagged instead of stored.
+		for _, c := range s.Checks {
+			if c.Role != "variant" {
+				continue
+			}
+			for _, f := range []struct {
+				p   *float64
+				dst *float64
+			}{{c.MaxAbsErr, &sh.MaxAbsErr}, {c.MaxRelErr, &sh.MaxRelErr}, {c.RelL2Err, &sh.RelL2Err}} {
+				if f.p == nil {
+					if !containsStr(sh.Flags, "nonfinite_error") {
+						sh.Flags = append(sh.Flags, "nonfinite_error")
+					}
+					continue
+				}
+				*f.dst = math.Max(*f.dst, *f.p)
+			}
+		}
+		res.Shapes = append(res.Shapes, sh)
+	}
+	return res, nil
+}
+
+// shapeLabel names a shape the way the seeds' tables do: "g=8 N=4096 K=7168"
+// for a grouped GEMM, "M=256 N=4096 K=7168" for a single one.
+func shapeLabel(s bench.Shape) string {
+	if len(s.M) == 1 {
+		return fmt.Sprintf("M=%d N=%d K=%d", s.M[0], s.N, s.K)
+	}
+	ms := make([]string, len(s.M))
+	for i, m := range s.M {
+		ms[i] = strconv.Itoa(m)
+	}
+	label := fmt.Sprintf("g=%d N=%d K=%d", len(s.M), s.N, s.K)
+	if len(label)+len(ms)*4 < 80 {
+		label += " M=" + strings.Join(ms, ",")
+	}
+	return label
+}
+
+func containsStr(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

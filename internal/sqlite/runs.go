@@ -1,0 +1,513 @@
+//go:build runnerstore
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+)
+
+// The runner's store: the run queue and measured results (migration 100).
+var _ runner.Store = (*DB)(nil)
+
+// runCols are the columns of a run's summary; runDetailCols adds the large
+// ones that only Get reads.
+const (
+	runCols = `id, problem, suite, variant, baseline, device, seed, requested_by, pitch_id, requeue_of,
+		imported, status, reason, created_at, started_at, finished_at,
+		result IS NOT NULL, geomean, geomean_lo, geomean_hi, correct, flags`
+	runDetailCols = runCols + `, result, log, stderr`
+	shapeCols     = `run_id, idx, label, baseline_median_us, baseline_sem_us, baseline_samples,
+		variant_median_us, variant_sem_us, variant_samples, floor_us, floor_fraction,
+		speedup, speedup_lo, speedup_hi, correct, max_abs_err, max_rel_err, rel_l2_err, flags`
+)
+
+// Enqueue stores a new queued run. The request was validated by the runner;
+// this checks only what the database knows: that the pitch and the user exist.
+func (db *DB) Enqueue(ctx context.Context, req runner.Request) (*runner.Run, error) {
+	var id int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := checkRunRefs(ctx, tx, req.PitchID, req.RequestedBy); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs
+			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, status, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
+			req.Problem, req.Suite, req.Variant, req.Baseline, req.Device, req.Seed,
+			nullID(req.RequestedBy), nullID(req.PitchID), fmtTime(db.Now()))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert run: %w", err)
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.Get(ctx, id)
+}
+
+// checkRunRefs turns a missing pitch or user into an EINVALID error naming
+// the field, instead of a foreign-key failure.
+func checkRunRefs(ctx context.Context, q queryer, pitchID, userID int64) error {
+	var n int
+	if pitchID != 0 {
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM pitches WHERE id = ?`, pitchID).Scan(&n); err != nil {
+			return fmt.Errorf("sqlite: look up pitch %d: %w", pitchID, err)
+		}
+		if n == 0 {
+			return pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch %d does not exist", pitchID)
+		}
+	}
+	if userID != 0 {
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE id = ?`, userID).Scan(&n); err != nil {
+			return fmt.Errorf("sqlite: look up user %d: %w", userID, err)
+		}
+		if n == 0 {
+			return pitches.Errorf(pitches.EINVALID, "requested_by", "user %d does not exist", userID)
+		}
+	}
+	return nil
+}
+
+// ClaimNext returns the oldest queued run of device, or nil.
+func (db *DB) ClaimNext(ctx context.Context, device string) (*runner.Run, error) {
+	row := db.w.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs
+		WHERE device = ? AND status = 'queued' AND imported = 0 ORDER BY id LIMIT 1`, device)
+	run, err := scanRun(row, false)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claim next run on device %s: %w", device, err)
+	}
+	return run, nil
+}
+
+// MarkRunning moves a queued run to running.
+func (db *DB) MarkRunning(ctx context.Context, id int64) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'running', started_at = ?
+			WHERE id = ? AND status = 'queued'`, fmtTime(db.Now()), id)
+		if err != nil {
+			return fmt.Errorf("sqlite: mark run %d running: %w", id, err)
+		}
+		return transitioned(ctx, tx, res, id, "start")
+	})
+}
+
+// MarkSucceeded stores the result and its shapes with the status, in one
+// transaction: a run is never "succeeded" without its figures.
+func (db *DB) MarkSucceeded(ctx context.Context, id int64, r *runner.Result, fin runner.Finish) error {
+	if r == nil || len(r.Doc) == 0 {
+		return fmt.Errorf("sqlite: mark run %d succeeded: no result document", id)
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'succeeded', finished_at = ?, reason = '',
+			result = ?, geomean = ?, geomean_lo = ?, geomean_hi = ?, correct = ?, flags = ?, log = ?, stderr = ?
+			WHERE id = ? AND status = 'running'`,
+			fmtTime(db.Now()), string(r.Doc), nullPos(r.Speedup.Value), nullPos(r.Speedup.Lo), nullPos(r.Speedup.Hi),
+			r.Correct, joinFlags(r.Flags), fin.Log, fin.Stderr, id)
+		if err != nil {
+			return fmt.Errorf("sqlite: mark run %d succeeded: %w", id, err)
+		}
+		if err := transitioned(ctx, tx, res, id, "record a result for"); err != nil {
+			return err
+		}
+		return insertShapes(ctx, tx, id, r.Shapes)
+	})
+}
+
+// MarkFailed moves a queued or running run to failed.
+func (db *DB) MarkFailed(ctx context.Context, id int64, fin runner.Finish) error {
+	return db.finishRun(ctx, id, runner.StatusFailed, fin)
+}
+
+// MarkCancelled moves a queued or running run to cancelled.
+func (db *DB) MarkCancelled(ctx context.Context, id int64, fin runner.Finish) error {
+	return db.finishRun(ctx, id, runner.StatusCancelled, fin)
+}
+
+func (db *DB) finishRun(ctx context.Context, id int64, status runner.Status, fin runner.Finish) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, reason = ?, finished_at = ?, log = ?, stderr = ?
+			WHERE id = ? AND status IN ('queued', 'running')`,
+			string(status), fin.Reason, fmtTime(db.Now()), fin.Log, fin.Stderr, id)
+		if err != nil {
+			return fmt.Errorf("sqlite: mark run %d %s: %w", id, status, err)
+		}
+		verb := "fail"
+		if status == runner.StatusCancelled {
+			verb = "cancel"
+		}
+		return transitioned(ctx, tx, res, id, verb)
+	})
+}
+
+// MarkInterrupted fails every running run with reason "interrupted".
+func (db *DB) MarkInterrupted(ctx context.Context) ([]int64, error) {
+	var ids []int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'running' ORDER BY id`)
+		if err != nil {
+			return fmt.Errorf("sqlite: find interrupted runs: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: find interrupted runs: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: find interrupted runs: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'failed', reason = ?, finished_at = ?
+			WHERE status = 'running'`, runner.ReasonInterrupted, fmtTime(db.Now()))
+		if err != nil {
+			return fmt.Errorf("sqlite: mark runs interrupted: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// Requeue stores a new queued run with the parameters of finished run id.
+func (db *DB) Requeue(ctx context.Context, id, by int64) (*runner.Run, error) {
+	var newID int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		old, err := scanRun(tx.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id), false)
+		if errors.Is(err, sql.ErrNoRows) {
+			return pitches.Errorf(pitches.ENOTFOUND, "", "run %d not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: requeue run %d: %w", id, err)
+		}
+		if old.Imported {
+			return pitches.Errorf(pitches.ECONFLICT, "", "run %d was imported (measured elsewhere) and cannot be re-run here", id)
+		}
+		if !old.Status.Finished() {
+			return pitches.Errorf(pitches.ECONFLICT, "", "run %d is %s; only a finished run can be re-queued", id, old.Status)
+		}
+		if err := checkRunRefs(ctx, tx, 0, by); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs
+			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, requeue_of, status, created_at)
+			SELECT problem, suite, variant, baseline, device, seed, ?, pitch_id, id, 'queued', ? FROM runs WHERE id = ?`,
+			nullID(by), fmtTime(db.Now()), id)
+		if err != nil {
+			return fmt.Errorf("sqlite: requeue run %d: %w", id, err)
+		}
+		newID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.Get(ctx, newID)
+}
+
+// Import stores a measurement made elsewhere as a succeeded imported run.
+func (db *DB) Import(ctx context.Context, run *runner.Run, r *runner.Result) (*runner.Run, error) {
+	if r == nil || len(r.Doc) == 0 {
+		return nil, errors.New("sqlite: import run: no result document")
+	}
+	var id int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := checkRunRefs(ctx, tx, run.PitchID, run.RequestedBy); err != nil {
+			return err
+		}
+		now := fmtTime(db.Now())
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs
+			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, imported, status,
+			 created_at, started_at, finished_at, result, geomean, geomean_lo, geomean_hi, correct, flags)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, 1, 'succeeded', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.Problem, run.Suite, run.Variant, run.Baseline, run.Device, nullID(run.RequestedBy), nullID(run.PitchID),
+			now, now, now, string(r.Doc), nullPos(r.Speedup.Value), nullPos(r.Speedup.Lo), nullPos(r.Speedup.Hi),
+			r.Correct, joinFlags(r.Flags))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert imported run: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("sqlite: insert imported run: %w", err)
+		}
+		return insertShapes(ctx, tx, id, r.Shapes)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.Get(ctx, id)
+}
+
+// Get returns a run with its result document, shapes and logs.
+func (db *DB) Get(ctx context.Context, id int64) (*runner.Run, error) {
+	run, err := scanRun(db.r.QueryRowContext(ctx, `SELECT `+runDetailCols+` FROM runs WHERE id = ?`, id), true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.Errorf(pitches.ENOTFOUND, "", "run %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get run %d: %w", id, err)
+	}
+	shapes, err := db.shapes(ctx, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	run.Shapes = shapes[id]
+	return run, nil
+}
+
+// List returns runs matching f, newest first.
+func (db *DB) List(ctx context.Context, f runner.Filter) ([]runner.Run, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
+	if f.Problem != "" {
+		add("problem = ?", f.Problem)
+	}
+	if f.Variant != "" {
+		add("variant = ?", f.Variant)
+	}
+	if f.Baseline != "" {
+		add("baseline = ?", f.Baseline)
+	}
+	if f.Device != "" {
+		add("device = ?", f.Device)
+	}
+	if f.Suite != "" {
+		add("suite = ?", f.Suite)
+	}
+	if f.PitchID != 0 {
+		add("pitch_id = ?", f.PitchID)
+	}
+	if f.Status != "" {
+		add("status = ?", string(f.Status))
+	}
+	if f.Imported != nil {
+		add("imported = ?", *f.Imported)
+	}
+	if f.BeforeID > 0 {
+		add("id < ?", f.BeforeID)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	q := `SELECT ` + runCols + ` FROM runs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list runs: %w", err)
+	}
+	defer rows.Close()
+	var runs []runner.Run
+	var ids []int64
+	for rows.Next() {
+		run, err := scanRun(rows, false)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list runs: %w", err)
+		}
+		runs = append(runs, *run)
+		ids = append(ids, run.ID)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list runs: %w", err)
+	}
+	if f.WithShapes && len(ids) > 0 {
+		shapes, err := db.shapes(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			runs[i].Shapes = shapes[runs[i].ID]
+		}
+	}
+	return runs, nil
+}
+
+// shapes returns the per-shape rows of the given runs, by run id.
+func (db *DB) shapes(ctx context.Context, ids []int64) (map[int64][]runner.Shape, error) {
+	out := map[int64][]runner.Shape{}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+shapeCols+` FROM run_shapes WHERE run_id IN (`+marks+`) ORDER BY run_id, idx`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read run shapes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s runner.Shape
+		var runID int64
+		var flags string
+		if err := rows.Scan(&runID, &s.Index, &s.Label, &s.BaselineMedianUs, &s.BaselineSEMUs, &s.BaselineSamples,
+			&s.VariantMedianUs, &s.VariantSEMUs, &s.VariantSamples, &s.FloorUs, &s.FractionOfFloor,
+			&s.Speedup.Value, &s.Speedup.Lo, &s.Speedup.Hi, &s.Correct, &s.MaxAbsErr, &s.MaxRelErr, &s.RelL2Err, &flags); err != nil {
+			return nil, fmt.Errorf("sqlite: read run shapes: %w", err)
+		}
+		s.Flags = splitFlags(flags)
+		out[runID] = append(out[runID], s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: read run shapes: %w", err)
+	}
+	return out, nil
+}
+
+func insertShapes(ctx context.Context, tx *sql.Tx, runID int64, shapes []runner.Shape) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO run_shapes (`+shapeCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("sqlite: prepare run shapes: %w", err)
+	}
+	defer stmt.Close()
+	for _, s := range shapes {
+		_, err := stmt.ExecContext(ctx, runID, s.Index, s.Label,
+			finite(s.BaselineMedianUs), finite(s.BaselineSEMUs), s.BaselineSamples,
+			finite(s.VariantMedianUs), finite(s.VariantSEMUs), s.VariantSamples,
+			finite(s.FloorUs), finite(s.FractionOfFloor),
+			finite(s.Speedup.Value), finite(s.Speedup.Lo), finite(s.Speedup.Hi),
+			s.Correct, finite(s.MaxAbsErr), finite(s.MaxRelErr), finite(s.RelL2Err), joinFlags(s.Flags))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert shape %d of run %d: %w", s.Index, runID, err)
+		}
+	}
+	return nil
+}
+
+// transitioned checks that an UPDATE guarded by the run's status changed
+// one row; if not, it says why: no such run, or a run in another state.
+func transitioned(ctx context.Context, tx *sql.Tx, res sql.Result, id int64, verb string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: run %d: rows affected: %w", id, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var status string
+	err = tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return pitches.Errorf(pitches.ENOTFOUND, "", "run %d not found", id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: run %d: read status: %w", id, err)
+	}
+	return pitches.Errorf(pitches.ECONFLICT, "", "cannot %s run %d: it is %s", verb, id, status)
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanRun(row rowScanner, detail bool) (*runner.Run, error) {
+	var (
+		r                               runner.Run
+		requestedBy, pitchID, requeueOf sql.NullInt64
+		status, createdAt, flags        string
+		startedAt, finishedAt           sql.NullString
+		geomean, geoLo, geoHi           sql.NullFloat64
+		correct                         sql.NullBool
+		result                          sql.NullString
+		log, stderr                     string
+	)
+	dest := []any{&r.ID, &r.Problem, &r.Suite, &r.Variant, &r.Baseline, &r.Device, &r.Seed,
+		&requestedBy, &pitchID, &requeueOf, &r.Imported, &status, &r.Reason, &createdAt, &startedAt, &finishedAt,
+		&r.HasResult, &geomean, &geoLo, &geoHi, &correct, &flags}
+	if detail {
+		dest = append(dest, &result, &log, &stderr)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	r.RequestedBy, r.PitchID, r.RequeueOf = requestedBy.Int64, pitchID.Int64, requeueOf.Int64
+	r.Status = runner.Status(status)
+	var err error
+	if r.CreatedAt, err = parseTime(createdAt); err != nil {
+		return nil, err
+	}
+	for _, t := range []struct {
+		s   sql.NullString
+		dst *time.Time
+	}{{startedAt, &r.StartedAt}, {finishedAt, &r.FinishedAt}} {
+		p, err := parseNullTime(t.s)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			*t.dst = *p
+		}
+	}
+	r.Speedup = runner.Interval{Value: geomean.Float64, Lo: geoLo.Float64, Hi: geoHi.Float64}
+	r.Correct = correct.Bool
+	r.Flags = splitFlags(flags)
+	if detail {
+		if result.Valid {
+			r.Result = json.RawMessage(result.String)
+		}
+		r.Log, r.Stderr = log, stderr
+	}
+	return &r, nil
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// nullPos stores an unknown (zero) or non-finite figure as NULL.
+func nullPos(x float64) any {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+// finite stores a non-finite figure as 0 ("unknown"); the shape's flags say
+// why (SQLite has no NaN, and JSON has neither).
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+// Flags are short identifiers; a comma inside one would split it, so it
+// becomes a semicolon.
+func joinFlags(flags []string) string {
+	clean := make([]string, 0, len(flags))
+	for _, f := range flags {
+		if f = strings.TrimSpace(strings.ReplaceAll(f, ",", ";")); f != "" {
+			clean = append(clean, f)
+		}
+	}
+	return strings.Join(clean, ",")
+}
+
+func splitFlags(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
