@@ -1,0 +1,203 @@
+package httpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+// decodeJSON reads exactly one JSON value from r into dst, refusing unknown
+// fields and trailing data. Failures come back as *pitches.Error: bad_request
+// naming the field where encoding/json tells us which, or too_large when the
+// body cap (http.MaxBytesReader) was hit.
+func decodeJSON(r io.Reader, dst any) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	// One value only: anything but whitespace after it is a malformed body.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return decodeError(err)
+		}
+		return pitches.Errorf(pitches.EBADREQUEST, "", "request body must be a single JSON value")
+	}
+	return nil
+}
+
+// decodeBytes is decodeJSON over a byte slice (used by the fuzz targets).
+func decodeBytes(b []byte, dst any) error { return decodeJSON(bytes.NewReader(b), dst) }
+
+func decodeError(err error) error {
+	var (
+		mbe *http.MaxBytesError
+		ute *json.UnmarshalTypeError
+		se  *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return pitches.Errorf(pitches.ETOOLARGE, "", "request body is larger than %d bytes", mbe.Limit)
+	case errors.As(err, &ute):
+		field := ute.Field
+		if field == "" {
+			return pitches.Errorf(pitches.EBADREQUEST, "", "request body must be a JSON %s, not %s", jsonKind(ute.Type.Kind().String()), ute.Value)
+		}
+		return pitches.Errorf(pitches.EBADREQUEST, field, "%s must be %s, not %s", field, jsonKind(ute.Type.Kind().String()), ute.Value)
+	case errors.As(err, &se):
+		return pitches.Errorf(pitches.EBADREQUEST, "", "malformed JSON at byte %d", se.Offset)
+	case errors.Is(err, io.EOF):
+		return pitches.Errorf(pitches.EBADREQUEST, "", "request body is empty; a JSON object is required")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return pitches.Errorf(pitches.EBADREQUEST, "", "malformed JSON: body ends early")
+	}
+	// encoding/json reports unknown fields only as text: json: unknown field "x".
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		return pitches.Errorf(pitches.EBADREQUEST, name, "unknown field %q", name)
+	}
+	return pitches.Errorf(pitches.EBADREQUEST, "", "malformed JSON request body")
+}
+
+// jsonKind names a Go kind the way a JSON client thinks of it.
+func jsonKind(kind string) string {
+	switch kind {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	}
+	return "a " + kind
+}
+
+// Request bodies of the JSON API. Pointers mark fields the client may omit
+// where omission must be told apart from zero.
+
+type criterionRequest struct {
+	Key         string `json:"key"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Weight      int    `json:"weight"`
+}
+
+type roundRequest struct {
+	Number   int                `json:"number"`
+	Title    string             `json:"title"`
+	Rules    string             `json:"rules"`
+	Baseline string             `json:"baseline"`
+	Criteria []criterionRequest `json:"criteria"`
+}
+
+func (q roundRequest) input() pitches.RoundInput {
+	in := pitches.RoundInput{Number: q.Number, Title: q.Title, Rules: q.Rules, Baseline: q.Baseline}
+	for _, c := range q.Criteria {
+		in.Criteria = append(in.Criteria, pitches.Criterion{Key: c.Key, Name: c.Name, Description: c.Description, Weight: c.Weight})
+	}
+	return in
+}
+
+type statusRequest struct {
+	Status pitches.RoundStatus `json:"status"`
+}
+
+type pitchRequest struct {
+	Round     int           `json:"round"`
+	Title     string        `json:"title"`
+	Category  string        `json:"category"`
+	Body      string        `json:"body"`
+	Claim     pitches.Range `json:"claim"`
+	Variant   string        `json:"variant"`
+	RepitchOf int64         `json:"repitch_of"`
+}
+
+func (q pitchRequest) input() pitches.PitchInput {
+	return pitches.PitchInput{RoundNumber: q.Round, Title: q.Title, Category: q.Category, Body: q.Body,
+		Claim: q.Claim, Variant: q.Variant, RepitchOf: q.RepitchOf}
+}
+
+type scorecardRequest struct {
+	Scores   map[string]float64 `json:"scores"`
+	Notes    map[string]string  `json:"notes"`
+	Estimate pitches.Range      `json:"estimate"`
+	Verdict  string             `json:"verdict"`
+}
+
+func (q scorecardRequest) input() pitches.ScorecardInput {
+	return pitches.ScorecardInput{Scores: q.Scores, Notes: q.Notes, Estimate: q.Estimate, Verdict: q.Verdict}
+}
+
+type voteRequest struct {
+	Pitch         int64  `json:"pitch"`
+	Justification string `json:"justification"`
+}
+
+type tokenRequest struct {
+	Label string `json:"label"`
+}
+
+// The decode* functions are what handlers and fuzz targets call.
+
+func decodeRound(r io.Reader) (pitches.RoundInput, error) {
+	var q roundRequest
+	if err := decodeJSON(r, &q); err != nil {
+		return pitches.RoundInput{}, err
+	}
+	return q.input(), nil
+}
+
+func decodePitch(r io.Reader) (pitches.PitchInput, error) {
+	var q pitchRequest
+	if err := decodeJSON(r, &q); err != nil {
+		return pitches.PitchInput{}, err
+	}
+	return q.input(), nil
+}
+
+func decodeScorecard(r io.Reader) (pitches.ScorecardInput, error) {
+	var q scorecardRequest
+	if err := decodeJSON(r, &q); err != nil {
+		return pitches.ScorecardInput{}, err
+	}
+	return q.input(), nil
+}
+
+func decodeVote(r io.Reader) (pitches.VoteInput, error) {
+	var q voteRequest
+	if err := decodeJSON(r, &q); err != nil {
+		return pitches.VoteInput{}, err
+	}
+	return pitches.VoteInput{PitchID: q.Pitch, Justification: q.Justification}, nil
+}
+
+func decodeWeights(r io.Reader) (map[string]int, error) {
+	var w map[string]int
+	if err := decodeJSON(r, &w); err != nil {
+		return nil, err
+	}
+	if w == nil {
+		return nil, pitches.Errorf(pitches.EBADREQUEST, "", "request body must be a JSON object of criterion key to integer weight")
+	}
+	return w, nil
+}
+
+func decodeStatus(r io.Reader) (pitches.RoundStatus, error) {
+	var q statusRequest
+	if err := decodeJSON(r, &q); err != nil {
+		return "", err
+	}
+	return q.Status, nil
+}

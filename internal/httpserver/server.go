@@ -1,0 +1,132 @@
+// Package httpserver is pitchtank's HTTP adapter: a chi router serving the
+// server-rendered pages (templ) and the JSON API over a pitches.Service.
+//
+// Handlers decode, call the service and render; the service enforces roles,
+// validation and visibility, and its *pitches.Error codes become HTTP statuses
+// in one place (errors.go).
+package httpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/web"
+)
+
+// Config tunes the server. The zero value is usable: every field has a default.
+type Config struct {
+	// SecureCookies marks the session cookie Secure even on plain-HTTP
+	// requests (set it behind a TLS-terminating proxy). Requests that arrive
+	// over TLS always get Secure cookies.
+	SecureCookies bool
+	// SessionTTL is how long a browser session lasts (default 14 days).
+	SessionTTL time.Duration
+	// MaxBodyBytes caps every request body (default 1 MiB); more is a 413.
+	MaxBodyBytes int64
+	// LoginBurst and LoginRefill shape the login rate limit, applied per
+	// client IP and per login name (default 10 attempts, one more every 30s).
+	LoginBurst  int
+	LoginRefill time.Duration
+	// TrustedOrigins are extra origins (scheme://host[:port]) allowed to make
+	// state-changing cross-origin requests; normally none.
+	TrustedOrigins []string
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+func (c *Config) defaults() {
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = 14 * 24 * time.Hour
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.LoginBurst <= 0 {
+		c.LoginBurst = 10
+	}
+	if c.LoginRefill <= 0 {
+		c.LoginRefill = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Pinger is implemented by services that can check their database; /healthz
+// uses it when present.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+type server struct {
+	cfg       Config
+	svc       pitches.Service
+	log       *slog.Logger
+	ipLimit   *limiter
+	nameLimit *limiter
+	md        *markdown
+}
+
+// New returns the whole app as one handler: pages, API, static files, with
+// security headers, a body cap and cross-origin protection around all of it.
+func New(cfg Config, svc pitches.Service) (http.Handler, error) {
+	cfg.defaults()
+	s := &server{
+		cfg:       cfg,
+		svc:       svc,
+		log:       cfg.Logger,
+		ipLimit:   newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
+		nameLimit: newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
+		md:        newMarkdown(),
+	}
+
+	r := chi.NewRouter()
+	r.Use(s.recoverer, securityHeaders, s.limitBody)
+	r.Get("/healthz", s.handleHealthz)
+	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler(web.Static())))
+	r.Route("/api", s.registerAPIRoutes)
+	r.Group(s.registerPageRoutes)
+
+	// Cross-origin protection wraps the whole router, so no state-changing
+	// browser request from another site reaches any handler (pages or API).
+	cop := http.NewCrossOriginProtection()
+	for _, o := range cfg.TrustedOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			return nil, fmt.Errorf("httpserver: trusted origin %q: %w", o, err)
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(s.handleCrossOrigin))
+	return cop.Handler(r), nil
+}
+
+func (s *server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	if p, ok := s.svc.(Pinger); ok {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := p.Ping(ctx); err != nil {
+			s.log.Error("healthz: ping database", slog.Any("err", err))
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleCrossOrigin answers requests refused by CrossOriginProtection.
+func (s *server) handleCrossOrigin(w http.ResponseWriter, r *http.Request) {
+	err := pitches.Errorf(pitches.EFORBIDDEN, "", "cross-origin request refused")
+	if isAPI(r) {
+		s.apiError(w, r, err)
+		return
+	}
+	s.renderError(w, r, err)
+}

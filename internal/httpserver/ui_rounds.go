@@ -1,0 +1,235 @@
+package httpserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/templates"
+)
+
+func (s *server) handleHome(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	round, err := s.svc.CurrentRound(ctx)
+	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+		s.render(w, r, http.StatusOK, templates.HomePage(s.chrome(r, "", "home"), templates.HomeView{}))
+		return
+	}
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	ps, err := s.svc.Pitches(ctx, round.Number)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	st, err := s.standingsView(ctx, userFrom(ctx), round, titlesOf(ps))
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, templates.HomePage(s.chrome(r, "", "home"), templates.HomeView{Round: round, Standings: st, Pitches: len(ps)}))
+}
+
+func titlesOf(ps []pitches.Pitch) map[int64]string {
+	t := make(map[int64]string, len(ps))
+	for _, p := range ps {
+		t[p.ID] = p.Title
+	}
+	return t
+}
+
+// addTitles fills in titles of linked pitches from other rounds (re-pitch
+// links cross rounds). A link to a pitch that cannot be read keeps its id.
+func (s *server) addTitles(ctx context.Context, titles map[int64]string, ids ...int64) {
+	for _, id := range ids {
+		if id == 0 {
+			continue
+		}
+		if _, ok := titles[id]; ok {
+			continue
+		}
+		if p, err := s.svc.Pitch(ctx, id); err == nil {
+			titles[id] = p.Title
+		}
+	}
+}
+
+func (s *server) standingsView(ctx context.Context, viewer *pitches.User, round *pitches.Round, titles map[int64]string) (*templates.StandingsView, error) {
+	st, err := s.svc.Standings(ctx, viewer, round.Number)
+	if err != nil {
+		return nil, err
+	}
+	v := &templates.StandingsView{S: st, Closed: round.Status == pitches.RoundClosed}
+	for _, p := range st.Pitches {
+		if p.Hidden {
+			v.AnyHide = true
+		}
+		if p.PitchID == st.WinnerID {
+			v.Winner = p.Title
+		}
+	}
+	if v.Winner == "" && st.WinnerID != 0 {
+		v.Winner = titles[st.WinnerID]
+	}
+	return v, nil
+}
+
+func (s *server) handleRounds(w http.ResponseWriter, r *http.Request) {
+	rounds, err := s.svc.Rounds(r.Context())
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, templates.RoundsPage(s.chrome(r, "Rounds", "rounds"), templates.RoundsView{Rounds: rounds}))
+}
+
+// roundView gathers everything the round page shows for the viewer.
+func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int) (*templates.RoundView, error) {
+	round, err := s.svc.Round(ctx, number)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.svc.Pitches(ctx, number)
+	if err != nil {
+		return nil, err
+	}
+	titles := titlesOf(ps)
+	for _, p := range ps {
+		s.addTitles(ctx, titles, p.RepitchOf)
+		s.addTitles(ctx, titles, p.RepitchedBy...)
+	}
+	st, err := s.standingsView(ctx, viewer, round, titles)
+	if err != nil {
+		return nil, err
+	}
+	votes, err := s.svc.VisibleVotes(ctx, viewer, number)
+	if err != nil {
+		return nil, err
+	}
+	v := &templates.RoundView{
+		Round: *round, RulesHTML: s.md.render(round.Rules), Pitches: ps, Titles: titles,
+		Standings: st, Votes: votes,
+		CanFile: round.Status == pitches.RoundPitching && (viewer.Role == pitches.RoleContestant || viewer.Role == pitches.RoleAdmin),
+		IsShark: viewer.Role == pitches.RoleShark,
+	}
+	if strings.TrimSpace(round.Rules) == "" {
+		v.RulesHTML = ""
+	}
+	if v.IsShark {
+		pw, err := s.svc.PersonalWeights(ctx, viewer.ID, number)
+		if err != nil {
+			return nil, err
+		}
+		v.PersonalWeights = pw
+		shown := pw
+		if shown == nil {
+			shown = defaultWeights(round)
+		}
+		v.WeightsForm = make(map[string]string, len(shown))
+		for k, w := range shown {
+			v.WeightsForm[k] = strconv.Itoa(w)
+		}
+	}
+	return v, nil
+}
+
+func (s *server) handleRound(w http.ResponseWriter, r *http.Request) {
+	n, err := roundParam(r)
+	if err != nil {
+		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such round."))
+		return
+	}
+	v, err := s.roundView(r.Context(), userFrom(r.Context()), n)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v.Flash = flashFrom(r)
+	s.render(w, r, http.StatusOK, templates.RoundPage(s.chrome(r, "Round "+strconv.Itoa(n), "rounds"), *v))
+}
+
+func (s *server) handleSetWeights(w http.ResponseWriter, r *http.Request) {
+	n, err := roundParam(r)
+	if err != nil {
+		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such round."))
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	ctx, viewer := r.Context(), userFrom(r.Context())
+	round, err := s.svc.Round(ctx, n)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	weights := make(map[string]int, len(round.Criteria))
+	raw := make(map[string]string, len(round.Criteria))
+	var ferr *templates.FormError
+	for _, c := range round.Criteria {
+		v := strings.TrimSpace(r.PostForm.Get("w_" + c.Key))
+		raw[c.Key] = v
+		i, err := strconv.Atoi(v)
+		if err != nil && ferr == nil {
+			ferr = &templates.FormError{Field: "weights." + c.Key, Message: "Weight of " + c.Name + " must be a whole number."}
+		}
+		weights[c.Key] = i
+	}
+	if ferr == nil {
+		if err := s.svc.SetPersonalWeights(ctx, viewer, n, weights); err != nil {
+			ferr = s.formErr(r, err)
+			if ferr.Field == "" || ferr.Field == "weights" {
+				ferr.Field = "weights"
+			}
+			s.rerenderRound(w, r, n, errorStatus(err), raw, ferr)
+			return
+		}
+		redirect(w, r, "/rounds/"+strconv.Itoa(n), "weights")
+		return
+	}
+	s.rerenderRound(w, r, n, http.StatusUnprocessableEntity, raw, ferr)
+}
+
+func (s *server) rerenderRound(w http.ResponseWriter, r *http.Request, n, status int, raw map[string]string, ferr *templates.FormError) {
+	v, err := s.roundView(r.Context(), userFrom(r.Context()), n)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v.WeightsForm, v.WeightsErr = raw, ferr
+	s.render(w, r, status, templates.RoundPage(s.chrome(r, "Round "+strconv.Itoa(n), "rounds"), *v))
+}
+
+func (s *server) handleVote(w http.ResponseWriter, r *http.Request) {
+	n, err := roundParam(r)
+	if err != nil {
+		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such round."))
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	pid, perr := strconv.ParseInt(strings.TrimSpace(r.PostForm.Get("pitch")), 10, 64)
+	if perr != nil || pid < 1 {
+		s.renderError(w, r, pitches.Errorf(pitches.EBADREQUEST, "pitch", "The vote names no pitch."))
+		return
+	}
+	in := pitches.VoteInput{PitchID: pid, Justification: strings.TrimSpace(r.PostForm.Get("justification"))}
+	if _, err := s.svc.CastVote(r.Context(), userFrom(r.Context()), n, in); err != nil {
+		// Re-render the pitch page the vote came from, input kept.
+		v, verr := s.pitchView(r.Context(), userFrom(r.Context()), pid)
+		if verr != nil {
+			s.renderError(w, r, err)
+			return
+		}
+		v.VoteForm.Justification, v.VoteForm.Err = in.Justification, s.formErr(r, err)
+		v.CanVote = true
+		s.render(w, r, errorStatus(err), templates.PitchPage(s.chrome(r, v.Pitch.Title, "rounds"), *v))
+		return
+	}
+	redirect(w, r, "/rounds/"+strconv.Itoa(n)+"#standings", "voted")
+}

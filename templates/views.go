@@ -1,0 +1,297 @@
+// Package templates holds pitchtank's templ components. Components take
+// plain view structs, filled by the HTTP handlers; they never reach the
+// database or the service.
+package templates
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+)
+
+// Chrome is what the layout needs on every page.
+type Chrome struct {
+	User  *pitches.User // nil when not logged in
+	Title string
+	Nav   string // which nav entry is current: "home", "rounds", "tokens", "admin"
+}
+
+// FormError is the one error a form submission came back with; Field names
+// the input it is about (may be empty).
+type FormError struct {
+	Field   string
+	Message string
+}
+
+// For returns the message when the error is about field (or a sub-field of
+// it, e.g. "claim" matches "claim.lo"), else "".
+func (e *FormError) For(field string) string {
+	if e == nil || e.Field == "" {
+		return ""
+	}
+	if e.Field == field || strings.HasPrefix(e.Field, field+".") {
+		return e.Message
+	}
+	return ""
+}
+
+// ErrorView is the page shown for an error that is not a form's.
+type ErrorView struct {
+	Status  int
+	Title   string
+	Message string
+}
+
+type LoginView struct {
+	Login string
+	Next  string
+	Err   *FormError
+}
+
+// HomeView is the landing page: the current round and its standings.
+type HomeView struct {
+	Round     *pitches.Round // nil when there are no rounds yet
+	Standings *StandingsView
+	Pitches   int
+}
+
+// StandingsView is a standings table with the titles it links to.
+type StandingsView struct {
+	S       *pitches.Standings
+	Closed  bool
+	Winner  string // title of the winning pitch, "" when none shown
+	AnyHide bool
+}
+
+type RoundsView struct {
+	Rounds []pitches.Round
+}
+
+type RoundView struct {
+	Round     pitches.Round
+	RulesHTML string // sanitized HTML
+	Pitches   []pitches.Pitch
+	Titles    map[int64]string
+	Standings *StandingsView
+	Votes     []pitches.Vote
+	CanFile   bool
+	// Shark-only: personal weights for this round.
+	IsShark         bool
+	PersonalWeights map[string]int // nil when none set
+	WeightsForm     map[string]string
+	WeightsErr      *FormError
+	Flash           string
+}
+
+// ScoreForm is the viewer's own scorecard form on a pitch page.
+type ScoreForm struct {
+	Criteria []pitches.Criterion
+	Weights  map[string]int // what the server will use for the total
+	Personal bool
+	Scores   map[string]string
+	Notes    map[string]string
+	Lo, Hi   string
+	Verdict  string
+	Existing bool // the viewer has a scorecard already (the form edits it)
+	Err      *FormError
+}
+
+type VoteForm struct {
+	Justification string
+	Current       *pitches.Vote // the viewer's current vote in the round, if any
+	CurrentTitle  string
+	Err           *FormError
+}
+
+type PitchView struct {
+	Pitch      pitches.Pitch
+	Round      pitches.Round
+	BodyHTML   string // sanitized HTML
+	Titles     map[int64]string
+	Cards      []pitches.Scorecard
+	Hidden     int
+	CanEdit    bool
+	CanScore   bool
+	ScoreForm  ScoreForm
+	CanVote    bool
+	VoteForm   VoteForm
+	Flash      string
+	ViewerID   int64
+	Criteria   []pitches.Criterion
+	IsOwnPitch bool
+}
+
+type PitchForm struct {
+	Editing   bool
+	ID        int64
+	Round     string
+	Rounds    []pitches.Round // rounds open for pitching
+	Title     string
+	Category  string
+	Body      string
+	Lo, Hi    string
+	Variant   string
+	RepitchOf string
+	Repitch   string // title of the pitch being re-pitched
+	Err       *FormError
+}
+
+type WithdrawView struct {
+	Pitch pitches.Pitch
+}
+
+type TokensView struct {
+	Tokens    []pitches.Token
+	NewSecret string
+	Label     string
+	Err       *FormError
+}
+
+type CriterionRow struct {
+	Key, Name, Description, Weight string
+}
+
+type RoundForm struct {
+	Editing  bool
+	Number   string
+	Title    string
+	Rules    string
+	Baseline string
+	Criteria []CriterionRow
+	Err      *FormError
+}
+
+type AdminRoundsView struct {
+	Rounds []pitches.Round
+	Form   RoundForm
+	Flash  string
+}
+
+type ConfirmStatusView struct {
+	Round pitches.Round
+	To    pitches.RoundStatus
+}
+
+type UserForm struct {
+	Login, DisplayName, Role string
+	Err                      *FormError
+}
+
+type AdminUsersView struct {
+	Users   []pitches.User
+	Form    UserForm
+	RoleErr *FormError
+	Flash   string
+}
+
+// Roles lists the roles in the order forms offer them.
+var Roles = []pitches.Role{pitches.RoleViewer, pitches.RoleContestant, pitches.RoleShark, pitches.RoleAdmin}
+
+// NextStatus is the status a round can move to, "" when closed.
+func NextStatus(s pitches.RoundStatus) pitches.RoundStatus {
+	switch s {
+	case pitches.RoundPitching:
+		return pitches.RoundJudging
+	case pitches.RoundJudging:
+		return pitches.RoundClosed
+	}
+	return ""
+}
+
+// Formatting helpers used by the components.
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+
+func score(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func speed(f float64) string {
+	if f == math.Trunc(f) {
+		return strconv.FormatFloat(f, 'f', 1, 64) + "x"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64) + "x"
+}
+
+func rangeText(r pitches.Range) string {
+	if r.Lo == 0 && r.Hi == 0 {
+		return "—"
+	}
+	if r.Lo == r.Hi {
+		return speed(r.Lo)
+	}
+	return speed(r.Lo) + " – " + speed(r.Hi)
+}
+
+func itoa(n int) string        { return strconv.Itoa(n) }
+func i64(n int64) string       { return strconv.FormatInt(n, 10) }
+func pitchURL(id int64) string { return "/pitches/" + i64(id) }
+func roundURL(n int) string    { return "/rounds/" + itoa(n) }
+
+func date(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// totalText shows the app's total and, where a person typed a different
+// one (seed documents), both: "7.85 (document said 8.05)".
+func totalText(c pitches.Scorecard) string {
+	t := num(c.Total)
+	if c.TypedTotal != nil && num(*c.TypedTotal) != t {
+		return fmt.Sprintf("%s (document said %s)", t, num(*c.TypedTotal))
+	}
+	return t
+}
+
+func weightsText(crit []pitches.Criterion, w map[string]int) string {
+	var parts []string
+	for _, c := range crit {
+		if v, ok := w[c.Key]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", c.Name, v))
+		}
+	}
+	if len(parts) == 0 {
+		for k, v := range w {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+func criterionName(crit []pitches.Criterion, key string) string {
+	for _, c := range crit {
+		if c.Key == key {
+			return c.Name
+		}
+	}
+	return key
+}
+
+func statusClass(s string) string { return "badge badge-" + s }
+
+func titleOr(titles map[int64]string, id int64) string {
+	if t, ok := titles[id]; ok && t != "" {
+		return t
+	}
+	return "pitch #" + i64(id)
+}
+
+// scoreSteps are the values a criterion score may take: 0 to 10 by 0.5.
+func scoreSteps() []string {
+	out := make([]string, 0, 21)
+	for i := 0; i <= 20; i++ {
+		out = append(out, score(float64(i)/2))
+	}
+	return out
+}
+
+func weightFor(w map[string]int, key string) string {
+	if v, ok := w[key]; ok {
+		return itoa(v)
+	}
+	return "0"
+}
