@@ -1,0 +1,158 @@
+package kernels_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// compileJob is one distinct module: a variant's source with one define set
+// for one arch. Launch modes share a module (launch is host-side only).
+type compileJob struct {
+	v    kernels.Variant
+	arch string
+}
+
+var (
+	regsRE  = regexp.MustCompile(`Used (\d+) registers`)
+	spillRE = regexp.MustCompile(`(\d+) bytes spill stores`)
+	stackRE = regexp.MustCompile(`(\d+) bytes stack frame`)
+)
+
+// ptxasFigures sums what ptxas -v reports over a module's entry points:
+// the most registers of any entry, total spill-store and stack bytes.
+func ptxasFigures(log string) (regs, spill, stack int) {
+	for _, m := range regsRE.FindAllStringSubmatch(log, -1) {
+		n, _ := strconv.Atoi(m[1])
+		regs = max(regs, n)
+	}
+	for _, m := range spillRE.FindAllStringSubmatch(log, -1) {
+		n, _ := strconv.Atoi(m[1])
+		spill += n
+	}
+	for _, m := range stackRE.FindAllStringSubmatch(log, -1) {
+		n, _ := strconv.Atoi(m[1])
+		stack += n
+	}
+	return
+}
+
+func definesKey(d map[string]string) string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s;", k, d[k])
+	}
+	return b.String()
+}
+
+// TestCompileDeclaredSpace compiles every variant and every valid knob
+// combination of the declared space with NVRTC for sm_80 and sm_90 (and
+// sm_90a where this NVRTC knows it), as CI does with Debian's NVRTC 11.8.
+func TestCompileDeclaredSpace(t *testing.T) {
+	ver, err := gpu.NVRTCVersion()
+	if err != nil {
+		if os.Getenv("PITCHTANK_REQUIRE_NVRTC") == "1" {
+			t.Fatalf("NVRTC required (PITCHTANK_REQUIRE_NVRTC=1) but unavailable: %v", err)
+		}
+		t.Skipf("NVRTC is not installed here (%v); set PITCHTANK_REQUIRE_NVRTC=1 to make this a failure", err)
+	}
+	archs := []string{"sm_80", "sm_90"}
+	if major, _ := strconv.Atoi(strings.Split(ver, ".")[0]); major >= 12 {
+		archs = append(archs, "sm_90a")
+	} else {
+		t.Logf("NVRTC %s predates sm_90a (12.0+): compiling for sm_80 and sm_90 only", ver)
+	}
+
+	var jobs []compileJob
+	seen := map[string]bool{}
+	add := func(v kernels.Variant) {
+		for _, a := range archs {
+			key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|" + a
+			if !seen[key] {
+				seen[key] = true
+				jobs = append(jobs, compileJob{v, a})
+			}
+		}
+	}
+	for _, p := range kernels.Problems() {
+		for _, v := range p.Variants() {
+			add(v)
+			if v.Reference {
+				continue
+			}
+			combos := p.KnobCombinations()
+			if len(combos) == 0 {
+				t.Fatalf("%s: empty knob space", p.Name)
+			}
+			for _, k := range combos {
+				kv, err := p.WithKnobs(v, k)
+				if err != nil {
+					t.Fatalf("%s: enumerated combination rejected: %v", p.Name, err)
+				}
+				add(kv)
+			}
+		}
+	}
+	t.Logf("NVRTC %s: %d modules to compile on %d CPUs", ver, len(jobs), runtime.NumCPU())
+
+	type result struct {
+		job                compileJob
+		regs, spill, stack int
+		err                error
+	}
+	results := make([]result, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			src, err := j.v.Source()
+			if err == nil {
+				var c *gpu.Compiled
+				c, err = gpu.Compile(j.v.SourceFile, src, gpu.CompileOptions{Arch: j.arch, Defines: j.v.Defines(), Flags: []string{"--ptxas-options=-v"}})
+				if err == nil {
+					results[i] = result{job: j}
+					results[i].regs, results[i].spill, results[i].stack = ptxasFigures(c.Log)
+					return
+				}
+			}
+			results[i] = result{job: j, err: err}
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		name := r.job.v.Problem + " " + r.job.v.Name + " " + r.job.arch
+		if r.err != nil {
+			var ce *gpu.CompileError
+			if errors.As(r.err, &ce) {
+				t.Errorf("%s: %v", name, ce)
+			} else {
+				t.Errorf("%s: %v", name, r.err)
+			}
+			continue
+		}
+		t.Logf("%-60s regs %3d  spill %5d B  stack %5d B", name, r.regs, r.spill, r.stack)
+		// The defaults are what the pitches compare against: they must not spill.
+		if (r.job.v.Name == "baseline" || r.job.v.Reference) && r.spill > 0 {
+			t.Errorf("%s spills %d bytes: the default tile must fit the register file", name, r.spill)
+		}
+	}
+}
