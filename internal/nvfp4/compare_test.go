@@ -2,6 +2,7 @@ package nvfp4
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -82,6 +83,12 @@ func TestCompareCatchesOneBadElement(t *testing.T) {
 		if c.Pass || c.NaNs != 1 || c.FirstBad != 3 || math.IsNaN(c.MaxAbsErr) || math.IsInf(c.RelL2Err, 0) {
 			t.Errorf("output %#04x: %+v", poison, c)
 		}
+	}
+
+	broken := slices.Clone(ref)
+	broken[9] = math.NaN()
+	if c := Compare(ToF16(ref), broken, DefaultATol, DefaultRTol); c.Pass || c.FirstBad != 9 || math.IsNaN(c.MaxAbsErr) || math.IsNaN(c.RelL2Err) {
+		t.Errorf("NaN in the reference: %+v", c)
 	}
 
 	short := Compare(ToF16(ref)[:len(ref)-5], ref, DefaultATol, DefaultRTol)

@@ -25,11 +25,11 @@ func TestStopRulePaths(t *testing.T) {
 	steady := constantish(20, 100e-6, 1e-7) // rel SEM ~1e-4
 	noisy := constantish(20, 100e-6, 50e-6) // rel SEM ~9%
 	cases := []struct {
-		name          string
-		samples       []float64
+		name           string
+		samples        []float64
 		measured, wall time.Duration
-		stop          bool
-		reason        string
+		stop           bool
+		reason         string
 	}{
 		{"too few samples", steady[:5], time.Second, time.Second, false, ""},
 		{"too little measured time", steady, 100 * time.Millisecond, time.Second, false, ""},
