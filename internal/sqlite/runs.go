@@ -43,7 +43,7 @@ func (db *DB) Enqueue(ctx context.Context, req runner.Request) (*runner.Run, err
 			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, status, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
 			req.Problem, req.Suite, req.Variant, req.Baseline, req.Device, req.Seed,
-			nullID(req.RequestedBy), nullID(req.PitchID), fmtTime(db.Now()))
+			runNullID(req.RequestedBy), runNullID(req.PitchID), fmtTime(db.Now()))
 		if err != nil {
 			return fmt.Errorf("sqlite: insert run: %w", err)
 		}
@@ -101,7 +101,7 @@ func (db *DB) MarkRunning(ctx context.Context, id int64) error {
 		if err != nil {
 			return fmt.Errorf("sqlite: mark run %d running: %w", id, err)
 		}
-		return transitioned(ctx, tx, res, id, "start")
+		return runTransitioned(ctx, tx, res, id, "start")
 	})
 }
 
@@ -115,15 +115,15 @@ func (db *DB) MarkSucceeded(ctx context.Context, id int64, r *runner.Result, fin
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'succeeded', finished_at = ?, reason = '',
 			result = ?, geomean = ?, geomean_lo = ?, geomean_hi = ?, correct = ?, flags = ?, log = ?, stderr = ?
 			WHERE id = ? AND status = 'running'`,
-			fmtTime(db.Now()), string(r.Doc), nullPos(r.Speedup.Value), nullPos(r.Speedup.Lo), nullPos(r.Speedup.Hi),
-			r.Correct, joinFlags(r.Flags), fin.Log, fin.Stderr, id)
+			fmtTime(db.Now()), string(r.Doc), runNullPos(r.Speedup.Value), runNullPos(r.Speedup.Lo), runNullPos(r.Speedup.Hi),
+			r.Correct, runJoinFlags(r.Flags), fin.Log, fin.Stderr, id)
 		if err != nil {
 			return fmt.Errorf("sqlite: mark run %d succeeded: %w", id, err)
 		}
-		if err := transitioned(ctx, tx, res, id, "record a result for"); err != nil {
+		if err := runTransitioned(ctx, tx, res, id, "record a result for"); err != nil {
 			return err
 		}
-		return insertShapes(ctx, tx, id, r.Shapes)
+		return insertRunShapes(ctx, tx, id, r.Shapes)
 	})
 }
 
@@ -149,7 +149,7 @@ func (db *DB) finishRun(ctx context.Context, id int64, status runner.Status, fin
 		if status == runner.StatusCancelled {
 			verb = "cancel"
 		}
-		return transitioned(ctx, tx, res, id, verb)
+		return runTransitioned(ctx, tx, res, id, verb)
 	})
 }
 
@@ -209,7 +209,7 @@ func (db *DB) Requeue(ctx context.Context, id, by int64) (*runner.Run, error) {
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
 			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, requeue_of, status, created_at)
 			SELECT problem, suite, variant, baseline, device, seed, ?, pitch_id, id, 'queued', ? FROM runs WHERE id = ?`,
-			nullID(by), fmtTime(db.Now()), id)
+			runNullID(by), fmtTime(db.Now()), id)
 		if err != nil {
 			return fmt.Errorf("sqlite: requeue run %d: %w", id, err)
 		}
@@ -237,16 +237,16 @@ func (db *DB) Import(ctx context.Context, run *runner.Run, r *runner.Result) (*r
 			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, imported, status,
 			 created_at, started_at, finished_at, result, geomean, geomean_lo, geomean_hi, correct, flags)
 			VALUES (?, ?, ?, ?, ?, 0, ?, ?, 1, 'succeeded', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.Problem, run.Suite, run.Variant, run.Baseline, run.Device, nullID(run.RequestedBy), nullID(run.PitchID),
-			now, now, now, string(r.Doc), nullPos(r.Speedup.Value), nullPos(r.Speedup.Lo), nullPos(r.Speedup.Hi),
-			r.Correct, joinFlags(r.Flags))
+			run.Problem, run.Suite, run.Variant, run.Baseline, run.Device, runNullID(run.RequestedBy), runNullID(run.PitchID),
+			now, now, now, string(r.Doc), runNullPos(r.Speedup.Value), runNullPos(r.Speedup.Lo), runNullPos(r.Speedup.Hi),
+			r.Correct, runJoinFlags(r.Flags))
 		if err != nil {
 			return fmt.Errorf("sqlite: insert imported run: %w", err)
 		}
 		if id, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("sqlite: insert imported run: %w", err)
 		}
-		return insertShapes(ctx, tx, id, r.Shapes)
+		return insertRunShapes(ctx, tx, id, r.Shapes)
 	})
 	if err != nil {
 		return nil, err
@@ -366,7 +366,7 @@ func (db *DB) shapes(ctx context.Context, ids []int64) (map[int64][]runner.Shape
 			&s.Speedup.Value, &s.Speedup.Lo, &s.Speedup.Hi, &s.Correct, &s.MaxAbsErr, &s.MaxRelErr, &s.RelL2Err, &flags); err != nil {
 			return nil, fmt.Errorf("sqlite: read run shapes: %w", err)
 		}
-		s.Flags = splitFlags(flags)
+		s.Flags = runSplitFlags(flags)
 		out[runID] = append(out[runID], s)
 	}
 	if err := rows.Err(); err != nil {
@@ -375,7 +375,7 @@ func (db *DB) shapes(ctx context.Context, ids []int64) (map[int64][]runner.Shape
 	return out, nil
 }
 
-func insertShapes(ctx context.Context, tx *sql.Tx, runID int64, shapes []runner.Shape) error {
+func insertRunShapes(ctx context.Context, tx *sql.Tx, runID int64, shapes []runner.Shape) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO run_shapes (`+shapeCols+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
@@ -384,11 +384,11 @@ func insertShapes(ctx context.Context, tx *sql.Tx, runID int64, shapes []runner.
 	defer stmt.Close()
 	for _, s := range shapes {
 		_, err := stmt.ExecContext(ctx, runID, s.Index, s.Label,
-			finite(s.BaselineMedianUs), finite(s.BaselineSEMUs), s.BaselineSamples,
-			finite(s.VariantMedianUs), finite(s.VariantSEMUs), s.VariantSamples,
-			finite(s.FloorUs), finite(s.FractionOfFloor),
-			finite(s.Speedup.Value), finite(s.Speedup.Lo), finite(s.Speedup.Hi),
-			s.Correct, finite(s.MaxAbsErr), finite(s.MaxRelErr), finite(s.RelL2Err), joinFlags(s.Flags))
+			runFinite(s.BaselineMedianUs), runFinite(s.BaselineSEMUs), s.BaselineSamples,
+			runFinite(s.VariantMedianUs), runFinite(s.VariantSEMUs), s.VariantSamples,
+			runFinite(s.FloorUs), runFinite(s.FractionOfFloor),
+			runFinite(s.Speedup.Value), runFinite(s.Speedup.Lo), runFinite(s.Speedup.Hi),
+			s.Correct, runFinite(s.MaxAbsErr), runFinite(s.MaxRelErr), runFinite(s.RelL2Err), runJoinFlags(s.Flags))
 		if err != nil {
 			return fmt.Errorf("sqlite: insert shape %d of run %d: %w", s.Index, runID, err)
 		}
@@ -396,9 +396,9 @@ func insertShapes(ctx context.Context, tx *sql.Tx, runID int64, shapes []runner.
 	return nil
 }
 
-// transitioned checks that an UPDATE guarded by the run's status changed
+// runTransitioned checks that an UPDATE guarded by the run's status changed
 // one row; if not, it says why: no such run, or a run in another state.
-func transitioned(ctx context.Context, tx *sql.Tx, res sql.Result, id int64, verb string) error {
+func runTransitioned(ctx context.Context, tx *sql.Tx, res sql.Result, id int64, verb string) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return fmt.Errorf("sqlite: run %d: rows affected: %w", id, err)
@@ -417,9 +417,9 @@ func transitioned(ctx context.Context, tx *sql.Tx, res sql.Result, id int64, ver
 	return pitches.Errorf(pitches.ECONFLICT, "", "cannot %s run %d: it is %s", verb, id, status)
 }
 
-type rowScanner interface{ Scan(dest ...any) error }
+type runRowScanner interface{ Scan(dest ...any) error }
 
-func scanRun(row rowScanner, detail bool) (*runner.Run, error) {
+func scanRun(row runRowScanner, detail bool) (*runner.Run, error) {
 	var (
 		r                               runner.Run
 		requestedBy, pitchID, requeueOf sql.NullInt64
@@ -459,7 +459,7 @@ func scanRun(row rowScanner, detail bool) (*runner.Run, error) {
 	}
 	r.Speedup = runner.Interval{Value: geomean.Float64, Lo: geoLo.Float64, Hi: geoHi.Float64}
 	r.Correct = correct.Bool
-	r.Flags = splitFlags(flags)
+	r.Flags = runSplitFlags(flags)
 	if detail {
 		if result.Valid {
 			r.Result = json.RawMessage(result.String)
@@ -469,15 +469,15 @@ func scanRun(row rowScanner, detail bool) (*runner.Run, error) {
 	return &r, nil
 }
 
-func nullID(id int64) any {
+func runNullID(id int64) any {
 	if id == 0 {
 		return nil
 	}
 	return id
 }
 
-// nullPos stores an unknown (zero) or non-finite figure as NULL.
-func nullPos(x float64) any {
+// runNullPos stores an unknown (zero) or non-finite figure as NULL.
+func runNullPos(x float64) any {
 	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}
@@ -486,7 +486,7 @@ func nullPos(x float64) any {
 
 // finite stores a non-finite figure as 0 ("unknown"); the shape's flags say
 // why (SQLite has no NaN, and JSON has neither).
-func finite(x float64) float64 {
+func runFinite(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0
 	}
@@ -495,7 +495,7 @@ func finite(x float64) float64 {
 
 // Flags are short identifiers; a comma inside one would split it, so it
 // becomes a semicolon.
-func joinFlags(flags []string) string {
+func runJoinFlags(flags []string) string {
 	clean := make([]string, 0, len(flags))
 	for _, f := range flags {
 		if f = strings.TrimSpace(strings.ReplaceAll(f, ",", ";")); f != "" {
@@ -505,7 +505,7 @@ func joinFlags(flags []string) string {
 	return strings.Join(clean, ",")
 }
 
-func splitFlags(s string) []string {
+func runSplitFlags(s string) []string {
 	if s == "" {
 		return nil
 	}
