@@ -1,0 +1,556 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// PtxasFlag makes NVRTC's log carry ptxas's resource report (registers,
+// spills, stack) so every build records what it cost.
+const PtxasFlag = "--ptxas-options=-v"
+
+// Build compiles v for dev's architecture with v's defines (NVRTC only, no
+// device needed). cacheDir "" compiles without a cache.
+func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, error) {
+	arch := dev.Arch
+	if arch == "" {
+		arch = gpu.ArchFor(dev.CCMajor, dev.CCMinor)
+	}
+	if cc := dev.CCMajor*10 + dev.CCMinor; dev.CCMajor > 0 && cc < v.MinArch {
+		return nil, fmt.Errorf("engine: build %s: needs sm_%d or newer, the device is sm_%d", v.Name, v.MinArch, cc)
+	}
+	src, err := v.Source()
+	if err != nil {
+		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
+	}
+	c, err := gpu.Compile(v.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: v.Defines(), Flags: []string{PtxasFlag}, CacheDir: cacheDir})
+	if err != nil {
+		return nil, fmt.Errorf("engine: build %s for %s: %w", v.Name, arch, err)
+	}
+	return &Built{Variant: v, Compiled: c, Options: c.Options, Arch: arch, PtxasLog: c.Log, Attrs: map[string]gpu.FuncAttrs{}}, nil
+}
+
+func (in Inputs) check(p *kernels.Problem, s kernels.Shape) error {
+	switch p.Kind {
+	case kernels.GroupGEMM:
+		g := in.Group
+		if g == nil || in.Dual != nil {
+			return fmt.Errorf("engine: %s needs group inputs", p.Name)
+		}
+		if len(g.A) != len(s.M) || len(g.B) != len(s.M) {
+			return fmt.Errorf("engine: inputs have %d A and %d B operands for %d groups", len(g.A), len(g.B), len(s.M))
+		}
+		for i, m := range s.M {
+			if err := checkOperand(g.A[i], m, s.K, fmt.Sprintf("A[%d]", i)); err != nil {
+				return err
+			}
+			if err := checkOperand(g.B[i], s.N, s.K, fmt.Sprintf("B[%d]", i)); err != nil {
+				return err
+			}
+		}
+	case kernels.DualGEMM:
+		d := in.Dual
+		if d == nil || in.Group != nil {
+			return fmt.Errorf("engine: %s needs dual inputs", p.Name)
+		}
+		if err := checkOperand(d.A, s.M[0], s.K, "A"); err != nil {
+			return err
+		}
+		if err := checkOperand(d.B1, s.N, s.K, "B1"); err != nil {
+			return err
+		}
+		if err := checkOperand(d.B2, s.N, s.K, "B2"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkOperand(o *nvfp4.Operand, rows, k int, name string) error {
+	if o == nil {
+		return fmt.Errorf("engine: input %s is missing", name)
+	}
+	if o.Rows != rows || o.K != k || len(o.Data) != rows*k/2 || len(o.Scales) != rows*k/16 {
+		return fmt.Errorf("engine: input %s is %dx%d (%d data, %d scale bytes), the shape needs %dx%d", name, o.Rows, o.K, len(o.Data), len(o.Scales), rows, k)
+	}
+	return nil
+}
+
+// operand returns the host operand behind an input buffer.
+func (in Inputs) operand(b kernels.Buffer, g int) (*nvfp4.Operand, bool) {
+	if in.Group != nil {
+		switch b {
+		case kernels.BufA, kernels.BufSA:
+			return in.Group.A[g], b == kernels.BufSA
+		case kernels.BufB, kernels.BufSB:
+			return in.Group.B[g], b == kernels.BufSB
+		}
+		return nil, false
+	}
+	switch b {
+	case kernels.BufA, kernels.BufSA:
+		return in.Dual.A, b == kernels.BufSA
+	case kernels.BufB, kernels.BufSB:
+		return in.Dual.B1, b == kernels.BufSB
+	case kernels.BufB2, kernels.BufSB2:
+		return in.Dual.B2, b == kernels.BufSB2
+	}
+	return nil, false
+}
+
+// inputKeys lists the input buffers of a shape in a fixed order.
+func inputKeys(dual bool, s kernels.Shape) []bufKey {
+	var ks []bufKey
+	if dual {
+		for _, b := range []kernels.Buffer{kernels.BufA, kernels.BufSA, kernels.BufB, kernels.BufSB, kernels.BufB2, kernels.BufSB2} {
+			ks = append(ks, bufKey{b, 0})
+		}
+		return ks
+	}
+	for g := range s.M {
+		for _, b := range []kernels.Buffer{kernels.BufA, kernels.BufSA, kernels.BufB, kernels.BufSB} {
+			ks = append(ks, bufKey{b, g})
+		}
+	}
+	return ks
+}
+
+// Prepare loads b's module, allocates and uploads s's inputs, allocates the
+// output, raises the kernels' dynamic shared-memory limits, creates the
+// plan's side streams and events, and for graph mode captures the launches
+// into a graph. On error everything it made is released.
+func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Inputs) (inst *Instance, err error) {
+	p, err := kernels.LookupProblem(b.Variant.Problem)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckShape(s); err != nil {
+		return nil, err
+	}
+	if err := in.check(p, s); err != nil {
+		return nil, err
+	}
+	plan, err := b.Variant.Plan(s, lim)
+	if err != nil {
+		return nil, fmt.Errorf("engine: plan %s on %v: %w", b.Variant.Name, s, err)
+	}
+	i := &Instance{c: c, b: b, shape: s, plan: plan, dual: p.Kind == kernels.DualGEMM,
+		funcs: map[string]*gpu.Function{}, bufs: map[bufKey]buffer{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, i.Close())
+			inst = nil
+		}
+	}()
+
+	if i.mod, err = c.LoadModule(b.Compiled.Cubin); err != nil {
+		return nil, fmt.Errorf("engine: load module of %s: %w", b.Variant.Name, err)
+	}
+	for _, l := range plan.Launches {
+		f, ok := i.funcs[l.Kernel]
+		if !ok {
+			if f, err = i.mod.Function(l.Kernel); err != nil {
+				return nil, fmt.Errorf("engine: %s: %w", b.Variant.Name, err)
+			}
+			i.funcs[l.Kernel] = f
+			if _, have := b.Attrs[l.Kernel]; !have {
+				a, err := f.Attributes()
+				if err != nil {
+					return nil, fmt.Errorf("engine: attributes of %s: %w", l.Kernel, err)
+				}
+				b.Attrs[l.Kernel] = a
+			}
+		}
+		if l.SharedBytes > 48*1024 {
+			if err = f.SetMaxDynamicShared(int(l.SharedBytes)); err != nil {
+				return nil, fmt.Errorf("engine: %s: raise dynamic shared memory to %d: %w", l.Kernel, l.SharedBytes, err)
+			}
+		}
+	}
+
+	// Buffers: inputs always, C or Ref as the variant writes, the table
+	// when the plan has one.
+	alloc := func(k bufKey, n int64) error {
+		ptr, err := c.Alloc(n)
+		if err != nil {
+			return fmt.Errorf("engine: allocate %s[%d] (%d bytes): %w", k.buf, k.group, n, err)
+		}
+		i.bufs[k] = buffer{ptr, n}
+		return nil
+	}
+	for _, k := range inputKeys(i.dual, s) {
+		o, scales := in.operand(k.buf, k.group)
+		n := len(o.Data)
+		if scales {
+			n = len(o.Scales)
+		}
+		if err = alloc(k, int64(n)); err != nil {
+			return nil, err
+		}
+	}
+	out := kernels.BufC
+	elem := int64(2)
+	if b.Variant.Reference {
+		out, elem = kernels.BufRef, 8
+	}
+	for g, m := range s.M {
+		if err = alloc(bufKey{out, g}, int64(m)*int64(s.N)*elem); err != nil {
+			return nil, err
+		}
+	}
+	if err = i.Upload(in); err != nil {
+		return nil, err
+	}
+	if plan.TableBytes != nil {
+		tb := plan.TableBytes(func(buf kernels.Buffer, g int) uint64 { return uint64(i.bufs[bufKey{buf, g}].ptr) })
+		if err = alloc(bufKey{kernels.BufTable, 0}, int64(len(tb))); err != nil {
+			return nil, err
+		}
+		if err = c.CopyHtoD(i.bufs[bufKey{kernels.BufTable, 0}].ptr, tb); err != nil {
+			return nil, fmt.Errorf("engine: upload table: %w", err)
+		}
+	}
+	// Every launch argument must resolve before anything runs.
+	for _, l := range plan.Launches {
+		if _, err = i.args(l); err != nil {
+			return nil, err
+		}
+	}
+
+	switch plan.Mode {
+	case "streams":
+		if i.fork, err = c.NewEvent(); err != nil {
+			return nil, fmt.Errorf("engine: fork event: %w", err)
+		}
+		for n := 0; n < plan.Streams; n++ {
+			st, err := c.NewStream()
+			if err != nil {
+				return nil, fmt.Errorf("engine: side stream %d: %w", n+1, err)
+			}
+			i.side = append(i.side, st)
+			ev, err := c.NewEvent()
+			if err != nil {
+				return nil, fmt.Errorf("engine: join event %d: %w", n+1, err)
+			}
+			i.joins = append(i.joins, ev)
+		}
+	case "graph":
+		if i.capture, err = c.NewStream(); err != nil {
+			return nil, fmt.Errorf("engine: capture stream: %w", err)
+		}
+		if err = i.capture.BeginCapture(); err != nil {
+			return nil, fmt.Errorf("engine: begin capture: %w", err)
+		}
+		lerr := i.launchAll(i.capture)
+		g, cerr := i.capture.EndCapture()
+		if lerr != nil || cerr != nil {
+			_ = g.Destroy()
+			return nil, fmt.Errorf("engine: capture graph: %w", errors.Join(lerr, cerr))
+		}
+		i.graph, err = g.Instantiate()
+		if derr := g.Destroy(); err == nil && derr != nil {
+			err = derr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("engine: instantiate graph: %w", err)
+		}
+	}
+	return i, nil
+}
+
+// args resolves a launch's arguments to device values.
+func (i *Instance) args(l kernels.Launch) ([]any, error) {
+	out := make([]any, 0, len(l.Args))
+	for n, a := range l.Args {
+		switch a.Kind {
+		case kernels.ArgPtr:
+			g := a.Group
+			if a.Buf == kernels.BufTable {
+				g = 0
+			}
+			b, ok := i.bufs[bufKey{a.Buf, g}]
+			if !ok {
+				return nil, fmt.Errorf("engine: %s argument %d: no buffer %s[%d]", l.Kernel, n, a.Buf, g)
+			}
+			out = append(out, b.ptr)
+		case kernels.ArgI32:
+			if a.Value < math.MinInt32 || a.Value > math.MaxInt32 {
+				return nil, fmt.Errorf("engine: %s argument %d: %d does not fit int32", l.Kernel, n, a.Value)
+			}
+			out = append(out, int32(a.Value))
+		case kernels.ArgI64:
+			out = append(out, a.Value)
+		default:
+			return nil, fmt.Errorf("engine: %s argument %d: unknown kind %d", l.Kernel, n, a.Kind)
+		}
+	}
+	return out, nil
+}
+
+func (i *Instance) launch(l kernels.Launch, s *gpu.Stream) error {
+	args, err := i.args(l)
+	if err != nil {
+		return err
+	}
+	if err := i.c.Launch(i.funcs[l.Kernel], l.Grid, l.Block, l.SharedBytes, s, args...); err != nil {
+		return fmt.Errorf("engine: launch %s (group %d): %w", l.Kernel, l.Group, err)
+	}
+	return nil
+}
+
+// launchAll issues every launch on s, in plan order.
+func (i *Instance) launchAll(s *gpu.Stream) error {
+	for _, l := range i.plan.Launches {
+		if err := i.launch(l, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run enqueues one complete execution on s. In streams mode the side
+// streams wait for s before starting and s waits for all of them before
+// anything enqueued after Run, so events recorded on s time everything.
+func (i *Instance) Run(s *gpu.Stream) error {
+	if i.closed {
+		return ErrClosed
+	}
+	switch i.plan.Mode {
+	case "graph":
+		if err := i.graph.Launch(s); err != nil {
+			return fmt.Errorf("engine: launch graph of %s: %w", i.b.Variant.Name, err)
+		}
+		return nil
+	case "streams":
+		if err := i.fork.Record(s); err != nil {
+			return fmt.Errorf("engine: record fork: %w", err)
+		}
+		for _, st := range i.side {
+			if err := st.WaitEvent(i.fork); err != nil {
+				return fmt.Errorf("engine: side stream waits for fork: %w", err)
+			}
+		}
+		for _, l := range i.plan.Launches {
+			st := s
+			if l.Stream > 0 {
+				if l.Stream > len(i.side) {
+					return fmt.Errorf("engine: launch %s names stream %d of %d", l.Kernel, l.Stream, len(i.side))
+				}
+				st = i.side[l.Stream-1]
+			}
+			if err := i.launch(l, st); err != nil {
+				return err
+			}
+		}
+		for n, st := range i.side {
+			if err := i.joins[n].Record(st); err != nil {
+				return fmt.Errorf("engine: record join %d: %w", n+1, err)
+			}
+			if err := s.WaitEvent(i.joins[n]); err != nil {
+				return fmt.Errorf("engine: join side stream %d: %w", n+1, err)
+			}
+		}
+		return nil
+	}
+	return i.launchAll(s)
+}
+
+// Upload copies fresh inputs of the same shape to the device (synchronous).
+func (i *Instance) Upload(in Inputs) error {
+	if i.closed {
+		return ErrClosed
+	}
+	p, err := kernels.LookupProblem(i.b.Variant.Problem)
+	if err != nil {
+		return err
+	}
+	if err := in.check(p, i.shape); err != nil {
+		return err
+	}
+	// Work on non-blocking streams may still read the old inputs.
+	if err := i.c.Synchronize(); err != nil {
+		return fmt.Errorf("engine: upload: synchronize: %w", err)
+	}
+	for _, k := range inputKeys(i.dual, i.shape) {
+		o, scales := in.operand(k.buf, k.group)
+		src := o.Data
+		if scales {
+			src = o.Scales
+		}
+		if err := i.c.CopyHtoD(i.bufs[k].ptr, src); err != nil {
+			return fmt.Errorf("engine: upload %s[%d]: %w", k.buf, k.group, err)
+		}
+	}
+	return nil
+}
+
+func (i *Instance) outKeys() []bufKey {
+	out := kernels.BufC
+	if i.b.Variant.Reference {
+		out = kernels.BufRef
+	}
+	ks := make([]bufKey, len(i.shape.M))
+	for g := range i.shape.M {
+		ks[g] = bufKey{out, g}
+	}
+	return ks
+}
+
+// Poison fills the output with 0xFF bytes (fp16 NaN, float64 NaN) so that an
+// element the kernel does not write fails the check. It waits until done.
+func (i *Instance) Poison() error {
+	if i.closed {
+		return ErrClosed
+	}
+	if err := i.c.Synchronize(); err != nil {
+		return fmt.Errorf("engine: poison: synchronize: %w", err)
+	}
+	for _, k := range i.outKeys() {
+		if err := i.c.MemsetD8(i.bufs[k].ptr, 0xFF, i.bufs[k].bytes, nil); err != nil {
+			return fmt.Errorf("engine: poison %s[%d]: %w", k.buf, k.group, err)
+		}
+	}
+	if err := i.c.Synchronize(); err != nil {
+		return fmt.Errorf("engine: poison: synchronize: %w", err)
+	}
+	return nil
+}
+
+func (i *Instance) readOut() ([]byte, error) {
+	if i.closed {
+		return nil, ErrClosed
+	}
+	if err := i.c.Synchronize(); err != nil {
+		return nil, fmt.Errorf("engine: read output: synchronize: %w", err)
+	}
+	var all []byte
+	for _, k := range i.outKeys() {
+		buf := make([]byte, i.bufs[k].bytes)
+		if err := i.c.CopyDtoH(buf, i.bufs[k].ptr); err != nil {
+			return nil, fmt.Errorf("engine: read %s[%d]: %w", k.buf, k.group, err)
+		}
+		all = append(all, buf...)
+	}
+	return all, nil
+}
+
+// Output returns all groups' C (fp16 bits), concatenated in group order.
+// It waits for all device work first.
+func (i *Instance) Output() ([]uint16, error) {
+	if i.b.Variant.Reference {
+		return nil, fmt.Errorf("engine: %s writes float64: use RunReference", i.b.Variant.Name)
+	}
+	raw, err := i.readOut()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint16, len(raw)/2)
+	for n := range out {
+		out[n] = binary.LittleEndian.Uint16(raw[2*n:])
+	}
+	return out, nil
+}
+
+// InputHash is the sha256 (hex) of every input buffer read back from the
+// device, in a fixed order: a kernel that writes its inputs changes it.
+func (i *Instance) InputHash() (string, error) {
+	if i.closed {
+		return "", ErrClosed
+	}
+	if err := i.c.Synchronize(); err != nil {
+		return "", fmt.Errorf("engine: input hash: synchronize: %w", err)
+	}
+	h := sha256.New()
+	for _, k := range inputKeys(i.dual, i.shape) {
+		buf := make([]byte, i.bufs[k].bytes)
+		if err := i.c.CopyDtoH(buf, i.bufs[k].ptr); err != nil {
+			return "", fmt.Errorf("engine: input hash: read %s[%d]: %w", k.buf, k.group, err)
+		}
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Plan is the launch plan the instance runs.
+func (i *Instance) Plan() *kernels.Plan { return i.plan }
+
+// Built is what the instance was prepared from.
+func (i *Instance) Built() *Built { return i.b }
+
+// Close frees everything the instance made; later calls return ErrClosed.
+// It synchronizes first so nothing in flight uses the buffers.
+func (i *Instance) Close() error {
+	if i.closed {
+		return nil
+	}
+	i.closed = true
+	errs := []error{i.c.Synchronize()}
+	errs = append(errs, i.graph.Destroy())
+	if i.capture != nil {
+		errs = append(errs, i.capture.Destroy())
+	}
+	for _, st := range i.side {
+		errs = append(errs, st.Destroy())
+	}
+	errs = append(errs, i.fork.Destroy())
+	for _, e := range i.joins {
+		errs = append(errs, e.Destroy())
+	}
+	keys := make([]bufKey, 0, len(i.bufs))
+	for k := range i.bufs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].buf != keys[b].buf {
+			return keys[a].buf < keys[b].buf
+		}
+		return keys[a].group < keys[b].group
+	})
+	for _, k := range keys {
+		errs = append(errs, i.c.Free(i.bufs[k].ptr))
+	}
+	if i.mod != nil {
+		errs = append(errs, i.mod.Unload())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("engine: close %s: %w", i.b.Variant.Name, err)
+	}
+	return nil
+}
+
+// RunReference runs the reference variant b on s's inputs and returns its
+// float64 output, concatenated in group order like Output.
+func RunReference(c *gpu.Ctx, b *Built, s kernels.Shape, in Inputs) (out []float64, err error) {
+	if !b.Variant.Reference {
+		return nil, fmt.Errorf("engine: RunReference needs the reference variant, got %s", b.Variant.Name)
+	}
+	i, err := Prepare(c, b, s, kernels.Limits{}, in)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, i.Close()) }()
+	if err := i.Poison(); err != nil {
+		return nil, err
+	}
+	if err := i.Run(nil); err != nil {
+		return nil, err
+	}
+	raw, err := i.readOut()
+	if err != nil {
+		return nil, err
+	}
+	out = make([]float64, len(raw)/8)
+	for n := range out {
+		out[n] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*n:]))
+	}
+	return out, nil
+}

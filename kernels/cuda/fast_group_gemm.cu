@@ -1,0 +1,377 @@
+// fast_group_gemm.cu - fused NVFP4 grouped GEMM for Hopper (and any sm_80+),
+// one persistent launch over a host-built tile table.
+//
+// Problem: for each group g, C_g (M_g x N_g, fp16, row-major) =
+//   (A_g * SA_g) @ (B_g * SB_g)^T
+// A_g is M_g x K_g and B_g is N_g x K_g, FP4 e2m1, K-major, two values per
+// byte (element 2i in the LOW nibble of byte i); SA_g (M_g x K_g/16) and
+// SB_g (N_g x K_g/16) are row-major FP8 e4m3 scales, one per 16 consecutive
+// K elements. Accumulation is fp32, output fp16 (round to nearest).
+// Shape rules: M_g >= 1, N_g % 64 == 0, K_g % 128 == 0; every pointer 16-byte
+// aligned (A, B, C rows are then 16-byte aligned too, scale rows 8-byte aligned).
+//
+// Method (why it looks like this): Hopper has no FP4 tensor cores. Each
+// thread loads raw FP4 bytes and scale bytes from shared memory (cp.async
+// multi-stage pipeline), decodes e2m1 to fp16 with bit operations and folds
+// the e4m3 scale in with one fp16 multiply, then issues mma.sync m16n8k16
+// (f16 x f16 -> f32). A and B are swapped: the weight rows (N) fill the MMA's
+// 16-row dimension and the token rows (M, often < 128 here) its 8-column
+// dimension, so small groups waste little.
+// Exactness: the decode places the e2m1 magnitude bits in fp16 bits 9..11,
+// giving e2m1 * 2^-14 exactly (subnormals included); the scale is decoded to
+// scale * 2^7 (<= 57344, exact in fp16), so each fp16 operand is exactly
+// value * scale * 2^-7 and the fp32 accumulator holds the dot product times
+// 2^-14, undone in the epilogue. No rounding happens before the MMA.
+//
+// Inside a 128-wide K chunk, thread t of each MMA quad owns the 32 K values
+// [32t, 32t+32) of every row it touches (one 16-byte shared load per row, two
+// scale bytes), and maps them onto the MMA's logical K positions with the
+// same permutation for both operands (a dot product does not depend on the
+// order of K), so no data shuffling is needed.
+//
+// ---------------------------------------------------------------------------
+// Launch interface
+// ---------------------------------------------------------------------------
+// Entry point:
+//   extern "C" __global__ void fast_group_gemm(const FgGroup* groups,
+//                                              const FgTile* tiles,
+//                                              int num_tiles)
+// groups: device array, one FgGroup per group (layout below, 56 bytes, 8-byte
+//         aligned fields: a, sa, b, sb, c pointers, then int m, n, k, pad).
+// tiles:  device array of FgTile {int group, m0, n0, pad}: one entry per
+//         output tile of TILE_M rows (of C) x TILE_N columns, m0 % TILE_M == 0,
+//         n0 % TILE_N == 0, covering every group: for each group,
+//         m0 = 0, TILE_M, ... < M_g and n0 = 0, TILE_N, ... < N_g. Order is
+//         free; biggest work first with the M tiles of one (group, n0) next to
+//         each other (they share B in L2) is what the harness uses.
+// grid:   (min(num_tiles, SMs * resident blocks per SM), 1, 1); each block
+//         walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... (any grid >= 1
+//         is correct).
+// block:  (FG_THREADS, 1, 1), FG_THREADS = 32 * WARPS_N * WARPS_M.
+// dynamic shared memory: FG_SMEM_BYTES = max(STAGES * (TILE_N + TILE_M) * 72,
+//         TILE_M * (2 * TILE_N + 16)) bytes; above 48 KiB the caller must
+//         raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first.
+// Tile sizes: TILE_N = WARP_N * WARPS_N, TILE_M = WARP_M * WARPS_M (macros
+// below, all overridable with -D). No prepack step: B and SB are read as given.
+// Output rows m >= M_g and columns n >= N_g are never written; every other
+// element of each C_g is written exactly once.
+// ---------------------------------------------------------------------------
+
+#ifndef WARP_N
+#define WARP_N 64 // weight rows (N) per warp, multiple of 16
+#endif
+#ifndef WARP_M
+#define WARP_M 32 // token rows (M) per warp, multiple of 8
+#endif
+#ifndef WARPS_N
+#define WARPS_N 4
+#endif
+#ifndef WARPS_M
+#define WARPS_M 2
+#endif
+#ifndef STAGES
+#define STAGES 4 // cp.async pipeline depth, >= 2
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1 // __launch_bounds__ minimum resident blocks per SM
+#endif
+
+#define TILE_N (WARP_N * WARPS_N)
+#define TILE_M (WARP_M * WARPS_M)
+#define FG_THREADS (32 * WARPS_N * WARPS_M)
+#define FG_MT (WARP_N / 16) // m16 MMA tiles per warp (weight rows)
+#define FG_NT (WARP_M / 8)  // n8 MMA tiles per warp (token rows)
+// One stage: 64 FP4 bytes and 8 scale bytes for each of TILE_N + TILE_M rows.
+#define FG_OFF_BD 0
+#define FG_OFF_AD (TILE_N * 64)
+#define FG_OFF_BS ((TILE_N + TILE_M) * 64)
+#define FG_OFF_AS (FG_OFF_BS + TILE_N * 8)
+#define FG_STAGE_BYTES ((TILE_N + TILE_M) * 72)
+#define FG_EP_STRIDE (2 * TILE_N + 16) // epilogue staging row, padded vs banks
+#define FG_PIPE_BYTES (STAGES * FG_STAGE_BYTES)
+#define FG_EP_BYTES (TILE_M * FG_EP_STRIDE)
+#define FG_SMEM_BYTES (FG_PIPE_BYTES > FG_EP_BYTES ? FG_PIPE_BYTES : FG_EP_BYTES)
+
+#if (WARP_N % 16) != 0 || (WARP_M % 8) != 0 || STAGES < 2
+#error "fast_group_gemm: WARP_N must be a multiple of 16, WARP_M of 8, STAGES >= 2"
+#endif
+
+typedef unsigned int fg_u32;
+typedef unsigned short fg_u16;
+typedef unsigned char fg_u8;
+
+struct FgGroup {
+  const fg_u8* a;  // M x K/2 bytes
+  const fg_u8* sa; // M x K/16 e4m3
+  const fg_u8* b;  // N x K/2 bytes
+  const fg_u8* sb; // N x K/16 e4m3
+  fg_u16* c;       // M x N fp16
+  int m, n, k, pad;
+};
+
+struct FgTile {
+  int group, m0, n0, pad;
+};
+
+struct __attribute__((aligned(16))) FgV4 {
+  fg_u32 x, y, z, w;
+};
+
+// for (i = tid; i < COUNT; i += FG_THREADS) with a compile-time trip count.
+#define FG_FOR_THREAD(i, COUNT)                                                 \
+  _Pragma("unroll") for (int i##_it = 0; i##_it < ((COUNT) + FG_THREADS - 1) / FG_THREADS; ++i##_it) \
+    if (const int i = tid + i##_it * FG_THREADS; ((COUNT) % FG_THREADS) == 0 || i < (COUNT))
+
+static __device__ __forceinline__ fg_u32 fg_smem_addr(const void* p) {
+  fg_u32 r;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+
+// src_bytes 0 makes cp.async fill zeros: rows past M or N cost no reads.
+static __device__ __forceinline__ void fg_cp16(fg_u32 dst, const void* src, fg_u32 src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+static __device__ __forceinline__ void fg_cp8(fg_u32 dst, const void* src, fg_u32 src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+static __device__ __forceinline__ void fg_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+static __device__ __forceinline__ void fg_cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+static __device__ __forceinline__ void fg_lds128(fg_u32 addr, fg_u32 (&v)[4]) {
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "r"(addr));
+}
+static __device__ __forceinline__ fg_u32 fg_lds16(fg_u32 addr) {
+  fg_u16 v;
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(addr));
+  return v;
+}
+
+static __device__ __forceinline__ fg_u32 fg_prmt(fg_u32 a, fg_u32 b, fg_u32 sel) {
+  fg_u32 d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+}
+
+static __device__ __forceinline__ fg_u32 fg_hmul2(fg_u32 a, fg_u32 b) {
+  fg_u32 d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+// Two e4m3 scale bytes (low byte: scale group 2t, high byte: 2t+1) to two
+// fp16x2 registers holding scale * 2^7 in both halves. Bit placement gives
+// scale * 2^-8 exactly (e4m3 subnormals land on fp16 subnormals); the
+// multiply by 2^15 is exact.
+static __device__ __forceinline__ void fg_scales(fg_u32 x, fg_u32& lo, fg_u32& hi) {
+  fg_u32 z = fg_prmt(x, 0u, 0x4140u); // byte0 -> bits 0..7, byte1 -> bits 16..23
+  fg_u32 h = ((z & 0x007F007Fu) << 7) | ((z & 0x00800080u) << 8);
+  h = fg_hmul2(h, 0x78007800u); // * 2^15
+  lo = fg_prmt(h, h, 0x1010u);
+  hi = fg_prmt(h, h, 0x3232u);
+}
+
+// Nibbles P and P+4 of w to an fp16x2 (low half from nibble P): magnitude
+// bits to fp16 bits 9..11 (value e2m1 * 2^-14), sign to bit 15.
+template <int P>
+static __device__ __forceinline__ fg_u32 fg_dec(fg_u32 w) {
+  fg_u32 mag, sgn;
+  if (P == 0) {
+    mag = (w << 9) & 0x0E000E00u;
+    sgn = (w << 12) & 0x80008000u;
+  } else if (P == 1) {
+    mag = (w << 5) & 0x0E000E00u;
+    sgn = (w << 8) & 0x80008000u;
+  } else if (P == 2) {
+    mag = (w << 1) & 0x0E000E00u;
+    sgn = (w << 4) & 0x80008000u;
+  } else {
+    mag = (w >> 3) & 0x0E000E00u;
+    sgn = w & 0x80008000u;
+  }
+  return mag | sgn;
+}
+
+static __device__ __forceinline__ void fg_mma(float (&c)[4], const fg_u32 (&a)[4], fg_u32 b0, fg_u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+static __device__ __forceinline__ fg_u16 fg_f2h(float f) {
+  fg_u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+
+// One k16 step S (0..7) of a 128-wide chunk: word S/2 of each thread's 32
+// values, nibble pairs (2*(S&1), +4) and (2*(S&1)+1, +4), scale S/4.
+template <int S>
+static __device__ __forceinline__ void fg_step(float (&acc)[FG_MT][FG_NT][4], const fg_u32 (&wa)[FG_MT][2][4],
+                                               const fg_u32 (&sa)[FG_MT][2][2], const fg_u32 (&wb)[FG_NT][4],
+                                               const fg_u32 (&sb)[FG_NT][2], int nt_live) {
+  constexpr int Q = S >> 1;
+  constexpr int P = (S & 1) * 2;
+  constexpr int SC = S >> 2;
+  fg_u32 af[FG_MT][4];
+#pragma unroll
+  for (int i = 0; i < FG_MT; ++i) {
+    af[i][0] = fg_hmul2(fg_dec<P>(wa[i][0][Q]), sa[i][0][SC]);
+    af[i][1] = fg_hmul2(fg_dec<P>(wa[i][1][Q]), sa[i][1][SC]);
+    af[i][2] = fg_hmul2(fg_dec<P + 1>(wa[i][0][Q]), sa[i][0][SC]);
+    af[i][3] = fg_hmul2(fg_dec<P + 1>(wa[i][1][Q]), sa[i][1][SC]);
+  }
+#pragma unroll
+  for (int j = 0; j < FG_NT; ++j) {
+    if (j < nt_live) { // warp-uniform: n8 tiles wholly past M are skipped
+      const fg_u32 b0 = fg_hmul2(fg_dec<P>(wb[j][Q]), sb[j][SC]);
+      const fg_u32 b1 = fg_hmul2(fg_dec<P + 1>(wb[j][Q]), sb[j][SC]);
+#pragma unroll
+      for (int i = 0; i < FG_MT; ++i) fg_mma(acc[i][j], af[i], b0, b1);
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
+    fast_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles) {
+  extern __shared__ __attribute__((aligned(128))) fg_u8 fg_smem[];
+  const fg_u32 sbase = fg_smem_addr(fg_smem);
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp % WARPS_N;
+  const int wm = warp / WARPS_N;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+
+  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
+    const FgTile tile = tiles[ti];
+    const FgGroup gp = groups[tile.group];
+    const int M = gp.m, N = gp.n, K = gp.k;
+    const int kch = K >> 7;
+    const size_t rowb = (size_t)(K >> 1);
+    const size_t rows = (size_t)(K >> 4);
+
+    // Issue one stage of cp.async: FP4 bytes and scales of the tile's B and
+    // A rows for K chunk kc. Rows past N or M are zero-filled.
+    auto load = [&](int st, int kc) {
+      const fg_u32 s0 = sbase + st * FG_STAGE_BYTES;
+      FG_FOR_THREAD(i, TILE_N * 4) {
+        const int r = i >> 2, c = i & 3;
+        const int n = tile.n0 + r;
+        const bool ok = n < N;
+        const fg_u8* src = gp.b + (ok ? n : 0) * rowb + kc * 64 + c * 16;
+        fg_cp16(s0 + FG_OFF_BD + r * 64 + c * 16, src, ok ? 16u : 0u);
+      }
+      FG_FOR_THREAD(i, TILE_M * 4) {
+        const int r = i >> 2, c = i & 3;
+        const int m = tile.m0 + r;
+        const bool ok = m < M;
+        const fg_u8* src = gp.a + (ok ? m : 0) * rowb + kc * 64 + c * 16;
+        fg_cp16(s0 + FG_OFF_AD + r * 64 + c * 16, src, ok ? 16u : 0u);
+      }
+      FG_FOR_THREAD(i, TILE_N) {
+        const int n = tile.n0 + i;
+        const bool ok = n < N;
+        fg_cp8(s0 + FG_OFF_BS + i * 8, gp.sb + (ok ? n : 0) * rows + kc * 8, ok ? 8u : 0u);
+      }
+      FG_FOR_THREAD(i, TILE_M) {
+        const int m = tile.m0 + i;
+        const bool ok = m < M;
+        fg_cp8(s0 + FG_OFF_AS + i * 8, gp.sa + (ok ? m : 0) * rows + kc * 8, ok ? 8u : 0u);
+      }
+    };
+
+    float acc[FG_MT][FG_NT][4];
+#pragma unroll
+    for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+      for (int j = 0; j < FG_NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+    // n8 tiles of this warp that hold at least one real token row.
+    int nt_live = (M - tile.m0 - wm * WARP_M + 7) >> 3;
+    nt_live = nt_live < 0 ? 0 : (nt_live > FG_NT ? FG_NT : nt_live);
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < kch) load(s, s);
+      fg_cp_commit();
+    }
+
+    for (int kc = 0; kc < kch; ++kc) {
+      fg_cp_wait<STAGES - 2>();
+      __syncthreads();
+      {
+        const int nk = kc + STAGES - 1;
+        if (nk < kch) load(nk % STAGES, nk);
+        fg_cp_commit();
+      }
+      if (nt_live > 0) {
+        const fg_u32 s0 = sbase + (kc % STAGES) * FG_STAGE_BYTES;
+        fg_u32 wa[FG_MT][2][4], sa[FG_MT][2][2];
+#pragma unroll
+        for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = wn * WARP_N + i * 16 + h * 8 + g;
+            fg_lds128(s0 + FG_OFF_BD + r * 64 + t * 16, wa[i][h]);
+            fg_scales(fg_lds16(s0 + FG_OFF_BS + r * 8 + t * 2), sa[i][h][0], sa[i][h][1]);
+          }
+        fg_u32 wb[FG_NT][4], sb[FG_NT][2];
+#pragma unroll
+        for (int j = 0; j < FG_NT; ++j) {
+          const int r = wm * WARP_M + j * 8 + g;
+          fg_lds128(s0 + FG_OFF_AD + r * 64 + t * 16, wb[j]);
+          fg_scales(fg_lds16(s0 + FG_OFF_AS + r * 8 + t * 2), sb[j][0], sb[j][1]);
+        }
+        fg_step<0>(acc, wa, sa, wb, sb, nt_live);
+        fg_step<1>(acc, wa, sa, wb, sb, nt_live);
+        fg_step<2>(acc, wa, sa, wb, sb, nt_live);
+        fg_step<3>(acc, wa, sa, wb, sb, nt_live);
+        fg_step<4>(acc, wa, sa, wb, sb, nt_live);
+        fg_step<5>(acc, wa, sa, wb, sb, nt_live);
+        fg_step<6>(acc, wa, sa, wb, sb, nt_live);
+        fg_step<7>(acc, wa, sa, wb, sb, nt_live);
+      }
+    }
+
+    // Epilogue: stage the tile as fp16 [m][n] in shared memory, then write
+    // 16-byte row segments so global stores are coalesced.
+    fg_cp_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+      for (int j = 0; j < FG_NT; ++j) {
+        const int n = wn * WARP_N + i * 16 + g;
+        const int m = wm * WARP_M + j * 8 + 2 * t;
+        fg_u16* row0 = (fg_u16*)(fg_smem + m * FG_EP_STRIDE);
+        fg_u16* row1 = (fg_u16*)(fg_smem + (m + 1) * FG_EP_STRIDE);
+        row0[n] = fg_f2h(acc[i][j][0] * 16384.f);
+        row1[n] = fg_f2h(acc[i][j][1] * 16384.f);
+        row0[n + 8] = fg_f2h(acc[i][j][2] * 16384.f);
+        row1[n + 8] = fg_f2h(acc[i][j][3] * 16384.f);
+      }
+    __syncthreads();
+    FG_FOR_THREAD(i, TILE_M * (TILE_N / 8)) {
+      const int r = i / (TILE_N / 8), c = i % (TILE_N / 8);
+      const int m = tile.m0 + r, n = tile.n0 + c * 8;
+      if (m < M && n < N) {
+        const FgV4 v = *(const FgV4*)(fg_smem + r * FG_EP_STRIDE + c * 16);
+        *(FgV4*)(gp.c + (size_t)m * N + n) = v;
+      }
+    }
+    __syncthreads(); // the next tile's cp.async reuses this shared memory
+  }
+}
