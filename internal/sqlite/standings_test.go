@@ -199,7 +199,7 @@ func TestTieBreakRules(t *testing.T) {
 // so A = (1.2247 - 1)/2, B = (0 + 1)/2, C = (-1.2247 + 0)/2.
 func TestBiasCorrectedScore(t *testing.T) {
 	_, _, st := tieRound(t, map[int]map[int]float64{0: {0: 9, 1: 7, 2: 5}, 1: {0: 4, 1: 6}, 2: {2: 10}}, nil)
-	z := 2 / 1.6329931618554521 // 2 / sqrt(8/3)
+	z := 2 / 1.6329931618554521    // 2 / sqrt(8/3)
 	want := map[string][3]float64{ // mean, spread, bias
 		"A": {6.5, 5, (z - 1) / 2},
 		"B": {6.5, 1, 0.5},
