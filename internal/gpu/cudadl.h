@@ -37,6 +37,7 @@ typedef struct { char bytes[16]; } CUuuid;
 	X(1, cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *v, int attr, CUdevice d), (v, attr, d)) \
 	X(1, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *c, CUdevice d), (c, d)) \
 	X(1, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice d), (d)) \
+	X(0, cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2", (CUdevice d), (d)) \
 	X(1, cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext c), (c)) \
 	X(1, cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *p, size_t n), (p, n)) \
 	X(1, cuMemFree, "cuMemFree_v2", (CUdeviceptr p), (p)) \

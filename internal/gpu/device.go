@@ -141,7 +141,15 @@ func (d *Device) loop(ready chan<- error) {
 		C.free(d.ctx.scratch)
 		d.ctx.scratch = nil
 	}
+	C.pt_cuCtxSetCurrent(api, nil)
 	d.closeErr = release()
+	if d.poison.Load() != nil {
+		// A sticky error leaves the primary context unusable even after the
+		// last release; reset it so a later Open in this process can work.
+		if err := cuCheck(api, "cuDevicePrimaryCtxReset", C.pt_cuDevicePrimaryCtxReset(api, dev)); err != nil {
+			d.closeErr = errors.Join(d.closeErr, err)
+		}
+	}
 }
 
 // run calls fn with the context live, turning a panic into an error so the

@@ -541,14 +541,22 @@ func TestDeviceLaunchOverhead(t *testing.T) {
 		if err := c.MemsetD8(buf, 0, 4, s); err != nil {
 			return err
 		}
+		if err := s.Synchronize(); err != nil {
+			return err
+		}
+		// The first 256 launches fit the launch queue: host cost alone. The
+		// rest run at the GPU's pace once the queue is full.
 		const launches = 20000
+		var firstBatch time.Duration
 		start := time.Now()
 		for i := 0; i < launches; i++ {
 			if err := c.Launch(add, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, s, buf, uint32(1), int64(1)); err != nil {
 				return err
 			}
+			if i == 255 {
+				firstBatch = time.Since(start)
+			}
 		}
-		host := time.Since(start)
 		if err := s.Synchronize(); err != nil {
 			return err
 		}
@@ -560,9 +568,17 @@ func TestDeviceLaunchOverhead(t *testing.T) {
 		if got := binary.LittleEndian.Uint32(out); got != launches {
 			t.Errorf("counter = %d after %d launches", got, launches)
 		}
-		t.Logf("Launch: %.0f ns host time per launch, %.0f ns per launch end to end", float64(host.Nanoseconds())/launches, float64(total.Nanoseconds())/launches)
+		t.Logf("Launch: %.0f ns host time per launch (first 256), %.0f ns per launch end to end over %d", float64(firstBatch.Nanoseconds())/256, float64(total.Nanoseconds())/launches, launches)
 		return nil
 	})
+	const dos = 2000
+	start := time.Now()
+	for i := 0; i < dos; i++ {
+		if err := d.Do(func(c *Ctx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("Do round trip: %.0f ns", float64(time.Since(start).Nanoseconds())/dos)
 }
 
 // TestDeviceIllegalAddressPoisons runs the faulting kernel in a child
@@ -652,5 +668,74 @@ func TestDeviceIllegalAddressChild(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("reopened device does not work: %v", err)
+	}
+}
+
+func TestDeviceDynamicSharedAndPTX(t *testing.T) {
+	d := openDevice(t)
+	ptx, err := Compile("kernels.cu", readKernels(t), CompileOptions{Arch: "compute_" + strings.TrimSuffix(strings.TrimPrefix(d.Info().Arch, "sm_"), "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Do(func(c *Ctx) error {
+		// PTX from a compute_ arch is JIT-compiled by the driver at load.
+		m, err := c.LoadModule(ptx.Cubin)
+		if err != nil {
+			return err
+		}
+		defer m.Unload()
+		f, err := m.Function("add_u32")
+		if err != nil {
+			return err
+		}
+		buf, err := c.Alloc(4 * 64)
+		if err != nil {
+			return err
+		}
+		defer c.Free(buf)
+		if err := c.MemsetD8(buf, 0, 4*64, nil); err != nil {
+			return err
+		}
+		big := uint32(100 * 1024)
+		// Over 48 KiB of dynamic shared memory needs the opt-in first; the
+		// refusal must not poison the device.
+		if err := c.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, big, nil, buf, uint32(5), int64(64)); err == nil {
+			t.Error("launch with 100 KiB dynamic shared memory succeeded without the opt-in")
+		} else {
+			var ce *CUDAError
+			if !errors.As(err, &ce) || ce.Sticky {
+				t.Errorf("refused launch: %v, want a non-sticky CUDAError", err)
+			}
+		}
+		if err := f.SetMaxDynamicShared(int(big)); err != nil {
+			return err
+		}
+		a, err := f.Attributes()
+		if err != nil {
+			return err
+		}
+		if a.MaxDynamicShared != int(big) {
+			t.Errorf("MaxDynamicShared = %d after setting %d", a.MaxDynamicShared, big)
+		}
+		if err := c.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, big, nil, buf, uint32(5), int64(64)); err != nil {
+			return err
+		}
+		if err := c.Synchronize(); err != nil {
+			return err
+		}
+		host := make([]byte, 4*64)
+		if err := c.CopyDtoH(host, buf); err != nil {
+			return err
+		}
+		for i, v := range u32s(host) {
+			if v != 5 {
+				t.Errorf("word %d = %d, want 5", i, v)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -381,5 +382,33 @@ func TestCacheKeyUnambiguous(t *testing.T) {
 	c := cacheKey("src", []string{"-DA=1", "-DB"}, "sm_80", "12.0")
 	if a == b || a == c {
 		t.Error("distinct inputs share a cache key")
+	}
+}
+
+func TestCompileArchFeatureMacro(t *testing.T) {
+	ver := requireNVRTC(t)
+	var major int
+	if _, err := fmt.Sscanf(ver, "%d.", &major); err != nil || major < 12 {
+		t.Skipf("NVRTC %s predates sm_90a (12.0)", ver)
+	}
+	src := `extern "C" __global__ void feat(int *out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	*out = 777001;
+#else
+	*out = 777000;
+#endif
+}
+`
+	for arch, want := range map[string]string{"compute_90a": "777001", "compute_90": "777000"} {
+		c, err := Compile("feat.cu", src, CompileOptions{Arch: arch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(c.Cubin, []byte(want)) {
+			t.Errorf("%s: PTX lacks %s", arch, want)
+		}
+	}
+	if _, err := Compile("feat.cu", src, CompileOptions{Arch: "sm_90a"}); err != nil {
+		t.Errorf("sm_90a cubin: %v", err)
 	}
 }
