@@ -1,12 +1,15 @@
 package main
 
 import (
-	"fmt"
 	"os"
+
+	"github.com/pitchtank/pitchtank/internal/bench"
 )
 
-// runBench is replaced by the bench harness (issue 3); until then it refuses.
+// runBench is `web bench`: the measurement harness (internal/bench). Its
+// exit code is the process's: 0 ok, 1 kernel incorrect, 2 usage, 3 could
+// not run. The watchdog may end the process if a kernel hangs past
+// --max-time.
 func runBench(args []string) int {
-	fmt.Fprintln(os.Stderr, "web bench: not built yet")
-	return 2
+	return bench.Main(args, os.Stdout, os.Stderr, bench.Options{Exit: os.Exit})
 }

@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"context"
+
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// Roles of the things a run executes on one shape.
+const (
+	RoleVariant   = "variant"
+	RoleBaseline  = "baseline"
+	RoleReference = "reference"
+)
+
+// Phases of a correctness check.
+const (
+	PhaseFresh     = "fresh"            // fresh inputs, output poisoned before the launch
+	PhaseLastTimed = "last_timed"       // the output left by the last timed launch
+	PhaseRefVsCPU  = "reference_vs_cpu" // the GPU reference against the CPU reference
+)
+
+// Backend is one device the protocol runs on: a GPU through the engine, the
+// CPU reference, or a fake in tests. The protocol (rules 1-10) lives in
+// Run; a backend only knows how to load, launch, check and time.
+type Backend interface {
+	// Device describes the device for the fingerprint.
+	Device() Device
+	// Ceilings are the rates for the speed-of-light floor.
+	Ceilings() kernels.Ceilings
+	// CacheMode says how samples are made cold: "cold" with the bytes
+	// written before every sample, or "warm" with 0.
+	CacheMode() (mode string, flushBytes int64)
+	// Timer names the clock: "cuda_events" or "wall_clock".
+	Timer() string
+	// Telemetry reads the device's clocks and throttle reasons; nil with no
+	// error where there is nothing to read (the CPU).
+	Telemetry() (*Telemetry, error)
+	// Build compiles a variant once for the whole run.
+	Build(ctx context.Context, role string, v kernels.Variant) (*Build, error)
+	// Reference describes the kernel that computes the correctness
+	// reference, or nil when the backend computes it on the CPU.
+	Reference() *Build
+	// Shape makes the runners of the given roles (in order) on one shape.
+	Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error)
+	Close() error
+}
+
+// ShapeRunner runs the roles of one shape. Role indexes follow the roles
+// given to Backend.Shape.
+type ShapeRunner interface {
+	// Load generates fresh inputs from seed, loads them for every role and
+	// returns the float64 reference for them. When checkCPU is set and the
+	// reference was computed on the device, it is also compared with the
+	// CPU reference and that check returned.
+	Load(ctx context.Context, seed uint64, checkCPU bool) (ref []float64, refCheck *RefCheck, err error)
+	// Check poisons role's output with NaN, runs one complete execution and
+	// returns the output (fp16 bits) and the input hashes before and after.
+	Check(ctx context.Context, role int) (out []uint16, hashBefore, hashAfter string, err error)
+	// Sample times one complete execution of role, the cache flush outside
+	// the timed region, and returns nanoseconds.
+	Sample(ctx context.Context, role int) (float64, error)
+	// Output returns role's output as the last execution left it.
+	Output(ctx context.Context, role int) ([]uint16, error)
+	// Plan describes role's launch configuration.
+	Plan(role int) LaunchPlan
+	Close() error
+}
+
+// RefCheck is the device reference against the CPU reference.
+type RefCheck struct {
+	Elements            int
+	MaxAbsErr, RelL2Err float64
+	Tol                 float64
+	Pass                bool
+}

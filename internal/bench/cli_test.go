@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/stats"
+)
+
+type cliRun struct {
+	code   int
+	stdout string
+	stderr string
+	lines  []map[string]any
+}
+
+func runCLI(t *testing.T, args ...string) cliRun {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb, Options{})
+	r := cliRun{code: code, stdout: out.String(), stderr: errb.String()}
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<28)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %q: %v", sc.Text(), err)
+		}
+		if m["type"] == nil {
+			t.Fatalf("stdout line without a type: %q", sc.Text())
+		}
+		r.lines = append(r.lines, m)
+	}
+	return r
+}
+
+func TestCLICPUSuiteTestsBothProblems(t *testing.T) {
+	for _, prob := range []string{"nvfp4_group_gemm", "nvfp4_dual_gemm"} {
+		t.Run(prob, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "result.json")
+			r := runCLI(t, "--problem", prob, "--device", "cpu", "--suite", "tests", "--json", path)
+			if r.code != ExitOK {
+				t.Fatalf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
+			}
+			doc, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read result: %v", err)
+			}
+			if err := Validate(doc); err != nil {
+				t.Fatalf("result does not validate: %v", err)
+			}
+			var res Result
+			if err := json.Unmarshal(doc, &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Mode != "cpu" || res.Status != StatusOK || !res.Summary.AllCorrect || res.Summary.Timed != len(res.Shapes) {
+				t.Fatalf("mode %s status %s all_correct %v timed %d/%d", res.Mode, res.Status, res.Summary.AllCorrect, res.Summary.Timed, len(res.Shapes))
+			}
+			for _, s := range res.Shapes {
+				// The CPU stop rule caps a shape at 1 s: a slow shape may stop
+				// there with fewer than 10 samples, and must say so.
+				capped := s.Variant.StopReason == stats.StopMaxTime
+				if (len(s.Variant.SamplesNs) < 10 && !capped) || len(s.Variant.SamplesNs) < 2 || s.Variant.StopReason == "" || s.Variant.WarmupLaunches < 1 {
+					t.Fatalf("shape %d: %d samples, stop %q, warm-up %d", s.Index, len(s.Variant.SamplesNs), s.Variant.StopReason, s.Variant.WarmupLaunches)
+				}
+			}
+			last := r.lines[len(r.lines)-1]
+			if last["type"] != "result" || last["path"] != path || last["status"] != StatusOK {
+				t.Fatalf("final line %v", last)
+			}
+			var phases = map[string]bool{}
+			for _, l := range r.lines {
+				if l["type"] == "progress" {
+					phases[l["phase"].(string)] = true
+				}
+			}
+			for _, ph := range []string{PhaseCompile, PhaseCorrectness, PhaseWarmup, PhaseDone} {
+				if !phases[ph] {
+					t.Fatalf("no progress line for phase %s (saw %v)", ph, phases)
+				}
+			}
+		})
+	}
+}
+
+func TestCLIDocumentInFinalLineWithoutJSONFlag(t *testing.T) {
+	dir := t.TempDir()
+	shapes := filepath.Join(dir, "s.json")
+	os.WriteFile(shapes, []byte(`[{"m":[1],"n":64,"k":128},{"m":[3,5],"n":64,"k":256}]`), 0o644)
+	r := runCLI(t, "--problem", "nvfp4_group_gemm", "--device", "cpu", "--shapes", shapes, "--aa")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	last := strings.TrimSpace(r.stdout[strings.LastIndex(strings.TrimSpace(r.stdout), "\n")+1:])
+	var line struct {
+		Type     string          `json:"type"`
+		Path     *string         `json:"path"`
+		Document json.RawMessage `json:"document"`
+	}
+	if err := json.Unmarshal([]byte(last), &line); err != nil || line.Type != "result" || line.Path != nil {
+		t.Fatalf("final line %q (%v)", last, err)
+	}
+	if err := Validate(line.Document); err != nil {
+		t.Fatalf("document in the final line does not validate: %v", err)
+	}
+	var res Result
+	json.Unmarshal(line.Document, &res)
+	if res.Suite != "file" || len(res.Shapes) != 2 || res.Baseline == nil || !res.AA || res.Summary.GeomeanSpeedup == nil {
+		t.Fatalf("suite %s, %d shapes, baseline %v, aa %v", res.Suite, len(res.Shapes), res.Baseline, res.AA)
+	}
+	if len(res.Shapes[0].Pairing.Order) < DefaultMinRounds {
+		t.Fatalf("CPU A/A paired %d rounds", len(res.Shapes[0].Pairing.Order))
+	}
+}
+
+func TestCLIExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	n100 := write("n100.json", `[{"m":[8],"n":100,"k":256}]`)
+	k96 := write("k96.json", `[{"m":[8],"n":64,"k":96}]`)
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"unknown variant", []string{"--problem", "nvfp4_group_gemm", "--variant", "warpspeed"}, ExitUsage, "unknown variant"},
+		{"unknown knob", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?turbo=1"}, ExitUsage, "turbo"},
+		{"knob value", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?stages=9"}, ExitUsage, "stages"},
+		{"unknown problem", []string{"--problem", "fp8_gemm", "--variant", "baseline"}, ExitUsage, "unknown problem"},
+		{"no problem", []string{"--variant", "baseline"}, ExitUsage, "--problem is required"},
+		{"N=100", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", n100}, ExitUsage, "N must be a multiple of 64"},
+		{"K=96", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", k96}, ExitUsage, "K must be a multiple of 128"},
+		{"N=100 cpu", []string{"--problem", "nvfp4_dual_gemm", "--device", "cpu", "--shapes", n100}, ExitUsage, "N must be a multiple of 64"},
+		{"bad suite", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--suite", "all"}, ExitUsage, "--suite"},
+		{"bad device", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "gpu0"}, ExitUsage, "--device"},
+		{"cpu runs only the reference", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "cpu"}, ExitUsage, "CPU reference"},
+		{"aa with other variant", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?stages=2", "--aa"}, ExitUsage, "--aa"},
+		{"missing shapes file", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", filepath.Join(dir, "nope.json")}, ExitUsage, "nope.json"},
+		{"stray argument", []string{"--problem", "nvfp4_group_gemm", "baseline"}, ExitUsage, "unexpected arguments"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, c.args...)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", r.code, c.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.stderr) {
+				t.Fatalf("stderr %q does not say %q", r.stderr, c.stderr)
+			}
+		})
+	}
+}
+
+func TestCLIDeviceZeroWithoutGPU(t *testing.T) {
+	if _, err := gpu.DeviceCount(); err == nil {
+		t.Skip("a CUDA driver is present here: this test is about machines without one")
+	}
+	r := runCLI(t, "--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "0", "--suite", "tests")
+	if r.code != ExitCouldNotRun {
+		t.Fatalf("exit %d, want %d\nstderr: %s", r.code, ExitCouldNotRun, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "libcuda") {
+		t.Fatalf("stderr does not name libcuda: %s", r.stderr)
+	}
+	last := r.lines[len(r.lines)-1]
+	if last["type"] != "error" || last["exit_code"].(float64) != ExitCouldNotRun {
+		t.Fatalf("final line %v", last)
+	}
+}
+
+func TestCLIDumpShapes(t *testing.T) {
+	r := runCLI(t, "--problem", "nvfp4_dual_gemm", "--suite", "benchmarks", "--dump-shapes")
+	if r.code != 0 || len(r.lines) != 1 {
+		t.Fatalf("exit %d, %d lines", r.code, len(r.lines))
+	}
+	if ss := r.lines[0]["shapes"].([]any); len(ss) != 4 {
+		t.Fatalf("%d shapes", len(ss))
+	}
+}

@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// CPUVariantName is the only variant the CPU device runs: nvfp4's float64
+// reference (parallel over all cores) rounded to fp16.
+const CPUVariantName = "reference"
+
+// cpuF16NaN fills outputs before a checked run, so that an element the run
+// does not write fails the comparison.
+const cpuF16NaN = 0x7E00
+
+// CPUBackend runs the CPU reference, timed with the wall clock, so the whole
+// flow (protocol, result document) works on a machine without a GPU. There
+// is no L2 to flush on purpose: the CPU has no equivalent of cold-L2 launch
+// semantics worth modelling, so its cache mode is "warm".
+type CPUBackend struct {
+	problem *kernels.Problem
+	device  Device
+}
+
+// NewCPUBackend describes this machine's CPU.
+func NewCPUBackend(p *kernels.Problem) *CPUBackend {
+	return &CPUBackend{problem: p, device: Device{
+		Kind: "cpu", Ordinal: -1, Name: cpuModel(), Arch: "cpu",
+		SMs: runtime.GOMAXPROCS(0), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		DriverVersion: runtime.Version(),
+	}}
+}
+
+// cpuModel reads the CPU's model name, falling back to the architecture.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), ":")
+			if ok && strings.TrimSpace(k) == "model name" {
+				return "cpu: " + strings.TrimSpace(v)
+			}
+		}
+	}
+	return "cpu: " + runtime.GOARCH
+}
+
+func (b *CPUBackend) Device() Device { return b.device }
+
+func (b *CPUBackend) Ceilings() kernels.Ceilings {
+	c := kernels.CeilingsFor(b.device.Name, 0, 0)
+	c.Source = "CPU mode, no CPU speed of light: " + c.Source
+	return c
+}
+
+func (b *CPUBackend) CacheMode() (string, int64) { return "warm", 0 }
+func (b *CPUBackend) Timer() string              { return "wall_clock" }
+
+func (b *CPUBackend) Telemetry() (*Telemetry, error) { return nil, nil }
+func (b *CPUBackend) Reference() *Build              { return nil }
+func (b *CPUBackend) Close() error                   { return nil }
+
+// Build records the CPU reference as the variant; there is nothing to compile.
+func (b *CPUBackend) Build(ctx context.Context, role string, v kernels.Variant) (*Build, error) {
+	if !v.Reference {
+		return nil, fmt.Errorf("the CPU device runs only the %q variant (the CPU reference), not %q", CPUVariantName, v.Name)
+	}
+	src := "github.com/pitchtank/pitchtank/internal/nvfp4.GemmRef+DualGemmRef float64, rounded to fp16 (" + runtime.Version() + ")"
+	h := sha256.Sum256([]byte(src))
+	return &Build{
+		Role: role, Name: v.Name, Title: "CPU reference (float64, rounded to fp16)", SourceFile: "internal/nvfp4/ref.go",
+		SourceHash: hex.EncodeToString(h[:]), Knobs: map[string]string{"threads": fmt.Sprint(runtime.GOMAXPROCS(0))},
+		Arch: "cpu", CompileOptions: []string{}, Kernels: []KernelAttrs{},
+	}, nil
+}
+
+// Shape makes one output buffer per role over shared inputs.
+func (b *CPUBackend) Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error) {
+	r := &cpuShape{problem: b.problem, shape: s, outs: make([][]uint16, len(roles))}
+	for i := range r.outs {
+		r.outs[i] = make([]uint16, outputElements(s))
+	}
+	return r, nil
+}
+
+type cpuShape struct {
+	problem *kernels.Problem
+	shape   kernels.Shape
+	in      inputs
+	loaded  bool
+	outs    [][]uint16
+}
+
+func (r *cpuShape) Load(ctx context.Context, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
+	r.in = genInputs(r.problem, r.shape, seed)
+	r.loaded = true
+	// The reference is computed apart from the runs it checks: a run that
+	// left its output unwritten or wrote the wrong element fails.
+	return cpuReference(r.in), nil, nil
+}
+
+func (r *cpuShape) exec(role int) error {
+	if !r.loaded {
+		return fmt.Errorf("cpu: run before inputs were loaded")
+	}
+	ref := cpuReference(r.in)
+	out := r.outs[role]
+	if len(ref) != len(out) {
+		return fmt.Errorf("cpu: reference has %d elements, output %d", len(ref), len(out))
+	}
+	for i, x := range ref {
+		out[i] = nvfp4.F16FromFloat64(x)
+	}
+	return nil
+}
+
+func (r *cpuShape) Check(ctx context.Context, role int) ([]uint16, string, string, error) {
+	out := r.outs[role]
+	for i := range out {
+		out[i] = cpuF16NaN
+	}
+	h0 := r.in.hash()
+	if err := r.exec(role); err != nil {
+		return nil, "", "", err
+	}
+	return append([]uint16{}, out...), h0, r.in.hash(), nil
+}
+
+func (r *cpuShape) Sample(ctx context.Context, role int) (float64, error) {
+	t0 := time.Now()
+	if err := r.exec(role); err != nil {
+		return 0, err
+	}
+	return float64(time.Since(t0).Nanoseconds()), nil
+}
+
+func (r *cpuShape) Output(ctx context.Context, role int) ([]uint16, error) {
+	return append([]uint16{}, r.outs[role]...), nil
+}
+
+func (r *cpuShape) Plan(role int) LaunchPlan {
+	pl := LaunchPlan{Mode: "cpu", Streams: 0, Launches: []Launch{}}
+	threads := uint32(runtime.GOMAXPROCS(0))
+	for g := range r.shape.M {
+		name := "nvfp4.GemmRef"
+		if r.problem.Kind == kernels.DualGEMM {
+			name = "nvfp4.DualGemmRef"
+		}
+		pl.Launches = append(pl.Launches, Launch{Kernel: name, Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{threads, 1, 1}, Group: g})
+	}
+	return pl
+}
+
+func (r *cpuShape) Close() error { return nil }

@@ -1,0 +1,376 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+
+	"github.com/pitchtank/pitchtank/internal/engine"
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// refVsCPUTol bounds the GPU reference's distance to the CPU reference.
+// Both sum exact products in float64 (nvfp4.GemmRef explains why every
+// product and partial sum is exact for the generator's inputs), so they
+// agree to float64 rounding at worst; anything past 1e-9 relative is a bug.
+const refVsCPUTol = 1e-9
+
+// GPUBackend runs variants through the engine on one CUDA device: CUDA
+// events on a non-default stream, the L2 flushed by a memset of twice its
+// size on the same stream before every sample, outside the event pair.
+type GPUBackend struct {
+	problem  *kernels.Problem
+	dev      *gpu.Device
+	info     gpu.DeviceInfo
+	cacheDir string
+	lim      kernels.Limits
+
+	builds map[string]*engine.Built // by role
+	ref    *engine.Built
+	refRec *Build
+
+	stream     *gpu.Stream
+	start, end *gpu.Event
+	flush      gpu.DevPtr
+	flushBytes int64
+}
+
+// OpenGPU opens CUDA device ordinal and prepares the timing stream, the
+// event pair and the flush buffer. A machine without a driver returns the
+// gpu package's *UnavailableError naming what is missing.
+func OpenGPU(ordinal int, p *kernels.Problem, cacheDir string) (*GPUBackend, error) {
+	d, err := gpu.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	info := d.Info()
+	b := &GPUBackend{
+		problem: p, dev: d, info: info, cacheDir: cacheDir, builds: map[string]*engine.Built{},
+		lim:        kernels.Limits{SMs: info.SMs, MaxSharedOptin: info.MaxSharedPerBlockOptin, Arch: info.Arch},
+		flushBytes: 2 * info.L2Bytes,
+	}
+	if b.flushBytes <= 0 {
+		d.Close()
+		return nil, fmt.Errorf("device %d reports an L2 size of %d bytes: cannot size the cache flush", ordinal, info.L2Bytes)
+	}
+	err = d.Do(func(c *gpu.Ctx) error {
+		var err error
+		if b.stream, err = c.NewStream(); err != nil {
+			return fmt.Errorf("create timing stream: %w", err)
+		}
+		if b.start, err = c.NewEvent(); err != nil {
+			return fmt.Errorf("create start event: %w", err)
+		}
+		if b.end, err = c.NewEvent(); err != nil {
+			return fmt.Errorf("create end event: %w", err)
+		}
+		if b.flush, err = c.Alloc(b.flushBytes); err != nil {
+			return fmt.Errorf("allocate the %d-byte L2 flush buffer: %w", b.flushBytes, err)
+		}
+		return nil
+	})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *GPUBackend) Device() Device {
+	i := b.info
+	return Device{
+		Kind: "gpu", Ordinal: i.Ordinal, Name: i.Name, UUID: i.UUID,
+		ComputeCapability: fmt.Sprintf("%d.%d", i.CCMajor, i.CCMinor), Arch: i.Arch,
+		SMs: i.SMs, L2Bytes: i.L2Bytes, MemBytes: i.MemBytes,
+		DriverVersion: i.DriverVersion, CUDADriverVersion: i.CUDADriverVersion, NVRTCVersion: i.NVRTCVersion,
+		MaxClockSMMHz: i.MaxClockSMMHz, PowerLimitW: i.PowerLimitW, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+	}
+}
+
+func (b *GPUBackend) Ceilings() kernels.Ceilings {
+	return kernels.CeilingsFor(b.info.Name, b.info.CCMajor, b.info.CCMinor)
+}
+
+func (b *GPUBackend) CacheMode() (string, int64) { return "cold", b.flushBytes }
+func (b *GPUBackend) Timer() string              { return "cuda_events" }
+
+func (b *GPUBackend) Telemetry() (*Telemetry, error) {
+	t, err := b.dev.Telemetry()
+	if err != nil && t.At.IsZero() {
+		return nil, err
+	}
+	return &Telemetry{
+		At: t.At.UTC(), SMClockMHz: t.SMClockMHz, MemClockMHz: t.MemClockMHz, TempC: t.TempC,
+		PowerW: t.PowerW, PowerLimitW: t.PowerLimitW, ClockEventReasons: t.ClockEventReasons,
+		Flags: ThrottleFlags(t.ClockEventReasons),
+	}, err
+}
+
+// Build compiles v (NVRTC for the device's arch, through the cubin cache)
+// and, on the first call, the problem's GPU reference.
+func (b *GPUBackend) Build(ctx context.Context, role string, v kernels.Variant) (*Build, error) {
+	if b.ref == nil {
+		rv, err := b.problem.ResolveVariant("reference")
+		if err != nil {
+			return nil, fmt.Errorf("find the GPU reference: %w", err)
+		}
+		b.ref, err = engine.Build(b.info, rv, b.cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("build the GPU reference: %w", err)
+		}
+		rec := buildRecord(RoleReference, "reference", b.ref)
+		b.refRec = &rec
+	}
+	bt, err := engine.Build(b.info, v, b.cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	b.builds[role] = bt
+	rec := buildRecord(role, v.Name, bt)
+	return &rec, nil
+}
+
+func buildRecord(role, spec string, bt *engine.Built) Build {
+	v := bt.Variant
+	r := Build{
+		Role: role, Spec: spec, Name: v.Name, Title: v.Title, SourceFile: v.SourceFile,
+		SourceHash: v.SourceHash(), Knobs: map[string]string{}, CompileOptions: append([]string{}, bt.Options...),
+		Kernels: []KernelAttrs{},
+	}
+	for k, x := range v.Defines() {
+		r.Knobs[k] = x
+	}
+	r.Knobs["launch"] = v.Knobs.Launch
+	if c := bt.Compiled; c != nil {
+		r.Arch, r.CubinKey, r.CacheHit, r.CompileSeconds = c.Arch, c.Key, c.CacheHit, c.Duration.Seconds()
+		if len(r.CompileOptions) == 0 {
+			r.CompileOptions = append([]string{}, c.Options...)
+		}
+	}
+	names := make([]string, 0, len(bt.Attrs))
+	for n := range bt.Attrs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		a := bt.Attrs[n]
+		r.Kernels = append(r.Kernels, KernelAttrs{Name: n, Registers: a.NumRegs, SharedStatic: a.SharedStatic, LocalBytes: a.LocalBytes, MaxThreads: a.MaxThreads})
+	}
+	return r
+}
+
+func (b *GPUBackend) Reference() *Build { return b.refRec }
+
+// BuildRecord is role's build record as of now: after a shape was prepared
+// it holds the loaded module's per-kernel resources too.
+func (b *GPUBackend) BuildRecord(role string) *Build {
+	bt := b.builds[role]
+	if role == RoleReference {
+		bt = b.ref
+	}
+	if bt == nil {
+		return nil
+	}
+	rec := buildRecord(role, bt.Variant.Name, bt)
+	return &rec
+}
+
+// Shape makes one engine instance per role; they are prepared on the first
+// Load, which has the inputs Prepare needs.
+func (b *GPUBackend) Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error) {
+	r := &gpuShape{b: b, shape: s, roles: roles, inst: make([]*engine.Instance, len(roles))}
+	for _, role := range roles {
+		if b.builds[role] == nil {
+			return nil, fmt.Errorf("role %s was not built", role)
+		}
+	}
+	return r, nil
+}
+
+func (b *GPUBackend) Close() error {
+	if b.dev == nil {
+		return nil
+	}
+	err := b.dev.Do(func(c *gpu.Ctx) error {
+		var errs []error
+		if b.flush != 0 {
+			errs = append(errs, c.Free(b.flush))
+		}
+		for _, e := range []*gpu.Event{b.start, b.end} {
+			if e != nil {
+				errs = append(errs, e.Destroy())
+			}
+		}
+		if b.stream != nil {
+			errs = append(errs, b.stream.Destroy())
+		}
+		return errors.Join(errs...)
+	})
+	if cerr := b.dev.Close(); err == nil {
+		err = cerr
+	}
+	b.dev = nil
+	return err
+}
+
+type gpuShape struct {
+	b     *GPUBackend
+	shape kernels.Shape
+	roles []string
+	inst  []*engine.Instance
+	in    inputs
+}
+
+func engineInputs(in inputs) engine.Inputs {
+	return engine.Inputs{Group: in.group, Dual: in.dual}
+}
+
+func (r *gpuShape) Load(ctx context.Context, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
+	r.in = genInputs(r.b.problem, r.shape, seed)
+	ein := engineInputs(r.in)
+	var ref []float64
+	err := r.b.dev.Do(func(c *gpu.Ctx) error {
+		for i, role := range r.roles {
+			if r.inst[i] == nil {
+				inst, err := engine.Prepare(c, r.b.builds[role], r.shape, r.b.lim, ein)
+				if err != nil {
+					return fmt.Errorf("prepare %s: %w", role, err)
+				}
+				r.inst[i] = inst
+				continue
+			}
+			if err := r.inst[i].Upload(ein); err != nil {
+				return fmt.Errorf("upload %s inputs: %w", role, err)
+			}
+		}
+		var err error
+		ref, err = engine.RunReference(c, r.b.ref, r.shape, ein)
+		if err != nil {
+			return fmt.Errorf("run the GPU reference: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !checkCPU {
+		return ref, nil, nil
+	}
+	cpu := cpuReference(r.in)
+	k := nvfp4.CompareF64(ref, cpu, refVsCPUTol, refVsCPUTol)
+	return ref, &RefCheck{Elements: k.Elements, MaxAbsErr: k.MaxAbsErr, RelL2Err: k.RelL2Err, Tol: refVsCPUTol, Pass: k.Pass}, nil
+}
+
+func (r *gpuShape) Check(ctx context.Context, role int) (out []uint16, h0, h1 string, err error) {
+	inst := r.inst[role]
+	if inst == nil {
+		return nil, "", "", fmt.Errorf("check before inputs were loaded")
+	}
+	err = r.b.dev.Do(func(c *gpu.Ctx) error {
+		if err := inst.Poison(); err != nil {
+			return fmt.Errorf("poison output: %w", err)
+		}
+		var err error
+		if h0, err = inst.InputHash(); err != nil {
+			return fmt.Errorf("hash inputs before: %w", err)
+		}
+		if err := inst.Run(r.b.stream); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		if err := r.b.stream.Synchronize(); err != nil {
+			return fmt.Errorf("synchronize after run: %w", err)
+		}
+		if out, err = inst.Output(); err != nil {
+			return fmt.Errorf("read output: %w", err)
+		}
+		if h1, err = inst.InputHash(); err != nil {
+			return fmt.Errorf("hash inputs after: %w", err)
+		}
+		return nil
+	})
+	return out, h0, h1, err
+}
+
+// Sample: flush (memset 2x L2 on the timing stream), start event, one
+// complete execution (the engine joins side streams back to this stream),
+// end event; the wait for the end event is outside the timed region.
+func (r *gpuShape) Sample(ctx context.Context, role int) (float64, error) {
+	inst := r.inst[role]
+	if inst == nil {
+		return 0, fmt.Errorf("sample before inputs were loaded")
+	}
+	var ms float32
+	b := r.b
+	err := b.dev.Do(func(c *gpu.Ctx) error {
+		if err := c.MemsetD8(b.flush, 0, b.flushBytes, b.stream); err != nil {
+			return fmt.Errorf("flush L2: %w", err)
+		}
+		if err := b.start.Record(b.stream); err != nil {
+			return fmt.Errorf("record start: %w", err)
+		}
+		if err := inst.Run(b.stream); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		if err := b.end.Record(b.stream); err != nil {
+			return fmt.Errorf("record end: %w", err)
+		}
+		if err := b.end.Synchronize(); err != nil {
+			return fmt.Errorf("wait for end event: %w", err)
+		}
+		var err error
+		ms, err = gpu.ElapsedMs(b.start, b.end)
+		return err
+	})
+	return float64(ms) * 1e6, err
+}
+
+func (r *gpuShape) Output(ctx context.Context, role int) (out []uint16, err error) {
+	inst := r.inst[role]
+	if inst == nil {
+		return nil, fmt.Errorf("output before inputs were loaded")
+	}
+	err = r.b.dev.Do(func(c *gpu.Ctx) error {
+		var err error
+		out, err = inst.Output()
+		return err
+	})
+	return out, err
+}
+
+func (r *gpuShape) Plan(role int) LaunchPlan {
+	pl := LaunchPlan{Launches: []Launch{}}
+	var p *kernels.Plan
+	if inst := r.inst[role]; inst != nil {
+		p = inst.Plan()
+	} else {
+		bt := r.b.builds[r.roles[role]]
+		var err error
+		if p, err = bt.Variant.Plan(r.shape, r.b.lim); err != nil {
+			fmt.Fprintf(os.Stderr, "web bench: plan %s: %v\n", r.roles[role], err)
+			return pl
+		}
+	}
+	pl.Mode, pl.Streams = p.Mode, p.Streams
+	for _, l := range p.Launches {
+		pl.Launches = append(pl.Launches, Launch{Kernel: l.Kernel, Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Group: l.Group, Stream: l.Stream})
+	}
+	return pl
+}
+
+func (r *gpuShape) Close() error {
+	return r.b.dev.Do(func(c *gpu.Ctx) error {
+		var errs []error
+		for i, inst := range r.inst {
+			if inst != nil {
+				errs = append(errs, inst.Close())
+				r.inst[i] = nil
+			}
+		}
+		return errors.Join(errs...)
+	})
+}

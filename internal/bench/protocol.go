@@ -1,0 +1,627 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/internal/stats"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// Config is one run of the protocol: a problem, its shapes, a variant and
+// (optionally) the baseline it is paired with.
+type Config struct {
+	Problem      *kernels.Problem
+	Suite        string // tests, benchmarks or file
+	ShapesFile   string
+	Shapes       []kernels.Shape
+	Variant      kernels.Variant
+	VariantSpec  string
+	Baseline     *kernels.Variant // nil: time the variant alone
+	BaselineSpec string
+	AA           bool
+	Seed         uint64
+	Command      []string
+	Mode         string // gpu or cpu
+
+	SeedsPerShape     int  // fresh input sets checked per shape
+	CheckRefOnCPU     bool // compare the device reference with the CPU reference
+	Stop              stats.StopRule
+	WarmupMinLaunches int
+	WarmupMin         time.Duration
+	WarmupMax         time.Duration // 0: no cap
+	MinRounds         int
+	Bootstrap         int
+	MinEffect         float64
+	MaxTime           time.Duration // the whole run's wall-clock cap (also set on ctx by the caller)
+}
+
+// Defaults of the protocol (measurement.md).
+const (
+	DefaultMinRounds = 30
+	DefaultBootstrap = 2000
+	DefaultMinEffect = 0.01
+	DefaultMaxTime   = 10 * time.Minute
+	// reviewSpeedup: KernelBench flags speedups above 10x for review.
+	reviewSpeedup = 10.0
+)
+
+// FastPLevels are the p of fast_p that every result reports (rule 9).
+var FastPLevels = []float64{1.0, 1.2, 2.0}
+
+// Exit codes of `web bench`.
+const (
+	ExitOK          = 0 // every shape correct, measured
+	ExitIncorrect   = 1 // ran, but a kernel failed a correctness check on some shape
+	ExitUsage       = 2 // usage or invalid input (flags, problem, variant, knob, shape)
+	ExitCouldNotRun = 3 // device unavailable, compile error, CUDA error, timeout
+)
+
+// RunError is an error that stopped the run, with the phase it happened in.
+type RunError struct {
+	Phase string
+	Shape int
+	Err   error
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("bench: %s (shape %d): %v", e.Phase, e.Shape, e.Err)
+}
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Run executes the protocol on b and returns the result document, always
+// (a failed run still documents what it did and why it stopped), and the
+// exit code.
+func Run(ctx context.Context, cfg Config, b Backend, em *Emitter) (*Result, int) {
+	start := time.Now()
+	r := newResult(cfg, b, start)
+	err := run(ctx, cfg, b, em, r)
+	finish(r, cfg, err, time.Now())
+	if err != nil {
+		var re *RunError
+		phase, shape := "run", 0
+		if errors.As(err, &re) {
+			phase, shape = re.Phase, re.Shape
+		}
+		em.Line(ErrorLine{Type: "error", Phase: phase, Shape: shape, Message: err.Error(), ExitCode: ExitCouldNotRun})
+	}
+	return r, r.ExitCode
+}
+
+func newResult(cfg Config, b Backend, start time.Time) *Result {
+	mode, flush := b.CacheMode()
+	dev := b.Device()
+	c := b.Ceilings()
+	r := &Result{
+		SchemaVersion: SchemaVersion,
+		Tool:          "pitchtank web bench",
+		Command:       append([]string{}, cfg.Command...),
+		StartedAt:     start.UTC(),
+		Problem:       cfg.Problem.Name,
+		Suite:         cfg.Suite,
+		ShapesFile:    cfg.ShapesFile,
+		Mode:          cfg.Mode,
+		AA:            cfg.AA,
+		Seed:          cfg.Seed,
+		Device:        dev,
+		Fingerprint:   NewFingerprint(dev),
+		Ceilings:      Ceilings{TensorFLOPS: c.TensorFLOPS, MemBytesPerSec: c.MemBytesPerSec, Source: c.Source},
+		Protocol: Protocol{
+			StopRule: StopRule{
+				MinSamples: cfg.Stop.MinSamples, MinSeconds: cfg.Stop.MinTime.Seconds(),
+				MaxRelSEM: cfg.Stop.MaxRelSEM, MaxSeconds: cfg.Stop.MaxTime.Seconds(),
+				MaxSamples: cfg.Stop.MaxSamples, MaxRunSeconds: cfg.MaxTime.Seconds(),
+			},
+			WarmupMinLaunches: cfg.WarmupMinLaunches,
+			WarmupMinSeconds:  cfg.WarmupMin.Seconds(),
+			WarmupMaxSeconds:  cfg.WarmupMax.Seconds(),
+			CacheMode:         mode,
+			FlushBytes:        flush,
+			MinRounds:         cfg.MinRounds,
+			BootstrapSamples:  cfg.Bootstrap,
+			ConfidenceLevel:   0.95,
+			MinEffect:         cfg.MinEffect,
+			SeedsPerShape:     cfg.SeedsPerShape,
+			Timer:             b.Timer(),
+		},
+		Variant: Build{Role: RoleVariant, Spec: cfg.VariantSpec, Name: cfg.Variant.Name},
+		Shapes:  []Shape{},
+	}
+	if cfg.Baseline != nil {
+		r.Baseline = &Build{Role: RoleBaseline, Spec: cfg.BaselineSpec, Name: cfg.Baseline.Name}
+	}
+	return r
+}
+
+func run(ctx context.Context, cfg Config, b Backend, em *Emitter, r *Result) error {
+	n := len(cfg.Shapes)
+	roles := []string{RoleVariant}
+	specs := []string{cfg.VariantSpec}
+	variants := []kernels.Variant{cfg.Variant}
+	if cfg.Baseline != nil {
+		roles = append(roles, RoleBaseline)
+		specs = append(specs, cfg.BaselineSpec)
+		variants = append(variants, *cfg.Baseline)
+	}
+	for i, role := range roles {
+		em.Line(Progress{Type: "progress", Phase: PhaseCompile, Shape: 0, Shapes: n, Variant: specs[i], Role: role})
+		bld, err := b.Build(ctx, role, variants[i])
+		if err != nil {
+			return &RunError{Phase: PhaseCompile, Err: fmt.Errorf("build %s %q: %w", role, specs[i], err)}
+		}
+		bld.Role, bld.Spec = role, specs[i]
+		if i == 0 {
+			r.Variant = *bld
+		} else {
+			r.Baseline = bld
+		}
+	}
+	r.Reference = b.Reference()
+	defer refreshBuilds(b, r)
+	for i, s := range cfg.Shapes {
+		sr, err := runShape(ctx, cfg, b, em, i, s, roles, specs)
+		if sr != nil {
+			r.Shapes = append(r.Shapes, *sr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildRefresher is implemented by backends whose build records gain
+// detail once a module is loaded (per-kernel registers and spills).
+type buildRefresher interface {
+	BuildRecord(role string) *Build
+}
+
+func refreshBuilds(b Backend, r *Result) {
+	br, ok := b.(buildRefresher)
+	if !ok {
+		return
+	}
+	if x := br.BuildRecord(RoleVariant); x != nil {
+		x.Spec = r.Variant.Spec
+		r.Variant = *x
+	}
+	if r.Baseline != nil {
+		if x := br.BuildRecord(RoleBaseline); x != nil {
+			x.Spec = r.Baseline.Spec
+			r.Baseline = x
+		}
+	}
+	if x := br.BuildRecord(RoleReference); x != nil {
+		r.Reference = x
+	}
+}
+
+// seedFor derives the input seed of check j on shape i from the run's seed
+// (splitmix64 of a distinct counter), so every shape and check gets its own
+// inputs and a run is reproducible from --seed alone.
+func seedFor(base uint64, shape, j int) uint64 {
+	z := base + 0x9E3779B97F4A7C15*uint64(shape*64+j+1)
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s kernels.Shape, roles, specs []string) (sr *Shape, err error) {
+	n := len(cfg.Shapes)
+	p := cfg.Problem
+	floorSec, bound := kernels.Floor(p, s, b.Ceilings())
+	sr = &Shape{
+		Index: i, M: append([]int{}, s.M...), N: s.N, K: s.K,
+		FLOPs: p.FLOPs(s), MinBytes: p.MinBytes(s), FloorNs: floorSec * 1e9, FloorBound: bound,
+		ATol: p.ATol, RTol: p.RTol,
+		Checks: []Check{}, Launch: []LaunchPlan{}, Flags: []string{},
+	}
+	fail := func(phase string, e error) (*Shape, error) {
+		if sr.Skipped == "" && sr.Variant == nil {
+			sr.Skipped = "run stopped: " + phase + " failed"
+		}
+		return sr, &RunError{Phase: phase, Shape: i, Err: e}
+	}
+	sr.TelemetryBefore = readTelemetry(b, sr)
+	runner, err := b.Shape(ctx, s, roles)
+	if err != nil {
+		return fail(PhaseCorrectness, fmt.Errorf("prepare shape: %w", err))
+	}
+	defer func() {
+		if cerr := runner.Close(); cerr != nil && err == nil {
+			sr, err = fail(PhaseDone, fmt.Errorf("release shape: %w", cerr))
+		}
+	}()
+	for role := range roles {
+		pl := runner.Plan(role)
+		pl.Role = roles[role]
+		sr.Launch = append(sr.Launch, pl)
+	}
+
+	// Rule 1: fresh inputs, several seeds, poisoned outputs, input hashes.
+	roleOK := make([]bool, len(roles))
+	for k := range roleOK {
+		roleOK[k] = true
+	}
+	refOK := true
+	var ref []float64
+	for j := 0; j < cfg.SeedsPerShape; j++ {
+		seed := seedFor(cfg.Seed, i, j)
+		sr.Seeds = append(sr.Seeds, seed)
+		em.Line(Progress{Type: "progress", Phase: PhaseCorrectness, Shape: i, Shapes: n, Samples: j})
+		var rc *RefCheck
+		ref, rc, err = runner.Load(ctx, seed, cfg.CheckRefOnCPU)
+		if err != nil {
+			return fail(PhaseCorrectness, fmt.Errorf("load inputs (seed %d): %w", seed, err))
+		}
+		if rc != nil {
+			sr.ReferenceChecked = true
+			sr.Checks = append(sr.Checks, Check{
+				Role: RoleReference, Phase: PhaseRefVsCPU, Seed: seed, Elements: rc.Elements,
+				MaxAbsErr: finitePtr(rc.MaxAbsErr), RelL2Err: finitePtr(rc.RelL2Err), MaxRelErr: finitePtr(rc.RelL2Err),
+				ATol: rc.Tol, RTol: rc.Tol, InputsIntact: true, Pass: rc.Pass, Mismatches: boolToInt(!rc.Pass),
+			})
+			refOK = refOK && rc.Pass
+		}
+		for role := range roles {
+			out, h0, h1, err := runner.Check(ctx, role)
+			if err != nil {
+				return fail(PhaseCorrectness, fmt.Errorf("check %s (seed %d): %w", roles[role], seed, err))
+			}
+			c := compareCheck(roles[role], PhaseFresh, seed, out, ref, p.ATol, p.RTol)
+			c.InputHash = h0
+			c.InputsIntact = h0 != "" && h0 == h1
+			c.Pass = c.Pass && c.InputsIntact
+			if !c.InputsIntact {
+				addFlag(&sr.Flags, "inputs_modified")
+			}
+			sr.Checks = append(sr.Checks, c)
+			roleOK[role] = roleOK[role] && c.Pass
+		}
+	}
+	sr.TimingSeed = sr.Seeds[len(sr.Seeds)-1]
+	if !refOK {
+		addFlag(&sr.Flags, "reference_disagrees_with_cpu")
+	}
+	sr.Correct = roleOK[0] && refOK
+	if len(roles) > 1 {
+		ok := roleOK[1] && refOK
+		sr.BaselineCorrect = &ok
+	}
+	switch {
+	case !refOK:
+		sr.Skipped = "the device reference disagrees with the CPU reference: nothing can be checked"
+	case !roleOK[0]:
+		sr.Skipped = "variant incorrect: correctness comes before speed"
+	case len(roles) > 1 && !roleOK[1]:
+		sr.Skipped = "baseline incorrect: no comparison against a wrong kernel"
+	}
+	if sr.Skipped != "" {
+		sr.TelemetryAfter = readTelemetry(b, sr)
+		finishShapeFlags(sr)
+		return sr, nil
+	}
+
+	// Rules 2-5 and 7: warm-up, then paired interleaved samples until the
+	// stop rule holds for every role.
+	ms := make([]*Measurement, len(roles))
+	for role := range roles {
+		m, err := warmup(ctx, cfg, runner, role)
+		if err != nil {
+			return fail(PhaseWarmup, fmt.Errorf("warm up %s: %w", roles[role], err))
+		}
+		m.Role = roles[role]
+		ms[role] = m
+		em.Line(Progress{Type: "progress", Phase: PhaseWarmup, Shape: i, Shapes: n, Variant: specs[role], Role: roles[role], Samples: m.WarmupLaunches})
+	}
+	order, err := sampleLoop(ctx, cfg, runner, ms, func(samples int) {
+		med := stats.Summarize(ms[0].SamplesNs).Median
+		em.Line(Progress{Type: "progress", Phase: PhaseTiming, Shape: i, Shapes: n, Variant: specs[0], Role: RoleVariant, Samples: samples, MedianUs: usPtr(med)})
+	})
+	if err != nil {
+		return fail(PhaseTiming, err)
+	}
+	for _, m := range ms {
+		m.Stats = toStats(stats.Summarize(m.SamplesNs))
+	}
+	sr.Variant = ms[0]
+	if len(roles) > 1 {
+		sr.Baseline = ms[1]
+		iv := stats.PairedSpeedup(ms[1].SamplesNs, ms[0].SamplesNs, cfg.Bootstrap, seedFor(cfg.Seed, i, 63))
+		sr.Pairing = &Pairing{
+			Rounds: len(order), Order: order,
+			Speedup: Interval{Point: iv.Point, Lo: iv.Lo, Hi: iv.Hi, Level: 0.95},
+			Verdict: stats.Verdict(iv, cfg.MinEffect),
+		}
+		if iv.Point > reviewSpeedup {
+			addFlag(&sr.Flags, "speedup_over_10x")
+		}
+	}
+
+	// Rule 1, last part: the output of the last timed launch.
+	for role := range roles {
+		out, err := runner.Output(ctx, role)
+		if err != nil {
+			return fail(PhaseTiming, fmt.Errorf("read %s output after timing: %w", roles[role], err))
+		}
+		c := compareCheck(roles[role], PhaseLastTimed, sr.TimingSeed, out, ref, p.ATol, p.RTol)
+		c.InputsIntact = true
+		sr.Checks = append(sr.Checks, c)
+		if !c.Pass {
+			if role == 0 {
+				sr.Correct = false
+			} else {
+				f := false
+				sr.BaselineCorrect = &f
+			}
+		}
+	}
+
+	// Rule 8: speed of light.
+	med := sr.Variant.Stats.MedianNs
+	sr.FractionOfFloor = sr.FloorNs / med
+	if med < sr.FloorNs {
+		addFlag(&sr.Flags, "below_floor")
+	}
+	sr.TelemetryAfter = readTelemetry(b, sr)
+	finishShapeFlags(sr)
+	em.Line(Progress{Type: "progress", Phase: PhaseDone, Shape: i, Shapes: n, Variant: specs[0], Role: RoleVariant, Samples: len(sr.Variant.SamplesNs), MedianUs: usPtr(med)})
+	return sr, nil
+}
+
+// warmup runs one untimed pass, then at least max(WarmupMinLaunches,
+// WarmupMin) more, stopping early only at WarmupMax (when set) so that a
+// very slow CPU execution does not spend minutes warming up.
+func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role int) (*Measurement, error) {
+	t0 := time.Now()
+	launches := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, timeoutErr(err)
+		}
+		if _, err := runner.Sample(ctx, role); err != nil {
+			return nil, err
+		}
+		launches++
+		el := time.Since(t0)
+		done := launches >= 1+cfg.WarmupMinLaunches && el >= cfg.WarmupMin
+		if done || (cfg.WarmupMax > 0 && el >= cfg.WarmupMax) {
+			return &Measurement{WarmupLaunches: launches, WarmupSeconds: el.Seconds(), SamplesNs: []float64{}}, nil
+		}
+	}
+}
+
+// sampleLoop interleaves the roles, AB then BA (variant = A), until at least
+// MinRounds rounds are done and the stop rule holds for every role, or a
+// hard cap of the stop rule is hit for any role. With one role it is the
+// plain stop rule. It returns the round order.
+func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measurement, tick func(samples int)) ([]string, error) {
+	paired := len(ms) > 1
+	var order []string
+	t0 := time.Now()
+	lastTick := t0
+	measured := make([]float64, len(ms))
+	for round := 0; ; round++ {
+		seq := []int{0}
+		if paired {
+			if round%2 == 0 {
+				seq = []int{0, 1}
+				order = append(order, "AB")
+			} else {
+				seq = []int{1, 0}
+				order = append(order, "BA")
+			}
+		}
+		for _, role := range seq {
+			if err := ctx.Err(); err != nil {
+				return order, timeoutErr(err)
+			}
+			ns, err := runner.Sample(ctx, role)
+			if err != nil {
+				return order, fmt.Errorf("sample %s: %w", ms[role].Role, err)
+			}
+			if !(ns > 0) || math.IsInf(ns, 0) {
+				return order, fmt.Errorf("sample %s: the timer returned %v ns", ms[role].Role, ns)
+			}
+			ms[role].SamplesNs = append(ms[role].SamplesNs, ns)
+			measured[role] += ns
+		}
+		wall := time.Since(t0)
+		allStop, anyCap := true, false
+		for role, m := range ms {
+			stop, reason := cfg.Stop.Check(m.SamplesNs, time.Duration(measured[role]), wall)
+			if stop {
+				m.StopReason = reason
+				if reason != stats.StopConverged {
+					anyCap = true
+				}
+			} else {
+				m.StopReason = ""
+				allStop = false
+			}
+		}
+		if time.Since(lastTick) > 250*time.Millisecond {
+			lastTick = time.Now()
+			tick(len(ms[0].SamplesNs))
+		}
+		minRounds := cfg.MinRounds
+		if !paired {
+			minRounds = 0
+		}
+		if (allStop && round+1 >= minRounds) || anyCap {
+			for role, m := range ms {
+				m.MeasuredSeconds = measured[role] / 1e9
+				if m.StopReason == "" {
+					// Stopped because another role hit a hard cap.
+					m.StopReason = "paired_role_cap"
+				}
+			}
+			return order, nil
+		}
+	}
+}
+
+// readTelemetry reads NVML; a failed reading does not stop the measurement
+// (the clocks are recorded, never set) but flags the shape, since its
+// throttle state is then unknown.
+func readTelemetry(b Backend, sr *Shape) *Telemetry {
+	t, err := b.Telemetry()
+	if err != nil {
+		addFlag(&sr.Flags, "telemetry_unavailable")
+	}
+	return t
+}
+
+func timeoutErr(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("timeout: the run's --max-time passed: %w", err)
+	}
+	return err
+}
+
+func compareCheck(role, phase string, seed uint64, out []uint16, ref []float64, atol, rtol float64) Check {
+	c := Check{Role: role, Phase: phase, Seed: seed, ATol: atol, RTol: rtol}
+	if len(out) != len(ref) {
+		c.Elements = max(len(ref), 1)
+		c.Mismatches = c.Elements
+		return c
+	}
+	k := nvfp4.Compare(out, ref, atol, rtol)
+	c.Elements, c.Mismatches, c.NaNs = k.Elements, k.Mismatches, k.NaNs
+	c.MaxAbsErr, c.MaxRelErr, c.RelL2Err = finitePtr(k.MaxAbsErr), finitePtr(k.MaxRelErr), finitePtr(k.RelL2Err)
+	c.Pass = k.Pass
+	return c
+}
+
+func toStats(s stats.Summary) Stats {
+	return Stats{N: s.N, MedianNs: s.Median, MeanNs: s.Mean, MinNs: s.Min, MaxNs: s.Max, StddevNs: s.Stddev, SEMNs: s.SEM, RelSEM: s.RelSEM}
+}
+
+// ThrottleFlags names the clock-event reasons that make a measurement
+// suspect (rule 6): power cap 0x4, hardware slowdown 0x8, software thermal
+// 0x20, hardware thermal 0x40, power brake 0x80.
+func ThrottleFlags(reasons uint64) []string {
+	var f []string
+	for _, x := range []struct {
+		bit  uint64
+		name string
+	}{{0x4, "power_cap"}, {0x8, "hw_slowdown"}, {0x20, "sw_thermal"}, {0x40, "hw_thermal"}, {0x80, "power_brake"}} {
+		if reasons&x.bit != 0 {
+			f = append(f, x.name)
+		}
+	}
+	return f
+}
+
+func finishShapeFlags(sr *Shape) {
+	for _, t := range []*Telemetry{sr.TelemetryBefore, sr.TelemetryAfter} {
+		if t == nil {
+			continue
+		}
+		t.Flags = ThrottleFlags(t.ClockEventReasons)
+		for _, f := range t.Flags {
+			addFlag(&sr.Flags, "throttle_"+f)
+		}
+	}
+	sort.Strings(sr.Flags)
+}
+
+func addFlag(flags *[]string, f string) {
+	for _, x := range *flags {
+		if x == f {
+			return
+		}
+	}
+	*flags = append(*flags, f)
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// finish fills the summary (rule 9), the status and the exit code.
+func finish(r *Result, cfg Config, err error, end time.Time) {
+	r.FinishedAt = end.UTC()
+	r.WallSeconds = end.Sub(r.StartedAt).Seconds()
+	sm := Summary{Shapes: len(r.Shapes), FastP: []FastP{}, Flags: []string{}, ShapeSpeedups: []float64{}}
+	var medians, baseMedians, floors, fracs, speedups []float64
+	var perShape []float64
+	var correct []bool
+	baselineBad := false
+	for i := range r.Shapes {
+		s := &r.Shapes[i]
+		if s.Correct {
+			sm.Correct++
+		}
+		if s.BaselineCorrect != nil && !*s.BaselineCorrect {
+			baselineBad = true
+		}
+		floors = append(floors, s.FloorNs)
+		sp := 0.0
+		if s.Variant != nil {
+			sm.Timed++
+			medians = append(medians, s.Variant.Stats.MedianNs)
+			fracs = append(fracs, s.FractionOfFloor)
+		}
+		if s.Baseline != nil {
+			baseMedians = append(baseMedians, s.Baseline.Stats.MedianNs)
+		}
+		if s.Pairing != nil {
+			sp = s.Pairing.Speedup.Point
+			speedups = append(speedups, sp)
+			switch s.Pairing.Verdict {
+			case "faster":
+				sm.Verdicts.Faster++
+			case "slower":
+				sm.Verdicts.Slower++
+			default:
+				sm.Verdicts.NoChange++
+			}
+		}
+		perShape = append(perShape, sp)
+		correct = append(correct, s.Correct && s.Pairing != nil)
+		for _, f := range s.Flags {
+			addFlag(&sm.Flags, f)
+		}
+	}
+	sort.Strings(sm.Flags)
+	sm.AllCorrect = len(r.Shapes) > 0 && sm.Correct == len(r.Shapes)
+	if len(medians) > 0 {
+		sm.GeomeanMedianNs = stats.GeoMean(medians)
+		sm.GeomeanFractionFloor = stats.GeoMean(fracs)
+	}
+	if len(floors) > 0 {
+		sm.GeomeanFloorNs = stats.GeoMean(floors)
+	}
+	if r.Baseline != nil {
+		sm.ShapeSpeedups = perShape
+		if len(baseMedians) > 0 {
+			g := stats.GeoMean(baseMedians)
+			sm.GeomeanBaselineNs = &g
+		}
+		if len(speedups) > 0 {
+			g := stats.GeoMean(speedups)
+			sm.GeomeanSpeedup = &g
+		}
+		for _, p := range FastPLevels {
+			sm.FastP = append(sm.FastP, FastP{P: p, Value: stats.FastP(perShape, correct, p)})
+		}
+	}
+	r.Summary = sm
+	switch {
+	case err != nil:
+		r.Status, r.ExitCode, r.Error = StatusError, ExitCouldNotRun, err.Error()
+	case !sm.AllCorrect || baselineBad:
+		r.Status, r.ExitCode = StatusIncorrect, ExitIncorrect
+	default:
+		r.Status, r.ExitCode = StatusOK, ExitOK
+	}
+}

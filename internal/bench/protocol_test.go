@@ -1,0 +1,304 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/stats"
+)
+
+func runFake(t *testing.T, cfg Config, f *fakeBackend) (*Result, int, []byte) {
+	t.Helper()
+	var out bytes.Buffer
+	r, code := Run(context.Background(), cfg, f, NewEmitter(&out))
+	doc, err := json.Marshal(r)
+	if err != nil {
+		t.Fatalf("marshal result: %v", err)
+	}
+	if err := Validate(doc); err != nil {
+		t.Fatalf("result does not validate: %v\n%s", err, doc)
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("progress line is not JSON: %q: %v", line, err)
+		}
+	}
+	return r, code, doc
+}
+
+func TestPairingAlternatesABandBA(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.001) })
+	cfg := fakeConfig(1, true)
+	r, code, _ := runFake(t, cfg, f)
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0: %s", code, r.Error)
+	}
+	pg := r.Shapes[0].Pairing
+	if pg == nil || pg.Rounds < DefaultMinRounds {
+		t.Fatalf("pairing %+v: want >= %d rounds", pg, DefaultMinRounds)
+	}
+	for i, o := range pg.Order {
+		want := "AB"
+		if i%2 == 1 {
+			want = "BA"
+		}
+		if o != want {
+			t.Fatalf("round %d order %s, want %s", i, o, want)
+		}
+	}
+	// The recorded calls after the warm-ups must follow the order: variant
+	// is role 0 (A), baseline role 1 (B).
+	wu := r.Shapes[0].Variant.WarmupLaunches + r.Shapes[0].Baseline.WarmupLaunches
+	timed := f.calls[wu:]
+	if len(timed) != 2*pg.Rounds {
+		t.Fatalf("%d timed calls for %d rounds", len(timed), pg.Rounds)
+	}
+	for i, c := range timed {
+		round, pos := i/2, i%2
+		want := pos // AB: 0 then 1
+		if round%2 == 1 {
+			want = 1 - pos
+		}
+		if c[1] != want {
+			t.Fatalf("timed call %d ran role %d, want %d (round %d %s)", i, c[1], want, round, pg.Order[round])
+		}
+	}
+	if n := len(r.Shapes[0].Variant.SamplesNs); n != pg.Rounds {
+		t.Fatalf("variant has %d samples for %d rounds", n, pg.Rounds)
+	}
+}
+
+func TestWarmupAtLeastElevenLaunches(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 5000 })
+	r, _, _ := runFake(t, fakeConfig(1, false), f)
+	if w := r.Shapes[0].Variant.WarmupLaunches; w < 11 {
+		t.Fatalf("warm-up %d launches: want one untimed pass plus at least 10", w)
+	}
+}
+
+func TestStopReasons(t *testing.T) {
+	t.Run("converged", func(t *testing.T) {
+		f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.001) })
+		r, _, _ := runFake(t, fakeConfig(1, false), f)
+		m := r.Shapes[0].Variant
+		if m.StopReason != stats.StopConverged {
+			t.Fatalf("stop reason %q, want %q", m.StopReason, stats.StopConverged)
+		}
+		if len(m.SamplesNs) < 10 {
+			t.Fatalf("%d samples: the rule needs at least 10", len(m.SamplesNs))
+		}
+		if m.Stats.RelSEM > 0.0025 {
+			t.Fatalf("converged with rel. SEM %v", m.Stats.RelSEM)
+		}
+	})
+	t.Run("max_samples", func(t *testing.T) {
+		// +-50% noise never reaches 0.25% rel. SEM within 400 samples.
+		f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.5) })
+		r, _, _ := runFake(t, fakeConfig(1, false), f)
+		m := r.Shapes[0].Variant
+		if m.StopReason != stats.StopMaxSamples || len(m.SamplesNs) != 400 {
+			t.Fatalf("stop reason %q after %d samples, want %q after 400", m.StopReason, len(m.SamplesNs), stats.StopMaxSamples)
+		}
+	})
+	t.Run("paired_waits_for_both", func(t *testing.T) {
+		// The variant converges at once; the baseline is noisy and hits the
+		// sample cap: both stop there, the variant's reason says it stopped
+		// for its partner.
+		f := newFake(func(shape, role, k int) float64 {
+			if role == 0 {
+				return 10000
+			}
+			return 10000 * noise(shape, role, k, 0.5)
+		})
+		r, _, _ := runFake(t, fakeConfig(1, true), f)
+		s := r.Shapes[0]
+		if s.Baseline.StopReason != stats.StopMaxSamples {
+			t.Fatalf("baseline stop reason %q", s.Baseline.StopReason)
+		}
+		if len(s.Variant.SamplesNs) != len(s.Baseline.SamplesNs) {
+			t.Fatalf("unpaired sample counts %d vs %d", len(s.Variant.SamplesNs), len(s.Baseline.SamplesNs))
+		}
+		if s.Variant.StopReason != stats.StopConverged {
+			t.Fatalf("variant stop reason %q, want %q (it converged; the pair ran on)", s.Variant.StopReason, stats.StopConverged)
+		}
+	})
+}
+
+func TestBelowFloorIsFlagged(t *testing.T) {
+	// 1 ns is far below any floor of a real GEMM.
+	f := newFake(func(shape, role, k int) float64 { return 1 })
+	r, _, _ := runFake(t, fakeConfig(1, false), f)
+	s := r.Shapes[0]
+	if !slices.Contains(s.Flags, "below_floor") {
+		t.Fatalf("flags %v: want below_floor (median %v ns, floor %v ns)", s.Flags, s.Variant.Stats.MedianNs, s.FloorNs)
+	}
+	if !(s.FractionOfFloor > 1) {
+		t.Fatalf("fraction of floor %v: want > 1 for a time under the floor", s.FractionOfFloor)
+	}
+	f2 := newFake(func(shape, role, k int) float64 { return 1e9 })
+	r2, _, _ := runFake(t, fakeConfig(1, false), f2)
+	if slices.Contains(r2.Shapes[0].Flags, "below_floor") {
+		t.Fatalf("1 s flagged below floor")
+	}
+}
+
+func TestThrottleFlags(t *testing.T) {
+	got := ThrottleFlags(0x4 | 0x8 | 0x20 | 0x40 | 0x80 | 0x1 | 0x2)
+	want := []string{"power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "power_brake"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ThrottleFlags = %v, want %v", got, want)
+	}
+	if f := ThrottleFlags(0x1); len(f) != 0 {
+		t.Fatalf("GPU idle (0x1) flagged: %v", f)
+	}
+	f := newFake(func(shape, role, k int) float64 { return 10000 })
+	f.reasons = 0x4 | 0x40
+	r, _, _ := runFake(t, fakeConfig(1, false), f)
+	s := r.Shapes[0]
+	for _, w := range []string{"throttle_power_cap", "throttle_hw_thermal"} {
+		if !slices.Contains(s.Flags, w) || !slices.Contains(r.Summary.Flags, w) {
+			t.Fatalf("shape flags %v, summary flags %v: want %s", s.Flags, r.Summary.Flags, w)
+		}
+	}
+	if !slices.Equal(s.TelemetryBefore.Flags, []string{"power_cap", "hw_thermal"}) {
+		t.Fatalf("telemetry flags %v", s.TelemetryBefore.Flags)
+	}
+}
+
+func TestFastPCountsIncorrectShapes(t *testing.T) {
+	// The variant is 2.5x faster than the baseline everywhere, but wrong on
+	// shape 1: fast_p must count that shape as a failure.
+	f := newFake(func(shape, role, k int) float64 {
+		if role == 0 {
+			return 4000 * noise(shape, role, k, 0.001)
+		}
+		return 10000 * noise(shape, role, k, 0.001)
+	})
+	f.wrong[[2]int{1, 0}] = true
+	r, code, _ := runFake(t, fakeConfig(3, true), f)
+	if code != ExitIncorrect || r.Status != StatusIncorrect {
+		t.Fatalf("exit %d status %s, want %d incorrect", code, r.Status, ExitIncorrect)
+	}
+	s1 := r.Shapes[1]
+	if s1.Correct || s1.Variant != nil || s1.Skipped == "" {
+		t.Fatalf("incorrect shape: correct %v, timed %v, skipped %q", s1.Correct, s1.Variant != nil, s1.Skipped)
+	}
+	want := map[float64]float64{1.0: 2.0 / 3, 1.2: 2.0 / 3, 2.0: 2.0 / 3}
+	for _, fp := range r.Summary.FastP {
+		if d := fp.Value - want[fp.P]; d > 1e-12 || d < -1e-12 {
+			t.Fatalf("fast_%v = %v, want %v", fp.P, fp.Value, want[fp.P])
+		}
+	}
+	if len(r.Summary.FastP) != 3 {
+		t.Fatalf("fast_p levels %v", r.Summary.FastP)
+	}
+	if g := *r.Summary.GeomeanSpeedup; g < 2.4 || g > 2.6 {
+		t.Fatalf("geomean speedup %v over correct shapes, want ~2.5", g)
+	}
+	if r.Summary.Verdicts.Faster != 2 {
+		t.Fatalf("verdicts %+v", r.Summary.Verdicts)
+	}
+}
+
+func TestAAFakeIntervalContainsOne(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.003) })
+	cfg := fakeConfig(2, true)
+	cfg.AA = true
+	r, code, _ := runFake(t, cfg, f)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, r.Error)
+	}
+	for _, s := range r.Shapes {
+		iv := s.Pairing.Speedup
+		if !(iv.Lo <= 1 && 1 <= iv.Hi) || iv.Lo < 0.99 || iv.Hi > 1.01 {
+			t.Fatalf("shape %d: A/A interval [%v, %v] must contain 1 and lie inside [0.99, 1.01]", s.Index, iv.Lo, iv.Hi)
+		}
+		if s.Pairing.Verdict != "no clear difference" {
+			t.Fatalf("A/A verdict %q", s.Pairing.Verdict)
+		}
+	}
+}
+
+func TestKernelThatWritesInputsFails(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 10000 })
+	f.writesInputs[0] = true
+	r, code, _ := runFake(t, fakeConfig(1, true), f)
+	if code != ExitIncorrect || r.Shapes[0].Correct {
+		t.Fatalf("exit %d, correct %v: a kernel that writes its inputs must fail", code, r.Shapes[0].Correct)
+	}
+	if !slices.Contains(r.Shapes[0].Flags, "inputs_modified") {
+		t.Fatalf("flags %v", r.Shapes[0].Flags)
+	}
+}
+
+func TestIncorrectBaselineIsNotCompared(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 10000 })
+	f.wrong[[2]int{0, 1}] = true
+	r, code, _ := runFake(t, fakeConfig(1, true), f)
+	s := r.Shapes[0]
+	if code != ExitIncorrect || s.BaselineCorrect == nil || *s.BaselineCorrect || s.Pairing != nil {
+		t.Fatalf("exit %d, baseline_correct %v, pairing %v", code, s.BaselineCorrect, s.Pairing)
+	}
+	if !s.Correct {
+		t.Fatalf("the variant itself was correct")
+	}
+}
+
+func TestChecksRecordSeedsAndLastTimed(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 10000 })
+	r, _, _ := runFake(t, fakeConfig(1, true), f)
+	s := r.Shapes[0]
+	var fresh, last, ref int
+	for _, c := range s.Checks {
+		switch c.Phase {
+		case PhaseFresh:
+			fresh++
+		case PhaseLastTimed:
+			last++
+			if c.Seed != s.TimingSeed {
+				t.Fatalf("last-timed check on seed %d, timing seed %d", c.Seed, s.TimingSeed)
+			}
+		case PhaseRefVsCPU:
+			ref++
+		}
+	}
+	if fresh != 4 || last != 2 || ref != 2 {
+		t.Fatalf("checks: %d fresh (want 2 seeds x 2 roles), %d last_timed (want 2), %d reference_vs_cpu (want 2)", fresh, last, ref)
+	}
+	if len(s.Seeds) != 2 || s.Seeds[0] == s.Seeds[1] || !s.ReferenceChecked {
+		t.Fatalf("seeds %v, reference checked %v", s.Seeds, s.ReferenceChecked)
+	}
+}
+
+func TestComparable(t *testing.T) {
+	dev := Device{Name: "NVIDIA H100 80GB HBM3", DriverVersion: "580.95.05", NVRTCVersion: "13.0"}
+	a := &Result{Fingerprint: NewFingerprint(dev)}
+	b := &Result{Fingerprint: NewFingerprint(dev)}
+	if ok, why := Comparable(a, b); !ok {
+		t.Fatalf("same fingerprint not comparable: %s", why)
+	}
+	for _, mod := range []func(*Device){
+		func(d *Device) { d.Name = "NVIDIA H200" },
+		func(d *Device) { d.DriverVersion = "575.1" },
+		func(d *Device) { d.NVRTCVersion = "12.8" },
+	} {
+		d2 := dev
+		mod(&d2)
+		c := &Result{Fingerprint: NewFingerprint(d2)}
+		if ok, why := Comparable(a, c); ok || why == "" {
+			t.Fatalf("%+v comparable with %+v", d2, dev)
+		}
+		if c.Fingerprint.Key == a.Fingerprint.Key {
+			t.Fatalf("fingerprint keys equal for different devices")
+		}
+	}
+	d3 := dev
+	d3.UUID = "GPU-other"
+	if ok, _ := Comparable(a, &Result{Fingerprint: NewFingerprint(d3)}); !ok {
+		t.Fatalf("two cards of one model, driver and NVRTC must be comparable")
+	}
+}

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// jsonFields lists every JSON field name reachable from t.
+func jsonFields(t reflect.Type, seen map[reflect.Type]bool, out map[string]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t.PkgPath() == "time" || seen[t] {
+		return
+	}
+	seen[t] = true
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name := jsonName(f); name != "" {
+			out[name] = true
+			jsonFields(f.Type, seen, out)
+		}
+	}
+}
+
+// TestDocsDescribeEveryField keeps docs/bench-result.md and the Go types in
+// step: every JSON field must appear in the document as `name`.
+func TestDocsDescribeEveryField(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/bench-result.md")
+	if err != nil {
+		t.Fatalf("read the schema documentation: %v", err)
+	}
+	fields := map[string]bool{}
+	jsonFields(reflect.TypeOf(Result{}), map[reflect.Type]bool{}, fields)
+	jsonFields(reflect.TypeOf(Progress{}), map[reflect.Type]bool{}, fields)
+	jsonFields(reflect.TypeOf(ErrorLine{}), map[reflect.Type]bool{}, fields)
+	jsonFields(reflect.TypeOf(ResultLine{}), map[reflect.Type]bool{}, fields)
+	var missing []string
+	for f := range fields {
+		if !strings.Contains(string(doc), "`"+f+"`") {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("docs/bench-result.md does not describe: %v", missing)
+	}
+	if !strings.Contains(string(doc), "schema_version") || !strings.Contains(string(doc), "Exit codes") {
+		t.Fatalf("docs/bench-result.md lacks the schema version or the exit codes")
+	}
+}
+
+func validFakeDoc(t *testing.T) map[string]any {
+	t.Helper()
+	f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.001) })
+	_, _, doc := runFake(t, fakeConfig(1, true), f)
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestValidateRefusesBrokenDocuments(t *testing.T) {
+	shape0 := func(m map[string]any) map[string]any { return m["shapes"].([]any)[0].(map[string]any) }
+	cases := map[string]func(m map[string]any){
+		"unknown field":    func(m map[string]any) { m["speedup_claimed"] = 3.0 },
+		"missing field":    func(m map[string]any) { delete(m, "fingerprint") },
+		"missing nested":   func(m map[string]any) { delete(shape0(m), "floor_ns") },
+		"null not allowed": func(m map[string]any) { m["problem"] = nil },
+		"wrong version":    func(m map[string]any) { m["schema_version"] = 2 },
+		"bad status":       func(m map[string]any) { m["status"] = "great" },
+		"exit code":        func(m map[string]any) { m["exit_code"] = 1 },
+		"negative sample":  func(m map[string]any) { shape0(m)["variant_timing"].(map[string]any)["samples_ns"].([]any)[0] = -5.0 },
+		"interval order":   func(m map[string]any) { shape0(m)["pairing"].(map[string]any)["speedup"].(map[string]any)["lo"] = 5.0 },
+		"order entry":      func(m map[string]any) { shape0(m)["pairing"].(map[string]any)["order"].([]any)[0] = "AA" },
+		"fingerprint":      func(m map[string]any) { m["fingerprint"].(map[string]any)["key"] = "0000" },
+		"summary count":    func(m map[string]any) { m["summary"].(map[string]any)["correct"] = 0.0 },
+		"fast_p range": func(m map[string]any) {
+			m["summary"].(map[string]any)["fast_p"].([]any)[0].(map[string]any)["value"] = 1.5
+		},
+		"pass with nan": func(m map[string]any) { shape0(m)["checks"].([]any)[0].(map[string]any)["nans"] = 3.0 },
+		"not an object": func(m map[string]any) { m["device"] = "H100" },
+		"stats count": func(m map[string]any) {
+			shape0(m)["variant_timing"].(map[string]any)["stats"].(map[string]any)["n"] = 1.0
+		},
+		"cache mode":        func(m map[string]any) { m["protocol"].(map[string]any)["cache_mode"] = "lukewarm" },
+		"timed and skipped": func(m map[string]any) { shape0(m)["skipped"] = "because" },
+	}
+	for name, mod := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := validFakeDoc(t)
+			mod(m)
+			doc, _ := json.Marshal(m)
+			if err := Validate(doc); err == nil {
+				t.Fatalf("Validate accepted a document with %s", name)
+			}
+		})
+	}
+	if err := Validate([]byte("{")); err == nil {
+		t.Fatal("Validate accepted broken JSON")
+	}
+	doc, _ := json.Marshal(validFakeDoc(t))
+	if err := Validate(doc); err != nil {
+		t.Fatalf("the unmodified document does not validate: %v", err)
+	}
+}
