@@ -108,21 +108,22 @@ type VoteForm struct {
 }
 
 type PitchView struct {
-	Pitch      pitches.Pitch
-	Round      pitches.Round
-	BodyHTML   string // sanitized HTML
-	Titles     map[int64]string
-	Cards      []pitches.Scorecard
-	Hidden     int
-	CanEdit    bool
-	CanScore   bool
-	ScoreForm  ScoreForm
-	CanVote    bool
-	VoteForm   VoteForm
-	Flash      string
-	ViewerID   int64
-	Criteria   []pitches.Criterion
-	IsOwnPitch bool
+	Pitch       pitches.Pitch
+	Round       pitches.Round
+	BodyHTML    string // sanitized HTML
+	Titles      map[int64]string
+	Cards       []pitches.Scorecard
+	Hidden      int
+	CanEdit     bool
+	CanWithdraw bool
+	CanScore    bool
+	ScoreForm   ScoreForm
+	CanVote     bool
+	VoteForm    VoteForm
+	Flash       string
+	ViewerID    int64
+	Criteria    []pitches.Criterion
+	CanRepitch  bool // the viewer may file a re-pitch of this pitch in some open round
 }
 
 type PitchForm struct {
@@ -192,15 +193,7 @@ type AdminUsersView struct {
 var Roles = []pitches.Role{pitches.RoleViewer, pitches.RoleContestant, pitches.RoleShark, pitches.RoleAdmin}
 
 // NextStatus is the status a round can move to, "" when closed.
-func NextStatus(s pitches.RoundStatus) pitches.RoundStatus {
-	switch s {
-	case pitches.RoundPitching:
-		return pitches.RoundJudging
-	case pitches.RoundJudging:
-		return pitches.RoundClosed
-	}
-	return ""
-}
+func NextStatus(s pitches.RoundStatus) pitches.RoundStatus { return pitches.NextStatus(s) }
 
 // Formatting helpers used by the components.
 

@@ -311,12 +311,10 @@ func (s *server) handleAPIPitch(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	out := toPitchJSON(p)
-	out.Scorecards = make([]scorecardJSON, 0, len(cards))
+	out := pitchDetailJSON{pitchJSON: toPitchJSON(p), Scorecards: make([]scorecardJSON, 0, len(cards)), HiddenScorecards: hidden}
 	for i := range cards {
 		out.Scorecards = append(out.Scorecards, toScorecardJSON(&cards[i]))
 	}
-	out.HiddenScorecards = &hidden
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -56,9 +56,14 @@ type pitchJSON struct {
 	RepitchedBy []int64             `json:"repitched_by"`
 	CreatedAt   time.Time           `json:"created_at"`
 	UpdatedAt   time.Time           `json:"updated_at"`
-	// Scorecards and HiddenScorecards are filled by GET /api/pitches/{id} only.
-	Scorecards       []scorecardJSON `json:"scorecards,omitempty"`
-	HiddenScorecards *int            `json:"hidden_scorecards,omitempty"`
+}
+
+// pitchDetailJSON is GET /api/pitches/{id}: the pitch with the scorecards
+// the caller may see and a count of those hidden.
+type pitchDetailJSON struct {
+	pitchJSON
+	Scorecards       []scorecardJSON `json:"scorecards"`
+	HiddenScorecards int             `json:"hidden_scorecards"`
 }
 
 func toPitchJSON(p *pitches.Pitch) pitchJSON {

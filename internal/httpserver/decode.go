@@ -47,7 +47,7 @@ func decodeError(err error) error {
 	case errors.As(err, &ute):
 		field := ute.Field
 		if field == "" {
-			return pitches.Errorf(pitches.EBADREQUEST, "", "request body must be a JSON %s, not %s", jsonKind(ute.Type.Kind().String()), ute.Value)
+			return pitches.Errorf(pitches.EBADREQUEST, "", "request body must be %s, not %s", jsonKind(ute.Type.Kind().String()), ute.Value)
 		}
 		return pitches.Errorf(pitches.EBADREQUEST, field, "%s must be %s, not %s", field, jsonKind(ute.Type.Kind().String()), ute.Value)
 	case errors.As(err, &se):
@@ -129,15 +129,38 @@ func (q pitchRequest) input() pitches.PitchInput {
 		Claim: q.Claim, Variant: q.Variant, RepitchOf: q.RepitchOf}
 }
 
+// scorecardRequest keeps the maps' values raw so that a wrong type names
+// its criterion ("scores.speedup"); encoding/json names only the map.
 type scorecardRequest struct {
-	Scores   map[string]float64 `json:"scores"`
-	Notes    map[string]string  `json:"notes"`
-	Estimate pitches.Range      `json:"estimate"`
-	Verdict  string             `json:"verdict"`
+	Scores   map[string]json.RawMessage `json:"scores"`
+	Notes    map[string]json.RawMessage `json:"notes"`
+	Estimate pitches.Range              `json:"estimate"`
+	Verdict  string                     `json:"verdict"`
 }
 
-func (q scorecardRequest) input() pitches.ScorecardInput {
-	return pitches.ScorecardInput{Scores: q.Scores, Notes: q.Notes, Estimate: q.Estimate, Verdict: q.Verdict}
+func (q scorecardRequest) input() (pitches.ScorecardInput, error) {
+	in := pitches.ScorecardInput{Estimate: q.Estimate, Verdict: q.Verdict}
+	if q.Scores != nil {
+		in.Scores = make(map[string]float64, len(q.Scores))
+	}
+	for k, v := range q.Scores {
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil {
+			return pitches.ScorecardInput{}, pitches.Errorf(pitches.EBADREQUEST, "scores."+k, "score for %q must be a number", k)
+		}
+		in.Scores[k] = f
+	}
+	if q.Notes != nil {
+		in.Notes = make(map[string]string, len(q.Notes))
+	}
+	for k, v := range q.Notes {
+		var n string
+		if err := json.Unmarshal(v, &n); err != nil {
+			return pitches.ScorecardInput{}, pitches.Errorf(pitches.EBADREQUEST, "notes."+k, "note for %q must be a string", k)
+		}
+		in.Notes[k] = n
+	}
+	return in, nil
 }
 
 type voteRequest struct {
@@ -172,7 +195,7 @@ func decodeScorecard(r io.Reader) (pitches.ScorecardInput, error) {
 	if err := decodeJSON(r, &q); err != nil {
 		return pitches.ScorecardInput{}, err
 	}
-	return q.input(), nil
+	return q.input()
 }
 
 func decodeVote(r io.Reader) (pitches.VoteInput, error) {
@@ -184,12 +207,22 @@ func decodeVote(r io.Reader) (pitches.VoteInput, error) {
 }
 
 func decodeWeights(r io.Reader) (map[string]int, error) {
-	var w map[string]int
-	if err := decodeJSON(r, &w); err != nil {
+	// Decoded value by value, so a wrong type is reported as weights.<key>
+	// (encoding/json names no field for the values of a top-level map).
+	var raw map[string]json.RawMessage
+	if err := decodeJSON(r, &raw); err != nil {
 		return nil, err
 	}
-	if w == nil {
+	if raw == nil {
 		return nil, pitches.Errorf(pitches.EBADREQUEST, "", "request body must be a JSON object of criterion key to integer weight")
+	}
+	w := make(map[string]int, len(raw))
+	for k, v := range raw {
+		var n int
+		if err := json.Unmarshal(v, &n); err != nil {
+			return nil, pitches.Errorf(pitches.EBADREQUEST, "weights."+k, "weight of %q must be an integer", k)
+		}
+		w[k] = n
 	}
 	return w, nil
 }

@@ -30,15 +30,18 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 	s.addTitles(ctx, titles, p.RepitchOf)
 	s.addTitles(ctx, titles, p.RepitchedBy...)
 
-	open := round.Status != pitches.RoundClosed && p.Status == pitches.PitchActive
+	// The forms offered are exactly what the domain's permission table
+	// (pitches.Can) allows; the service checks again on submit.
+	target := pitches.Target{Round: round, Pitch: p}
 	own := p.ContestantID == viewer.ID
 	v := &templates.PitchView{
 		Pitch: *p, Round: *round, BodyHTML: s.md.render(p.Body), Titles: titles,
 		Cards: cards, Hidden: hidden, ViewerID: viewer.ID, Criteria: round.Criteria,
-		IsOwnPitch: own,
-		CanEdit:    own && round.Status == pitches.RoundPitching && p.Status == pitches.PitchActive,
-		CanScore:   viewer.Role == pitches.RoleShark && open && !own,
-		CanVote:    viewer.Role == pitches.RoleShark && open && !own,
+		CanRepitch:  own && s.anyPitching(ctx),
+		CanEdit:     pitches.Can(viewer, pitches.ActEditPitch, target) == nil,
+		CanWithdraw: pitches.Can(viewer, pitches.ActWithdrawPitch, target) == nil,
+		CanScore:    pitches.Can(viewer, pitches.ActScore, target) == nil,
+		CanVote:     pitches.Can(viewer, pitches.ActVote, target) == nil,
 	}
 	if v.CanScore {
 		f := templates.ScoreForm{Criteria: round.Criteria, Scores: map[string]string{}, Notes: map[string]string{}}
@@ -86,6 +89,13 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 		}
 	}
 	return v, nil
+}
+
+// anyPitching reports whether some round takes pitches (where a re-pitch
+// could go).
+func (s *server) anyPitching(ctx context.Context) bool {
+	open, err := s.pitchingRounds(ctx)
+	return err == nil && len(open) > 0
 }
 
 func sameWeights(a, b map[string]int) bool {

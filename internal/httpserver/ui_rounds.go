@@ -113,8 +113,8 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 	v := &templates.RoundView{
 		Round: *round, RulesHTML: s.md.render(round.Rules), Pitches: ps, Titles: titles,
 		Standings: st, Votes: votes,
-		CanFile: round.Status == pitches.RoundPitching && (viewer.Role == pitches.RoleContestant || viewer.Role == pitches.RoleAdmin),
-		IsShark: viewer.Role == pitches.RoleShark,
+		CanFile: pitches.Can(viewer, pitches.ActFilePitch, pitches.Target{Round: round}) == nil,
+		IsShark: viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed,
 	}
 	if strings.TrimSpace(round.Rules) == "" {
 		v.RulesHTML = ""
