@@ -1,0 +1,33 @@
+#!/bin/bash
+# Build the harness for several tile variants with nvcc (in parallel) and run
+# each: correctness on edge and benchmark shapes, then cold-L2 timings.
+# Usage on the GPU machine, from the repo root:
+#   bash dev/fastkern/run.sh [OUTDIR] [variant ...]
+# Variants are named below; default: all of them.
+set -u
+OUTDIR=${1:-/tmp/fk}
+shift || true
+mkdir -p "$OUTDIR"
+declare -A V
+V[v1]="-DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=2 -DSTAGES=4 -DMIN_BLOCKS=1"
+V[v2]="-DWARP_N=64 -DWARP_M=32 -DWARPS_N=2 -DWARPS_M=2 -DSTAGES=4 -DMIN_BLOCKS=2"
+V[v3]="-DWARP_N=32 -DWARP_M=64 -DWARPS_N=8 -DWARPS_M=1 -DSTAGES=4 -DMIN_BLOCKS=1"
+V[v4]="-DWARP_N=64 -DWARP_M=64 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=4 -DMIN_BLOCKS=1"
+V[v5]="-DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=4 -DMIN_BLOCKS=2"
+NAMES=${@:-v1 v2 v3 v4 v5}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+for n in $NAMES; do
+  ( $NVCC -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v ${V[$n]} \
+      -o /tmp/fk_$n dev/fastkern/harness.cu > "$OUTDIR/build_$n.txt" 2>&1 \
+    || echo "BUILD FAILED $n" >> "$OUTDIR/build_$n.txt" ) &
+done
+wait
+for n in $NAMES; do
+  echo "=== $n: ${V[$n]}"
+  grep -E "registers|spill|error|FAILED" "$OUTDIR/build_$n.txt" | grep -v "^$" | head -8
+  if [ -x /tmp/fk_$n ]; then
+    /tmp/fk_$n ${HARNESS_ARGS:-} > "$OUTDIR/run_$n.txt" 2>&1
+    echo "rc=$?"
+    grep -E "^(device|FAIL|ALL|SOME|TIME)" "$OUTDIR/run_$n.txt"
+  fi
+done
