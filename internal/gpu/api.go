@@ -19,8 +19,11 @@
 // A sticky CUDA error (an illegal address, a device-side trap, a launch
 // failure) poisons the context for good: the call that saw it returns a
 // *CUDAError with Sticky set, and every later Do returns a *PoisonedError
-// (errors.Is(err, ErrPoisoned)). Close the Device; a later Open gets a fresh
-// primary context once no other Device holds the old one.
+// (errors.Is(err, ErrPoisoned)) without running its fn. The process cannot
+// use that GPU again (checked on driver 580: even after the last release
+// and cuDevicePrimaryCtxReset, a new Open fails with the same sticky
+// error), so whoever runs untrusted kernels should do it in a child
+// process and restart that process after a poisoning.
 package gpu
 
 import (
@@ -74,7 +77,7 @@ type CUDAError struct {
 func (e *CUDAError) Error() string {
 	s := fmt.Sprintf("cuda: %s: %s (%d): %s", e.Op, e.Name, e.Code, e.Msg)
 	if e.Sticky {
-		s += " [sticky: the CUDA context is poisoned and the device is unusable until it is closed and reopened]"
+		s += " [sticky: the CUDA context is poisoned; this process cannot use the GPU again, restart it]"
 	}
 	return s
 }
@@ -87,7 +90,7 @@ type PoisonedError struct {
 }
 
 func (e *PoisonedError) Error() string {
-	return fmt.Sprintf("gpu: device %d is unusable after an earlier sticky error (close and reopen it): %v", e.Ordinal, e.Cause)
+	return fmt.Sprintf("gpu: device %d is unusable after an earlier sticky error (restart the process): %v", e.Ordinal, e.Cause)
 }
 
 func (e *PoisonedError) Unwrap() []error { return []error{ErrPoisoned, e.Cause} }

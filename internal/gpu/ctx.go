@@ -10,7 +10,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"math"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -20,7 +20,7 @@ import (
 // valid only inside the Do call that handed Ctx out.
 type Ctx struct {
 	d    *Device
-	live bool // true only while a Do fn runs
+	live atomic.Bool // true only while a Do fn runs; atomic so misuse from another goroutine is caught, not a data race
 
 	scratch     unsafe.Pointer // C memory for kernel parameters, reused
 	scratchSize int
@@ -34,7 +34,7 @@ func (c *Ctx) check() error {
 	if c == nil || c.d == nil {
 		return errors.New("gpu: nil Ctx")
 	}
-	if !c.live {
+	if !c.live.Load() {
 		return ErrCtxOutsideDo
 	}
 	return nil
@@ -306,41 +306,48 @@ func (f *Function) paramSizes() []int {
 	return f.params
 }
 
-// argBytes encodes one kernel argument in host byte order.
-func argBytes(a any) ([]byte, error) {
-	var b [8]byte
+// argSize is the size in bytes of one kernel argument.
+func argSize(a any) (int, error) {
 	switch v := a.(type) {
-	case DevPtr:
-		*(*uint64)(unsafe.Pointer(&b[0])) = uint64(v)
-		return b[:8], nil
-	case int32:
-		*(*int32)(unsafe.Pointer(&b[0])) = v
-		return b[:4], nil
-	case uint32:
-		*(*uint32)(unsafe.Pointer(&b[0])) = v
-		return b[:4], nil
-	case int64:
-		*(*int64)(unsafe.Pointer(&b[0])) = v
-		return b[:8], nil
-	case uint64:
-		*(*uint64)(unsafe.Pointer(&b[0])) = v
-		return b[:8], nil
-	case float32:
-		*(*uint32)(unsafe.Pointer(&b[0])) = math.Float32bits(v)
-		return b[:4], nil
-	case float64:
-		*(*uint64)(unsafe.Pointer(&b[0])) = math.Float64bits(v)
-		return b[:8], nil
+	case DevPtr, int64, uint64, float64:
+		return 8, nil
+	case int32, uint32, float32:
+		return 4, nil
 	case []byte:
 		if len(v) == 0 {
-			return nil, errors.New("empty []byte struct argument")
+			return 0, errors.New("empty []byte struct argument")
 		}
-		return v, nil
+		return len(v), nil
 	case int:
-		return nil, errors.New("plain int is ambiguous: pass int32 or int64")
+		return 0, errors.New("plain int is ambiguous: pass int32 or int64")
 	}
-	return nil, fmt.Errorf("unsupported argument type %T (use DevPtr, int32, uint32, int64, uint64, float32, float64 or []byte)", a)
+	return 0, fmt.Errorf("unsupported argument type %T (use DevPtr, int32, uint32, int64, uint64, float32, float64 or []byte)", a)
 }
+
+// putArg writes a (already sized by argSize) at dst, in host byte order.
+func putArg(dst unsafe.Pointer, a any) {
+	switch v := a.(type) {
+	case DevPtr:
+		*(*uint64)(dst) = uint64(v)
+	case int64:
+		*(*int64)(dst) = v
+	case uint64:
+		*(*uint64)(dst) = v
+	case float64:
+		*(*float64)(dst) = v
+	case int32:
+		*(*int32)(dst) = v
+	case uint32:
+		*(*uint32)(dst) = v
+	case float32:
+		*(*float32)(dst) = v
+	case []byte:
+		copy(unsafe.Slice((*byte)(dst), len(v)), v)
+	}
+}
+
+// maxLaunchArgs bounds the argument list so sizes live on the stack.
+const maxLaunchArgs = 64
 
 // Launch launches f on s (nil = the legacy default stream). args are the
 // kernel's parameters in order: DevPtr, int32, uint32, int64, uint64,
@@ -359,27 +366,31 @@ func (c *Ctx) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32, s *
 			return fmt.Errorf("gpu: launch %s: grid %v and block %v need every dimension >= 1", f.name, grid, block)
 		}
 	}
+	if len(args) > maxLaunchArgs {
+		return fmt.Errorf("gpu: launch %s: %d arguments, at most %d", f.name, len(args), maxLaunchArgs)
+	}
 	hs, err := s.handle(c)
 	if err != nil {
 		return err
 	}
-	enc := make([][]byte, len(args))
-	total := len(args) * 8
+	var sizes [maxLaunchArgs]int
+	// Pointer array first, then each value on a 16-byte boundary.
+	total := (len(args)*8 + 15) &^ 15
 	for i, a := range args {
-		b, err := argBytes(a)
+		n, err := argSize(a)
 		if err != nil {
 			return fmt.Errorf("gpu: launch %s: argument %d: %w", f.name, i, err)
 		}
-		enc[i] = b
-		total += (len(b) + 15) &^ 15
+		sizes[i] = n
+		total += (n + 15) &^ 15
 	}
-	if sizes := f.paramSizes(); sizes != nil {
-		if len(sizes) != len(args) {
-			return fmt.Errorf("gpu: launch %s: kernel takes %d parameters, got %d arguments", f.name, len(sizes), len(args))
+	if want := f.paramSizes(); want != nil {
+		if len(want) != len(args) {
+			return fmt.Errorf("gpu: launch %s: kernel takes %d parameters, got %d arguments", f.name, len(want), len(args))
 		}
-		for i, sz := range sizes {
-			if sz != len(enc[i]) {
-				return fmt.Errorf("gpu: launch %s: parameter %d is %d bytes, argument %d (%T) is %d", f.name, i, sz, i, args[i], len(enc[i]))
+		for i, sz := range want {
+			if sz != sizes[i] {
+				return fmt.Errorf("gpu: launch %s: parameter %d is %d bytes, argument %d (%T) is %d", f.name, i, sz, i, args[i], sizes[i])
 			}
 		}
 	}
@@ -390,7 +401,7 @@ func (c *Ctx) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32, s *
 		if c.scratch != nil {
 			C.free(c.scratch)
 		}
-		size := max(total, 256)
+		size := max(total, 1024)
 		c.scratch = C.malloc(C.size_t(size))
 		if c.scratch == nil {
 			c.scratchSize = 0
@@ -401,14 +412,14 @@ func (c *Ctx) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32, s *
 	var params unsafe.Pointer
 	if len(args) > 0 {
 		params = c.scratch
-		ptrs := unsafe.Slice((*unsafe.Pointer)(c.scratch), len(args))
-		off := len(args) * 8
-		off = (off + 15) &^ 15
-		for i, b := range enc {
+		// uintptr, not unsafe.Pointer: these are C addresses in C memory.
+		ptrs := unsafe.Slice((*uintptr)(c.scratch), len(args))
+		off := (len(args)*8 + 15) &^ 15
+		for i, a := range args {
 			dst := unsafe.Add(c.scratch, off)
-			C.memcpy(dst, unsafe.Pointer(&b[0]), C.size_t(len(b)))
-			ptrs[i] = dst
-			off += (len(b) + 15) &^ 15
+			putArg(dst, a)
+			ptrs[i] = uintptr(dst)
+			off += (sizes[i] + 15) &^ 15
 		}
 	}
 	rc := C.pt_cuLaunchKernel(c.d.api, f.h, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),

@@ -144,8 +144,10 @@ func (d *Device) loop(ready chan<- error) {
 	C.pt_cuCtxSetCurrent(api, nil)
 	d.closeErr = release()
 	if d.poison.Load() != nil {
-		// A sticky error leaves the primary context unusable even after the
-		// last release; reset it so a later Open in this process can work.
+		// Reset is the documented way to drop a primary context's state.
+		// On driver 580 it does not make the device usable again after a
+		// sticky error (a later retain still fails), but a driver that can
+		// recover gets the chance.
 		if err := cuCheck(api, "cuDevicePrimaryCtxReset", C.pt_cuDevicePrimaryCtxReset(api, dev)); err != nil {
 			d.closeErr = errors.Join(d.closeErr, err)
 		}
@@ -158,9 +160,9 @@ func (d *Device) run(fn func(*Ctx) error) (err error) {
 	if p := d.poison.Load(); p != nil {
 		return &PoisonedError{Ordinal: d.ordinal, Cause: p}
 	}
-	d.ctx.live = true
+	d.ctx.live.Store(true)
 	defer func() {
-		d.ctx.live = false
+		d.ctx.live.Store(false)
 		if r := recover(); r != nil {
 			err = fmt.Errorf("gpu: device %d: panic in Do: %v", d.ordinal, r)
 		}

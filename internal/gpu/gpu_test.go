@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func readKernels(t *testing.T) string {
@@ -410,5 +411,38 @@ func TestCompileArchFeatureMacro(t *testing.T) {
 	}
 	if _, err := Compile("feat.cu", src, CompileOptions{Arch: "sm_90a"}); err != nil {
 		t.Errorf("sm_90a cubin: %v", err)
+	}
+}
+
+func TestLaunchArgEncoding(t *testing.T) {
+	buf := make([]byte, 16)
+	for _, c := range []struct {
+		arg  any
+		want []byte
+	}{
+		{DevPtr(0x1122334455667788), []byte{0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}},
+		{int32(-2), []byte{0xfe, 0xff, 0xff, 0xff}},
+		{uint32(7), []byte{7, 0, 0, 0}},
+		{int64(-1), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{uint64(1 << 40), []byte{0, 0, 0, 0, 0, 1, 0, 0}},
+		{float32(1.5), []byte{0, 0, 0xc0, 0x3f}},
+		{float64(-2), []byte{0, 0, 0, 0, 0, 0, 0, 0xc0}},
+		{[]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+	} {
+		n, err := argSize(c.arg)
+		if err != nil || n != len(c.want) {
+			t.Errorf("argSize(%T) = %d, %v; want %d", c.arg, n, err, len(c.want))
+			continue
+		}
+		clear(buf)
+		putArg(unsafe.Pointer(&buf[0]), c.arg)
+		if !bytes.Equal(buf[:n], c.want) {
+			t.Errorf("putArg(%T %v) = % x, want % x", c.arg, c.arg, buf[:n], c.want)
+		}
+	}
+	for _, bad := range []any{3, int16(1), "x", []byte{}, nil, &struct{}{}} {
+		if _, err := argSize(bad); err == nil {
+			t.Errorf("argSize(%T) accepted", bad)
+		}
 	}
 }
