@@ -309,14 +309,17 @@ static bool run_case(const Case& cs, std::mt19937_64& rng, bool timing, std::vec
 
 int main(int argc, char** argv) {
   bool timing = true, edges_only = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--check-only")
       timing = false;
     else if (a == "--edges")
       edges_only = true;
+    else if (a == "--case" && i + 1 < argc)
+      only = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--check-only] [--edges]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--check-only] [--edges] [--case NAME]\n", argv[0]);
       return 2;
     }
   }
@@ -354,7 +357,7 @@ int main(int argc, char** argv) {
   bool all = true;
   std::vector<std::string> summary;
   for (const Case& cs : cases)
-    if (!(edges_only && cs.bench)) all = run_case(cs, rng, timing && cs.bench, summary) && all;
+    if (!(edges_only && cs.bench) && (only.empty() || only == cs.name)) all = run_case(cs, rng, timing && cs.bench, summary) && all;
   printf("---- summary (tile %dx%d warps %dx%d stages %d regs %d occ %d) ----\n", TILE_N, TILE_M, WARPS_N, WARPS_M,
          STAGES, fa.numRegs, g_occ);
   for (auto& s : summary) printf("%s\n", s.c_str());
