@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,25 +28,41 @@ const (
 	reasonLimit  = 600 // bytes of stderr quoted in a failure reason
 )
 
-// BenchCommand runs this binary's `bench` subcommand:
-// web bench --problem P --variant V [--baseline B] --suite S --device D [--seed N] --json FILE.
-func BenchCommand(run *Run, resultPath string) (*exec.Cmd, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own executable: %w", err)
+// BenchCommand returns a CommandFunc that runs the program exe (empty: this
+// binary, os.Executable) with BenchArgs.
+func BenchCommand(exe string, timeLimit time.Duration) CommandFunc {
+	return func(run *Run, resultPath string) (*exec.Cmd, error) {
+		path := exe
+		if path == "" {
+			var err error
+			if path, err = os.Executable(); err != nil {
+				return nil, fmt.Errorf("find own executable: %w", err)
+			}
+		}
+		return exec.Command(path, BenchArgs(run, resultPath, timeLimit)...), nil
 	}
-	return exec.Command(exe, BenchArgs(run, resultPath)...), nil
 }
 
-// BenchArgs are the arguments of `web bench` for run, starting with "bench".
-func BenchArgs(run *Run, resultPath string) []string {
+// BenchArgs are the arguments of `web bench` for run, starting with "bench":
+// bench --problem P --variant V [--baseline B] [--aa] --suite S --device D
+// [--seed N] --max-time T --json FILE. A run whose baseline is its variant is
+// an A/A run (--aa). --max-time is 90% of the runner's limit, so that bench
+// normally stops on its own, reports why and releases the GPU before the
+// runner has to kill it.
+func BenchArgs(run *Run, resultPath string, timeLimit time.Duration) []string {
 	args := []string{"bench", "--problem", run.Problem, "--variant", run.Variant}
 	if run.Baseline != "" {
 		args = append(args, "--baseline", run.Baseline)
+		if run.Baseline == run.Variant {
+			args = append(args, "--aa")
+		}
 	}
 	args = append(args, "--suite", run.Suite, "--device", run.Device)
 	if run.Seed != 0 {
 		args = append(args, "--seed", strconv.FormatInt(run.Seed, 10))
+	}
+	if timeLimit > 0 {
+		args = append(args, "--max-time", (timeLimit * 9 / 10).Round(time.Millisecond).String())
 	}
 	return append(args, "--json", resultPath)
 }
@@ -163,8 +180,14 @@ func (r *Runner) runChild(run *Run, a *activeRun) (Status, *Result, Finish) {
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = outW, errW
 	// Its own process group, so that a timeout or cancel kills the bench and
-	// anything it started (kill(-pgid, ...)).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// anything it started (kill(-pgid, ...)). Pdeathsig kills the bench if
+	// this server dies without the chance to (SIGKILL, OOM): an orphan would
+	// keep the GPU busy under the next server. Pdeathsig fires when the
+	// creating OS thread exits, so this goroutine stays locked to its thread
+	// until the child is gone (golang/go#27505).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
@@ -258,7 +281,7 @@ func (r *Runner) judge(run *Run, waitErr error, resultPath string, out *childOut
 			return StatusFailed, nil, "could not wait for the child: " + waitErr.Error()
 		}
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return StatusFailed, nil, withStderr(fmt.Sprintf("crashed: killed by signal %s", ws.Signal()), out.errorMsg, stderr)
+			return StatusFailed, nil, withStderr(fmt.Sprintf("crashed: killed by signal %d (%v)", int(ws.Signal()), ws.Signal()), out.errorMsg, stderr)
 		}
 		code = ee.ExitCode()
 	}
@@ -305,12 +328,26 @@ func withStderr(what, msg, stderr string) string {
 		b.WriteString(": ")
 		b.WriteString(clip(msg))
 	}
-	if last := lastLine(stderr); last != "" && last != msg {
+	if last := keyLine(stderr); last != "" && last != msg {
 		b.WriteString(" (stderr: ")
 		b.WriteString(clip(last))
 		b.WriteString(")")
 	}
 	return b.String()
+}
+
+// keyLine picks the stderr line that says most: a panic or fatal error line
+// when there is one (a crash's traceback ends in noise), else the last line.
+func keyLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		for _, p := range []string{"panic: ", "fatal error: ", "terminate called", "Segmentation fault", "Aborted"} {
+			if strings.HasPrefix(line, p) {
+				return line
+			}
+		}
+	}
+	return lastLine(s)
 }
 
 func lastLine(s string) string {

@@ -13,7 +13,7 @@ type Request struct {
 	Problem     string `json:"problem"`
 	Suite       string `json:"suite"`    // "tests" or "benchmarks"; empty means "benchmarks"
 	Variant     string `json:"variant"`  // e.g. "baseline?stages=3"
-	Baseline    string `json:"baseline"` // empty means bench's default baseline
+	Baseline    string `json:"baseline"` // empty means bench's default baseline; equal to Variant means an A/A run
 	Device      string `json:"device"`   // one of the runner's devices
 	Seed        int64  `json:"seed"`     // 0 means bench's default
 	PitchID     int64  `json:"pitch_id"` // 0 when the run measures no pitch
@@ -27,8 +27,10 @@ type Catalog interface {
 	// CheckProblem returns an error saying why name is not a known problem.
 	CheckProblem(name string) error
 	// CheckVariant returns an error saying why spec (a variant name with
-	// optional knob overrides) is not a valid variant of problem.
-	CheckVariant(problem, spec string) error
+	// optional knob overrides) is not a valid variant of problem, and
+	// whether spec names the reference variant (the one that checks the
+	// others: the only one the CPU runs, never a timed one on a GPU).
+	CheckVariant(problem, spec string) (reference bool, err error)
 }
 
 // Normalize trims the request's text fields and fills defaults.
@@ -59,11 +61,13 @@ func (r *Request) Validate(cat Catalog, devices []string) error {
 	if r.Variant == "" {
 		return pitches.Errorf(pitches.EINVALID, "variant", "a variant is required")
 	}
-	if err := cat.CheckVariant(r.Problem, r.Variant); err != nil {
+	varRef, err := cat.CheckVariant(r.Problem, r.Variant)
+	if err != nil {
 		return pitches.Errorf(pitches.EINVALID, "variant", "%s", message(err))
 	}
+	baseRef := false
 	if r.Baseline != "" {
-		if err := cat.CheckVariant(r.Problem, r.Baseline); err != nil {
+		if baseRef, err = cat.CheckVariant(r.Problem, r.Baseline); err != nil {
 			return pitches.Errorf(pitches.EINVALID, "baseline", "%s", message(err))
 		}
 	}
@@ -75,6 +79,23 @@ func (r *Request) Validate(cat Catalog, devices []string) error {
 			return pitches.Errorf(pitches.EINVALID, "device", "device %q does not exist: this server has no devices", r.Device)
 		}
 		return pitches.Errorf(pitches.EINVALID, "device", "device %q does not exist (have %s)", r.Device, strings.Join(devices, ", "))
+	}
+	// What `web bench` accepts per device kind, checked here so that a run
+	// bench would refuse is never queued.
+	if r.Device == "cpu" {
+		if !varRef {
+			return pitches.Errorf(pitches.EINVALID, "variant", "the cpu device runs only the reference variant (%q needs a GPU)", r.Variant)
+		}
+		if r.Baseline != "" && r.Baseline != r.Variant {
+			return pitches.Errorf(pitches.EINVALID, "baseline", "the cpu device can pair the reference only with itself (an A/A run); %q needs a GPU", r.Baseline)
+		}
+	} else {
+		if varRef {
+			return pitches.Errorf(pitches.EINVALID, "variant", "the reference variant checks the others and is not timed on a GPU; pick \"baseline\" or a knob variant")
+		}
+		if baseRef {
+			return pitches.Errorf(pitches.EINVALID, "baseline", "the reference variant is not a timed baseline on a GPU; use \"baseline\"")
+		}
 	}
 	if r.Seed < 0 {
 		return pitches.Errorf(pitches.EINVALID, "seed", "seed must be >= 0")

@@ -46,7 +46,8 @@ type Config struct {
 	// KillGrace is how long a child's process group has between SIGTERM and
 	// SIGKILL, default 10 seconds.
 	KillGrace time.Duration
-	// Command builds the child; default BenchCommand (this binary's `bench`).
+	// Command builds the child; default BenchCommand("", TimeLimit): this
+	// binary's `bench` subcommand.
 	Command CommandFunc
 	// TempDir holds the per-run result files; default os.TempDir().
 	TempDir string
@@ -103,7 +104,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.KillGrace = DefaultKillGrace
 	}
 	if cfg.Command == nil {
-		cfg.Command = BenchCommand
+		cfg.Command = BenchCommand("", cfg.TimeLimit)
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
