@@ -60,6 +60,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		maxTime    = fs.Duration("max-time", DefaultMaxTime, "wall-clock cap for the whole run")
 		seeds      = fs.Int("seeds", 0, "fresh input sets checked per shape (default: 3 on tests, 2 on benchmarks)")
 		dumpShapes = fs.Bool("dump-shapes", false, "print the selected shapes as JSON and exit (for bench/peer/peer.py)")
+		report     = fs.String("report", "", "validate a result document FILE and print it as Markdown tables (no run)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: web bench --problem NAME --variant NAME [--baseline NAME] [--suite tests|benchmarks] [--shapes FILE] [--device N|cpu] [--seed N] [--aa] [--json FILE] [--cache-dir DIR] [--max-time DUR]")
@@ -74,6 +75,18 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	}
 	if fs.NArg() > 0 {
 		return usage("unexpected arguments %q: every option is a --flag (see web bench -h)", fs.Args())
+	}
+	if *report != "" {
+		data, err := os.ReadFile(*report)
+		if err != nil {
+			return usage("--report: %v", err)
+		}
+		r, err := ParseResult(data)
+		if err != nil {
+			return usage("--report %s: %v", *report, err)
+		}
+		fmt.Fprint(stdout, Markdown(r))
+		return ExitOK
 	}
 	if *problem == "" {
 		return usage("--problem is required (known: %s)", problemNames())

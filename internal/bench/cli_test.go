@@ -111,6 +111,12 @@ func TestCLIDocumentInFinalLineWithoutJSONFlag(t *testing.T) {
 	}
 	var res Result
 	json.Unmarshal(line.Document, &res)
+	docPath := filepath.Join(dir, "r.json")
+	os.WriteFile(docPath, line.Document, 0o644)
+	var md, errb bytes.Buffer
+	if code := Main([]string{"--report", docPath}, &md, &errb, Options{}); code != 0 || !strings.Contains(md.String(), "| 1 | 2x(M 3,5; N 64; K 256) | true |") {
+		t.Fatalf("--report exit %d:\n%s%s", code, md.String(), errb.String())
+	}
 	if res.Suite != "file" || len(res.Shapes) != 2 || res.Baseline == nil || !res.AA || res.Summary.GeomeanSpeedup == nil {
 		t.Fatalf("suite %s, %d shapes, baseline %v, aa %v", res.Suite, len(res.Shapes), res.Baseline, res.AA)
 	}

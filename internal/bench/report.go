@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// ParseResult validates doc and decodes it.
+func ParseResult(doc []byte) (*Result, error) {
+	if err := Validate(doc); err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(doc, &r); err != nil {
+		return nil, fmt.Errorf("bench: decode result: %w", err)
+	}
+	return &r, nil
+}
+
+// Markdown renders a result as the tables docs/BENCHMARKS.md quotes: the
+// device, then one row per shape.
+func Markdown(r *Result) string {
+	var b strings.Builder
+	d := r.Device
+	fmt.Fprintf(&b, "%s `%s` on %s (driver %s, CUDA driver %d, NVRTC %s), %s, status %s, %s\n\n",
+		r.Problem, r.Variant.Spec, d.Name, d.DriverVersion, d.CUDADriverVersion, d.NVRTCVersion, r.StartedAt.Format("2006-01-02 15:04 UTC"), r.Status, pairedWith(r))
+	b.WriteString("| # | shape | correct | median us | rel SEM | samples (stop) | floor us | of floor | speedup [95%] | verdict | flags |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, s := range r.Shapes {
+		shape := kernels.Shape{M: s.M, N: s.N, K: s.K}.String()
+		med, rs, ns := "-", "-", "-"
+		if s.Variant != nil {
+			med = fmt.Sprintf("%.2f", s.Variant.Stats.MedianNs/1e3)
+			rs = fmt.Sprintf("%.3f%%", 100*s.Variant.Stats.RelSEM)
+			ns = fmt.Sprintf("%d (%s)", s.Variant.Stats.N, s.Variant.StopReason)
+		}
+		sp, verdict := "-", s.Skipped
+		if s.Pairing != nil {
+			iv := s.Pairing.Speedup
+			sp = fmt.Sprintf("%.4f [%.4f, %.4f]", iv.Point, iv.Lo, iv.Hi)
+			verdict = s.Pairing.Verdict
+		}
+		fmt.Fprintf(&b, "| %d | %s | %v | %s | %s | %s | %.2f | %.3f | %s | %s | %s |\n",
+			s.Index, shape, s.Correct, med, rs, ns, s.FloorNs/1e3, s.FractionOfFloor, sp, verdict, strings.Join(s.Flags, " "))
+	}
+	sm := r.Summary
+	fmt.Fprintf(&b, "\nGeomean median %.2f us, geomean floor %.2f us, geomean fraction of floor %.3f", sm.GeomeanMedianNs/1e3, sm.GeomeanFloorNs/1e3, sm.GeomeanFractionFloor)
+	if sm.GeomeanSpeedup != nil {
+		fmt.Fprintf(&b, ", geomean speedup %.4f", *sm.GeomeanSpeedup)
+		for _, f := range sm.FastP {
+			fmt.Fprintf(&b, ", fast_%.1f = %.2f", f.P, f.Value)
+		}
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+func pairedWith(r *Result) string {
+	if r.Baseline == nil {
+		return "not paired"
+	}
+	if r.AA {
+		return fmt.Sprintf("A/A: `%s` paired with itself", r.Baseline.Spec)
+	}
+	return fmt.Sprintf("paired with `%s`", r.Baseline.Spec)
+}
