@@ -1,0 +1,161 @@
+package demo_test
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/demo"
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/sqlite"
+)
+
+func openDB(t *testing.T) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "demo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.BcryptCost = 4 // bcrypt.MinCost: the demo hashes nine passwords
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestLoadDemoTournament(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if empty, err := demo.IsEmpty(ctx, db); err != nil || !empty {
+		t.Fatalf("fresh db: empty=%v err=%v", empty, err)
+	}
+	logins, err := demo.Load(ctx, db)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	users := map[string]*pitches.User{}
+	for _, l := range logins {
+		u, err := db.Authenticate(ctx, l.Login, l.Password)
+		if err != nil {
+			t.Fatalf("log in as %s with the printed demo password: %v", l.Login, err)
+		}
+		if u.Role != l.Role || u.DisplayName != l.DisplayName {
+			t.Errorf("%s: %+v", l.Login, u)
+		}
+		users[l.Login] = u
+	}
+	if users["oracle"].DisplayName != "The Performance Oracle" || users["pragmatist"].DisplayName != "The Pragmatic Engineer" {
+		t.Errorf("sharks' names wrong")
+	}
+
+	rounds, err := db.Rounds(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]pitches.RoundStatus{1: pitches.RoundClosed, 2: pitches.RoundClosed, 5: pitches.RoundJudging}
+	if len(rounds) != 3 {
+		t.Fatalf("%d rounds, want 3 (1, 2, 5)", len(rounds))
+	}
+	for _, r := range rounds {
+		if want[r.Number] != r.Status {
+			t.Errorf("round %d is %s, want %s", r.Number, r.Status, want[r.Number])
+		}
+	}
+	if cur, _ := db.CurrentRound(ctx); cur.Number != 5 {
+		t.Errorf("current round %d, want 5", cur.Number)
+	}
+
+	// Round 1: the Pragmatic Engineer's cards, computed and typed totals; unanimous winner.
+	r1, _ := db.Pitches(ctx, 1)
+	r1Want := map[string][3]float64{ // computed, typed, claim lo
+		"Pipeline Stages":     {7.85, 8.05, 1.5},
+		"Tile Size Tuning":    {5.75, 5.85, 1.8},
+		"TMA Store Epilogue":  {6.75, 6.95, 1.12},
+		"Warp Specialization": {5.25, 5.35, 1.25},
+	}
+	if len(r1) != 4 {
+		t.Fatalf("round 1 has %d pitches", len(r1))
+	}
+	for _, p := range r1 {
+		w, ok := r1Want[p.Title]
+		if !ok || p.Claim.Lo != w[2] || p.Variant == "" {
+			t.Errorf("round 1 pitch %+v", p)
+			continue
+		}
+		cards, hidden, err := db.VisibleScorecards(ctx, nil, p.ID)
+		if err != nil || hidden != 0 || len(cards) != 1 {
+			t.Fatalf("%s: %d cards (%d hidden), %v", p.Title, len(cards), hidden, err)
+		}
+		c := cards[0]
+		if c.SharkID != users["pragmatist"].ID || !near(c.Total, w[0]) || c.TypedTotal == nil || *c.TypedTotal != w[1] {
+			t.Errorf("%s: total %.2f typed %v, want %.2f and %.2f", p.Title, c.Total, c.TypedTotal, w[0], w[1])
+		}
+	}
+	st, _ := db.Standings(ctx, nil, 1)
+	if st.Pitches[0].Title != "Pipeline Stages" || st.WinnerID != st.Pitches[0].PitchID || st.Pitches[0].Votes != 2 || st.DecidedBy != pitches.DecidedByVotes {
+		t.Errorf("round 1 standings %+v", st)
+	}
+
+	// Round 2: the Oracle's personal weights, re-pitch links, withdrawals, his vote.
+	if w, _ := db.PersonalWeights(ctx, users["oracle"].ID, 2); w["kernel_evidence"] != 25 || w["pitch_quality"] != 0 {
+		t.Errorf("oracle's round-2 weights %v", w)
+	}
+	r2, _ := db.Pitches(ctx, 2)
+	totals := []float64{5.10, 8.75, 6.50, 5.40}
+	typed := []float64{4.2, 8.7, 6.5, 5.3}
+	withdrawn := []bool{true, false, false, true}
+	if len(r2) != 4 {
+		t.Fatalf("round 2 has %d pitches", len(r2))
+	}
+	for i, p := range r2 {
+		if p.RepitchOf != r1[i].ID {
+			t.Errorf("%s re-pitches %d, want %s (%d)", p.Title, p.RepitchOf, r1[i].Title, r1[i].ID)
+		}
+		if (p.Status == pitches.PitchWithdrawn) != withdrawn[i] {
+			t.Errorf("%s status %s", p.Title, p.Status)
+		}
+		cards, _, _ := db.VisibleScorecards(ctx, nil, p.ID)
+		if len(cards) != 1 || !near(cards[0].Total, totals[i]) || *cards[0].TypedTotal != typed[i] || cards[0].Weights["speedup"] != 35 {
+			t.Errorf("%s: oracle's card %+v, want total %.2f typed %.1f", p.Title, cards, totals[i], typed[i])
+		}
+	}
+	orig, _ := db.Pitch(ctx, r1[1].ID)
+	if len(orig.RepitchedBy) != 1 || orig.RepitchedBy[0] != r2[1].ID {
+		t.Errorf("round-1 tile pitch RepitchedBy %v", orig.RepitchedBy)
+	}
+	st, _ = db.Standings(ctx, nil, 2)
+	if st.WinnerID != r2[1].ID {
+		t.Errorf("round 2 winner %d, want Tile Size Tuning %d", st.WinnerID, r2[1].ID)
+	}
+
+	// Round 5: judging; the Pragmatist voted for C; the Oracle can still score and vote.
+	r5, _ := db.Pitches(ctx, 5)
+	if len(r5) != 3 || r5[2].Variant != "baseline?launch=streams" {
+		t.Fatalf("round 5 pitches %+v", r5)
+	}
+	votes, _ := db.VisibleVotes(ctx, users["admin"], 5)
+	if len(votes) != 1 || votes[0].SharkID != users["pragmatist"].ID || votes[0].PitchID != r5[2].ID {
+		t.Errorf("round 5 votes %+v, want the Pragmatist's for C", votes)
+	}
+	if vs, _ := db.VisibleVotes(ctx, users["oracle"], 5); len(vs) != 0 {
+		t.Errorf("oracle sees round-5 votes before voting")
+	}
+	scores := map[string]float64{"speedup": 7, "feasibility": 8, "risk": 8, "pitch_quality": 7}
+	if _, err := db.SubmitScorecard(ctx, users["oracle"], r5[2].ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 2, Hi: 4}}); err != nil {
+		t.Errorf("oracle scoring round 5: %v", err)
+	}
+	if _, err := db.CastVote(ctx, users["oracle"], 5, pitches.VoteInput{PitchID: r5[1].ID, Justification: "try it"}); err != nil {
+		t.Errorf("oracle voting in round 5: %v", err)
+	}
+
+	// A second load is refused and changes nothing.
+	before, _ := db.Users(ctx)
+	if _, err := demo.Load(ctx, db); pitches.ErrorCode(err) != pitches.ECONFLICT {
+		t.Errorf("second load: %v, want conflict", err)
+	}
+	after, _ := db.Users(ctx)
+	if len(before) != len(after) {
+		t.Errorf("second load created users")
+	}
+}
