@@ -1,0 +1,63 @@
+package runner_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+)
+
+func TestSubmitRejectsBadRequests(t *testing.T) {
+	r := newRunner(t, runner.Config{Devices: []string{"0", "1", "cpu"}, Command: standIn(t, map[int64]string{}, "")})
+	gpu := func(mod func(*runner.Request)) runner.Request {
+		req := runner.Request{Problem: groupProblem, Suite: "benchmarks", Variant: "baseline?stages=3", Baseline: "baseline", Device: "0"}
+		mod(&req)
+		return req
+	}
+	cases := []struct {
+		name     string
+		req      runner.Request
+		field    string
+		contains string
+	}{
+		{"no problem", gpu(func(r *runner.Request) { r.Problem = "" }), "problem", "required"},
+		{"unknown problem", gpu(func(r *runner.Request) { r.Problem = "fp8_gemm" }), "problem", "nvfp4_group_gemm"},
+		{"unknown suite", gpu(func(r *runner.Request) { r.Suite = "all" }), "suite", "unknown suite"},
+		{"no variant", gpu(func(r *runner.Request) { r.Variant = " " }), "variant", "required"},
+		{"unknown variant", gpu(func(r *runner.Request) { r.Variant = "warp_specialized" }), "variant", "unknown variant"},
+		{"knob out of range", gpu(func(r *runner.Request) { r.Variant = "baseline?stages=9" }), "variant", "stages"},
+		{"unknown knob", gpu(func(r *runner.Request) { r.Variant = "baseline?pipelining=on" }), "variant", "unknown knob"},
+		{"bad baseline", gpu(func(r *runner.Request) { r.Baseline = "baseline?tile_n=48" }), "baseline", "tile_n"},
+		{"no device", gpu(func(r *runner.Request) { r.Device = "" }), "device", "required"},
+		{"missing device", gpu(func(r *runner.Request) { r.Device = "2" }), "device", "does not exist"},
+		{"reference on a GPU", gpu(func(r *runner.Request) { r.Variant = "reference" }), "variant", "reference"},
+		{"knob variant on the CPU", gpu(func(r *runner.Request) { r.Device = "cpu" }), "variant", "cpu"},
+		{"negative seed", gpu(func(r *runner.Request) { r.Seed = -1 }), "seed", ">= 0"},
+		{"no such pitch", gpu(func(r *runner.Request) { r.PitchID = 5 }), "pitch_id", "does not exist"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := r.Submit(context.Background(), tc.req)
+			if pitches.ErrorCode(err) != pitches.EINVALID || pitches.ErrorField(err) != tc.field {
+				t.Fatalf("err = %v; want EINVALID on %q", err, tc.field)
+			}
+			if !strings.Contains(pitches.ErrorMessage(err), tc.contains) {
+				t.Fatalf("message %q does not say %q", pitches.ErrorMessage(err), tc.contains)
+			}
+		})
+	}
+	runs, err := r.List(context.Background(), runner.Filter{})
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("bad requests queued %d runs (%v)", len(runs), err)
+	}
+}
+
+func TestNewRejectsBadDevices(t *testing.T) {
+	for _, devs := range [][]string{{"gpu0"}, {"-1"}, {"01"}, {"0", "0"}} {
+		if _, err := runner.New(runner.Config{Store: openDB(t, t.TempDir()+"/db"), Catalog: runner.KernelsCatalog{}, Devices: devs}); err == nil {
+			t.Errorf("devices %q accepted", devs)
+		}
+	}
+}
