@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -31,9 +30,6 @@ func decodeJSON(r io.Reader, dst any) error {
 	}
 	return nil
 }
-
-// decodeBytes is decodeJSON over a byte slice (used by the fuzz targets).
-func decodeBytes(b []byte, dst any) error { return decodeJSON(bytes.NewReader(b), dst) }
 
 func decodeError(err error) error {
 	var (
