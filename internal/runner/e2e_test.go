@@ -1,0 +1,87 @@
+package runner_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/runner"
+)
+
+var updateFixture = flag.Bool("update-fixture", false, "rewrite "+fixtureAA+" from the end-to-end run's result document")
+
+// benchReady skips the test unless cmd/web builds and its bench subcommand works.
+func benchReady(t *testing.T) {
+	t.Helper()
+	if webBin == "" {
+		t.Skip("end-to-end needs cmd/web: " + webBuildErr)
+	}
+	out, err := exec.Command(webBin, "bench", "--problem", groupProblem, "--device", "cpu", "--suite", "tests", "--dump-shapes").CombinedOutput()
+	if err != nil {
+		t.Skipf("web bench is not implemented in this build yet (%v): %s", err, strings.TrimSpace(string(out)))
+	}
+}
+
+// A real `web bench --device cpu --suite tests` run through the runner: the
+// CPU reference paired with itself (A/A), progress relayed, result validated
+// and stored with its shapes.
+func TestEndToEndCPUBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the CPU bench takes about 20 s; skipped with -short")
+	}
+	benchReady(t)
+	r := newRunner(t, runner.Config{Devices: []string{"cpu"}, Command: runner.BenchCommand(webBin, 5*time.Minute)})
+	ctx := context.Background()
+	run, err := r.Submit(ctx, runner.Request{Problem: groupProblem, Suite: "tests", Variant: "reference", Baseline: "reference", Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, stop := r.Subscribe(run.ID)
+	defer stop()
+	progress := 0
+	var last runner.Event
+	for ev := range events {
+		if ev.Type == "progress" {
+			progress++
+		}
+		last = ev
+	}
+	if last.Type != "status" || last.Status != runner.StatusSucceeded {
+		got, _ := r.Get(ctx, run.ID)
+		t.Fatalf("last event %+v; run %s: %s\nstderr:\n%s", last, got.Status, got.Reason, got.Stderr)
+	}
+	if progress == 0 {
+		t.Error("no progress events relayed")
+	}
+	got, err := r.Get(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.HasResult || !got.Correct || len(got.Shapes) == 0 || len(got.Result) == 0 {
+		t.Fatalf("stored run: %+v", got)
+	}
+	// A/A: the speedup is about 1 (CPU timing is noisy; the GPU's A/A bound
+	// of +/-1% is not asked of it).
+	if !(got.Speedup.Value > 0.5 && got.Speedup.Value < 2) {
+		t.Errorf("A/A geomean speedup %v", got.Speedup.Value)
+	}
+	// (The CPU stop rule caps a shape at 2 s, so slow shapes get few samples.)
+	for _, s := range got.Shapes {
+		if !s.Correct || !(s.VariantMedianUs > 0) || !(s.Speedup.Value > 0) || s.VariantSamples < 2 {
+			t.Errorf("shape %+v", s)
+		}
+	}
+	if !strings.Contains(got.Stderr, "web bench") {
+		t.Errorf("stderr not kept: %q", got.Stderr)
+	}
+	if *updateFixture {
+		if err := os.WriteFile(fixtureAA, got.Result, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %s", fixtureAA)
+	}
+}
