@@ -446,3 +446,29 @@ func TestLaunchArgEncoding(t *testing.T) {
 		}
 	}
 }
+
+func TestCompileConcurrent(t *testing.T) {
+	requireNVRTC(t)
+	src := readKernels(t)
+	dir := t.TempDir()
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			// Pairs share a key: concurrent writers of one cache entry must
+			// leave a valid file (rename is atomic).
+			_, err := Compile("kernels.cu", src, CompileOptions{Arch: "sm_80", CacheDir: dir, Defines: map[string]string{"PT_DEFINED_VALUE": fmt.Sprint(i / 2)}})
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for i := range 4 {
+		c, err := Compile("kernels.cu", src, CompileOptions{Arch: "sm_80", CacheDir: dir, Defines: map[string]string{"PT_DEFINED_VALUE": fmt.Sprint(i)}})
+		if err != nil || !c.CacheHit {
+			t.Errorf("entry %d after concurrent writes: hit %v, %v", i, c != nil && c.CacheHit, err)
+		}
+	}
+}
