@@ -9,9 +9,11 @@
 // Threading: a CUDA context is current per OS thread. A *Device owns one
 // goroutine locked to its OS thread with the device's primary context
 // current; all GPU work runs there through Device.Do. A *Ctx, and every
-// Module, Function, Stream, Event, Graph and GraphExec made from it, is valid
-// only inside the fn passed to Do (its methods return ErrCtxOutsideDo
-// otherwise). Do not call Do from inside Do: it deadlocks.
+// Module, Function, Stream, Event, Graph and GraphExec made from it, may be
+// used only inside a fn passed to Do (their methods return ErrCtxOutsideDo
+// otherwise). The objects themselves live until destroyed or until Close,
+// so one Do may create a stream that later Do calls use. Do not call Do or
+// Close from inside Do: it deadlocks.
 //
 // Compilation (Compile, NVRTCVersion) needs only NVRTC, no device: CI
 // compile-checks kernels with it.

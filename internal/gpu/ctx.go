@@ -16,8 +16,9 @@ import (
 
 // Ctx is the device's context as seen from inside Device.Do. Its methods,
 // and those of the objects it makes, run CUDA calls directly on the device
-// thread: no channel hop per call, so timing loops stay tight. They are
-// valid only inside the Do call that handed Ctx out.
+// thread: no channel hop per call (a Do round trip costs about 17 us on the
+// H100 machine, a Launch about 3.8 us), so timing loops belong inside one
+// Do. Ctx and its objects may be used only while some Do is running.
 type Ctx struct {
 	d    *Device
 	live atomic.Bool // true only while a Do fn runs; atomic so misuse from another goroutine is caught, not a data race
