@@ -14,13 +14,14 @@ const PredictionAlpha = 0.2
 // geometric-mean speedup. All errors are on the natural-log scale because
 // speedups are ratios (scoring.md).
 type Score struct {
-	Lo, Hi        float64 // the prediction
-	Measured      float64 // the run's geomean speedup y
-	IntervalScore float64 // (u-l) + (2/alpha)(l-x)[x<l] + (2/alpha)(x-u)[x>u]; lower is better
-	AbsLogError   float64 // |ln(sqrt(lo*hi)) - ln y|
-	SignedLogErr  float64 // ln(sqrt(lo*hi)) - ln y; positive = predicted too fast
-	Hit           bool    // ln y inside [ln lo, ln hi]
-	Sentence      string  // "predicted 1.5-1.8x, measured 0.74x: 26% slower"
+	Lo            float64 `json:"lo"` // the prediction
+	Hi            float64 `json:"hi"`
+	Measured      float64 `json:"measured"`         // the run's geomean speedup y
+	IntervalScore float64 `json:"interval_score"`   // (u-l) + (2/alpha)(l-x)[x<l] + (2/alpha)(x-u)[x>u]; lower is better
+	AbsLogError   float64 `json:"abs_log_error"`    // |ln(sqrt(lo*hi)) - ln y|
+	SignedLogErr  float64 `json:"signed_log_error"` // ln(sqrt(lo*hi)) - ln y; positive = predicted too fast
+	Hit           bool    `json:"hit"`              // ln y inside [ln lo, ln hi]
+	Sentence      string  `json:"sentence"`         // "predicted 1.5-1.8x, measured 0.74x: 26% slower"
 }
 
 // ScorePrediction scores the range [lo, hi] against measured speedup y. It
@@ -102,11 +103,11 @@ type Terms struct {
 
 // TermResult is one deal term evaluated on a run.
 type TermResult struct {
-	Term  string  // "min_geomean", "max_regression", "max_variation", "correct"
-	Met   bool    // false also when the term could not be evaluated
-	Value float64 // the run's number (fractions for regression and variation)
-	Limit float64
-	Text  string // e.g. "geomean 0.74x, needs >= 1.4x: not met"
+	Term  string  `json:"term"`  // "min_geomean", "max_regression", "max_variation", "correct"
+	Met   bool    `json:"met"`   // false also when the term could not be evaluated
+	Value float64 `json:"value"` // the run's number (fractions for regression and variation)
+	Limit float64 `json:"limit"`
+	Text  string  `json:"text"` // e.g. "geomean 0.74x, needs >= 1.4x: not met"
 }
 
 // EvaluateTerms checks terms against run (which must have a result and its

@@ -38,34 +38,34 @@ const (
 // or an imported measurement made elsewhere (Imported, with Device holding a
 // label such as "B200").
 type Run struct {
-	ID          int64
-	Problem     string // e.g. "nvfp4_group_gemm"
-	Suite       string // "tests" or "benchmarks"
-	Variant     string // variant spec as requested, knob overrides included: "baseline?stages=3"
-	Baseline    string // baseline variant spec; empty means bench's default
-	Device      string // "0", "1", ... or "cpu"; a free label for imported runs
-	Seed        int64  // input seed passed to bench; 0 means bench's default
-	RequestedBy int64  // user id; 0 when the system asked
-	PitchID     int64  // the pitch this run measures; 0 when none
-	RequeueOf   int64  // the run this one repeats; 0 when none
-	Imported    bool   // measured elsewhere and imported
-	Status      Status
-	Reason      string // why a run failed or was cancelled; empty otherwise
-	CreatedAt   time.Time
-	StartedAt   time.Time // zero until running
-	FinishedAt  time.Time // zero until finished
+	ID          int64     `json:"id"`
+	Problem     string    `json:"problem"`               // e.g. "nvfp4_group_gemm"
+	Suite       string    `json:"suite"`                 // "tests" or "benchmarks"
+	Variant     string    `json:"variant"`               // variant spec as requested, knob overrides included: "baseline?stages=3"
+	Baseline    string    `json:"baseline"`              // baseline variant spec; empty means bench's default
+	Device      string    `json:"device"`                // "0", "1", ... or "cpu"; a free label for imported runs
+	Seed        int64     `json:"seed"`                  // input seed passed to bench; 0 means bench's default
+	RequestedBy int64     `json:"requested_by,omitzero"` // user id; 0 when the system asked
+	PitchID     int64     `json:"pitch_id,omitzero"`     // the pitch this run measures; 0 when none
+	RequeueOf   int64     `json:"requeue_of,omitzero"`   // the run this one repeats; 0 when none
+	Imported    bool      `json:"imported"`              // measured elsewhere and imported
+	Status      Status    `json:"status"`
+	Reason      string    `json:"reason,omitempty"` // why a run failed or was cancelled; empty otherwise
+	CreatedAt   time.Time `json:"created_at"`
+	StartedAt   time.Time `json:"started_at,omitzero"`  // zero until running
+	FinishedAt  time.Time `json:"finished_at,omitzero"` // zero until finished
 
 	// Summary of the result; valid when HasResult.
-	HasResult bool
-	Speedup   Interval // geometric mean of the per-shape speedups, with its interval when known
-	Correct   bool     // every shape passed the correctness check
-	Flags     []string // flags of the whole run, e.g. "throttled", "below_floor", "incorrect"
+	HasResult bool     `json:"has_result"`
+	Speedup   Interval `json:"speedup"` // geometric mean of the per-shape speedups, with its interval when known
+	Correct   bool     `json:"correct"` // every shape passed the correctness check
+	Flags     []string `json:"flags"`   // flags of the whole run, e.g. "throttled", "below_floor", "incorrect"
 
 	// Filled by Get only (List leaves them empty to stay cheap).
-	Result json.RawMessage // the full result document of `web bench`, or the import document
-	Shapes []Shape
-	Log    string // stdout lines that were not JSON (last 64 KiB)
-	Stderr string // the child's stderr (last 64 KiB)
+	Result json.RawMessage `json:"result,omitempty"` // the full result document of `web bench`, or the import document
+	Shapes []Shape         `json:"shapes,omitempty"`
+	Log    string          `json:"log,omitempty"`    // stdout lines that were not JSON (last 64 KiB)
+	Stderr string          `json:"stderr,omitempty"` // the child's stderr (last 64 KiB)
 }
 
 // Interval is an estimate with an optional 95% interval. Lo and Hi are zero
@@ -82,27 +82,27 @@ func (iv Interval) HasInterval() bool { return iv.Lo > 0 && iv.Hi > 0 }
 // Shape is one benchmark shape of a run: the per-shape row stored next to the
 // result document so history pages can query it without parsing JSON.
 type Shape struct {
-	Index int    // 0-based position in the suite
-	Label string // e.g. "g=8 N=4096 K=7168"
+	Index int    `json:"index"` // 0-based position in the suite
+	Label string `json:"label"` // e.g. "g=8 N=4096 K=7168"
 
-	BaselineMedianUs float64 // zero when the run has no baseline timing
-	BaselineSEMUs    float64
-	BaselineSamples  int
-	VariantMedianUs  float64
-	VariantSEMUs     float64
-	VariantSamples   int
+	BaselineMedianUs float64 `json:"baseline_median_us"` // zero when the run has no baseline timing
+	BaselineSEMUs    float64 `json:"baseline_sem_us"`
+	BaselineSamples  int     `json:"baseline_samples"`
+	VariantMedianUs  float64 `json:"variant_median_us"`
+	VariantSEMUs     float64 `json:"variant_sem_us"`
+	VariantSamples   int     `json:"variant_samples"`
 
-	FloorUs         float64 // speed-of-light floor; zero when unknown
-	FractionOfFloor float64 // FloorUs / VariantMedianUs; zero when unknown
+	FloorUs         float64 `json:"floor_us"`          // speed-of-light floor; zero when unknown
+	FractionOfFloor float64 `json:"fraction_of_floor"` // FloorUs / VariantMedianUs; zero when unknown
 
-	Speedup Interval // baseline/variant for this shape
+	Speedup Interval `json:"speedup"` // baseline/variant for this shape
 
-	Correct   bool
-	MaxAbsErr float64
-	MaxRelErr float64
-	RelL2Err  float64
+	Correct   bool    `json:"correct"`
+	MaxAbsErr float64 `json:"max_abs_err"`
+	MaxRelErr float64 `json:"max_rel_err"`
+	RelL2Err  float64 `json:"rel_l2_err"`
 
-	Flags []string
+	Flags []string `json:"flags"`
 }
 
 // Result is what a finished measurement stores, in one transaction: the
