@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,18 +23,20 @@ func (db *DB) Backup(ctx context.Context, destPath string) error {
 		return fmt.Errorf("sqlite: backup: check %s: %w", destPath, err)
 	}
 	// The read pool is query_only, which also forbids VACUUM INTO, so the
-	// copy runs on a connection of its own that is still only a reader of
-	// the live file.
-	conn, err := db.r.Conn(ctx)
+	// copy runs on a connection of its own, opened for this backup and
+	// closed after it: it only reads the live file, and no pooled
+	// connection ever has its read-only guard lifted.
+	bdb, err := sql.Open("sqlite", dsn(db.path))
 	if err != nil {
-		return fmt.Errorf("sqlite: backup: get connection: %w", err)
+		return fmt.Errorf("sqlite: backup: open connection: %w", err)
+	}
+	defer bdb.Close()
+	bdb.SetMaxOpenConns(1)
+	conn, err := bdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: backup: open connection: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA query_only = 0`); err != nil {
-		return fmt.Errorf("sqlite: backup: %w", err)
-	}
-	// Put the pooled connection back into its read-only state whatever happens.
-	defer conn.ExecContext(context.Background(), `PRAGMA query_only = 1`)
 	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, destPath); err != nil {
 		return fmt.Errorf("sqlite: backup to %s: %w", destPath, err)
 	}
