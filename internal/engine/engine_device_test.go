@@ -1,0 +1,402 @@
+package engine_test
+
+// Device tests: they need a CUDA device and NVRTC, and skip (saying so)
+// where there is none. Build here with
+//   CGO_ENABLED=1 go test -c -o bin/engine.test ./internal/engine
+// and run on the GPU machine with ./bin/engine.test -test.v.
+
+import (
+	"errors"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/engine"
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+var (
+	dev      *gpu.Device
+	devErr   error
+	cacheDir string
+)
+
+func TestMain(m *testing.M) {
+	dev, devErr = gpu.Open(0)
+	cacheDir, _ = os.MkdirTemp("", "engine-test-cache")
+	code := m.Run()
+	if dev != nil {
+		_ = dev.Close()
+	}
+	_ = os.RemoveAll(cacheDir)
+	os.Exit(code)
+}
+
+func needDevice(t *testing.T) gpu.DeviceInfo {
+	t.Helper()
+	if dev == nil {
+		t.Skipf("no CUDA device here (%v): the device tests run on the GPU machine", devErr)
+	}
+	return dev.Info()
+}
+
+func limits(info gpu.DeviceInfo) kernels.Limits {
+	return kernels.Limits{SMs: info.SMs, MaxSharedOptin: info.MaxSharedPerBlockOptin, Arch: info.Arch}
+}
+
+func genInputs(p *kernels.Problem, s kernels.Shape, seed uint64) engine.Inputs {
+	if p.Kind == kernels.DualGEMM {
+		return engine.Inputs{Dual: nvfp4.GenDualGemm(seed, s.M[0], s.N, s.K)}
+	}
+	return engine.Inputs{Group: nvfp4.GenGroupGemm(seed, s.M, s.N, s.K)}
+}
+
+func cpuRef(p *kernels.Problem, in engine.Inputs) []float64 {
+	if p.Kind == kernels.DualGEMM {
+		return nvfp4.DualGemmRef(in.Dual.A, in.Dual.B1, in.Dual.B2)
+	}
+	var out []float64
+	for g := range in.Group.A {
+		out = append(out, nvfp4.GemmRef(in.Group.A[g], in.Group.B[g])...)
+	}
+	return out
+}
+
+// buildAll compiles variants in parallel (NVRTC needs no device).
+func buildAll(t *testing.T, info gpu.DeviceInfo, vs []kernels.Variant) []*engine.Built {
+	t.Helper()
+	out := make([]*engine.Built, len(vs))
+	errs := make([]error, len(vs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	for i, v := range vs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i], errs[i] = engine.Build(info, v, cacheDir)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return out
+}
+
+func mustVariant(t *testing.T, p *kernels.Problem, spec string) kernels.Variant {
+	t.Helper()
+	v, err := p.ResolveVariant(spec)
+	if err != nil {
+		t.Fatalf("%s: resolve %q: %v", p.Name, spec, err)
+	}
+	return v
+}
+
+// TestReferenceAgreesWithCPU: the GPU reference matches the float64 CPU
+// reference on every test shape to within double rounding.
+func TestReferenceAgreesWithCPU(t *testing.T) {
+	info := needDevice(t)
+	for _, p := range kernels.Problems() {
+		ref := buildAll(t, info, []kernels.Variant{mustVariant(t, p, "reference")})[0]
+		for si, s := range p.Tests {
+			in := genInputs(p, s, uint64(1000+si))
+			want := cpuRef(p, in)
+			var got []float64
+			err := dev.Do(func(c *gpu.Ctx) error {
+				var err error
+				got, err = engine.RunReference(c, ref, s, in)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s %v: GPU reference: %v", p.Name, s, err)
+			}
+			chk := nvfp4.CompareF64(got, want, 1e-9, 1e-12)
+			t.Logf("%s reference %v: max abs %.3g, max rel %.3g, %d elements", p.Name, s, chk.MaxAbsErr, chk.MaxRelErr, chk.Elements)
+			if !chk.Pass {
+				t.Errorf("%s %v: GPU reference disagrees with the CPU reference: %+v", p.Name, s, chk)
+			}
+		}
+	}
+}
+
+// runChecked runs b on s once, with C poisoned first and the inputs hashed
+// before and after, and compares with ref.
+func runChecked(c *gpu.Ctx, b *engine.Built, p *kernels.Problem, s kernels.Shape, lim kernels.Limits, in engine.Inputs, ref []float64) (nvfp4.Check, error) {
+	inst, err := engine.Prepare(c, b, s, lim, in)
+	if err != nil {
+		return nvfp4.Check{}, err
+	}
+	defer inst.Close()
+	st, err := c.NewStream()
+	if err != nil {
+		return nvfp4.Check{}, err
+	}
+	defer st.Destroy()
+	h0, err := inst.InputHash()
+	if err != nil {
+		return nvfp4.Check{}, err
+	}
+	var chk nvfp4.Check
+	// Twice: the second run checks that a run does not depend on state
+	// the first left behind (graph replay, reused buffers).
+	for rep := 0; rep < 2; rep++ {
+		if err := inst.Poison(); err != nil {
+			return chk, err
+		}
+		if err := inst.Run(st); err != nil {
+			return chk, err
+		}
+		if err := st.Synchronize(); err != nil {
+			return chk, err
+		}
+		out, err := inst.Output()
+		if err != nil {
+			return chk, err
+		}
+		chk = nvfp4.Compare(out, ref, p.ATol, p.RTol)
+		if !chk.Pass {
+			return chk, nil
+		}
+	}
+	h1, err := inst.InputHash()
+	if err != nil {
+		return chk, err
+	}
+	if h0 != h1 {
+		chk.Pass = false
+		chk.Note = "the kernel changed its inputs (input hash differs after the run)"
+	}
+	return chk, nil
+}
+
+type shapeCase struct {
+	s   kernels.Shape
+	in  engine.Inputs
+	ref []float64
+}
+
+// shapeCases generates inputs for shapes and their GPU reference outputs.
+func shapeCases(t *testing.T, info gpu.DeviceInfo, p *kernels.Problem, shapes []kernels.Shape, seed uint64) []shapeCase {
+	t.Helper()
+	ref := buildAll(t, info, []kernels.Variant{mustVariant(t, p, "reference")})[0]
+	cs := make([]shapeCase, len(shapes))
+	for i, s := range shapes {
+		cs[i] = shapeCase{s: s, in: genInputs(p, s, seed+uint64(i))}
+		err := dev.Do(func(c *gpu.Ctx) error {
+			var err error
+			cs[i].ref, err = engine.RunReference(c, ref, s, cs[i].in)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%s %v: GPU reference: %v", p.Name, s, err)
+		}
+	}
+	return cs
+}
+
+func checkVariants(t *testing.T, info gpu.DeviceInfo, p *kernels.Problem, vs []kernels.Variant, cases []shapeCase) {
+	t.Helper()
+	built := buildAll(t, info, vs)
+	lim := limits(info)
+	for bi, b := range built {
+		fails := 0
+		var worstRel, worstAbs float64
+		for _, sc := range cases {
+			var chk nvfp4.Check
+			err := dev.Do(func(c *gpu.Ctx) error {
+				var err error
+				chk, err = runChecked(c, b, p, sc.s, lim, sc.in, sc.ref)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s %s %v: %v", p.Name, vs[bi].Name, sc.s, err)
+			}
+			if !chk.Pass {
+				fails++
+				t.Errorf("%s %s %v: WRONG: %d of %d mismatches (%d NaN), first bad %d, max abs %.3g, max rel %.3g %s",
+					p.Name, vs[bi].Name, sc.s, chk.Mismatches, chk.Elements, chk.NaNs, chk.FirstBad, chk.MaxAbsErr, chk.MaxRelErr, chk.Note)
+			}
+			worstAbs = math.Max(worstAbs, chk.MaxAbsErr)
+			worstRel = math.Max(worstRel, chk.RelL2Err)
+		}
+		t.Logf("%s %-55s %d/%d shapes correct; worst max abs err %.3g, worst rel L2 err %.3g",
+			p.Name, vs[bi].Name, len(cases)-fails, len(cases), worstAbs, worstRel)
+	}
+}
+
+// sampleSpecs are knob combinations checked on every test and benchmark
+// shape: every launch mode, every value of every knob at least once.
+var sampleSpecs = map[string][]string{
+	"nvfp4_group_gemm": {
+		"baseline", "baseline?launch=streams", "baseline?launch=graph", "baseline?launch=grouped",
+		"baseline?stages=2", "baseline?stages=3&tile_k=128", "baseline?stages=4&launch=grouped",
+		"baseline?tile_m=64", "baseline?tile_n=64&stages=2&launch=graph",
+		"baseline?tile_m=64&tile_n=256&stages=3", "baseline?tile_m=64&tile_n=256&tile_k=128&stages=4&launch=grouped",
+	},
+	"nvfp4_dual_gemm": {
+		"baseline", "baseline?launch=graph", "baseline?stages=2", "baseline?stages=3&tile_k=128",
+		"baseline?stages=4", "baseline?tile_m=128&tile_n=64&stages=2", "baseline?tile_n=64&launch=graph",
+	},
+}
+
+// TestVariantsCorrectAllShapes: the default variants and a sample of knob
+// combinations, every launch mode among them, on every test and benchmark
+// shape against the GPU reference.
+func TestVariantsCorrectAllShapes(t *testing.T) {
+	info := needDevice(t)
+	for _, p := range kernels.Problems() {
+		var vs []kernels.Variant
+		for _, spec := range sampleSpecs[p.Name] {
+			vs = append(vs, mustVariant(t, p, spec))
+		}
+		shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
+		cases := shapeCases(t, info, p, shapes, 2000)
+		checkVariants(t, info, p, vs, cases)
+	}
+}
+
+// TestEveryCombinationOnTestShapes: every valid combination of the declared
+// knob space on the test shapes (the launch mode rotates across them).
+func TestEveryCombinationOnTestShapes(t *testing.T) {
+	info := needDevice(t)
+	for _, p := range kernels.Problems() {
+		base := mustVariant(t, p, "baseline")
+		var launches []string
+		for _, ks := range kernels.KnobSpace(p.Name) {
+			if ks.Key == "launch" {
+				launches = ks.Values
+			}
+		}
+		var vs []kernels.Variant
+		for i, k := range p.KnobCombinations() {
+			if k.Launch != launches[i%len(launches)] {
+				continue
+			}
+			v, err := p.WithKnobs(base, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v)
+		}
+		cases := shapeCases(t, info, p, p.Tests, 3000)
+		checkVariants(t, info, p, vs, cases)
+	}
+}
+
+// TestEdgeCases: M=1, odd M, N=64, K=128 and 16 groups, directly.
+func TestEdgeCases(t *testing.T) {
+	info := needDevice(t)
+	g, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	d, _ := kernels.LookupProblem("nvfp4_dual_gemm")
+	sixteen := make([]int, 16)
+	for i := range sixteen {
+		sixteen[i] = 1 + 13*i
+	}
+	for _, tc := range []struct {
+		p      *kernels.Problem
+		shapes []kernels.Shape
+	}{
+		{g, []kernels.Shape{{M: []int{1}, N: 64, K: 128}, {M: []int{7, 33}, N: 64, K: 128}, {M: sixteen, N: 128, K: 384}, {M: []int{1}, N: 448, K: 2176}}},
+		{d, []kernels.Shape{{M: []int{1}, N: 64, K: 128}, {M: []int{33}, N: 64, K: 128}, {M: []int{7}, N: 448, K: 2176}}},
+	} {
+		var vs []kernels.Variant
+		for _, spec := range sampleSpecs[tc.p.Name] {
+			vs = append(vs, mustVariant(t, tc.p, spec))
+		}
+		cases := shapeCases(t, info, tc.p, tc.shapes, 4000)
+		for _, sc := range cases {
+			if err := tc.p.CheckShape(sc.s); err != nil {
+				t.Fatal(err)
+			}
+			want := cpuRef(tc.p, sc.in)
+			if chk := nvfp4.CompareF64(sc.ref, want, 1e-9, 1e-12); !chk.Pass {
+				t.Errorf("%s %v: GPU reference disagrees with CPU: %+v", tc.p.Name, sc.s, chk)
+			}
+		}
+		checkVariants(t, info, tc.p, vs, cases)
+	}
+}
+
+// TestResourceReport logs the compiler's and the driver's resource figures
+// of the default variants (registers, shared, local/spill bytes) and a
+// rough event timing of each launch mode on the benchmark shapes. The
+// timing is informational (internal/bench measures properly).
+func TestResourceReport(t *testing.T) {
+	info := needDevice(t)
+	t.Logf("device %s sm_%d%d, %d SMs, L2 %d B, smem opt-in %d B, driver %s, CUDA %d, NVRTC %s",
+		info.Name, info.CCMajor, info.CCMinor, info.SMs, info.L2Bytes, info.MaxSharedPerBlockOptin, info.DriverVersion, info.CUDADriverVersion, info.NVRTCVersion)
+	for _, p := range kernels.Problems() {
+		var specs []string
+		for _, spec := range sampleSpecs[p.Name] {
+			if spec == "baseline" || strings.HasPrefix(spec, "baseline?launch=") {
+				specs = append(specs, spec)
+			}
+		}
+		var vs []kernels.Variant
+		for _, s := range specs {
+			vs = append(vs, mustVariant(t, p, s))
+		}
+		built := buildAll(t, info, vs)
+		t.Logf("%s baseline: NVRTC options %v\n%s", p.Name, built[0].Options, built[0].PtxasLog)
+		for si, s := range p.Benchmarks {
+			in := genInputs(p, s, uint64(5000+si))
+			for bi, b := range built {
+				var us float64
+				err := dev.Do(func(c *gpu.Ctx) error {
+					inst, err := engine.Prepare(c, b, s, limits(info), in)
+					if err != nil {
+						return err
+					}
+					defer inst.Close()
+					st, err := c.NewStream()
+					if err != nil {
+						return err
+					}
+					defer st.Destroy()
+					e0, _ := c.NewEvent()
+					e1, _ := c.NewEvent()
+					defer e0.Destroy()
+					defer e1.Destroy()
+					if err := inst.Run(st); err != nil { // warm-up
+						return err
+					}
+					const reps = 20
+					if err := e0.Record(st); err != nil {
+						return err
+					}
+					for r := 0; r < reps; r++ {
+						if err := inst.Run(st); err != nil {
+							return err
+						}
+					}
+					if err := e1.Record(st); err != nil {
+						return err
+					}
+					if err := e1.Synchronize(); err != nil {
+						return err
+					}
+					ms, err := gpu.ElapsedMs(e0, e1)
+					us = float64(ms) * 1000 / reps
+					return err
+				})
+				if err != nil {
+					t.Fatalf("%s %s %v: %v", p.Name, vs[bi].Name, s, err)
+				}
+				floor, bound := kernels.Floor(p, s, kernels.CeilingsFor(info.Name, info.CCMajor, info.CCMinor))
+				t.Logf("%s %-28s %-50v %9.1f us (warm L2, mean of 20 back-to-back); floor %.1f us (%s), %.1f%% of floor",
+					p.Name, vs[bi].Name, s, us, floor*1e6, bound, 100*floor*1e6/us)
+			}
+		}
+		for name, a := range built[0].Attrs {
+			t.Logf("%s baseline %s: %d registers, %d B static shared, %d B local, max threads %d, max dynamic shared %d",
+				p.Name, name, a.NumRegs, a.SharedStatic, a.LocalBytes, a.MaxThreads, a.MaxDynamicShared)
+		}
+	}
+}
