@@ -82,6 +82,7 @@ type RoundView struct {
 	// Shark-only: personal weights for this round.
 	IsShark         bool
 	PersonalWeights map[string]int // nil when none set
+	WeightsFrozen   bool           // the shark has scored in the round
 	WeightsForm     map[string]string
 	WeightsErr      *FormError
 	Flash           string
@@ -287,4 +288,14 @@ func weightFor(w map[string]int, key string) string {
 		return itoa(v)
 	}
 	return "0"
+}
+
+// roundHeading is "Round 5: wild cards" whether or not the title already
+// starts with "Round 5".
+func roundHeading(n int, title string) string {
+	prefix := "round " + itoa(n)
+	if t := strings.ToLower(title); strings.HasPrefix(t, prefix) && (len(t) == len(prefix) || !strings.ContainsAny(t[len(prefix):len(prefix)+1], "0123456789")) {
+		return title
+	}
+	return "Round " + itoa(n) + ": " + title
 }

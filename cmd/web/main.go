@@ -1,11 +1,303 @@
-// Command web is pitchtank's single binary: the web app, its admin CLI and the bench harness.
+// Command web is pitchtank's single binary: the web app, its admin CLI and
+// the bench harness.
+//
+//	web                         same as "web serve"
+//	web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies]
+//	web user add --db PATH --name LOGIN --role ROLE [--display NAME]   (password on stdin)
+//	web token create --db PATH --user LOGIN [--label TEXT]
+//	web backup --db PATH --to FILE
+//	web bench ...               (see README, "Benchmarks")
 package main
 
-import "os"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/demo"
+	"github.com/pitchtank/pitchtank/internal/httpserver"
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/sqlite"
+)
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "bench" {
-		os.Exit(runBench(os.Args[2:]))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage:
+  web                        run the web app (same as "web serve")
+  web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies]
+  web user add --db PATH --name LOGIN --role admin|shark|contestant|viewer [--display NAME]
+                             (reads the password from stdin)
+  web token create --db PATH --user LOGIN [--label TEXT]
+  web backup --db PATH --to FILE
+  web bench ...              run the kernel benchmark harness
+`
+
+// Exit codes: 0 done, 1 the command failed, 2 it was called wrongly.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// run is the whole CLI; ctx is cancelled on SIGINT/SIGTERM.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return serve(ctx, nil, stdout, stderr)
 	}
-	os.Exit(2)
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:])
+	case "user":
+		if len(args) < 2 || args[1] != "add" {
+			return usageError(stderr, "web user: the only subcommand is \"add\"")
+		}
+		return userAdd(ctx, args[2:], stdin, stdout, stderr)
+	case "token":
+		if len(args) < 2 || args[1] != "create" {
+			return usageError(stderr, "web token: the only subcommand is \"create\"")
+		}
+		return tokenCreate(ctx, args[2:], stdout, stderr)
+	case "backup":
+		return backup(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	return usageError(stderr, fmt.Sprintf("web: unknown command %q", args[0]))
+}
+
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "%s\n\n%s", msg, usage)
+	return exitUsage
+}
+
+// parseFlags parses a subcommand's flags; a parse error or a stray
+// argument is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "web %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return false
+	}
+	return true
+}
+
+// openExisting opens a database that must already exist: the admin
+// commands never create an empty file by mistake (a typo in --db).
+func openExisting(path string) (*sqlite.DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	return sqlite.Open(path)
+}
+
+// describe turns an error into one line for people: a domain error's
+// message (with its field), anything else as it is.
+func describe(err error) string {
+	var e *pitches.Error
+	if errors.As(err, &e) {
+		if e.Field != "" {
+			return e.Field + ": " + e.Message
+		}
+		return e.Message
+	}
+	return err.Error()
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT")
+	dbPath := fs.String("db", "./pitchtank.db", "SQLite database file (created if missing)")
+	noDemo := fs.Bool("no-demo", false, "do not load the demo tournament into an empty database")
+	secure := fs.Bool("secure-cookies", false, "mark session cookies Secure (set this behind a TLS proxy)")
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+
+	db, err := sqlite.Open(*dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "web serve: %v\n", err)
+		return exitFail
+	}
+	defer db.Close()
+
+	if !*noDemo {
+		empty, err := demo.IsEmpty(ctx, db)
+		if err != nil {
+			fmt.Fprintf(stderr, "web serve: %v\n", err)
+			return exitFail
+		}
+		if empty {
+			logins, err := demo.Load(ctx, db)
+			if err != nil {
+				fmt.Fprintf(stderr, "web serve: load demo: %s\n", describe(err))
+				return exitFail
+			}
+			fmt.Fprintf(stdout, "Loaded the demo tournament into %s. Demo logins (DEMO ONLY - public passwords, do not use for real data):\n", *dbPath)
+			for _, l := range logins {
+				fmt.Fprintf(stdout, "  %-12s %-18s %-11s %s\n", l.Login, l.Password, l.Role, l.DisplayName)
+			}
+		}
+	}
+
+	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, Logger: log}, db)
+	if err != nil {
+		fmt.Fprintf(stderr, "web serve: %v\n", err)
+		return exitFail
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "web serve: listen on %s: %v\n", *addr, err)
+		return exitFail
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(stdout, "pitchtank listening on http://%s\n", ln.Addr())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "web serve: %v\n", err)
+		return exitFail
+	case <-ctx.Done():
+	}
+	// Finish the requests in flight, then stop; a stuck one gets 10s.
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "web serve: shutdown: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintln(stdout, "pitchtank stopped")
+	return exitOK
+}
+
+func userAdd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("user add", flag.ContinueOnError)
+	dbPath := fs.String("db", "", "SQLite database file")
+	name := fs.String("name", "", "login name")
+	role := fs.String("role", "", "admin, shark, contestant or viewer")
+	display := fs.String("display", "", "display name (defaults to the login)")
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	if *dbPath == "" || *name == "" || *role == "" {
+		return usageError(stderr, "web user add: --db, --name and --role are required")
+	}
+	// One line: the password, without its line ending.
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		fmt.Fprintf(stderr, "web user add: read password from stdin: %v\n", err)
+		return exitFail
+	}
+	password := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if password == "" {
+		return usageError(stderr, "web user add: give the password on stdin, e.g. printf '%s\\n' \"$PW\" | web user add ...")
+	}
+	db, err := openExisting(*dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "web user add: %v\n", err)
+		return exitFail
+	}
+	defer db.Close()
+	if *display == "" {
+		*display = *name
+	}
+	u, err := db.CreateUser(ctx, *name, *display, pitches.Role(*role), password)
+	if err != nil {
+		fmt.Fprintf(stderr, "web user add: %s\n", describe(err))
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "added user %s (%s, id %d)\n", u.Login, u.Role, u.ID)
+	return exitOK
+}
+
+func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	dbPath := fs.String("db", "", "SQLite database file")
+	login := fs.String("user", "", "login of the token's owner")
+	label := fs.String("label", "cli", "what the token is for")
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	if *dbPath == "" || *login == "" {
+		return usageError(stderr, "web token create: --db and --user are required")
+	}
+	db, err := openExisting(*dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "web token create: %v\n", err)
+		return exitFail
+	}
+	defer db.Close()
+	users, err := db.Users(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "web token create: %s\n", describe(err))
+		return exitFail
+	}
+	for _, u := range users {
+		if u.Login == *login {
+			secret, _, err := db.CreateToken(ctx, u.ID, *label)
+			if err != nil {
+				fmt.Fprintf(stderr, "web token create: %s\n", describe(err))
+				return exitFail
+			}
+			fmt.Fprintln(stdout, secret)
+			return exitOK
+		}
+	}
+	fmt.Fprintf(stderr, "web token create: no user %q\n", *login)
+	return exitFail
+}
+
+func backup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	dbPath := fs.String("db", "", "SQLite database file")
+	to := fs.String("to", "", "backup file to write (must not exist)")
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	if *dbPath == "" || *to == "" {
+		return usageError(stderr, "web backup: --db and --to are required")
+	}
+	db, err := openExisting(*dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "web backup: %v\n", err)
+		return exitFail
+	}
+	defer db.Close()
+	if err := db.Backup(ctx, *to); err != nil {
+		fmt.Fprintf(stderr, "web backup: %s\n", describe(err))
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "backed up %s to %s\n", *dbPath, *to)
+	return exitOK
 }

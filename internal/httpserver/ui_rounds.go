@@ -125,6 +125,11 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 			return nil, err
 		}
 		v.PersonalWeights = pw
+		scored, err := s.hasScoredIn(ctx, viewer, ps)
+		if err != nil {
+			return nil, err
+		}
+		v.WeightsFrozen = scored
 		shown := pw
 		if shown == nil {
 			shown = defaultWeights(round)
@@ -135,6 +140,23 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 		}
 	}
 	return v, nil
+}
+
+// hasScoredIn reports whether the shark has a scorecard on any of the
+// round's pitches (then its personal weights for the round are frozen).
+func (s *server) hasScoredIn(ctx context.Context, shark *pitches.User, ps []pitches.Pitch) (bool, error) {
+	for _, p := range ps {
+		cards, _, err := s.svc.VisibleScorecards(ctx, shark, p.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range cards {
+			if c.SharkID == shark.ID {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 func (s *server) handleRound(w http.ResponseWriter, r *http.Request) {
