@@ -48,8 +48,9 @@
 //         walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... (any grid >= 1
 //         is correct).
 // block:  (FG_THREADS, 1, 1), FG_THREADS = 32 * WARPS_N * WARPS_M.
-// dynamic shared memory: FG_SMEM_BYTES = max(STAGES * (TILE_N + TILE_M) * 72,
-//         TILE_M * (2 * TILE_N + 16)) bytes; above 48 KiB the caller must
+// dynamic shared memory: FG_SMEM_BYTES = max(STAGES * (TILE_N + TILE_M) * (ROWB + 8),
+//         TILE_M * (2 * TILE_N + 16)) bytes, ROWB = 80 if FG_HALF else 64;
+//         above 48 KiB the caller must
 //         raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first.
 // Tile sizes: TILE_N = WARP_N * WARPS_N, TILE_M = WARP_M * WARPS_M (macros
 // below, all overridable with -D). No prepack step: B and SB are read as given.
@@ -72,6 +73,9 @@
 #ifndef STAGES
 #define STAGES 4 // cp.async pipeline depth, >= 2
 #endif
+#ifndef FG_HALF
+#define FG_HALF 0 // 1: half-split layout (8-byte loads, 80-byte rows), see fg_half
+#endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1 // __launch_bounds__ minimum resident blocks per SM
 #endif
@@ -81,19 +85,21 @@
 #define FG_THREADS (32 * WARPS_N * WARPS_M)
 #define FG_MT (WARP_N / 16) // m16 MMA tiles per warp (weight rows)
 #define FG_NT (WARP_M / 8)  // n8 MMA tiles per warp (token rows)
-// One stage: 64 FP4 bytes and 8 scale bytes for each of TILE_N + TILE_M rows.
+// One stage: 64 FP4 bytes (in a FG_ROWB-byte row) and 8 scale bytes for each
+// of TILE_N + TILE_M rows.
+#define FG_ROWB (FG_HALF ? 80 : 64)
 #define FG_OFF_BD 0
-#define FG_OFF_AD (TILE_N * 64)
-#define FG_OFF_BS ((TILE_N + TILE_M) * 64)
+#define FG_OFF_AD (TILE_N * FG_ROWB)
+#define FG_OFF_BS ((TILE_N + TILE_M) * FG_ROWB)
 #define FG_OFF_AS (FG_OFF_BS + TILE_N * 8)
-#define FG_STAGE_BYTES ((TILE_N + TILE_M) * 72)
+#define FG_STAGE_BYTES ((TILE_N + TILE_M) * (FG_ROWB + 8))
 #define FG_EP_STRIDE (2 * TILE_N + 16) // epilogue staging row, padded vs banks
 #define FG_PIPE_BYTES (STAGES * FG_STAGE_BYTES)
 #define FG_EP_BYTES (TILE_M * FG_EP_STRIDE)
 #define FG_SMEM_BYTES (FG_PIPE_BYTES > FG_EP_BYTES ? FG_PIPE_BYTES : FG_EP_BYTES)
 
-#if (WARP_N % 16) != 0 || (WARP_M % 8) != 0 || STAGES < 2
-#error "fast_group_gemm: WARP_N must be a multiple of 16, WARP_M of 8, STAGES >= 2"
+#if (WARP_N % 16) != 0 || (WARP_M % 8) != 0 || STAGES < 2 || WARP_M > 64
+#error "fast_group_gemm: WARP_N must be a multiple of 16, WARP_M a multiple of 8 and <= 64, STAGES >= 2"
 #endif
 
 typedef unsigned int fg_u32;
@@ -143,6 +149,7 @@ static __device__ __forceinline__ void fg_cp_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+#if !FG_HALF
 static __device__ __forceinline__ void fg_lds128(fg_u32 addr, fg_u32 (&v)[4]) {
   asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
@@ -154,11 +161,15 @@ static __device__ __forceinline__ fg_u32 fg_lds16(fg_u32 addr) {
   return v;
 }
 
+#endif
+
+#if !FG_HALF
 static __device__ __forceinline__ fg_u32 fg_prmt(fg_u32 a, fg_u32 b, fg_u32 sel) {
   fg_u32 d;
   asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
   return d;
 }
+#endif
 
 static __device__ __forceinline__ fg_u32 fg_hmul2(fg_u32 a, fg_u32 b) {
   fg_u32 d;
@@ -166,6 +177,7 @@ static __device__ __forceinline__ fg_u32 fg_hmul2(fg_u32 a, fg_u32 b) {
   return d;
 }
 
+#if !FG_HALF
 // Two e4m3 scale bytes (low byte: scale group 2t, high byte: 2t+1) to two
 // fp16x2 registers holding scale * 2^7 in both halves. Bit placement gives
 // scale * 2^-8 exactly (e4m3 subnormals land on fp16 subnormals); the
@@ -177,6 +189,8 @@ static __device__ __forceinline__ void fg_scales(fg_u32 x, fg_u32& lo, fg_u32& h
   lo = fg_prmt(h, h, 0x1010u);
   hi = fg_prmt(h, h, 0x3232u);
 }
+
+#endif
 
 // Nibbles P and P+4 of w to an fp16x2 (low half from nibble P): magnitude
 // bits to fp16 bits 9..11 (value e2m1 * 2^-14), sign to bit 15.
@@ -200,7 +214,7 @@ static __device__ __forceinline__ fg_u32 fg_dec(fg_u32 w) {
 }
 
 static __device__ __forceinline__ void fg_mma(float (&c)[4], const fg_u32 (&a)[4], fg_u32 b0, fg_u32 b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -213,32 +227,129 @@ static __device__ __forceinline__ fg_u16 fg_f2h(float f) {
   return h;
 }
 
-// One k16 step S (0..7) of a 128-wide chunk: word S/2 of each thread's 32
-// values, nibble pairs (2*(S&1), +4) and (2*(S&1)+1, +4), scale S/4.
-template <int S>
-static __device__ __forceinline__ void fg_step(float (&acc)[FG_MT][FG_NT][4], const fg_u32 (&wa)[FG_MT][2][4],
-                                               const fg_u32 (&sa)[FG_MT][2][2], const fg_u32 (&wb)[FG_NT][4],
-                                               const fg_u32 (&sb)[FG_NT][2], int nt_live) {
-  constexpr int Q = S >> 1;
-  constexpr int P = (S & 1) * 2;
-  constexpr int SC = S >> 2;
+#if FG_HALF
+static __device__ __forceinline__ void fg_lds64(fg_u32 addr, fg_u32 (&v)[2]) {
+  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];\n" : "=r"(v[0]), "=r"(v[1]) : "r"(addr));
+}
+static __device__ __forceinline__ fg_u32 fg_lds8(fg_u32 addr) {
+  fg_u16 v;
+  asm volatile("ld.shared.u8 %0, [%1];\n" : "=h"(v) : "r"(addr));
+  return v;
+}
+// One e4m3 byte to an fp16x2 holding scale * 2^7 in both halves.
+static __device__ __forceinline__ fg_u32 fg_scale1(fg_u32 x) {
+  fg_u32 h = ((x & 0x7Fu) << 7) | ((x & 0x80u) << 8);
+  return fg_hmul2(h | (h << 16), 0x78007800u);
+}
+
+#endif
+
+// One k16 MMA step for all live n8 tiles: W is the thread's word index for
+// this step, P the first nibble pair (pairs P and P+1 give the MMA's low and
+// high K halves), sa/sb the fp16x2 scales of the rows for this step.
+// NTL (live n8 tiles) is a template parameter so the fully unrolled body has
+// no branches and the compiler can interleave the independent decode chains.
+template <int NTL, int W, int P, int NW>
+static __device__ __forceinline__ void fg_step(float (&acc)[FG_MT][FG_NT][4], const fg_u32 (&wa)[FG_MT][2][NW],
+                                               const fg_u32 (&sa)[FG_MT][2], const fg_u32 (&wb)[FG_NT][NW],
+                                               const fg_u32 (&sb)[FG_NT]) {
   fg_u32 af[FG_MT][4];
 #pragma unroll
   for (int i = 0; i < FG_MT; ++i) {
-    af[i][0] = fg_hmul2(fg_dec<P>(wa[i][0][Q]), sa[i][0][SC]);
-    af[i][1] = fg_hmul2(fg_dec<P>(wa[i][1][Q]), sa[i][1][SC]);
-    af[i][2] = fg_hmul2(fg_dec<P + 1>(wa[i][0][Q]), sa[i][0][SC]);
-    af[i][3] = fg_hmul2(fg_dec<P + 1>(wa[i][1][Q]), sa[i][1][SC]);
+    af[i][0] = fg_hmul2(fg_dec<P>(wa[i][0][W]), sa[i][0]);
+    af[i][1] = fg_hmul2(fg_dec<P>(wa[i][1][W]), sa[i][1]);
+    af[i][2] = fg_hmul2(fg_dec<P + 1>(wa[i][0][W]), sa[i][0]);
+    af[i][3] = fg_hmul2(fg_dec<P + 1>(wa[i][1][W]), sa[i][1]);
   }
 #pragma unroll
-  for (int j = 0; j < FG_NT; ++j) {
-    if (j < nt_live) { // warp-uniform: n8 tiles wholly past M are skipped
-      const fg_u32 b0 = fg_hmul2(fg_dec<P>(wb[j][Q]), sb[j][SC]);
-      const fg_u32 b1 = fg_hmul2(fg_dec<P + 1>(wb[j][Q]), sb[j][SC]);
+  for (int j = 0; j < NTL; ++j) {
+    const fg_u32 b0 = fg_hmul2(fg_dec<P>(wb[j][W]), sb[j]);
+    const fg_u32 b1 = fg_hmul2(fg_dec<P + 1>(wb[j][W]), sb[j]);
 #pragma unroll
-      for (int i = 0; i < FG_MT; ++i) fg_mma(acc[i][j], af[i], b0, b1);
+    for (int i = 0; i < FG_MT; ++i) fg_mma(acc[i][j], af[i], b0, b1);
+  }
+}
+
+#if FG_HALF
+// Half-split layout: in half h of the 128-wide chunk, thread t owns K values
+// [64h + 16t, +16) of each row: one 8-byte shared load (row stride 80 bytes
+// makes these conflict-free) and one scale byte per row and half. Fewer
+// registers live than the 16-byte layout.
+template <int NTL, int H>
+static __device__ __forceinline__ void fg_half(float (&acc)[FG_MT][FG_NT][4], fg_u32 s0, int wn, int wm, int g,
+                                               int t) {
+  fg_u32 wa[FG_MT][2][2], sa[FG_MT][2];
+#pragma unroll
+  for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = wn * WARP_N + i * 16 + h * 8 + g;
+      fg_lds64(s0 + FG_OFF_BD + r * FG_ROWB + H * 32 + t * 8, wa[i][h]);
+      sa[i][h] = fg_scale1(fg_lds8(s0 + FG_OFF_BS + r * 8 + H * 4 + t));
     }
+  fg_u32 wb[FG_NT][2], sb[FG_NT];
+#pragma unroll
+  for (int j = 0; j < NTL; ++j) {
+    const int r = wm * WARP_M + j * 8 + g;
+    fg_lds64(s0 + FG_OFF_AD + r * FG_ROWB + H * 32 + t * 8, wb[j]);
+    sb[j] = fg_scale1(fg_lds8(s0 + FG_OFF_AS + r * 8 + H * 4 + t));
   }
+  fg_step<NTL, 0, 0, 2>(acc, wa, sa, wb, sb);
+  fg_step<NTL, 0, 2, 2>(acc, wa, sa, wb, sb);
+  fg_step<NTL, 1, 0, 2>(acc, wa, sa, wb, sb);
+  fg_step<NTL, 1, 2, 2>(acc, wa, sa, wb, sb);
+}
+#endif
+
+// All eight k16 steps of one 128-wide chunk held in stage buffer s0.
+template <int NTL>
+static __device__ __forceinline__ void fg_stage(float (&acc)[FG_MT][FG_NT][4], fg_u32 s0, int wn, int wm, int g,
+                                                int t) {
+#if FG_HALF
+  fg_half<NTL, 0>(acc, s0, wn, wm, g, t);
+  fg_half<NTL, 1>(acc, s0, wn, wm, g, t);
+#else
+  // 16-byte layout: thread t owns K values [32t, 32t+32) of each row (one
+  // 16-byte shared load, conflict-free at a 64-byte row stride) and the two
+  // scale bytes 2t, 2t+1; word W covers [32t + 8W, +8), scale W/2.
+  fg_u32 wa[FG_MT][2][4], sa[FG_MT][2][2];
+#pragma unroll
+  for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = wn * WARP_N + i * 16 + h * 8 + g;
+      fg_lds128(s0 + FG_OFF_BD + r * FG_ROWB + t * 16, wa[i][h]);
+      fg_scales(fg_lds16(s0 + FG_OFF_BS + r * 8 + t * 2), sa[i][h][0], sa[i][h][1]);
+    }
+  fg_u32 wb[FG_NT][4], sb[FG_NT][2];
+#pragma unroll
+  for (int j = 0; j < NTL; ++j) {
+    const int r = wm * WARP_M + j * 8 + g;
+    fg_lds128(s0 + FG_OFF_AD + r * FG_ROWB + t * 16, wb[j]);
+    fg_scales(fg_lds16(s0 + FG_OFF_AS + r * 8 + t * 2), sb[j][0], sb[j][1]);
+  }
+  fg_u32 sa0[FG_MT][2], sa1[FG_MT][2], sb0[FG_NT], sb1[FG_NT];
+#pragma unroll
+  for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      sa0[i][h] = sa[i][h][0];
+      sa1[i][h] = sa[i][h][1];
+    }
+#pragma unroll
+  for (int j = 0; j < NTL; ++j) {
+    sb0[j] = sb[j][0];
+    sb1[j] = sb[j][1];
+  }
+  fg_step<NTL, 0, 0, 4>(acc, wa, sa0, wb, sb0);
+  fg_step<NTL, 0, 2, 4>(acc, wa, sa0, wb, sb0);
+  fg_step<NTL, 1, 0, 4>(acc, wa, sa0, wb, sb0);
+  fg_step<NTL, 1, 2, 4>(acc, wa, sa0, wb, sb0);
+  fg_step<NTL, 2, 0, 4>(acc, wa, sa1, wb, sb1);
+  fg_step<NTL, 2, 2, 4>(acc, wa, sa1, wb, sb1);
+  fg_step<NTL, 3, 0, 4>(acc, wa, sa1, wb, sb1);
+  fg_step<NTL, 3, 2, 4>(acc, wa, sa1, wb, sb1);
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
@@ -270,14 +381,14 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
         const int n = tile.n0 + r;
         const bool ok = n < N;
         const fg_u8* src = gp.b + (ok ? n : 0) * rowb + kc * 64 + c * 16;
-        fg_cp16(s0 + FG_OFF_BD + r * 64 + c * 16, src, ok ? 16u : 0u);
+        fg_cp16(s0 + FG_OFF_BD + r * FG_ROWB + c * 16, src, ok ? 16u : 0u);
       }
       FG_FOR_THREAD(i, TILE_M * 4) {
         const int r = i >> 2, c = i & 3;
         const int m = tile.m0 + r;
         const bool ok = m < M;
         const fg_u8* src = gp.a + (ok ? m : 0) * rowb + kc * 64 + c * 16;
-        fg_cp16(s0 + FG_OFF_AD + r * 64 + c * 16, src, ok ? 16u : 0u);
+        fg_cp16(s0 + FG_OFF_AD + r * FG_ROWB + c * 16, src, ok ? 16u : 0u);
       }
       FG_FOR_THREAD(i, TILE_N) {
         const int n = tile.n0 + i;
@@ -317,32 +428,26 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
         if (nk < kch) load(nk % STAGES, nk);
         fg_cp_commit();
       }
-      if (nt_live > 0) {
+      {
         const fg_u32 s0 = sbase + (kc % STAGES) * FG_STAGE_BYTES;
-        fg_u32 wa[FG_MT][2][4], sa[FG_MT][2][2];
-#pragma unroll
-        for (int i = 0; i < FG_MT; ++i)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = wn * WARP_N + i * 16 + h * 8 + g;
-            fg_lds128(s0 + FG_OFF_BD + r * 64 + t * 16, wa[i][h]);
-            fg_scales(fg_lds16(s0 + FG_OFF_BS + r * 8 + t * 2), sa[i][h][0], sa[i][h][1]);
-          }
-        fg_u32 wb[FG_NT][4], sb[FG_NT][2];
-#pragma unroll
-        for (int j = 0; j < FG_NT; ++j) {
-          const int r = wm * WARP_M + j * 8 + g;
-          fg_lds128(s0 + FG_OFF_AD + r * 64 + t * 16, wb[j]);
-          fg_scales(fg_lds16(s0 + FG_OFF_AS + r * 8 + t * 2), sb[j][0], sb[j][1]);
+        // Warp-uniform dispatch on the n8 tiles that hold real token rows.
+#define FG_CASE(n)                                                       \
+  case n:                                                                \
+    if constexpr ((n) <= FG_NT) fg_stage<(n) <= FG_NT ? (n) : 1>(acc, s0, wn, wm, g, t); \
+    break;
+        switch (nt_live) {
+          FG_CASE(1)
+          FG_CASE(2)
+          FG_CASE(3)
+          FG_CASE(4)
+          FG_CASE(5)
+          FG_CASE(6)
+          FG_CASE(7)
+          FG_CASE(8)
+          default:
+            break;
         }
-        fg_step<0>(acc, wa, sa, wb, sb, nt_live);
-        fg_step<1>(acc, wa, sa, wb, sb, nt_live);
-        fg_step<2>(acc, wa, sa, wb, sb, nt_live);
-        fg_step<3>(acc, wa, sa, wb, sb, nt_live);
-        fg_step<4>(acc, wa, sa, wb, sb, nt_live);
-        fg_step<5>(acc, wa, sa, wb, sb, nt_live);
-        fg_step<6>(acc, wa, sa, wb, sb, nt_live);
-        fg_step<7>(acc, wa, sa, wb, sb, nt_live);
+#undef FG_CASE
       }
     }
 
