@@ -138,6 +138,21 @@ func TestBadInputChangesNothing(t *testing.T) {
 			_, err := db.WithdrawPitch(ctx, c.c[1], closedPitch.ID)
 			return err
 		}},
+		{"edit pitch in closed round", pitches.ECONFLICT, "", func() error {
+			_, err := db.EditPitch(ctx, c.c[1], closedPitch.ID, pitches.PitchInput{Title: "rewrite history", Claim: one})
+			return err
+		}},
+		{"edit rubric of closed round", pitches.ECONFLICT, "", func() error {
+			_, err := db.UpdateRound(ctx, c.admin, 1, pitches.RoundInput{Title: "r1", Criteria: round1Rubric})
+			return err
+		}},
+		{"personal weights in closed round", pitches.ECONFLICT, "", func() error {
+			return db.SetPersonalWeights(ctx, c.pragmatist, 1, map[string]int{"speedup": 40, "feasibility": 25, "risk": 20, "pitch_quality": 15})
+		}},
+		{"reopen closed round", pitches.ECONFLICT, "status", func() error {
+			_, err := db.SetRoundStatus(ctx, c.admin, 1, pitches.RoundJudging)
+			return err
+		}},
 		{"score own pitch", pitches.ECONFLICT, "", func() error {
 			_, err := db.SubmitScorecard(ctx, c.oracle, sharkPitch.ID, card(good, one))
 			return err

@@ -14,7 +14,8 @@
 //     a transaction that reads state and then writes cannot fail half way on
 //     a lock upgrade.
 //   - A read pool of max(4, NumCPU) connections, opened with query_only, for
-//     every read outside a write transaction.
+//     every read outside a write transaction. Backup (VACUUM INTO) needs a
+//     connection without query_only, so it opens one of its own per backup.
 //   - Pragmas in the DSN, in this order: busy_timeout(10000) first so that
 //     even switching to WAL waits for a lock instead of failing,
 //     journal_mode(WAL), synchronous(NORMAL) (in WAL mode this loses at most
