@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/stats"
 )
 
 // ImportRequest is a measurement made elsewhere (another GPU, another
@@ -206,7 +207,7 @@ func (r *ImportRequest) ImportResult(by int64) (*Run, *Result, error) {
 	}
 	res := &Result{Doc: doc, Correct: true}
 	withSamples := true
-	logSum := 0.0
+	speedups := make([]float64, 0, len(r.Shapes))
 	for i, s := range r.Shapes {
 		sh := Shape{
 			Index:            i,
@@ -228,10 +229,10 @@ func (r *ImportRequest) ImportResult(by int64) (*Run, *Result, error) {
 		if !sh.Correct {
 			res.Correct = false
 		}
-		logSum += math.Log(sh.Speedup.Value)
+		speedups = append(speedups, sh.Speedup.Value)
 		res.Shapes = append(res.Shapes, sh)
 	}
-	res.Speedup = Interval{Value: math.Exp(logSum / float64(len(r.Shapes)))}
+	res.Speedup = Interval{Value: stats.GeoMean(speedups)}
 	if withSamples {
 		bootstrapImport(r.Shapes, res)
 	}
@@ -253,15 +254,14 @@ func bootstrapImport(shapes []ImportShape, res *Result) {
 	geo := make([]float64, bootstrapN)
 	var bufB, bufV []float64
 	for b := 0; b < bootstrapN; b++ {
-		sum := 0.0
+		ratios := make([]float64, len(shapes))
 		for i, s := range shapes {
 			bufB = resample(rng, s.BaselineSamplesUs, bufB)
 			bufV = resample(rng, s.VariantSamplesUs, bufV)
-			ratio := median(bufB) / median(bufV)
-			per[i] = append(per[i], ratio)
-			sum += math.Log(ratio)
+			ratios[i] = median(bufB) / median(bufV)
+			per[i] = append(per[i], ratios[i])
 		}
-		geo[b] = math.Exp(sum / float64(len(shapes)))
+		geo[b] = stats.GeoMean(ratios)
 	}
 	for i := range shapes {
 		res.Shapes[i].Speedup.Lo, res.Shapes[i].Speedup.Hi = percentiles95(per[i])

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/pitchtank/pitchtank/internal/stats"
 )
 
 // PredictionAlpha is the interval score's alpha: a range is read as an 80%
 // central interval (scoring.md).
-const PredictionAlpha = 0.2
+const PredictionAlpha = stats.DefaultAlpha
 
 // Score is how a speedup prediction [Lo, Hi] fared against a measured
 // geometric-mean speedup. All errors are on the natural-log scale because
@@ -24,31 +26,21 @@ type Score struct {
 	Sentence      string  `json:"sentence"`         // "predicted 1.5-1.8x, measured 0.74x: 26% slower"
 }
 
-// ScorePrediction scores the range [lo, hi] against measured speedup y. It
-// follows the interval score of Gneiting & Raftery (2007) as scoringutils
-// implements it, on log speedups. All three numbers must be > 0 and lo <= hi.
+// ScorePrediction scores the range [lo, hi] against measured speedup y with
+// package stats' formulas: the interval score of Gneiting & Raftery (2007) as
+// scoringutils implements it, and the log errors of the range's geometric
+// midpoint, all on log speedups. All three numbers must be positive and
+// finite, lo <= hi.
 func ScorePrediction(lo, hi, y float64) (Score, error) {
-	if !(lo > 0) || !(hi > 0) || math.IsInf(hi, 0) || lo > hi {
-		return Score{}, fmt.Errorf("score prediction: range [%v, %v] must satisfy 0 < lo <= hi", lo, hi)
+	if err := stats.CheckPrediction(lo, hi, y); err != nil {
+		return Score{}, fmt.Errorf("score prediction: %w", err)
 	}
-	if !(y > 0) || math.IsInf(y, 0) {
-		return Score{}, fmt.Errorf("score prediction: measured speedup %v must be > 0", y)
-	}
-	l, u, x := math.Log(lo), math.Log(hi), math.Log(y)
-	is := u - l
-	if x < l {
-		is += 2 / PredictionAlpha * (l - x)
-	}
-	if x > u {
-		is += 2 / PredictionAlpha * (x - u)
-	}
-	mid := (l + u) / 2 // ln(sqrt(lo*hi))
 	return Score{
 		Lo: lo, Hi: hi, Measured: y,
-		IntervalScore: is,
-		AbsLogError:   math.Abs(mid - x),
-		SignedLogErr:  mid - x,
-		Hit:           x >= l && x <= u,
+		IntervalScore: stats.IntervalScore(lo, hi, y, PredictionAlpha),
+		AbsLogError:   stats.AbsLogError(lo, hi, y),
+		SignedLogErr:  stats.SignedLogError(lo, hi, y),
+		Hit:           stats.Hit(lo, hi, y),
 		Sentence:      Sentence(lo, hi, y),
 	}, nil
 }

@@ -1,5 +1,3 @@
-//go:build runnerstore
-
 package sqlite
 
 import (
