@@ -320,37 +320,46 @@ func (db *DB) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) 
 	})
 }
 
-// UserByToken resolves an API token and records its use.
+// UserByToken resolves an API token and records its use. The lookup runs on
+// the read pool; last_used is written only when it is more than a minute
+// old, so a busy API client does not queue a write per request behind the
+// single writer.
 func (db *DB) UserByToken(ctx context.Context, secret string) (*pitches.User, error) {
 	if !strings.HasPrefix(secret, tokenPrefix) {
 		return nil, pitches.ErrUnauthorized
 	}
-	var u *pitches.User
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		var tokID int64
-		var uu pitches.User
-		var role, created string
-		err := tx.QueryRowContext(ctx, `SELECT t.id, u.id, u.login, u.display_name, u.role, u.created_at
-			FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = ? AND t.revoked_at IS NULL`,
-			hashSecret(secret)).Scan(&tokID, &uu.ID, &uu.Login, &uu.DisplayName, &role, &created)
-		if errors.Is(err, sql.ErrNoRows) {
-			return pitches.ErrUnauthorized
-		}
-		if err != nil {
-			return fmt.Errorf("sqlite: look up token: %w", err)
-		}
-		uu.Role = pitches.Role(role)
-		if uu.CreatedAt, err = parseTime(created); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, fmtTime(db.Now()), tokID); err != nil {
-			return fmt.Errorf("sqlite: record token use: %w", err)
-		}
-		u = &uu
-		return nil
-	})
+	var tokID int64
+	var u pitches.User
+	var role, created string
+	var used sql.NullString
+	err := db.r.QueryRowContext(ctx, `SELECT t.id, t.last_used_at, u.id, u.login, u.display_name, u.role, u.created_at
+		FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = ? AND t.revoked_at IS NULL`,
+		hashSecret(secret)).Scan(&tokID, &used, &u.ID, &u.Login, &u.DisplayName, &role, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.ErrUnauthorized
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: look up token: %w", err)
+	}
+	u.Role = pitches.Role(role)
+	if u.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	now := db.Now()
+	last, err := parseNullTime(used)
 	if err != nil {
 		return nil, err
 	}
-	return u, nil
+	if last == nil || now.Sub(*last) > time.Minute {
+		err := db.write(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, fmtTime(now), tokID); err != nil {
+				return fmt.Errorf("sqlite: record token use: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &u, nil
 }
