@@ -1,0 +1,73 @@
+package engine_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/engine"
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// Bad shapes and mismatched inputs are rejected before any device work, so
+// these run without a device (a nil Ctx is never touched).
+func TestPrepareRejectsBadInput(t *testing.T) {
+	g, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	d, _ := kernels.LookupProblem("nvfp4_dual_gemm")
+	gv, _ := g.ResolveVariant("baseline")
+	dv, _ := d.ResolveVariant("baseline")
+	gb := &engine.Built{Variant: gv, Attrs: map[string]gpu.FuncAttrs{}}
+	db := &engine.Built{Variant: dv, Attrs: map[string]gpu.FuncAttrs{}}
+	s := kernels.Shape{M: []int{3, 5}, N: 64, K: 128}
+	good := engine.Inputs{Group: nvfp4.GenGroupGemm(1, s.M, s.N, s.K)}
+	for _, tc := range []struct {
+		name string
+		b    *engine.Built
+		s    kernels.Shape
+		in   engine.Inputs
+		want string
+	}{
+		{"N rule", gb, kernels.Shape{M: []int{3}, N: 100, K: 128}, good, "multiple of 64"},
+		{"K rule", gb, kernels.Shape{M: []int{3}, N: 64, K: 96}, good, "multiple of 128"},
+		{"no inputs", gb, s, engine.Inputs{}, "group inputs"},
+		{"dual inputs for group", gb, s, engine.Inputs{Dual: nvfp4.GenDualGemm(1, 3, 64, 128)}, "group inputs"},
+		{"wrong group count", gb, kernels.Shape{M: []int{3}, N: 64, K: 128}, good, "for 1 groups"},
+		{"wrong M", gb, kernels.Shape{M: []int{3, 6}, N: 64, K: 128}, good, "A[1]"},
+		{"wrong K", gb, kernels.Shape{M: []int{3, 5}, N: 64, K: 256}, good, "A[0]"},
+		{"group inputs for dual", db, kernels.Shape{M: []int{3}, N: 64, K: 128}, good, "dual inputs"},
+		{"dual wrong N", db, kernels.Shape{M: []int{3}, N: 128, K: 128}, engine.Inputs{Dual: nvfp4.GenDualGemm(1, 3, 64, 128)}, "B1"},
+	} {
+		_, err := engine.Prepare(nil, tc.b, tc.s, kernels.Limits{}, tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := engine.RunReference(nil, gb, s, good); err == nil || !strings.Contains(err.Error(), "reference") {
+		t.Errorf("RunReference with a non-reference variant: %v", err)
+	}
+}
+
+// Build needs only NVRTC: it compiles here when NVRTC is installed.
+func TestBuildWithoutDevice(t *testing.T) {
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("NVRTC is not installed here: %v", err)
+	}
+	g, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	v, _ := g.ResolveVariant("baseline?tile_m=64&stages=2")
+	b, err := engine.Build(gpu.DeviceInfo{CCMajor: 8, CCMinor: 0}, v, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Arch != "sm_80" || len(b.Compiled.Cubin) == 0 || !strings.Contains(strings.Join(b.Options, " "), "-DTILE_M=64") {
+		t.Errorf("built %s with %v", b.Arch, b.Options)
+	}
+	if _, err := engine.Build(gpu.DeviceInfo{CCMajor: 7, CCMinor: 5}, v, ""); err == nil || !strings.Contains(err.Error(), "sm_80") {
+		t.Errorf("sm_75 accepted: %v", err)
+	}
+	var ce *gpu.CompileError
+	if errors.As(err, &ce) {
+		t.Errorf("arch check should come before compiling")
+	}
+}
