@@ -198,8 +198,17 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Fatalf("oracle's vote not stored: %+v %v", votes, err)
 	}
 
+	// PITCHTANK_SCREENSHOT_DIR=docs go test -run TestBrowserEndToEnd
+	// ./internal/httpserver writes screenshot.png (round 2, closed, as the
+	// Oracle sees it; the README's picture) and a few more pages to look at.
 	if dir := os.Getenv("PITCHTANK_SCREENSHOT_DIR"); dir != "" {
-		screenshot(t, ctx, app.URL+"/rounds/5", filepath.Join(dir, "screenshot.png"))
+		screenshot(t, ctx, app.URL+"/rounds/2", filepath.Join(dir, "screenshot.png"))
+		screenshot(t, ctx, app.URL+"/", filepath.Join(dir, "screenshot-home.png"))
+		r1, _ := db.Pitches(context.Background(), 1)
+		if len(r1) > 0 {
+			screenshot(t, ctx, fmt.Sprintf("%s/pitches/%d", app.URL, r1[0].ID), filepath.Join(dir, "screenshot-pitch.png"))
+		}
+		screenshot(t, ctx, fmt.Sprintf("%s/pitches/%d", app.URL, ps[1].ID), filepath.Join(dir, "screenshot-score.png"))
 	}
 }
 
