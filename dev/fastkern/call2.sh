@@ -3,10 +3,10 @@
 # table, then sanitizer and ncu on the best variant.
 O=${OUT:-/tmp/out}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-bash dev/fastkern/run.sh /tmp/fkout w1 w3 h1 h2 h3 h4 h5 2>&1 | tee $O/summary.txt
+bash dev/fastkern/run.sh /tmp/fkout w1 w3 h1 h2 h3 h4 h5 d1 d2 d3 2>&1 | tee $O/summary.txt
 python3 dev/fastkern/geomean.py /tmp/fkout | tee $O/geomean.txt
 tar czf $O/fkout.tgz -C /tmp fkout 2>/dev/null
-B=$(awk '/^BEST/{print $2}' $O/geomean.txt)
+B=$(awk '$1=="BEST"{print $2}' $O/geomean.txt)
 [ -n "$B" ] || exit 1
 /usr/local/cuda/bin/cuobjdump -sass /tmp/fk_$B | awk '/Function : fast_group_gemm/{f=1} f' | gzip -c > $O/best.sass.gz
 echo "--- memcheck + racecheck $B edges"

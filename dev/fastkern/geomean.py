@@ -19,5 +19,9 @@ for f in sorted(glob.glob(os.path.join(d, "run_*.txt"))):
 rows.sort()
 for g, v, o, p, ts in rows:
     print(f"GEOMEAN {g:8.2f} us  {v:4s} order={o} persistent={p}  " + " ".join(f"{x:8.2f}" for x in ts))
-if rows:
-    print("BEST", rows[0][1])
+grp = [r for r in rows if not r[1].startswith("d")]
+dual = [r for r in rows if r[1].startswith("d")]
+if grp:
+    print("BEST", grp[0][1])
+if dual:
+    print("BESTDUAL", dual[0][1])

@@ -23,11 +23,15 @@ V[h2]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=2 -DWARPS_M=2 -DSTAGES=3 -D
 V[h3]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=2 -DWARPS_M=2 -DSTAGES=3 -DMIN_BLOCKS=4"
 V[h4]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=2 -DSTAGES=3 -DMIN_BLOCKS=2"
 V[h5]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=4 -DMIN_BLOCKS=2"
+# dual GEMM variants (harness_dual.cu; WARP_N counts B1 + B2 rows)
+V[d1]="-DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=4 -DMIN_BLOCKS=2"
+V[d2]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=2 -DMIN_BLOCKS=3"
+V[d3]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=2 -DWARPS_M=2 -DSTAGES=3 -DMIN_BLOCKS=3"
 NAMES=${@:-v1 v2 v3 v4 v5}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 for n in $NAMES; do
   ( $NVCC -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v ${V[$n]} \
-      -o /tmp/fk_$n dev/fastkern/harness.cu > "$OUTDIR/build_$n.txt" 2>&1 \
+      -o /tmp/fk_$n dev/fastkern/$( [ "${n:0:1}" = d ] && echo harness_dual.cu || echo harness.cu ) > "$OUTDIR/build_$n.txt" 2>&1 \
     || echo "BUILD FAILED $n" >> "$OUTDIR/build_$n.txt" ) &
 done
 wait
@@ -37,6 +41,6 @@ for n in $NAMES; do
   if [ -x /tmp/fk_$n ]; then
     /tmp/fk_$n ${HARNESS_ARGS:-} > "$OUTDIR/run_$n.txt" 2>&1
     echo "rc=$?"
-    grep -E "^(device|FAIL|ALL|SOME|TIME)" "$OUTDIR/run_$n.txt"
+    grep -E "^(device|FAIL|ALL|SOME)" "$OUTDIR/run_$n.txt"
   fi
 done
