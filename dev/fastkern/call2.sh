@@ -3,7 +3,7 @@
 # table, then sanitizer and ncu on the best variant.
 O=${OUT:-/tmp/out}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-bash dev/fastkern/run.sh /tmp/fkout w1 w3 h1 h2 h3 h4 h5 d1 d2 d3 2>&1 | tee $O/summary.txt
+bash dev/fastkern/run.sh /tmp/fkout w1 w3 h1 h2 h3 h4 h5 h6 h7 d1 d2 d3 d4 2>&1 | tee $O/summary.txt
 python3 dev/fastkern/geomean.py /tmp/fkout | tee $O/geomean.txt
 tar czf $O/fkout.tgz -C /tmp fkout 2>/dev/null
 B=$(awk '$1=="BEST"{print $2}' $O/geomean.txt)
