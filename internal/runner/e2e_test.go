@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/gpu"
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
@@ -83,5 +84,41 @@ func TestEndToEndCPUBench(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("rewrote %s", fixtureAA)
+	}
+}
+
+// The same path on a GPU: a knob variant paired with the baseline on device
+// 0, through the runner. Skipped where no GPU is present.
+func TestEndToEndGPUBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the GPU bench takes tens of seconds; skipped with -short")
+	}
+	benchReady(t)
+	n, err := gpu.DeviceCount()
+	if err != nil || n == 0 {
+		t.Skipf("no GPU here (device count %d, %v)", n, err)
+	}
+	r := newRunner(t, runner.Config{Devices: []string{"0"}, Command: runner.BenchCommand(webBin, 8*time.Minute)})
+	ctx := context.Background()
+	run, err := r.Submit(ctx, runner.Request{Problem: groupProblem, Suite: "tests", Variant: "baseline?stages=2", Baseline: "baseline", Device: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitDone(t, r, run.ID, 8*time.Minute)
+	if got.Status != runner.StatusSucceeded {
+		t.Fatalf("run %s: %s\nstderr:\n%s", got.Status, got.Reason, got.Stderr)
+	}
+	if !got.HasResult || !got.Correct || len(got.Shapes) == 0 || !(got.Speedup.Value > 0) {
+		t.Fatalf("stored run: %+v", got)
+	}
+	for _, s := range got.Shapes {
+		if !s.Correct || !(s.VariantMedianUs > 0) || !(s.BaselineMedianUs > 0) || !(s.FloorUs > 0) || !(s.FractionOfFloor > 0) ||
+			!(s.Speedup.Lo <= s.Speedup.Value && s.Speedup.Value <= s.Speedup.Hi) {
+			t.Errorf("shape %+v", s)
+		}
+	}
+	t.Logf("GPU run: geomean speedup %.4f over %d shapes, flags %v", got.Speedup.Value, len(got.Shapes), got.Flags)
+	for _, s := range got.Shapes {
+		t.Logf("  %-40s base %9.2f us  var %9.2f us  x%.3f [%.3f, %.3f]  floor %.2f us  flags %v", s.Label, s.BaselineMedianUs, s.VariantMedianUs, s.Speedup.Value, s.Speedup.Lo, s.Speedup.Hi, s.FloorUs, s.Flags)
 	}
 }

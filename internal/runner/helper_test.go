@@ -38,6 +38,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(m.Run())
 	}
+	// A prebuilt binary (a machine without the Go toolchain, such as the GPU
+	// machine the GPU end-to-end test runs on).
+	if bin := os.Getenv("RUNNER_TEST_WEB"); bin != "" {
+		webBin = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "runner-test-web-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "temp dir:", err)
