@@ -159,3 +159,22 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	checkOK(t, waitDone(t, r, again.ID, 20*time.Second))
 }
+
+// A run queued for a device the restarted server no longer has fails at
+// start with a reason, instead of waiting forever.
+func TestStartFailsRunsOnMissingDevices(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "pitchtank.db"))
+	ctx := context.Background()
+	gone, err := db.Enqueue(ctx, runner.Request{Problem: groupProblem, Suite: "tests", Variant: "baseline", Device: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, runner.Config{Store: db, Devices: []string{"cpu"}, Command: standIn(t, map[int64]string{}, "")})
+	got, err := r.Get(ctx, gone.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != runner.StatusFailed || !strings.Contains(got.Reason, `device "3" does not exist`) {
+		t.Fatalf("run on a missing device: %s (%q)", got.Status, got.Reason)
+	}
+}

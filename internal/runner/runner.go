@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,6 +146,21 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		r.log.Warn("run was interrupted by a previous shutdown or crash", "run", id)
+	}
+	// Queued runs for a device this server no longer has would wait forever.
+	queued, err := r.cfg.Store.List(ctx, Filter{Status: StatusQueued, Imported: new(false), Limit: 1000})
+	if err != nil {
+		return fmt.Errorf("runner: start: list queued runs: %w", err)
+	}
+	for _, q := range queued {
+		if slices.Contains(r.cfg.Devices, q.Device) {
+			continue
+		}
+		reason := fmt.Sprintf("device %q does not exist on this server (have %s)", q.Device, strings.Join(r.cfg.Devices, ", "))
+		if err := r.cfg.Store.MarkFailed(ctx, q.ID, Finish{Reason: reason}); err != nil && pitches.ErrorCode(err) != pitches.ECONFLICT {
+			return fmt.Errorf("runner: start: fail run %d on a missing device: %w", q.ID, err)
+		}
+		r.log.Warn("queued run failed: its device is gone", "run", q.ID, "device", q.Device)
 	}
 	for _, d := range r.cfg.Devices {
 		r.wg.Add(1)
