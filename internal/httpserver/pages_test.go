@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -348,4 +349,56 @@ func TestHomeAndNotFound(t *testing.T) {
 	b.get("/nowhere").wantStatus(t, http.StatusNotFound)
 	b.get("/static/").wantStatus(t, http.StatusNotFound)
 	wantContains(t, b.get("/static/app.js").wantStatus(t, 200).body, "data-live-total")
+}
+
+func TestSecureCookieOverTLS(t *testing.T) {
+	a := newApp(t, Config{})
+	tlsSrv := httptest.NewTLSServer(a.srv.Config.Handler)
+	defer tlsSrv.Close()
+	c := tlsSrv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := c.PostForm(tlsSrv.URL+"/login", url.Values{"login": {"oracle"}, "password": {testPassword}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var found bool
+	for _, ck := range res.Cookies() {
+		if ck.Name == sessionCookie {
+			found = true
+			if !ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
+				t.Fatalf("cookie over TLS = %+v", ck)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no session cookie over TLS (status %d)", res.StatusCode)
+	}
+}
+
+func TestWeightsFrozenAfterScoring(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	p := a.pitch("alice", 1, "Pipeline stages")
+	a.status(1, "judging")
+	o := a.browser().login("oracle")
+	r := o.post(fmt.Sprintf("/pitches/%d/scorecard", p.ID), url.Values{"score_speedup": {"5"}, "score_feasibility": {"5"},
+		"score_risk": {"5"}, "score_pitch_quality": {"5"}, "lo": {"1"}, "hi": {"1.1"}})
+	r.wantStatus(t, http.StatusSeeOther)
+	page := o.get("/rounds/1").wantStatus(t, 200).body
+	wantContains(t, page, "your weights for it are frozen")
+	wantNotContains(t, page, `name="w_speedup"`)
+	// Posting anyway is refused by the service, with the form re-rendered.
+	r = o.post("/rounds/1/weights", url.Values{"w_speedup": {"40"}, "w_feasibility": {"25"}, "w_risk": {"20"}, "w_pitch_quality": {"15"}})
+	r.wantStatus(t, http.StatusConflict)
+	wantContains(t, r.body, `class="form-error"`, "already submitted a scorecard")
+}
+
+func TestOwnPitchHasNoScoreOrVoteForm(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	p := a.pitch("oracle", 1, "The Oracle's own idea")
+	a.status(1, "judging")
+	page := a.browser().login("oracle").get(fmt.Sprintf("/pitches/%d", p.ID)).wantStatus(t, 200).body
+	wantNotContains(t, page, "Submit scorecard", "Vote for this pitch")
 }
