@@ -263,22 +263,13 @@ func TestVariantsCorrectAllShapes(t *testing.T) {
 }
 
 // TestEveryCombinationOnTestShapes: every valid combination of the declared
-// knob space on the test shapes (the launch mode rotates across them).
+// knob space, every launch mode included, on the test shapes.
 func TestEveryCombinationOnTestShapes(t *testing.T) {
 	info := needDevice(t)
 	for _, p := range kernels.Problems() {
 		base := mustVariant(t, p, "baseline")
-		var launches []string
-		for _, ks := range kernels.KnobSpace(p.Name) {
-			if ks.Key == "launch" {
-				launches = ks.Values
-			}
-		}
 		var vs []kernels.Variant
-		for i, k := range p.KnobCombinations() {
-			if k.Launch != launches[i%len(launches)] {
-				continue
-			}
+		for _, k := range p.KnobCombinations() {
 			v, err := p.WithKnobs(base, k)
 			if err != nil {
 				t.Fatal(err)
