@@ -18,6 +18,23 @@ import (
 // spills, stack) so every build records what it cost.
 const PtxasFlag = "--ptxas-options=-v"
 
+// buildFlags are the NVRTC flags of every build. NVRTC 12.9 and newer keep
+// their own cache and print no ptxas report on a hit, so they get
+// --no-cache (NVIDIA/Fuser#4694 does the same); our own cache (cacheDir)
+// stores the log with the cubin.
+func buildFlags() []string {
+	flags := []string{PtxasFlag}
+	ver, err := gpu.NVRTCVersion()
+	if err != nil {
+		return flags
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(ver, "%d.%d", &major, &minor); err == nil && (major > 12 || major == 12 && minor >= 9) {
+		flags = append(flags, "--no-cache")
+	}
+	return flags
+}
+
 // Build compiles v for dev's architecture with v's defines (NVRTC only, no
 // device needed). cacheDir "" compiles without a cache.
 func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, error) {
@@ -32,7 +49,7 @@ func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, erro
 	if err != nil {
 		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
 	}
-	c, err := gpu.Compile(v.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: v.Defines(), Flags: []string{PtxasFlag}, CacheDir: cacheDir})
+	c, err := gpu.Compile(v.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: v.Defines(), Flags: buildFlags(), CacheDir: cacheDir})
 	if err != nil {
 		return nil, fmt.Errorf("engine: build %s for %s: %w", v.Name, arch, err)
 	}
