@@ -137,7 +137,9 @@ func TestBrowserEndToEnd(t *testing.T) {
 	}
 
 	// Cross-origin forgery attempt, with the Oracle's cookies in the jar.
-	do("visit the other origin", chromedp.Navigate(evil.URL), chromedp.Sleep(1500*time.Millisecond))
+	// The forged post lands on the app's refusal page, which (unlike the
+	// other origin's page) has a <main>.
+	do("visit the other origin", chromedp.Navigate(evil.URL), chromedp.WaitVisible(`main`))
 	evilBody := text(`body`)
 	if votes, _ := db.VisibleVotes(context.Background(), oracle, 5); hasVoteBy(votes, oracle.ID) {
 		t.Fatalf("cross-origin form post cast a vote: %+v (page said %q)", votes, evilBody)
