@@ -161,3 +161,27 @@ func TestImportBadDocuments(t *testing.T) {
 		t.Fatalf("bad imports stored %d runs (%v)", len(runs), err)
 	}
 }
+
+func TestComparable(t *testing.T) {
+	doc, err := os.ReadFile(fixtureAA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &runner.Run{ID: 1, HasResult: true, Result: doc}
+	b := &runner.Run{ID: 2, HasResult: true, Result: doc}
+	if ok, why := runner.Comparable(a, b); !ok {
+		t.Fatalf("same fingerprint not comparable: %s", why)
+	}
+	other := strings.Replace(string(doc), `"device_model": "`, `"device_model": "NVIDIA H200 `, 1)
+	b.Result = []byte(other)
+	if ok, why := runner.Comparable(a, b); ok || !strings.Contains(why, "device model differs") {
+		t.Fatalf("different device model: %v %q", ok, why)
+	}
+	imp := &runner.Run{ID: 3, HasResult: true, Imported: true, Device: "B200"}
+	if ok, _ := runner.Comparable(a, imp); ok {
+		t.Fatal("a run measured here is comparable with an imported one")
+	}
+	if ok, _ := runner.Comparable(imp, &runner.Run{ID: 4, HasResult: true, Imported: true, Device: "B200"}); !ok {
+		t.Fatal("two B200 imports are not comparable")
+	}
+}

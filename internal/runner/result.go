@@ -114,3 +114,31 @@ func containsStr(xs []string, s string) bool {
 	}
 	return false
 }
+
+// Comparable says whether two runs' times can be set side by side
+// (measurement.md rule 10): both measured here with the same device model,
+// driver and NVRTC version (bench.Comparable on their documents), or both
+// imported from the same device label. The reason names the difference.
+// Both runs must come from Get (with their result documents).
+func Comparable(a, b *Run) (bool, string) {
+	if !a.HasResult || !b.HasResult {
+		return false, "a run has no result"
+	}
+	if a.Imported || b.Imported {
+		if a.Imported != b.Imported {
+			return false, "one run was measured here, the other imported"
+		}
+		if a.Device != b.Device {
+			return false, fmt.Sprintf("imported from different devices: %q vs %q", a.Device, b.Device)
+		}
+		return true, ""
+	}
+	var da, db bench.Result
+	if err := json.Unmarshal(a.Result, &da); err != nil {
+		return false, fmt.Sprintf("run %d: result document unreadable: %v", a.ID, err)
+	}
+	if err := json.Unmarshal(b.Result, &db); err != nil {
+		return false, fmt.Sprintf("run %d: result document unreadable: %v", b.ID, err)
+	}
+	return bench.Comparable(&da, &db)
+}
