@@ -2,7 +2,7 @@
 // the bench harness.
 //
 //	web                         same as "web serve"
-//	web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies]
+//	web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies] [--trusted-origin URL]...
 //	web user add --db PATH --name LOGIN --role ROLE [--display NAME]   (password on stdin)
 //	web token create --db PATH --user LOGIN [--label TEXT]
 //	web backup --db PATH --to FILE
@@ -40,7 +40,7 @@ func main() {
 
 const usage = `usage:
   web                        run the web app (same as "web serve")
-  web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies]
+  web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies] [--trusted-origin URL]...
   web user add --db PATH --name LOGIN --role admin|shark|contestant|viewer [--display NAME]
                              (reads the password from stdin)
   web token create --db PATH --user LOGIN [--label TEXT]
@@ -131,6 +131,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dbPath := fs.String("db", "./pitchtank.db", "SQLite database file (created if missing)")
 	noDemo := fs.Bool("no-demo", false, "do not load the demo tournament into an empty database")
 	secure := fs.Bool("secure-cookies", false, "mark session cookies Secure (set this behind a TLS proxy)")
+	var trusted originList
+	fs.Var(&trusted, "trusted-origin", "an origin (scheme://host[:port]) allowed to post cross-origin, e.g. a proxy's public URL; repeatable")
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
@@ -162,10 +164,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, Logger: log}, db)
+	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, TrustedOrigins: trusted, Logger: log}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
-		return exitFail
+		return exitUsage
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -200,6 +202,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "pitchtank stopped")
 	return exitOK
 }
+
+// originList is a repeatable string flag.
+type originList []string
+
+func (o *originList) String() string     { return strings.Join(*o, ",") }
+func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
 
 func userAdd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("user add", flag.ContinueOnError)

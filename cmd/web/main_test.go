@@ -57,6 +57,10 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("web %v: exit %d, stderr %q; want 2 with a message", args, code, stderr)
 		}
 	}
+	db := filepath.Join(t.TempDir(), "p.db")
+	if code, _, stderr := cli(t, "", "serve", "--db", db, "--no-demo", "--addr", "127.0.0.1:0", "--trusted-origin", "not an origin"); code != 2 || !strings.Contains(stderr, "trusted origin") {
+		t.Errorf("bad --trusted-origin: exit %d, stderr %q", code, stderr)
+	}
 	if code, out, _ := cli(t, "", "help"); code != 0 || !strings.Contains(out, "web serve") {
 		t.Errorf("help: %d %q", code, out)
 	}

@@ -402,3 +402,20 @@ func TestOwnPitchHasNoScoreOrVoteForm(t *testing.T) {
 	page := a.browser().login("oracle").get(fmt.Sprintf("/pitches/%d", p.ID)).wantStatus(t, 200).body
 	wantNotContains(t, page, "Submit scorecard", "Vote for this pitch")
 }
+
+func TestTrustedOrigin(t *testing.T) {
+	if _, err := New(Config{TrustedOrigins: []string{"not an origin"}}, nil); err == nil {
+		t.Fatalf("New accepted a malformed trusted origin")
+	}
+	a := newApp(t, Config{TrustedOrigins: []string{"https://tank.example"}})
+	a.round(1)
+	b := a.browser().login("alice")
+	form := url.Values{"round": {"1"}, "title": {"Via the proxy"}, "lo": {"1.1"}, "hi": {"1.2"}}
+	for origin, want := range map[string]int{"https://tank.example": http.StatusSeeOther, "https://evil.example": http.StatusForbidden} {
+		req, _ := http.NewRequest("POST", a.srv.URL+"/pitches", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Origin", origin)
+		a.do(b.c, req).wantStatus(t, want)
+	}
+}
