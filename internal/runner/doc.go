@@ -84,7 +84,9 @@
 // log speedups, absolute and signed log error, hit, Sentence) and evaluate
 // the winning pitch's Terms with EvaluateTerms(terms, run, repeats), repeats
 // being r.List(ctx, Filter{Problem, Variant, Baseline, Device, Suite,
-// Status: StatusSucceeded}) for the same configuration. Two rules stay with
+// Status: StatusSucceeded}) for the same configuration, each read with Get
+// and kept only where Comparable(run, other) holds (same device model,
+// driver and NVRTC; pages show the reason otherwise). Two rules stay with
 // the web layer and the pitches service, since they concern people rather
 // than runs: measured results of a pitch are not shown to a shark who has not
 // yet scored it, and predictions are locked once a succeeded run of the
