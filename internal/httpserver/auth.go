@@ -121,14 +121,22 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// allowLogin applies the per-IP and per-login token buckets. Both are
-// charged on every attempt, so spreading guesses over many logins from one
-// address, or over many addresses at one login, is slowed either way.
+// allowLogin applies the per-IP and per-login token buckets. The IP bucket
+// is charged first and the login bucket only when the IP had a token, so a
+// flood from one address cannot fill the login map with made-up names; a
+// guesser spreading tries over many addresses still drains the login's
+// bucket.
 func (s *server) allowLogin(r *http.Request, login string) error {
-	ipOK := s.ipLimit.allow(clientIP(r))
-	nameOK := s.nameLimit.allow(strings.ToLower(strings.TrimSpace(login)))
-	if !ipOK || !nameOK {
-		return pitches.Errorf(pitches.ERATELIMITED, "", "too many login attempts; wait a minute and try again")
+	refused := pitches.Errorf(pitches.ERATELIMITED, "", "too many login attempts; wait a minute and try again")
+	if !s.ipLimit.allow(clientIP(r)) {
+		return refused
+	}
+	key := strings.ToLower(strings.TrimSpace(login))
+	if len(key) > 64 {
+		key = key[:64] // logins are short; this only bounds the map key
+	}
+	if !s.nameLimit.allow(key) {
+		return refused
 	}
 	return nil
 }
