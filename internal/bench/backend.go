@@ -47,21 +47,25 @@ type Backend interface {
 }
 
 // ShapeRunner runs the roles of one shape. Role indexes follow the roles
-// given to Backend.Shape.
+// given to Backend.Shape. Each role holds several input sets (one per seed,
+// each in its own device buffers); timing rotates through them (rule 4), so
+// no role's times hang on where one set of buffers happens to lie.
 type ShapeRunner interface {
-	// Load generates fresh inputs from seed, loads them for every role and
-	// returns the float64 reference for them. When checkCPU is set and the
-	// reference was computed on the device, it is also compared with the
-	// CPU reference and that check returned.
-	Load(ctx context.Context, seed uint64, checkCPU bool) (ref []float64, refCheck *RefCheck, err error)
-	// Check poisons role's output with NaN, runs one complete execution and
-	// returns the output (fp16 bits) and the input hashes before and after.
-	Check(ctx context.Context, role int) (out []uint16, hashBefore, hashAfter string, err error)
-	// Sample times one complete execution of role, the cache flush outside
-	// the timed region, and returns nanoseconds.
-	Sample(ctx context.Context, role int) (float64, error)
-	// Output returns role's output as the last execution left it.
-	Output(ctx context.Context, role int) ([]uint16, error)
+	// Load generates fresh inputs from seed into input set `set` (0, 1, ...
+	// in order; a new index adds a set) for every role and returns the
+	// float64 reference for them. When checkCPU is set and the reference was
+	// computed on the device, it is also compared with the CPU reference and
+	// that check returned.
+	Load(ctx context.Context, set int, seed uint64, checkCPU bool) (ref []float64, refCheck *RefCheck, err error)
+	// Check poisons the output of role's input set with NaN, runs one
+	// complete execution and returns the output (fp16 bits) and the input
+	// hashes before and after.
+	Check(ctx context.Context, role, set int) (out []uint16, hashBefore, hashAfter string, err error)
+	// Sample times one complete execution of role on input set `set`, the
+	// cache flush outside the timed region, and returns nanoseconds.
+	Sample(ctx context.Context, role, set int) (float64, error)
+	// Output returns the output of role's input set as its last execution left it.
+	Output(ctx context.Context, role, set int) ([]uint16, error)
 	// Plan describes role's launch configuration.
 	Plan(role int) LaunchPlan
 	Close() error

@@ -58,7 +58,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		jsonPath   = fs.String("json", "", "write the result document to FILE (default: in stdout's final line)")
 		cacheDir   = fs.String("cache-dir", defaultCacheDir(), "cubin cache directory (\"\" = no cache)")
 		maxTime    = fs.Duration("max-time", DefaultMaxTime, "wall-clock cap for the whole run")
-		seeds      = fs.Int("seeds", 0, "fresh input sets checked per shape (default: 3 on tests, 2 on benchmarks)")
+		seeds      = fs.Int("seeds", 4, "fresh input sets per shape: each checked, all rotated while timing (rule 4: at least 4)")
 		dumpShapes = fs.Bool("dump-shapes", false, "print the selected shapes as JSON and exit (for bench/peer/peer.py)")
 		report     = fs.String("report", "", "validate a result document FILE and print it as Markdown tables (no run)")
 	)
@@ -203,12 +203,6 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		return usage("the GPU reference is not a timed variant: it checks the others (and is checked against the CPU reference on --suite tests); bench \"baseline\" or a knob variant instead")
 	}
 	cfg.SeedsPerShape = *seeds
-	if cfg.SeedsPerShape == 0 {
-		cfg.SeedsPerShape = 2
-		if suiteName == "tests" {
-			cfg.SeedsPerShape = 3
-		}
-	}
 	if cfg.SeedsPerShape < 1 || cfg.SeedsPerShape > 16 {
 		return usage("--seeds %d: want 1..16", cfg.SeedsPerShape)
 	}

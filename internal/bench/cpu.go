@@ -88,35 +88,43 @@ func (b *CPUBackend) Build(ctx context.Context, role string, v kernels.Variant) 
 
 // Shape makes one output buffer per role over shared inputs.
 func (b *CPUBackend) Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error) {
-	r := &cpuShape{problem: b.problem, shape: s, outs: make([][]uint16, len(roles))}
-	for i := range r.outs {
-		r.outs[i] = make([]uint16, outputElements(s))
-	}
-	return r, nil
+	return &cpuShape{problem: b.problem, shape: s, roles: len(roles)}, nil
 }
 
 type cpuShape struct {
 	problem *kernels.Problem
 	shape   kernels.Shape
-	in      inputs
-	loaded  bool
-	outs    [][]uint16
+	roles   int
+	in      []inputs     // per input set
+	outs    [][][]uint16 // per input set, per role
 }
 
-func (r *cpuShape) Load(ctx context.Context, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
-	r.in = genInputs(r.problem, r.shape, seed)
-	r.loaded = true
+func (r *cpuShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
+	if set < 0 || set > len(r.in) {
+		return nil, nil, fmt.Errorf("cpu: input set %d after %d sets", set, len(r.in))
+	}
+	in := genInputs(r.problem, r.shape, seed)
+	if set == len(r.in) {
+		r.in = append(r.in, in)
+		outs := make([][]uint16, r.roles)
+		for i := range outs {
+			outs[i] = make([]uint16, outputElements(r.shape))
+		}
+		r.outs = append(r.outs, outs)
+	} else {
+		r.in[set] = in
+	}
 	// The reference is computed apart from the runs it checks: a run that
 	// left its output unwritten or wrote the wrong element fails.
-	return cpuReference(r.in), nil, nil
+	return cpuReference(in), nil, nil
 }
 
-func (r *cpuShape) exec(role int) error {
-	if !r.loaded {
-		return fmt.Errorf("cpu: run before inputs were loaded")
+func (r *cpuShape) exec(role, set int) error {
+	if set < 0 || set >= len(r.in) {
+		return fmt.Errorf("cpu: input set %d was not loaded", set)
 	}
-	ref := cpuReference(r.in)
-	out := r.outs[role]
+	ref := cpuReference(r.in[set])
+	out := r.outs[set][role]
 	if len(ref) != len(out) {
 		return fmt.Errorf("cpu: reference has %d elements, output %d", len(ref), len(out))
 	}
@@ -126,28 +134,34 @@ func (r *cpuShape) exec(role int) error {
 	return nil
 }
 
-func (r *cpuShape) Check(ctx context.Context, role int) ([]uint16, string, string, error) {
-	out := r.outs[role]
+func (r *cpuShape) Check(ctx context.Context, role, set int) ([]uint16, string, string, error) {
+	if set < 0 || set >= len(r.in) {
+		return nil, "", "", fmt.Errorf("cpu: input set %d was not loaded", set)
+	}
+	out := r.outs[set][role]
 	for i := range out {
 		out[i] = cpuF16NaN
 	}
-	h0 := r.in.hash()
-	if err := r.exec(role); err != nil {
+	h0 := r.in[set].hash()
+	if err := r.exec(role, set); err != nil {
 		return nil, "", "", err
 	}
-	return append([]uint16{}, out...), h0, r.in.hash(), nil
+	return append([]uint16{}, out...), h0, r.in[set].hash(), nil
 }
 
-func (r *cpuShape) Sample(ctx context.Context, role int) (float64, error) {
+func (r *cpuShape) Sample(ctx context.Context, role, set int) (float64, error) {
 	t0 := time.Now()
-	if err := r.exec(role); err != nil {
+	if err := r.exec(role, set); err != nil {
 		return 0, err
 	}
 	return float64(time.Since(t0).Nanoseconds()), nil
 }
 
-func (r *cpuShape) Output(ctx context.Context, role int) ([]uint16, error) {
-	return append([]uint16{}, r.outs[role]...), nil
+func (r *cpuShape) Output(ctx context.Context, role, set int) ([]uint16, error) {
+	if set < 0 || set >= len(r.in) {
+		return nil, fmt.Errorf("cpu: input set %d was not loaded", set)
+	}
+	return append([]uint16{}, r.outs[set][role]...), nil
 }
 
 func (r *cpuShape) Plan(role int) LaunchPlan {

@@ -24,8 +24,9 @@ type fakeBackend struct {
 	wrong map[[2]int]bool
 	// writesInputs[role]: the role changes its inputs.
 	writesInputs map[int]bool
-	// calls records every Sample call as (shape, role).
+	// calls records every Sample call as (shape, role), sets its input set.
 	calls  [][2]int
+	sets   []int
 	shapes int
 }
 
@@ -54,62 +55,70 @@ func (f *fakeBackend) Reference() *Build {
 func (f *fakeBackend) Close() error { return nil }
 
 func (f *fakeBackend) Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error) {
-	fs := &fakeShape{f: f, idx: f.shapes, n: s.SumM() * s.N, outs: make([][]uint16, len(roles)), counts: make([]int, len(roles))}
+	fs := &fakeShape{f: f, idx: f.shapes, n: s.SumM() * s.N, roles: len(roles), counts: make([]int, len(roles))}
 	f.shapes++
 	return fs, nil
 }
 
 type fakeShape struct {
-	f      *fakeBackend
-	idx, n int
-	ref    []float64
-	input  string
-	outs   [][]uint16
-	counts []int
+	f             *fakeBackend
+	idx, n, roles int
+	ref           [][]float64  // per set
+	input         []string     // per set
+	outs          [][][]uint16 // per set, per role
+	counts        []int
 }
 
-func (s *fakeShape) Load(ctx context.Context, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
-	s.ref = make([]float64, s.n)
-	for i := range s.ref {
-		s.ref[i] = float64(int((seed+uint64(i))%17) - 8)
+func (s *fakeShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
+	if set != len(s.ref) {
+		return nil, nil, fmt.Errorf("fake: load set %d after %d", set, len(s.ref))
 	}
-	s.input = fmt.Sprintf("in-%d", seed)
+	ref := make([]float64, s.n)
+	for i := range ref {
+		ref[i] = float64(int((seed+uint64(i))%17) - 8)
+	}
+	s.ref = append(s.ref, ref)
+	s.input = append(s.input, fmt.Sprintf("in-%d", seed))
+	s.outs = append(s.outs, make([][]uint16, s.roles))
 	var rc *RefCheck
 	if checkCPU {
 		rc = &RefCheck{Elements: s.n, Tol: refVsCPUTol, Pass: true}
 	}
-	return s.ref, rc, nil
+	return ref, rc, nil
 }
 
-func (s *fakeShape) exec(role int) {
+func (s *fakeShape) exec(role, set int) {
 	out := make([]uint16, s.n)
-	for i, x := range s.ref {
+	for i, x := range s.ref[set] {
 		out[i] = nvfp4.F16FromFloat64(x)
 	}
 	if s.f.wrong[[2]int{s.idx, role}] {
-		out[0] = nvfp4.F16FromFloat64(s.ref[0] + 1)
+		out[0] = nvfp4.F16FromFloat64(s.ref[set][0] + 1)
 	}
 	if s.f.writesInputs[role] {
-		s.input += "!"
+		s.input[set] += "!"
 	}
-	s.outs[role] = out
+	s.outs[set][role] = out
 }
 
-func (s *fakeShape) Check(ctx context.Context, role int) ([]uint16, string, string, error) {
-	h0 := s.input
-	s.exec(role)
-	return s.outs[role], h0, s.input, nil
+func (s *fakeShape) Check(ctx context.Context, role, set int) ([]uint16, string, string, error) {
+	h0 := s.input[set]
+	s.exec(role, set)
+	return s.outs[set][role], h0, s.input[set], nil
 }
 
-func (s *fakeShape) Sample(ctx context.Context, role int) (float64, error) {
-	s.exec(role)
+func (s *fakeShape) Sample(ctx context.Context, role, set int) (float64, error) {
+	s.exec(role, set)
 	s.f.calls = append(s.f.calls, [2]int{s.idx, role})
+	s.f.sets = append(s.f.sets, set)
 	t := s.f.timeNs(s.idx, role, s.counts[role])
 	s.counts[role]++
 	return t, nil
 }
 
-func (s *fakeShape) Output(ctx context.Context, role int) ([]uint16, error) { return s.outs[role], nil }
+func (s *fakeShape) Output(ctx context.Context, role, set int) ([]uint16, error) {
+	return s.outs[set][role], nil
+}
 func (s *fakeShape) Plan(role int) LaunchPlan {
 	return LaunchPlan{Mode: "sequential", Launches: []Launch{{Kernel: "fake", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{128, 1, 1}, Group: -1}}}
 }

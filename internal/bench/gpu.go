@@ -183,7 +183,7 @@ func (b *GPUBackend) BuildRecord(role string) *Build {
 // Shape makes one engine instance per role; they are prepared on the first
 // Load, which has the inputs Prepare needs.
 func (b *GPUBackend) Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error) {
-	r := &gpuShape{b: b, shape: s, roles: roles, inst: make([]*engine.Instance, len(roles))}
+	r := &gpuShape{b: b, shape: s, roles: roles}
 	for _, role := range roles {
 		if b.builds[role] == nil {
 			return nil, fmt.Errorf("role %s was not built", role)
@@ -222,29 +222,41 @@ type gpuShape struct {
 	b     *GPUBackend
 	shape kernels.Shape
 	roles []string
-	inst  []*engine.Instance
-	in    inputs
+	inst  [][]*engine.Instance // per input set, per role: each with its own buffers
+}
+
+func (r *gpuShape) instance(role, set int) (*engine.Instance, error) {
+	if set < 0 || set >= len(r.inst) || r.inst[set][role] == nil {
+		return nil, fmt.Errorf("input set %d of %s was not loaded", set, r.roles[role])
+	}
+	return r.inst[set][role], nil
 }
 
 func engineInputs(in inputs) engine.Inputs {
 	return engine.Inputs{Group: in.group, Dual: in.dual}
 }
 
-func (r *gpuShape) Load(ctx context.Context, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
-	r.in = genInputs(r.b.problem, r.shape, seed)
-	ein := engineInputs(r.in)
+func (r *gpuShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
+	if set < 0 || set > len(r.inst) {
+		return nil, nil, fmt.Errorf("input set %d after %d sets", set, len(r.inst))
+	}
+	if set == len(r.inst) {
+		r.inst = append(r.inst, make([]*engine.Instance, len(r.roles)))
+	}
+	in := genInputs(r.b.problem, r.shape, seed)
+	ein := engineInputs(in)
 	var ref []float64
 	err := r.b.dev.Do(func(c *gpu.Ctx) error {
 		for i, role := range r.roles {
-			if r.inst[i] == nil {
+			if r.inst[set][i] == nil {
 				inst, err := engine.Prepare(c, r.b.builds[role], r.shape, r.b.lim, ein)
 				if err != nil {
 					return fmt.Errorf("prepare %s: %w", role, err)
 				}
-				r.inst[i] = inst
+				r.inst[set][i] = inst
 				continue
 			}
-			if err := r.inst[i].Upload(ein); err != nil {
+			if err := r.inst[set][i].Upload(ein); err != nil {
 				return fmt.Errorf("upload %s inputs: %w", role, err)
 			}
 		}
@@ -261,15 +273,15 @@ func (r *gpuShape) Load(ctx context.Context, seed uint64, checkCPU bool) ([]floa
 	if !checkCPU {
 		return ref, nil, nil
 	}
-	cpu := cpuReference(r.in)
+	cpu := cpuReference(in)
 	k := nvfp4.CompareF64(ref, cpu, refVsCPUTol, refVsCPUTol)
 	return ref, &RefCheck{Elements: k.Elements, MaxAbsErr: k.MaxAbsErr, RelL2Err: k.RelL2Err, Tol: refVsCPUTol, Pass: k.Pass}, nil
 }
 
-func (r *gpuShape) Check(ctx context.Context, role int) (out []uint16, h0, h1 string, err error) {
-	inst := r.inst[role]
-	if inst == nil {
-		return nil, "", "", fmt.Errorf("check before inputs were loaded")
+func (r *gpuShape) Check(ctx context.Context, role, set int) (out []uint16, h0, h1 string, err error) {
+	inst, err := r.instance(role, set)
+	if err != nil {
+		return nil, "", "", err
 	}
 	err = r.b.dev.Do(func(c *gpu.Ctx) error {
 		if err := inst.Poison(); err != nil {
@@ -299,14 +311,14 @@ func (r *gpuShape) Check(ctx context.Context, role int) (out []uint16, h0, h1 st
 // Sample: flush (memset 2x L2 on the timing stream), start event, one
 // complete execution (the engine joins side streams back to this stream),
 // end event; the wait for the end event is outside the timed region.
-func (r *gpuShape) Sample(ctx context.Context, role int) (float64, error) {
-	inst := r.inst[role]
-	if inst == nil {
-		return 0, fmt.Errorf("sample before inputs were loaded")
+func (r *gpuShape) Sample(ctx context.Context, role, set int) (float64, error) {
+	inst, err := r.instance(role, set)
+	if err != nil {
+		return 0, err
 	}
 	var ms float32
 	b := r.b
-	err := b.dev.Do(func(c *gpu.Ctx) error {
+	err = b.dev.Do(func(c *gpu.Ctx) error {
 		if err := c.MemsetD8(b.flush, 0, b.flushBytes, b.stream); err != nil {
 			return fmt.Errorf("flush L2: %w", err)
 		}
@@ -329,10 +341,10 @@ func (r *gpuShape) Sample(ctx context.Context, role int) (float64, error) {
 	return float64(ms) * 1e6, err
 }
 
-func (r *gpuShape) Output(ctx context.Context, role int) (out []uint16, err error) {
-	inst := r.inst[role]
-	if inst == nil {
-		return nil, fmt.Errorf("output before inputs were loaded")
+func (r *gpuShape) Output(ctx context.Context, role, set int) (out []uint16, err error) {
+	inst, err := r.instance(role, set)
+	if err != nil {
+		return nil, err
 	}
 	err = r.b.dev.Do(func(c *gpu.Ctx) error {
 		var err error
@@ -345,8 +357,8 @@ func (r *gpuShape) Output(ctx context.Context, role int) (out []uint16, err erro
 func (r *gpuShape) Plan(role int) LaunchPlan {
 	pl := LaunchPlan{Launches: []Launch{}}
 	var p *kernels.Plan
-	if inst := r.inst[role]; inst != nil {
-		p = inst.Plan()
+	if len(r.inst) > 0 && r.inst[0][role] != nil {
+		p = r.inst[0][role].Plan()
 	} else {
 		bt := r.b.builds[r.roles[role]]
 		var err error
@@ -365,10 +377,12 @@ func (r *gpuShape) Plan(role int) LaunchPlan {
 func (r *gpuShape) Close() error {
 	return r.b.dev.Do(func(c *gpu.Ctx) error {
 		var errs []error
-		for i, inst := range r.inst {
-			if inst != nil {
-				errs = append(errs, inst.Close())
-				r.inst[i] = nil
+		for _, set := range r.inst {
+			for i, inst := range set {
+				if inst != nil {
+					errs = append(errs, inst.Close())
+					set[i] = nil
+				}
 			}
 		}
 		return errors.Join(errs...)

@@ -249,13 +249,12 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 		roleOK[k] = true
 	}
 	refOK := true
-	var ref []float64
+	refs := make([][]float64, cfg.SeedsPerShape)
 	for j := 0; j < cfg.SeedsPerShape; j++ {
 		seed := seedFor(cfg.Seed, i, j)
 		sr.Seeds = append(sr.Seeds, seed)
 		em.Line(Progress{Type: "progress", Phase: PhaseCorrectness, Shape: i, Shapes: n, Samples: j})
-		var rc *RefCheck
-		ref, rc, err = runner.Load(ctx, seed, cfg.CheckRefOnCPU)
+		ref, rc, err := runner.Load(ctx, j, seed, cfg.CheckRefOnCPU)
 		if err != nil {
 			return fail(PhaseCorrectness, fmt.Errorf("load inputs (seed %d): %w", seed, err))
 		}
@@ -268,8 +267,9 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 			})
 			refOK = refOK && rc.Pass
 		}
+		refs[j] = ref
 		for role := range roles {
-			out, h0, h1, err := runner.Check(ctx, role)
+			out, h0, h1, err := runner.Check(ctx, role, j)
 			if err != nil {
 				return fail(PhaseCorrectness, fmt.Errorf("check %s (seed %d): %w", roles[role], seed, err))
 			}
@@ -284,7 +284,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 			roleOK[role] = roleOK[role] && c.Pass
 		}
 	}
-	sr.TimingSeed = sr.Seeds[len(sr.Seeds)-1]
+	sr.InputSets = len(sr.Seeds)
 	if !refOK {
 		addFlag(&sr.Flags, "reference_disagrees_with_cpu")
 	}
@@ -311,7 +311,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	// stop rule holds for every role.
 	ms := make([]*Measurement, len(roles))
 	for role := range roles {
-		m, err := warmup(ctx, cfg, runner, role)
+		m, err := warmup(ctx, cfg, runner, role, sr.InputSets)
 		if err != nil {
 			return fail(PhaseWarmup, fmt.Errorf("warm up %s: %w", roles[role], err))
 		}
@@ -319,7 +319,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 		ms[role] = m
 		em.Line(Progress{Type: "progress", Phase: PhaseWarmup, Shape: i, Shapes: n, Variant: specs[role], Role: roles[role], Samples: m.WarmupLaunches})
 	}
-	order, err := sampleLoop(ctx, cfg, runner, ms, func(samples int) {
+	order, err := sampleLoop(ctx, cfg, runner, ms, sr.InputSets, func(samples int) {
 		med := stats.Summarize(ms[0].SamplesNs).Median
 		em.Line(Progress{Type: "progress", Phase: PhaseTiming, Shape: i, Shapes: n, Variant: specs[0], Role: RoleVariant, Samples: samples, MedianUs: usPtr(med)})
 	})
@@ -343,21 +343,24 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 		}
 	}
 
-	// Rule 1, last part: the output of the last timed launch.
+	// Rule 1, last part: the output of the last timed launch, on every
+	// input set (each set's last launch was a timed one).
 	for role := range roles {
-		out, err := runner.Output(ctx, role)
-		if err != nil {
-			return fail(PhaseTiming, fmt.Errorf("read %s output after timing: %w", roles[role], err))
-		}
-		c := compareCheck(roles[role], PhaseLastTimed, sr.TimingSeed, out, ref, p.ATol, p.RTol)
-		c.InputsIntact = true
-		sr.Checks = append(sr.Checks, c)
-		if !c.Pass {
-			if role == 0 {
-				sr.Correct = false
-			} else {
-				f := false
-				sr.BaselineCorrect = &f
+		for j := range refs {
+			out, err := runner.Output(ctx, role, j)
+			if err != nil {
+				return fail(PhaseTiming, fmt.Errorf("read %s output of input set %d after timing: %w", roles[role], j, err))
+			}
+			c := compareCheck(roles[role], PhaseLastTimed, sr.Seeds[j], out, refs[j], p.ATol, p.RTol)
+			c.InputsIntact = true
+			sr.Checks = append(sr.Checks, c)
+			if !c.Pass {
+				if role == 0 {
+					sr.Correct = false
+				} else {
+					f := false
+					sr.BaselineCorrect = &f
+				}
 			}
 		}
 	}
@@ -376,21 +379,23 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 
 // warmup runs one untimed pass, then at least max(WarmupMinLaunches,
 // WarmupMin) more, stopping early only at WarmupMax (when set) so that a
-// very slow CPU execution does not spend minutes warming up.
-func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role int) (*Measurement, error) {
+// very slow CPU execution does not spend minutes warming up. It rotates
+// through the input sets like the timed loop, and makes at least one pass
+// over each.
+func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role, sets int) (*Measurement, error) {
 	t0 := time.Now()
 	launches := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, timeoutErr(err)
 		}
-		if _, err := runner.Sample(ctx, role); err != nil {
+		if _, err := runner.Sample(ctx, role, launches%sets); err != nil {
 			return nil, err
 		}
 		launches++
 		el := time.Since(t0)
 		done := launches >= 1+cfg.WarmupMinLaunches && el >= cfg.WarmupMin
-		if done || (cfg.WarmupMax > 0 && el >= cfg.WarmupMax) {
+		if launches >= sets && (done || (cfg.WarmupMax > 0 && el >= cfg.WarmupMax)) {
 			return &Measurement{WarmupLaunches: launches, WarmupSeconds: el.Seconds(), SamplesNs: []float64{}}, nil
 		}
 	}
@@ -399,8 +404,10 @@ func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role int) (*Mea
 // sampleLoop interleaves the roles, AB then BA (variant = A), until at least
 // MinRounds rounds are done and the stop rule holds for every role, or a
 // hard cap of the stop rule is hit for any role. With one role it is the
-// plain stop rule. It returns the round order.
-func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measurement, tick func(samples int)) ([]string, error) {
+// plain stop rule. Round r runs input set r mod sets for every role, so a
+// pair always shares its inputs and every role sees every set. It returns
+// the round order.
+func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measurement, sets int, tick func(samples int)) ([]string, error) {
 	paired := len(ms) > 1
 	var order []string
 	t0 := time.Now()
@@ -421,7 +428,7 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 			if err := ctx.Err(); err != nil {
 				return order, timeoutErr(err)
 			}
-			ns, err := runner.Sample(ctx, role)
+			ns, err := runner.Sample(ctx, role, round%sets)
 			if err != nil {
 				return order, fmt.Errorf("sample %s: %w", ms[role].Role, err)
 			}
@@ -453,6 +460,9 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 		if !paired {
 			minRounds = 0
 		}
+		// Every input set's last execution must be a timed one (its output
+		// is checked after timing).
+		minRounds = max(minRounds, sets)
 		if (allStop && round+1 >= minRounds) || anyCap {
 			for role, m := range ms {
 				m.MeasuredSeconds = measured[role] / 1e9

@@ -57,6 +57,7 @@ func TestPairingAlternatesABandBA(t *testing.T) {
 	if len(timed) != 2*pg.Rounds {
 		t.Fatalf("%d timed calls for %d rounds", len(timed), pg.Rounds)
 	}
+	sets := f.sets[wu:]
 	for i, c := range timed {
 		round, pos := i/2, i%2
 		want := pos // AB: 0 then 1
@@ -66,6 +67,14 @@ func TestPairingAlternatesABandBA(t *testing.T) {
 		if c[1] != want {
 			t.Fatalf("timed call %d ran role %d, want %d (round %d %s)", i, c[1], want, round, pg.Order[round])
 		}
+		// Rule 4: both roles of a round share one input set, and the
+		// rounds rotate through all of them.
+		if sets[i] != round%cfg.SeedsPerShape {
+			t.Fatalf("timed call %d (round %d) ran input set %d, want %d", i, round, sets[i], round%cfg.SeedsPerShape)
+		}
+	}
+	if r.Shapes[0].InputSets != cfg.SeedsPerShape {
+		t.Fatalf("input_sets %d, want %d", r.Shapes[0].InputSets, cfg.SeedsPerShape)
 	}
 	if n := len(r.Shapes[0].Variant.SamplesNs); n != pg.Rounds {
 		t.Fatalf("variant has %d samples for %d rounds", n, pg.Rounds)
@@ -259,18 +268,18 @@ func TestChecksRecordSeedsAndLastTimed(t *testing.T) {
 			fresh++
 		case PhaseLastTimed:
 			last++
-			if c.Seed != s.TimingSeed {
-				t.Fatalf("last-timed check on seed %d, timing seed %d", c.Seed, s.TimingSeed)
+			if !slices.Contains(s.Seeds, c.Seed) {
+				t.Fatalf("last-timed check on seed %d, not one of %v", c.Seed, s.Seeds)
 			}
 		case PhaseRefVsCPU:
 			ref++
 		}
 	}
-	if fresh != 4 || last != 2 || ref != 2 {
-		t.Fatalf("checks: %d fresh (want 2 seeds x 2 roles), %d last_timed (want 2), %d reference_vs_cpu (want 2)", fresh, last, ref)
+	if fresh != 4 || last != 4 || ref != 2 {
+		t.Fatalf("checks: %d fresh (want 2 seeds x 2 roles), %d last_timed (want 2 sets x 2 roles), %d reference_vs_cpu (want 2)", fresh, last, ref)
 	}
-	if len(s.Seeds) != 2 || s.Seeds[0] == s.Seeds[1] || !s.ReferenceChecked {
-		t.Fatalf("seeds %v, reference checked %v", s.Seeds, s.ReferenceChecked)
+	if len(s.Seeds) != 2 || s.Seeds[0] == s.Seeds[1] || !s.ReferenceChecked || s.InputSets != 2 {
+		t.Fatalf("seeds %v, input sets %d, reference checked %v", s.Seeds, s.InputSets, s.ReferenceChecked)
 	}
 }
 

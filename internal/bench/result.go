@@ -131,7 +131,7 @@ type Protocol struct {
 	BootstrapSamples  int      `json:"bootstrap_resamples"`
 	ConfidenceLevel   float64  `json:"confidence_level"`
 	MinEffect         float64  `json:"min_effect"`      // smallest effect called faster/slower (0.01)
-	SeedsPerShape     int      `json:"seeds_per_shape"` // fresh input sets checked per shape
+	SeedsPerShape     int      `json:"seeds_per_shape"` // fresh input sets per shape: each checked, all rotated in timing
 	Timer             string   `json:"timer"`           // "cuda_events" or "wall_clock"
 }
 
@@ -184,8 +184,8 @@ type Shape struct {
 	FloorBound       string       `json:"floor_bound"` // "compute" or "memory"
 	ATol             float64      `json:"atol"`
 	RTol             float64      `json:"rtol"`
-	Seeds            []uint64     `json:"seeds"`       // input seeds checked; the last one is also timed
-	TimingSeed       uint64       `json:"timing_seed"` // the inputs the samples ran on
+	Seeds            []uint64     `json:"seeds"`      // one input set per seed, each checked, all rotated in timing
+	InputSets        int          `json:"input_sets"` // input sets rotated in timing: round r runs set r mod input_sets
 	ReferenceChecked bool         `json:"reference_checked_against_cpu"`
 	Checks           []Check      `json:"checks"`
 	Correct          bool         `json:"correct"`           // the variant passed every check
