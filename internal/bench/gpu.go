@@ -247,7 +247,14 @@ func (r *gpuShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool
 	ein := engineInputs(in)
 	var ref []float64
 	err := r.b.dev.Do(func(c *gpu.Ctx) error {
-		for i, role := range r.roles {
+		for k := range r.roles {
+			// Odd sets allocate the roles in reverse order, so that no role
+			// always gets the lower addresses.
+			i := k
+			if set%2 == 1 {
+				i = len(r.roles) - 1 - k
+			}
+			role := r.roles[i]
 			if r.inst[set][i] == nil {
 				inst, err := engine.Prepare(c, r.b.builds[role], r.shape, r.b.lim, ein)
 				if err != nil {
