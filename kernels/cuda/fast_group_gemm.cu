@@ -27,7 +27,9 @@
 // [32t, 32t+32) of every row it touches (one 16-byte shared load per row, two
 // scale bytes), and maps them onto the MMA's logical K positions with the
 // same permutation for both operands (a dot product does not depend on the
-// order of K), so no data shuffling is needed.
+// order of K), so no data shuffling is needed. FG_HALF=1 switches to an
+// 8-byte-per-row layout (thread t owns [64h + 16t, +16) of each 64-wide
+// half h, 80-byte shared rows) that needs fewer registers.
 //
 // ---------------------------------------------------------------------------
 // Launch interface
@@ -38,15 +40,21 @@
 //                                              int num_tiles)
 // groups: device array, one FgGroup per group (layout below, 56 bytes, 8-byte
 //         aligned fields: a, sa, b, sb, c pointers, then int m, n, k, pad).
-// tiles:  device array of FgTile {int group, m0, n0, pad}: one entry per
-//         output tile of TILE_M rows (of C) x TILE_N columns, m0 % TILE_M == 0,
-//         n0 % TILE_N == 0, covering every group: for each group,
-//         m0 = 0, TILE_M, ... < M_g and n0 = 0, TILE_N, ... < N_g. Order is
-//         free; biggest work first with the M tiles of one (group, n0) next to
-//         each other (they share B in L2) is what the harness uses.
-// grid:   (min(num_tiles, SMs * resident blocks per SM), 1, 1); each block
-//         walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... (any grid >= 1
-//         is correct).
+// tiles:  device array of FgTile {int group, m0, n0, pad} (16 bytes): one
+//         entry per output tile of TILE_M rows (of C) x TILE_N columns,
+//         m0 % TILE_M == 0, n0 % TILE_N == 0, covering every group: for each
+//         group, m0 = 0, TILE_M, ... < M_g and n0 = 0, TILE_N, ... < N_g.
+//         Any order is correct. Fastest measured order ("order 1"): groups by
+//         M_g descending, then n0, then m0; then a stable sort by rows in the
+//         tile (min(TILE_M, M_g - m0)) descending, so full tiles go first and
+//         the short tails fill the last wave.
+// grid:   (min(num_tiles, SMs * resident blocks per SM), 1, 1), resident
+//         blocks from cuOccupancyMaxActiveBlocksPerMultiprocessor (2 for the
+//         defaults on H100, so 264); each block walks tiles blockIdx.x,
+//         blockIdx.x + gridDim.x, ... (any grid >= 1 is correct).
+// Defaults (the fastest measured on H100): WARP_N 64, WARP_M 32, WARPS_N 4,
+// WARPS_M 1 (tile 256 x 32, 128 threads), STAGES 4, MIN_BLOCKS 2, FG_HALF 0:
+// 82944 bytes of dynamic shared memory. Timings in dev/fastkern/NOTES.md.
 // block:  (FG_THREADS, 1, 1), FG_THREADS = 32 * WARPS_N * WARPS_M.
 // dynamic shared memory: FG_SMEM_BYTES = max(STAGES * (TILE_N + TILE_M) * (ROWB + 8),
 //         TILE_M * (2 * TILE_N + 16)) bytes, ROWB = 80 if FG_HALF else 64;
@@ -68,7 +76,7 @@
 #define WARPS_N 4
 #endif
 #ifndef WARPS_M
-#define WARPS_M 2
+#define WARPS_M 1
 #endif
 #ifndef STAGES
 #define STAGES 4 // cp.async pipeline depth, >= 2
@@ -77,7 +85,7 @@
 #define FG_HALF 0 // 1: half-split layout (8-byte loads, 80-byte rows), see fg_half
 #endif
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1 // __launch_bounds__ minimum resident blocks per SM
+#define MIN_BLOCKS 2 // __launch_bounds__ minimum resident blocks per SM
 #endif
 
 #define TILE_N (WARP_N * WARPS_N)
