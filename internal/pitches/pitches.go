@@ -118,6 +118,7 @@ type Vote struct {
 	Shark         string
 	PitchID       int64
 	Justification string
+	Terms         DealTerms // the deal terms the shark sets on the pitch voted for; zero when none
 	Version       int
 	CreatedAt     time.Time
 }
@@ -197,6 +198,22 @@ type ScorecardInput struct {
 type VoteInput struct {
 	PitchID       int64
 	Justification string
+	Terms         DealTerms
+}
+
+// DealTerms are the acceptance criteria a shark attaches to a vote
+// (scoring.md, "Deal terms"), each machine-checkable against a measured run.
+// Nil pointers and a false Correct are terms not set.
+type DealTerms struct {
+	MinGeomean    *float64 `json:"min_geomean,omitempty"`    // lowest acceptable geomean speedup, e.g. 1.4
+	MaxRegression *float64 `json:"max_regression,omitempty"` // largest slowdown of any one shape, a fraction: 0.10 = 10%
+	MaxVariation  *float64 `json:"max_variation,omitempty"`  // largest run-to-run variation, a fraction: 0.05 = 5%
+	Correct       bool     `json:"correct,omitempty"`        // every shape must pass the correctness check
+}
+
+// Empty reports whether no term is set.
+func (t DealTerms) Empty() bool {
+	return t.MinGeomean == nil && t.MaxRegression == nil && t.MaxVariation == nil && !t.Correct
 }
 
 // Service is everything the web layer may ask of the domain. Every method that

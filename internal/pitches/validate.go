@@ -275,6 +275,23 @@ func ValidateVote(in VoteInput) error {
 	if err := checkRequiredText("justification", in.Justification, 0, MaxJustificationBytes); err != nil {
 		return err
 	}
+	return ValidateTerms(in.Terms)
+}
+
+// ValidateTerms checks deal terms: a minimum geomean speedup in (0, 100],
+// a maximum single-shape regression in [0, 1] and a maximum run-to-run
+// variation in (0, 1], as fractions.
+func ValidateTerms(t DealTerms) error {
+	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
+	if v := t.MinGeomean; v != nil && (bad(*v) || *v <= 0 || *v > 100) {
+		return invalid("terms.min_geomean", "the minimum geomean speedup must be a number above 0 (e.g. 1.4), at most 100")
+	}
+	if v := t.MaxRegression; v != nil && (bad(*v) || *v < 0 || *v > 1) {
+		return invalid("terms.max_regression", "the maximum single-shape regression is a fraction between 0 and 1 (0.10 = 10%%)")
+	}
+	if v := t.MaxVariation; v != nil && (bad(*v) || *v <= 0 || *v > 1) {
+		return invalid("terms.max_variation", "the maximum run-to-run variation is a fraction above 0, at most 1 (0.05 = 5%%)")
+	}
 	return nil
 }
 

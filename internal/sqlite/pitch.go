@@ -211,6 +211,19 @@ func (db *DB) EditPitch(ctx context.Context, by *pitches.User, id int64, in pitc
 		if err := checkRepitch(ctx, tx, by, int64(r.Number), in.RepitchOf); err != nil {
 			return err
 		}
+		if in.Claim != p.Claim || strings.TrimSpace(in.Variant) != strings.TrimSpace(p.Variant) {
+			runID, err := measuredRun(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if runID != 0 {
+				field := "claim"
+				if in.Claim == p.Claim {
+					field = "variant"
+				}
+				return pitches.Errorf(pitches.ECONFLICT, field, "the claim and the variant are locked: run #%d has measured this pitch (title, category and text may still change)", runID)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pitches SET title = ?, category = ?, body = ?, claim_lo = ?, claim_hi = ?, variant = ?, repitch_of = ?, updated_at = ? WHERE id = ?`,
 			strings.TrimSpace(in.Title), strings.TrimSpace(in.Category), in.Body, in.Claim.Lo, in.Claim.Hi, in.Variant,
 			nullID(in.RepitchOf), fmtTime(db.Now()), id); err != nil {

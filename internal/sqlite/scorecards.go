@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -122,6 +124,9 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 			return err
 		}
 		if err := pitches.ValidateScorecard(r.Criteria, in); err != nil {
+			return err
+		}
+		if err := checkEstimateUnlocked(ctx, tx, pitchID, by.ID, in.Estimate); err != nil {
 			return err
 		}
 		// The shark's personal weights if set, else the round's defaults
@@ -243,4 +248,40 @@ func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchI
 		}
 	}
 	return loadCards(ctx, db.r, `sv.pitch_id = ? AND sv.shark_id = ?`, pitchID, sharkID)
+}
+
+// measuredRun returns the newest succeeded run (local or imported) of the
+// pitch, or 0 when none. Once it exists the pitch's predictions are locked
+// (scoring.md: "Predictions are locked once a result for that variant
+// exists: editing after seeing the result is not possible").
+func measuredRun(ctx context.Context, q queryer, pitchID int64) (int64, error) {
+	var id sql.NullInt64
+	if err := q.QueryRowContext(ctx, `SELECT max(id) FROM runs WHERE pitch_id = ? AND status = 'succeeded'`, pitchID).Scan(&id); err != nil {
+		return 0, fmt.Errorf("sqlite: look up measured runs of pitch %d: %w", pitchID, err)
+	}
+	return id.Int64, nil
+}
+
+// checkEstimateUnlocked refuses a shark's estimate for a pitch that already
+// has a result, unless it repeats the estimate of the shark's current card
+// (so scores and notes may still be corrected). A shark who had not scored
+// before the result cannot give an estimate after it.
+func checkEstimateUnlocked(ctx context.Context, tx *sql.Tx, pitchID, sharkID int64, est pitches.Range) error {
+	runID, err := measuredRun(ctx, tx, pitchID)
+	if err != nil || runID == 0 {
+		return err
+	}
+	var lo, hi float64
+	err = tx.QueryRowContext(ctx, `SELECT estimate_lo, estimate_hi FROM scorecard_versions WHERE pitch_id = ? AND shark_id = ?
+		ORDER BY version DESC LIMIT 1`, pitchID, sharkID).Scan(&lo, &hi)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return pitches.Errorf(pitches.ECONFLICT, "estimate", "predictions on this pitch are locked: run #%d has measured it, so a new estimate would not be a prediction", runID)
+	case err != nil:
+		return fmt.Errorf("sqlite: read current estimate: %w", err)
+	case lo != est.Lo || hi != est.Hi:
+		return pitches.Errorf(pitches.ECONFLICT, "estimate", "predictions on this pitch are locked: run #%d has measured it; your estimate stays %s-%sx (scores and notes may still change)",
+			runID, strconv.FormatFloat(lo, 'f', -1, 64), strconv.FormatFloat(hi, 'f', -1, 64))
+	}
+	return nil
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/pitchtank/pitchtank/internal/pitches"
 )
 
-const voteSelect = `SELECT r.number, vv.shark_id, u.display_name, vv.pitch_id, vv.justification, vv.version, vv.created_at
+const voteSelect = `SELECT r.number, vv.shark_id, u.display_name, vv.pitch_id, vv.justification, vv.version, vv.created_at,
+	vv.min_geomean, vv.max_regression, vv.max_variation, vv.require_correct
 	FROM vote_versions vv JOIN rounds r ON r.id = vv.round_id JOIN users u ON u.id = vv.shark_id`
 
 const latestVote = ` vv.version = (SELECT max(v2.version) FROM vote_versions v2
@@ -25,9 +26,12 @@ func loadVotes(ctx context.Context, q queryer, where string, args ...any) ([]pit
 	for rows.Next() {
 		var v pitches.Vote
 		var created string
-		if err := rows.Scan(&v.RoundNumber, &v.SharkID, &v.Shark, &v.PitchID, &v.Justification, &v.Version, &created); err != nil {
+		var minG, maxR, maxV sql.NullFloat64
+		if err := rows.Scan(&v.RoundNumber, &v.SharkID, &v.Shark, &v.PitchID, &v.Justification, &v.Version, &created,
+			&minG, &maxR, &maxV, &v.Terms.Correct); err != nil {
 			return nil, fmt.Errorf("sqlite: load votes: %w", err)
 		}
+		v.Terms.MinGeomean, v.Terms.MaxRegression, v.Terms.MaxVariation = nullFloatPtr(minG), nullFloatPtr(maxR), nullFloatPtr(maxV)
 		if v.CreatedAt, err = parseTime(created); err != nil {
 			return nil, err
 		}
@@ -69,8 +73,10 @@ func (db *DB) CastVote(ctx context.Context, by *pitches.User, round int, in pitc
 			r.ID, by.ID).Scan(&version); err != nil {
 			return fmt.Errorf("sqlite: next vote version: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO vote_versions (round_id, shark_id, pitch_id, justification, version, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.ID, by.ID, p.ID, strings.TrimSpace(in.Justification), version, fmtTime(db.Now())); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO vote_versions (round_id, shark_id, pitch_id, justification, version, created_at,
+			min_geomean, max_regression, max_variation, require_correct) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, by.ID, p.ID, strings.TrimSpace(in.Justification), version, fmtTime(db.Now()),
+			floatPtrArg(in.Terms.MinGeomean), floatPtrArg(in.Terms.MaxRegression), floatPtrArg(in.Terms.MaxVariation), in.Terms.Correct); err != nil {
 			return fmt.Errorf("sqlite: insert vote: %w", err)
 		}
 		vs, err := loadVotes(ctx, tx, `vv.round_id = ? AND vv.shark_id = ? AND vv.version = ?`, r.ID, by.ID, version)
@@ -179,4 +185,21 @@ func (db *DB) Standings(ctx context.Context, viewer *pitches.User, round int) (*
 	}
 	pitches.ApplyVisibility(&st, viewer, r, scored, voted)
 	return &st, nil
+}
+
+// nullFloatPtr and floatPtrArg move optional numbers (deal terms) between
+// SQL NULL and nil pointers.
+func nullFloatPtr(n sql.NullFloat64) *float64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Float64
+	return &v
+}
+
+func floatPtrArg(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

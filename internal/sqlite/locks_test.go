@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+)
+
+// Predictions lock once a pitch has a measured result (scoring.md): a shark
+// cannot give or change an estimate, a contestant cannot change the claim or
+// the variant. Everything else stays editable, and a refused write changes
+// nothing.
+func TestPredictionsLockAfterResult(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	c := mustCast(t, db)
+	mustRound(t, db, c.admin, 1, round1Rubric)
+	p := mustPitch(t, db, c.c[1], 1, "Pipeline Stages", 1.5, 1.8)
+	scores := map[string]float64{"speedup": 7, "feasibility": 9, "risk": 8, "pitch_quality": 8}
+
+	// A failed run does not lock anything.
+	failed := mustEnqueue(t, db, runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "baseline", Device: "0", PitchID: p.ID})
+	if err := db.MarkFailed(ctx, failed.ID, runner.Finish{Reason: "crashed"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: p.Title, Claim: pitches.Range{Lo: 1.4, Hi: 1.8}}); err != nil {
+		t.Fatalf("claim edit before any result: %v", err)
+	}
+
+	// An imported result locks. (Claims are edited while pitching, cards
+	// are scored while judging: the pitch is measured in between, and a
+	// second pitch stays in a pitching round.)
+	mustRound(t, db, c.admin, 2, round1Rubric)
+	p2 := mustPitch(t, db, c.c[1], 2, "Pipeline Stages again", 1.5, 1.8)
+	mustStatus(t, db, c.admin, 1, pitches.RoundJudging)
+	mustScore(t, db, c.pragmatist, p.ID, scores)
+	var stored *runner.Run
+	for _, pid := range []int64{p.ID, p2.ID} {
+		imp := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Variant: "pipeline_stages", Baseline: "baseline", PitchID: pid,
+			Shapes: []runner.ImportShape{{BaselineUs: 373, VariantUs: 488}}}
+		run, res, err := imp.ImportResult(c.admin.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored, err = db.Import(ctx, run, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p1 := p
+	p = p2
+	before := dump(t, db)
+
+	_, err := db.SubmitScorecard(ctx, c.oracle, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 0.7, Hi: 0.8}})
+	wantErr(t, err, pitches.ECONFLICT, "estimate")
+	_, err = db.SubmitScorecard(ctx, c.pragmatist, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 0.7, Hi: 0.8}})
+	wantErr(t, err, pitches.ECONFLICT, "estimate")
+	_, err = db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: p.Title, Claim: pitches.Range{Lo: 0.7, Hi: 0.8}})
+	wantErr(t, err, pitches.ECONFLICT, "claim")
+	_, err = db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: p.Title, Claim: pitches.Range{Lo: 1.5, Hi: 1.8}, Variant: "baseline?stages=2"})
+	wantErr(t, err, pitches.ECONFLICT, "variant")
+	if after := dump(t, db); after != before {
+		t.Fatalf("refused writes changed the database:\n%s\nvs\n%s", before, after)
+	}
+	if stored.ID == 0 {
+		t.Fatal("import stored no run")
+	}
+
+	// The same estimate with other scores is a correction, not a prediction.
+	scores["risk"] = 6
+	if _, err := db.SubmitScorecard(ctx, c.pragmatist, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 1, Hi: 1.2}}); err != nil {
+		t.Fatalf("score correction with the same estimate: %v", err)
+	}
+	if _, err := db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: "Pipeline Stages (3)", Claim: pitches.Range{Lo: 1.5, Hi: 1.8}}); err != nil {
+		t.Fatalf("title edit after the result: %v", err)
+	}
+}
+
+func TestVoteDealTerms(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	c := mustCast(t, db)
+	mustRound(t, db, c.admin, 1, round1Rubric)
+	p := mustPitch(t, db, c.c[1], 1, "Pipeline Stages", 1.5, 1.8)
+	mustStatus(t, db, c.admin, 1, pitches.RoundJudging)
+	minG, maxR := 1.4, 0.1
+	v, err := db.CastVote(ctx, c.oracle, 1, pitches.VoteInput{PitchID: p.ID, Justification: "settling for 1.4x",
+		Terms: pitches.DealTerms{MinGeomean: &minG, MaxRegression: &maxR, Correct: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Terms.MinGeomean == nil || *v.Terms.MinGeomean != 1.4 || *v.Terms.MaxRegression != 0.1 || v.Terms.MaxVariation != nil || !v.Terms.Correct {
+		t.Fatalf("stored terms %+v", v.Terms)
+	}
+	before := dump(t, db)
+	bad := -1.0
+	_, err = db.CastVote(ctx, c.oracle, 1, pitches.VoteInput{PitchID: p.ID, Justification: "x", Terms: pitches.DealTerms{MaxVariation: &bad}})
+	wantErr(t, err, pitches.EINVALID, "terms.max_variation")
+	if dump(t, db) != before {
+		t.Fatal("a refused vote changed the database")
+	}
+	// A new version without terms has none; the old one keeps its own.
+	v2 := mustVote(t, db, c.oracle, 1, p.ID)
+	if !v2.Terms.Empty() || v2.Version != 2 {
+		t.Fatalf("second version %+v", v2)
+	}
+}
