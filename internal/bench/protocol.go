@@ -319,7 +319,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 		ms[role] = m
 		em.Line(Progress{Type: "progress", Phase: PhaseWarmup, Shape: i, Shapes: n, Variant: specs[role], Role: roles[role], Samples: m.WarmupLaunches})
 	}
-	order, err := sampleLoop(ctx, cfg, runner, ms, sr.InputSets, func(samples int) {
+	order, setOrder, err := sampleLoop(ctx, cfg, runner, ms, sr.InputSets, func(samples int) {
 		med := stats.Summarize(ms[0].SamplesNs).Median
 		em.Line(Progress{Type: "progress", Phase: PhaseTiming, Shape: i, Shapes: n, Variant: specs[0], Role: RoleVariant, Samples: samples, MedianUs: usPtr(med)})
 	})
@@ -332,9 +332,9 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	sr.Variant = ms[0]
 	if len(roles) > 1 {
 		sr.Baseline = ms[1]
-		iv := stats.PairedSpeedup(ms[1].SamplesNs, ms[0].SamplesNs, cfg.Bootstrap, seedFor(cfg.Seed, i, 63))
+		iv := pairedSpeedupBySet(ms[1].SamplesNs, ms[0].SamplesNs, setOrder, cfg.Bootstrap, seedFor(cfg.Seed, i, 63))
 		sr.Pairing = &Pairing{
-			Rounds: len(order), Order: order,
+			Rounds: len(order), Order: order, Sets: setOrder, Bootstrap: BootstrapMethod,
 			Speedup: Interval{Point: iv.Point, Lo: iv.Lo, Hi: iv.Hi, Level: 0.95},
 			Verdict: stats.Verdict(iv, cfg.MinEffect),
 		}
@@ -404,18 +404,23 @@ func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role, sets int)
 // sampleLoop interleaves the roles, AB then BA (variant = A), until at least
 // MinRounds rounds are done and the stop rule holds for every role, or a
 // hard cap of the stop rule is hit for any role. With one role it is the
-// plain stop rule. Round r runs input set r mod sets for every role, so a
-// pair always shares its inputs and every role sees every set. It returns
-// the round order.
-func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measurement, sets int, tick func(samples int)) ([]string, error) {
+// plain stop rule. Paired rounds 2s and 2s+1 run input set s mod sets, one
+// AB and one BA, so a pair always shares its inputs, every role sees every
+// set, and no set is tied to one order. It returns the order and the set of
+// every round.
+func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measurement, sets int, tick func(samples int)) ([]string, []int, error) {
 	paired := len(ms) > 1
 	var order []string
+	var setOrder []int
 	t0 := time.Now()
 	lastTick := t0
 	measured := make([]float64, len(ms))
 	for round := 0; ; round++ {
 		seq := []int{0}
+		set := round % sets
 		if paired {
+			set = (round / 2) % sets
+			setOrder = append(setOrder, set)
 			if round%2 == 0 {
 				seq = []int{0, 1}
 				order = append(order, "AB")
@@ -426,14 +431,14 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 		}
 		for _, role := range seq {
 			if err := ctx.Err(); err != nil {
-				return order, timeoutErr(err)
+				return order, setOrder, timeoutErr(err)
 			}
-			ns, err := runner.Sample(ctx, role, round%sets)
+			ns, err := runner.Sample(ctx, role, set)
 			if err != nil {
-				return order, fmt.Errorf("sample %s: %w", ms[role].Role, err)
+				return order, setOrder, fmt.Errorf("sample %s: %w", ms[role].Role, err)
 			}
 			if !(ns > 0) || math.IsInf(ns, 0) {
-				return order, fmt.Errorf("sample %s: the timer returned %v ns", ms[role].Role, ns)
+				return order, setOrder, fmt.Errorf("sample %s: the timer returned %v ns", ms[role].Role, ns)
 			}
 			ms[role].SamplesNs = append(ms[role].SamplesNs, ns)
 			measured[role] += ns
@@ -461,8 +466,11 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 			minRounds = 0
 		}
 		// Every input set's last execution must be a timed one (its output
-		// is checked after timing).
+		// is checked after timing), and paired, every set runs AB and BA.
 		minRounds = max(minRounds, sets)
+		if paired {
+			minRounds = max(minRounds, 2*sets)
+		}
 		if (allStop && round+1 >= minRounds) || anyCap {
 			for role, m := range ms {
 				m.MeasuredSeconds = measured[role] / 1e9
@@ -471,7 +479,7 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 					m.StopReason = "paired_role_cap"
 				}
 			}
-			return order, nil
+			return order, setOrder, nil
 		}
 	}
 }

@@ -262,10 +262,12 @@ type Stats struct {
 
 // Pairing is the paired, interleaved comparison on one shape (rule 7).
 type Pairing struct {
-	Rounds  int      `json:"rounds"`
-	Order   []string `json:"order"` // per round: "AB" (variant first) or "BA"
-	Speedup Interval `json:"speedup"`
-	Verdict string   `json:"verdict"` // "faster", "slower" or "no clear difference"
+	Rounds    int      `json:"rounds"`
+	Order     []string `json:"order"`     // per round: "AB" (variant first) or "BA"
+	Sets      []int    `json:"sets"`      // per round: the input set both roles ran
+	Bootstrap string   `json:"bootstrap"` // how the interval resamples: BootstrapMethod
+	Speedup   Interval `json:"speedup"`
+	Verdict   string   `json:"verdict"` // "faster", "slower" or "no clear difference"
 }
 
 // Interval is a speedup (baseline time / variant time) with its bootstrap interval.

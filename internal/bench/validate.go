@@ -316,8 +316,17 @@ func (s *Shape) problems(paired bool) []string {
 	}
 	if s.Pairing != nil {
 		pg := s.Pairing
-		if len(pg.Order) != pg.Rounds {
-			bad("pairing: %d order entries for %d rounds", len(pg.Order), pg.Rounds)
+		if len(pg.Order) != pg.Rounds || len(pg.Sets) != pg.Rounds {
+			bad("pairing: %d order and %d set entries for %d rounds", len(pg.Order), len(pg.Sets), pg.Rounds)
+		}
+		for _, st := range pg.Sets {
+			if st < 0 || st >= max(s.InputSets, 1) {
+				bad("pairing.sets: %d outside 0..input_sets-1", st)
+				break
+			}
+		}
+		if pg.Bootstrap == "" {
+			bad("pairing.bootstrap: empty")
 		}
 		for _, o := range pg.Order {
 			if o != "AB" && o != "BA" {
