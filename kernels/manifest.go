@@ -12,15 +12,21 @@ import (
 )
 
 // Knobs are the declared, implemented tuning choices of a kernel family.
-// Only values that compile and run are declared (see KnobSpace); later
-// issues add the TMA epilogue, warp specialization, split-K and swap-AB.
+// Only values that compile and run are declared (see VariantKnobSpace);
+// later issues add the TMA epilogue, warp specialization and split-K.
+// A family uses the fields its knob space declares; the others keep the
+// family's fixed values (e.g. the fused kernels always swap A and B).
 type Knobs struct {
 	TileM, TileN, TileK, Stages int
 	Epilogue                    string // "simt" (stores from registers)
 	WarpRoles                   string // "uniform" (every warp loads and computes)
 	Launch                      string // "sequential"|"streams"|"graph"|"grouped"
 	SplitK                      int    // 1
-	SwapAB                      bool   // false
+	SwapAB                      bool   // false for baseline, true for fused
+	// Fused family only.
+	Layout      string // "wide" (16-byte shared loads per row) | "half" (8-byte loads, 80-byte rows, fewer registers)
+	BlocksPerSM int    // __launch_bounds__ minimum resident blocks, and the persistent grid's blocks per SM
+	Grid        string // "persistent" (min(tiles, SMs x resident blocks), blocks walk the tile table) | "tiles" (one block per tile)
 }
 
 // KnobSpec declares one knob: its key in a variant spec, the allowed values,
@@ -58,8 +64,8 @@ const hopperSharedOptin = 232448
 // Threads per block of the baseline family: 4 warps in a 2x2 layout.
 const baselineThreads = 128
 
-// KnobSpace is the declared knob space for a problem's tunable variants, in
-// canonical order. The dual GEMM has one group, so it offers no per-group
+// KnobSpace is the declared knob space of a problem's baseline family, in
+// canonical order (VariantKnobSpace(problem, "baseline")). The dual GEMM has one group, so it offers no per-group
 // streams or grouped launch, and its default tile is 64x128: two 128x128
 // fp32 accumulators over 128 threads would need 256 registers per thread
 // for accumulators alone and spill.
@@ -82,6 +88,47 @@ func KnobSpace(problem string) []KnobSpec {
 		{Key: "split_k", Values: []string{"1"}, Default: "1", Doc: "K partitions per output tile"},
 		{Key: "swap_ab", Values: []string{"false"}, Default: "false", Doc: "compute C^T = B A^T so N fills the MMA's M dimension"},
 	}
+}
+
+// fusedKnobSpace is the declared knob space of the fused family
+// (fast_group_gemm.cu, fast_dual_gemm.cu). tile_n is output columns per
+// tile in both problems: the group kernel puts tile_n weight rows in a CTA
+// tile, the dual kernel tile_n rows of B1 and the same tile_n rows of B2.
+// Warp tiles are fixed at 64 weight rows x 32 token rows (the measured
+// best; wider warp tiles spilled, dev/fastkern/NOTES.md), so the tile sizes
+// set the warp grid. Defaults are the fastest configurations measured on
+// H100 with the nvcc harness.
+func fusedKnobSpace(problem string) []KnobSpec {
+	if problem == "nvfp4_dual_gemm" {
+		return []KnobSpec{
+			{Key: "tile_n", Values: []string{"64", "128"}, Default: "64", Doc: "output columns per block: the block holds tile_n rows of B1 and the same rows of B2, so one A decode feeds both products"},
+			{Key: "tile_m", Values: []string{"32", "64"}, Default: "64", Doc: "token rows (M) per block"},
+			{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "cp.async pipeline depth over 128-wide K chunks"},
+			{Key: "layout", Values: []string{"wide", "half"}, Default: "half", Doc: "wide = each thread loads 16 bytes per row per K chunk; half = 8 bytes per 64-wide half (80-byte shared rows): fewer registers, more resident blocks"},
+			{Key: "blocks_per_sm", Values: []string{"1", "2", "3"}, Default: "3", Doc: "minimum resident blocks per SM the compiler must allow (__launch_bounds__), and the persistent grid's blocks per SM"},
+			{Key: "grid", Values: []string{"tiles", "persistent"}, Default: "tiles", Doc: "tiles = one block per output tile (the hardware scheduler balances the tail); persistent = min(tiles, SMs x resident blocks) blocks walking the tiles"},
+		}
+	}
+	return []KnobSpec{
+		{Key: "tile_n", Values: []string{"128", "256"}, Default: "256", Doc: "output columns (weight rows of B) per block: A and B are swapped so N fills the MMA's 16-row side"},
+		{Key: "tile_m", Values: []string{"32", "64"}, Default: "32", Doc: "token rows (M) per block"},
+		{Key: "stages", Values: []string{"2", "3", "4"}, Default: "4", Doc: "cp.async pipeline depth over 128-wide K chunks"},
+		{Key: "layout", Values: []string{"wide", "half"}, Default: "wide", Doc: "wide = each thread loads 16 bytes per row per K chunk; half = 8 bytes per 64-wide half (80-byte shared rows): fewer registers, more resident blocks"},
+		{Key: "blocks_per_sm", Values: []string{"1", "2", "3"}, Default: "2", Doc: "minimum resident blocks per SM the compiler must allow (__launch_bounds__), and the persistent grid's blocks per SM"},
+		{Key: "grid", Values: []string{"persistent", "tiles"}, Default: "persistent", Doc: "persistent = min(tiles, SMs x resident blocks) blocks walking one tile table over all groups (largest groups first, full tiles before tails); tiles = one block per tile"},
+	}
+}
+
+// VariantKnobSpace is the declared knob space of a variant family ("baseline"
+// or "fused"); the reference takes no knobs (nil), as does an unknown base.
+func VariantKnobSpace(problem, base string) []KnobSpec {
+	switch base {
+	case "baseline":
+		return KnobSpace(problem)
+	case "fused":
+		return fusedKnobSpace(problem)
+	}
+	return nil
 }
 
 // Variant is one kernel variant of a problem with its knob values.
@@ -120,39 +167,68 @@ func (p *Problem) Variants() []Variant {
 	if p.dual() {
 		base.Description = "The seeds' baseline on Hopper for the dual GEMM: the A tile is shared by both products, two fp32 accumulators, silu(acc1)*acc2 in the epilogue; raw FP4 staged by cp.async and decoded in registers with scales folded in to fp16, m16n8k16 fp16 MMA. Default tile 64x128 because two 128x128 accumulators do not fit 128 threads' registers."
 	}
-	k, _ := defaultKnobs(p.Name)
-	base.Knobs = k
-	return []Variant{ref, base}
+	base.Knobs, _ = defaultKnobs(p.Name, "baseline")
+	fused := Variant{
+		Name: "fused", Base: "fused", Title: "Fused: one persistent launch, swapped A/B, 4-stage cp.async", Problem: p.Name,
+		Description: "fast_group_gemm.cu: one persistent launch over a host-built tile table covering all groups (largest groups first, full tiles before tails), A and B swapped so the weight rows (N) fill the MMA's 16-row side and small token groups waste little, a multi-stage cp.async ring of raw FP4 and scales, branch-free register decode with the scale folded in by one fp16 multiply, mma.sync m16n8k16, output staged in shared memory for 16-byte stores.",
+		SourceFile:  "fast_group_gemm.cu", MinArch: 80,
+	}
+	if p.dual() {
+		fused.Title = "Fused: A tile shared by B1 and B2, SiLU gate in the epilogue"
+		fused.Description = "fast_dual_gemm.cu: each block holds tile_n rows of B1 and the same rows of B2 next to one A tile, so the token tile is loaded and decoded once for both products; two fp32 accumulators per output, silu(acc1)*acc2 in registers and one fp16 rounding; swapped A/B, multi-stage cp.async, register decode with the scale folded in, mma.sync m16n8k16."
+		fused.SourceFile = "fast_dual_gemm.cu"
+	}
+	fused.Knobs, _ = defaultKnobs(p.Name, "fused")
+	return []Variant{ref, base, fused}
 }
 
-func defaultKnobs(problem string) (Knobs, error) {
+func defaultKnobs(problem, base string) (Knobs, error) {
 	vals := map[string]string{}
-	for _, ks := range KnobSpace(problem) {
+	for _, ks := range VariantKnobSpace(problem, base) {
 		vals[ks.Key] = ks.Default
 	}
-	return knobsFrom(vals)
+	return knobsFrom(base, vals)
 }
 
-func knobsFrom(vals map[string]string) (Knobs, error) {
+// knobsFrom builds the knobs of family base from string values; keys the
+// family does not declare get the family's fixed values.
+func knobsFrom(base string, vals map[string]string) (Knobs, error) {
 	var k Knobs
 	var err error
-	atoi := func(key string) int {
-		if err != nil {
-			return 0
+	atoi := func(key string, fixed int) int {
+		v, ok := vals[key]
+		if err != nil || !ok {
+			return fixed
 		}
 		var n int
-		n, err = strconv.Atoi(vals[key])
+		n, err = strconv.Atoi(v)
 		return n
 	}
-	k.TileM = atoi("tile_m")
-	k.TileN = atoi("tile_n")
-	k.TileK = atoi("tile_k")
-	k.Stages = atoi("stages")
-	k.SplitK = atoi("split_k")
-	k.Epilogue = vals["epilogue"]
-	k.WarpRoles = vals["warp_roles"]
-	k.Launch = vals["launch"]
-	k.SwapAB = vals["swap_ab"] == "true"
+	str := func(key, fixed string) string {
+		if v, ok := vals[key]; ok {
+			return v
+		}
+		return fixed
+	}
+	if base == "fused" {
+		// Fixed by the kernel: 128-wide K chunks, SIMT epilogue through
+		// shared memory, every warp loads and computes, one launch, swapped.
+		k.TileK, k.Epilogue, k.WarpRoles, k.Launch, k.SplitK, k.SwapAB = 128, "simt", "uniform", "grouped", 1, true
+	}
+	k.TileM = atoi("tile_m", k.TileM)
+	k.TileN = atoi("tile_n", k.TileN)
+	k.TileK = atoi("tile_k", k.TileK)
+	k.Stages = atoi("stages", k.Stages)
+	k.SplitK = atoi("split_k", k.SplitK)
+	k.BlocksPerSM = atoi("blocks_per_sm", k.BlocksPerSM)
+	k.Epilogue = str("epilogue", k.Epilogue)
+	k.WarpRoles = str("warp_roles", k.WarpRoles)
+	k.Launch = str("launch", k.Launch)
+	k.Layout = str("layout", k.Layout)
+	k.Grid = str("grid", k.Grid)
+	if v, ok := vals["swap_ab"]; ok {
+		k.SwapAB = v == "true"
+	}
 	return k, err
 }
 
@@ -162,6 +238,7 @@ func (k Knobs) values() map[string]string {
 		"tile_m": strconv.Itoa(k.TileM), "tile_n": strconv.Itoa(k.TileN), "tile_k": strconv.Itoa(k.TileK),
 		"stages": strconv.Itoa(k.Stages), "epilogue": k.Epilogue, "warp_roles": k.WarpRoles,
 		"launch": k.Launch, "split_k": strconv.Itoa(k.SplitK), "swap_ab": strconv.FormatBool(k.SwapAB),
+		"layout": k.Layout, "blocks_per_sm": strconv.Itoa(k.BlocksPerSM), "grid": k.Grid,
 	}
 }
 
@@ -184,8 +261,12 @@ func SharedBytes(problem string, k Knobs) int {
 	return k.Stages * (k.TileM + bRows) * row
 }
 
-// checkCombination applies the rules that single values cannot express.
-func checkCombination(problem string, k Knobs) error {
+// checkCombination applies the rules that single values cannot express,
+// for the family v.Base.
+func checkCombination(problem, base string, k Knobs) error {
+	if base == "fused" {
+		return checkFused(problem, k)
+	}
 	// Each of the 4 warps owns (TileM/2)x(TileN/2) outputs per accumulator;
 	// past 128 fp32 accumulator registers per thread the compiler spills.
 	if acc := k.TileM * k.TileN * accumulators(problem) / baselineThreads; acc > 128 {
@@ -195,6 +276,78 @@ func checkCombination(problem string, k Knobs) error {
 	if sb := SharedBytes(problem, k); sb > hopperSharedOptin {
 		return &KnobError{Knob: "stages", Value: strconv.Itoa(k.Stages),
 			Reason: fmt.Sprintf("%d stages of a %dx%dx%d tile need %d bytes of shared memory; at most %d per block", k.Stages, k.TileM, k.TileN, k.TileK, sb, hopperSharedOptin)}
+	}
+	return nil
+}
+
+// Hopper's shared memory per SM (228 KiB); the driver reserves 1 KiB per
+// resident block.
+const (
+	hopperSharedPerSM = 233472
+	sharedPerBlockRes = 1024
+)
+
+// The fused kernels' warp tile: 64 weight rows x 32 token rows.
+const (
+	fusedWarpN = 64
+	fusedWarpM = 32
+)
+
+// FusedWarps is the fused kernel's warp grid for knobs k: warps along the
+// weight rows (WARPS_N) and along the token rows (WARPS_M).
+func FusedWarps(problem string, k Knobs) (warpsN, warpsM int) {
+	rows := k.TileN // weight rows per block
+	if problem == "nvfp4_dual_gemm" {
+		rows = 2 * k.TileN // B1 and B2
+	}
+	return rows / fusedWarpN, k.TileM / fusedWarpM
+}
+
+// FusedThreads is the fused kernel's block size.
+func FusedThreads(problem string, k Knobs) int {
+	wn, wm := FusedWarps(problem, k)
+	return 32 * wn * wm
+}
+
+// FusedSharedBytes is the fused kernel's dynamic shared memory (its
+// FG_SMEM_BYTES): the cp.async ring (64 or 80 data bytes + 8 scale bytes per
+// weight and token row per stage) or the epilogue's staging rows, the larger.
+func FusedSharedBytes(problem string, k Knobs) int {
+	wn, wm := FusedWarps(problem, k)
+	tileN, tileM := wn*fusedWarpN, wm*fusedWarpM
+	rowb := 64
+	if k.Layout == "half" {
+		rowb = 80
+	}
+	pipe := k.Stages * (tileN + tileM) * (rowb + 8)
+	ep := tileM * (2*tileN + 16)
+	if problem == "nvfp4_dual_gemm" {
+		ep = tileM * (tileN + 16)
+	}
+	return max(pipe, ep)
+}
+
+// checkFused keeps the fused family to combinations that run as declared:
+// blocks_per_sm resident blocks must fit the register file with at least
+// 168 registers per thread (below that the decode spills: NOTES.md h3, h4)
+// and the shared memory of an SM.
+func checkFused(problem string, k Knobs) error {
+	threads := FusedThreads(problem, k)
+	if threads < 32 || k.TileN%32 != 0 || k.TileM%fusedWarpM != 0 {
+		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the fused tile must hold whole 64x32 warp tiles"}
+	}
+	if regs := 65536 / (k.BlocksPerSM * threads); regs < 168 {
+		return &KnobError{Knob: "blocks_per_sm", Value: strconv.Itoa(k.BlocksPerSM),
+			Reason: fmt.Sprintf("%d blocks of %d threads leave %d registers per thread; the fused decode needs 168 or more (fewer spill)", k.BlocksPerSM, threads, regs)}
+	}
+	sb := FusedSharedBytes(problem, k)
+	if sb > hopperSharedOptin {
+		return &KnobError{Knob: "stages", Value: strconv.Itoa(k.Stages),
+			Reason: fmt.Sprintf("%d stages of a %dx%d tile need %d bytes of shared memory; at most %d per block", k.Stages, k.TileN, k.TileM, sb, hopperSharedOptin)}
+	}
+	if need := k.BlocksPerSM * (sb + sharedPerBlockRes); need > hopperSharedPerSM {
+		return &KnobError{Knob: "blocks_per_sm", Value: strconv.Itoa(k.BlocksPerSM),
+			Reason: fmt.Sprintf("%d blocks of %d bytes of shared memory need %d bytes per SM; an SM has %d", k.BlocksPerSM, sb, need, hopperSharedPerSM)}
 	}
 	return nil
 }
@@ -227,7 +380,7 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 	if err != nil {
 		return Variant{}, fmt.Errorf("kernels: parse knobs %q: %w", query, err)
 	}
-	space := KnobSpace(p.Name)
+	space := VariantKnobSpace(p.Name, v.Base)
 	vals := v.Knobs.values()
 	for key, vs := range q {
 		i := slices.IndexFunc(space, func(ks KnobSpec) bool { return ks.Key == key })
@@ -236,18 +389,18 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 			for j, ks := range space {
 				keys[j] = ks.Key
 			}
-			return Variant{}, &KnobError{Knob: key, Value: strings.Join(vs, ","), Reason: "unknown knob (known: " + strings.Join(keys, ", ") + ")"}
+			return Variant{}, &KnobError{Knob: key, Value: strings.Join(vs, ","), Reason: "unknown knob for " + v.Base + " (known: " + strings.Join(keys, ", ") + ")"}
 		}
 		if len(vs) != 1 || !slices.Contains(space[i].Values, vs[0]) {
 			return Variant{}, &KnobError{Knob: key, Value: strings.Join(vs, ","), Allowed: space[i].Values}
 		}
 		vals[key] = vs[0]
 	}
-	k, err := knobsFrom(vals)
+	k, err := knobsFrom(v.Base, vals)
 	if err != nil {
 		return Variant{}, fmt.Errorf("kernels: knobs %q: %w", query, err)
 	}
-	if err := checkCombination(p.Name, k); err != nil {
+	if err := checkCombination(p.Name, v.Base, k); err != nil {
 		return Variant{}, err
 	}
 	v.Knobs = k
@@ -260,7 +413,7 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 func (p *Problem) canonicalName(base string, k Knobs) string {
 	vals := k.values()
 	var parts []string
-	for _, ks := range KnobSpace(p.Name) {
+	for _, ks := range VariantKnobSpace(p.Name, base) {
 		if vals[ks.Key] != ks.Default {
 			parts = append(parts, ks.Key+"="+vals[ks.Key])
 		}
@@ -271,11 +424,19 @@ func (p *Problem) canonicalName(base string, k Knobs) string {
 	return base + "?" + strings.Join(parts, "&")
 }
 
-// KnobCombinations enumerates every valid knob setting of the declared
-// space (the combination rules applied), in a stable order. Launch-only
-// differences are included; callers that compile can dedupe by Defines.
-func (p *Problem) KnobCombinations() []Knobs {
-	space := KnobSpace(p.Name)
+// KnobCombinations enumerates every valid knob setting of the baseline
+// family's declared space (VariantCombinations(p, "baseline")).
+func (p *Problem) KnobCombinations() []Knobs { return p.VariantCombinations("baseline") }
+
+// VariantCombinations enumerates every valid knob setting of family base's
+// declared space (the combination rules applied), in a stable order.
+// Launch-only differences are included; callers that compile can dedupe by
+// Defines.
+func (p *Problem) VariantCombinations(base string) []Knobs {
+	space := VariantKnobSpace(p.Name, base)
+	if len(space) == 0 {
+		return nil
+	}
 	var out []Knobs
 	idx := make([]int, len(space))
 	for {
@@ -283,7 +444,7 @@ func (p *Problem) KnobCombinations() []Knobs {
 		for i, ks := range space {
 			vals[ks.Key] = ks.Values[idx[i]]
 		}
-		if k, err := knobsFrom(vals); err == nil && checkCombination(p.Name, k) == nil {
+		if k, err := knobsFrom(base, vals); err == nil && checkCombination(p.Name, base, k) == nil {
 			out = append(out, k)
 		}
 		i := len(space) - 1
@@ -303,7 +464,10 @@ func (p *Problem) KnobCombinations() []Knobs {
 // WithKnobs returns v with knobs k and the matching canonical name, after
 // checking the combination rules.
 func (p *Problem) WithKnobs(v Variant, k Knobs) (Variant, error) {
-	if err := checkCombination(p.Name, k); err != nil {
+	if v.Reference {
+		return Variant{}, fmt.Errorf("kernels: variant %q takes no knobs", v.Name)
+	}
+	if err := checkCombination(p.Name, v.Base, k); err != nil {
 		return Variant{}, err
 	}
 	v.Knobs = k
@@ -333,6 +497,20 @@ func (v Variant) Defines() map[string]string {
 	if v.Reference {
 		return d
 	}
+	if v.Base == "fused" {
+		// The fused sources' own macros (see their headers).
+		wn, wm := FusedWarps(v.Problem, v.Knobs)
+		half := "0"
+		if v.Knobs.Layout == "half" {
+			half = "1"
+		}
+		d["WARP_N"], d["WARP_M"] = strconv.Itoa(fusedWarpN), strconv.Itoa(fusedWarpM)
+		d["WARPS_N"], d["WARPS_M"] = strconv.Itoa(wn), strconv.Itoa(wm)
+		d["STAGES"] = strconv.Itoa(v.Knobs.Stages)
+		d["FG_HALF"] = half
+		d["MIN_BLOCKS"] = strconv.Itoa(v.Knobs.BlocksPerSM)
+		return d
+	}
 	d["TILE_M"] = strconv.Itoa(v.Knobs.TileM)
 	d["TILE_N"] = strconv.Itoa(v.Knobs.TileN)
 	d["TILE_K"] = strconv.Itoa(v.Knobs.TileK)
@@ -359,6 +537,10 @@ func (v Variant) KernelNames() []string {
 		return []string{"ref_dual"}
 	case v.Reference:
 		return []string{"ref_group"}
+	case v.Base == "fused" && v.Problem == "nvfp4_dual_gemm":
+		return []string{"fast_dual_gemm"}
+	case v.Base == "fused":
+		return []string{"fast_group_gemm"}
 	case v.Problem == "nvfp4_dual_gemm":
 		return []string{"gemm_dual"}
 	}

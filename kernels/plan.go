@@ -38,7 +38,8 @@ const (
 	ArgI64                // Value as int64
 )
 
-// Arg is one kernel argument.
+// Arg is one kernel argument. For ArgPtr, Value is a byte offset added to
+// the buffer's address (the fused kernels take two arrays inside one table).
 type Arg struct {
 	Kind  ArgKind
 	Buf   Buffer
@@ -54,6 +55,12 @@ type Launch struct {
 	Group       int    // the group it computes, -1 = all groups
 	Stream      int    // 0 = the caller's stream, i >= 1 = side stream i
 	Args        []Arg
+	// PersistentPerSM > 0 marks a persistent launch over Tiles work items:
+	// Grid[0] is min(Tiles, SMs x PersistentPerSM), and the engine lowers it
+	// to the blocks that can really be resident once the loaded kernel's
+	// registers and shared memory are known (any grid >= 1 is correct).
+	PersistentPerSM int
+	Tiles           int
 }
 
 // Plan says how one variant runs one shape: the launches in issue order and
@@ -113,8 +120,11 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 	}
 
 	k := v.Knobs
-	if err := checkCombination(v.Problem, k); err != nil {
+	if err := checkCombination(v.Problem, v.Base, k); err != nil {
 		return nil, err
+	}
+	if v.Base == "fused" {
+		return v.fusedPlan(s, lim)
 	}
 	smem := SharedBytes(v.Problem, k)
 	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
@@ -204,4 +214,92 @@ func groupedTable(s Shape, groups int, tiles []tile, addr func(Buffer, int) uint
 		b = le.AppendUint32(b, 0)
 	}
 	return b
+}
+
+// fgGroupBytes is one FgGroup of fast_group_gemm.cu: five u64 pointers
+// (a, sa, b, sb, c), then int32 m, n, k and padding.
+const fgGroupBytes = 56
+
+// fusedPlan is the fused kernels' plan: for the group GEMM one launch over
+// a table of FgGroup descriptors followed by FgTile entries; for the dual
+// GEMM one launch with pointer arguments.
+func (v Variant) fusedPlan(s Shape, lim Limits) (*Plan, error) {
+	k := v.Knobs
+	smem := FusedSharedBytes(v.Problem, k)
+	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
+		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block; the device allows %d", v.Name, smem, lim.MaxSharedOptin)
+	}
+	block := [3]uint32{uint32(FusedThreads(v.Problem, k)), 1, 1}
+	grid := func(tiles int) (uint32, int) {
+		if k.Grid == "persistent" && lim.SMs > 0 {
+			return uint32(min(tiles, lim.SMs*k.BlocksPerSM)), k.BlocksPerSM
+		}
+		return uint32(tiles), 0
+	}
+	if v.Problem == "nvfp4_dual_gemm" {
+		m := s.M[0]
+		tiles := ceilDiv(m, k.TileM) * ceilDiv(s.N, k.TileN)
+		gx, per := grid(tiles)
+		return &Plan{Mode: "sequential", Launches: []Launch{{Kernel: "fast_dual_gemm",
+			Grid: [3]uint32{gx, 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0,
+			PersistentPerSM: per, Tiles: tiles,
+			Args: []Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
+				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}}, nil
+	}
+	tiles := FusedTiles(s, k)
+	groups := len(s.M)
+	tilesOff := ceilDiv(groups*fgGroupBytes, 16) * 16 // FgTile entries 16-byte aligned
+	gx, per := grid(len(tiles))
+	pl := &Plan{Mode: "grouped", Launches: []Launch{{Kernel: "fast_group_gemm",
+		Grid: [3]uint32{gx, 1, 1}, Block: block, SharedBytes: uint32(smem), Group: -1,
+		PersistentPerSM: per, Tiles: len(tiles),
+		Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(tiles))}}}}
+	pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
+		le := binary.LittleEndian
+		b := make([]byte, 0, tilesOff+16*len(tiles))
+		for g := 0; g < groups; g++ {
+			for _, buf := range []Buffer{BufA, BufSA, BufB, BufSB, BufC} {
+				b = le.AppendUint64(b, addr(buf, g))
+			}
+			b = le.AppendUint32(b, uint32(s.M[g]))
+			b = le.AppendUint32(b, uint32(s.N))
+			b = le.AppendUint32(b, uint32(s.K))
+			b = le.AppendUint32(b, 0)
+		}
+		b = append(b, make([]byte, tilesOff-len(b))...)
+		for _, t := range tiles {
+			b = le.AppendUint32(b, uint32(t.Group))
+			b = le.AppendUint32(b, uint32(t.M0))
+			b = le.AppendUint32(b, uint32(t.N0))
+			b = le.AppendUint32(b, 0)
+		}
+		return b
+	}
+	return pl, nil
+}
+
+// FusedTile is one entry of the fused group kernel's tile table.
+type FusedTile struct{ Group, M0, N0 int }
+
+// FusedTiles is the fused group kernel's tile order, the fastest measured
+// ("order 1" in dev/fastkern/NOTES.md): groups by M descending, then n0,
+// then m0; then a stable sort by rows in the tile, descending, so full
+// tiles go first and the short tails fill the last wave.
+func FusedTiles(s Shape, k Knobs) []FusedTile {
+	order := make([]int, len(s.M))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return s.M[order[a]] > s.M[order[b]] })
+	var ts []FusedTile
+	for _, g := range order {
+		for n0 := 0; n0 < s.N; n0 += k.TileN {
+			for m0 := 0; m0 < s.M[g]; m0 += k.TileM {
+				ts = append(ts, FusedTile{g, m0, n0})
+			}
+		}
+	}
+	rows := func(t FusedTile) int { return min(k.TileM, s.M[t.Group]-t.M0) }
+	sort.SliceStable(ts, func(a, b int) bool { return rows(ts[a]) > rows(ts[b]) })
+	return ts
 }

@@ -193,6 +193,17 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 			}
 		}
 	}
+	// Persistent launches get the grid that can really be resident: the
+	// plan asked for SMs x blocks_per_sm, the loaded kernel's registers and
+	// shared memory may allow fewer (the driver has no occupancy call here).
+	for n, l := range plan.Launches {
+		if l.PersistentPerSM <= 0 {
+			continue
+		}
+		info := c.Device().Info()
+		occ := min(l.PersistentPerSM, ResidentBlocks(b.Attrs[l.Kernel], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
+		plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, info.SMs*occ)))
+	}
 
 	// Buffers: inputs always, C or Ref as the variant writes, the table
 	// when the plan has one.
@@ -284,6 +295,30 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 	return i, nil
 }
 
+// ResidentBlocks estimates how many blocks of a kernel fit on one SM from
+// its registers (allocated per warp in units of 256), its shared memory
+// (static + dynamic + the 1 KiB the driver reserves per block, against
+// sharedPerSM; 0 means Hopper's 228 KiB) and the 2048-thread, 32-block
+// limits. At least 1: a block that did not fit would fail at launch.
+func ResidentBlocks(a gpu.FuncAttrs, threads, dynShared, sharedPerSM int) int {
+	if sharedPerSM <= 0 {
+		sharedPerSM = 233472
+	}
+	if threads <= 0 {
+		return 1
+	}
+	warps := (threads + 31) / 32
+	n := min(32, 2048/threads)
+	if a.NumRegs > 0 {
+		perWarp := (a.NumRegs*32 + 255) / 256 * 256
+		n = min(n, 65536/(perWarp*warps))
+	}
+	if sh := a.SharedStatic + dynShared + 1024; sh > 0 {
+		n = min(n, sharedPerSM/sh)
+	}
+	return max(1, n)
+}
+
 // args resolves a launch's arguments to device values.
 func (i *Instance) args(l kernels.Launch) ([]any, error) {
 	out := make([]any, 0, len(l.Args))
@@ -298,7 +333,10 @@ func (i *Instance) args(l kernels.Launch) ([]any, error) {
 			if !ok {
 				return nil, fmt.Errorf("engine: %s argument %d: no buffer %s[%d]", l.Kernel, n, a.Buf, g)
 			}
-			out = append(out, b.ptr)
+			if a.Value < 0 || (a.Value > 0 && a.Value >= b.bytes) {
+				return nil, fmt.Errorf("engine: %s argument %d: offset %d outside %s[%d] (%d bytes)", l.Kernel, n, a.Value, a.Buf, g, b.bytes)
+			}
+			out = append(out, b.ptr+gpu.DevPtr(a.Value))
 		case kernels.ArgI32:
 			if a.Value < math.MinInt32 || a.Value > math.MaxInt32 {
 				return nil, fmt.Errorf("engine: %s argument %d: %d does not fit int32", l.Kernel, n, a.Value)

@@ -239,10 +239,17 @@ var sampleSpecs = map[string][]string{
 		"baseline?stages=2", "baseline?stages=3&tile_k=128", "baseline?stages=4&launch=grouped",
 		"baseline?tile_m=64", "baseline?tile_n=64&stages=2&launch=graph",
 		"baseline?tile_m=64&tile_n=256&stages=3", "baseline?tile_m=64&tile_n=256&tile_k=128&stages=4&launch=grouped",
+		"baseline?stages=3", "baseline?stages=4",
+		// The fused family: the default, each value of each knob at least once.
+		"fused", "fused?grid=tiles", "fused?stages=2&layout=half&blocks_per_sm=3",
+		"fused?tile_n=128&tile_m=64&stages=3&layout=half&blocks_per_sm=3&grid=tiles",
+		"fused?tile_m=64&blocks_per_sm=1", "fused?tile_n=128&stages=3&blocks_per_sm=1&grid=tiles",
 	},
 	"nvfp4_dual_gemm": {
 		"baseline", "baseline?launch=graph", "baseline?stages=2", "baseline?stages=3&tile_k=128",
 		"baseline?stages=4", "baseline?tile_m=128&tile_n=64&stages=2", "baseline?tile_n=64&launch=graph",
+		"fused", "fused?grid=persistent", "fused?tile_n=128&tile_m=32&stages=4&layout=wide&blocks_per_sm=2",
+		"fused?tile_m=32&stages=2&blocks_per_sm=1&grid=persistent", "fused?tile_n=128&layout=wide&blocks_per_sm=1",
 	},
 }
 
@@ -262,19 +269,22 @@ func TestVariantsCorrectAllShapes(t *testing.T) {
 	}
 }
 
-// TestEveryCombinationOnTestShapes: every valid combination of the declared
-// knob space, every launch mode included, on the test shapes.
+// TestEveryCombinationOnTestShapes: every valid combination of every
+// family's declared knob space, every launch mode and grid choice included,
+// on the test shapes.
 func TestEveryCombinationOnTestShapes(t *testing.T) {
 	info := needDevice(t)
 	for _, p := range kernels.Problems() {
-		base := mustVariant(t, p, "baseline")
 		var vs []kernels.Variant
-		for _, k := range p.KnobCombinations() {
-			v, err := p.WithKnobs(base, k)
-			if err != nil {
-				t.Fatal(err)
+		for _, fam := range []string{"baseline", "fused"} {
+			base := mustVariant(t, p, fam)
+			for _, k := range p.VariantCombinations(fam) {
+				v, err := p.WithKnobs(base, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vs = append(vs, v)
 			}
-			vs = append(vs, v)
 		}
 		cases := shapeCases(t, info, p, p.Tests, 3000)
 		checkVariants(t, info, p, vs, cases)
@@ -326,7 +336,7 @@ func TestResourceReport(t *testing.T) {
 	for _, p := range kernels.Problems() {
 		var specs []string
 		for _, spec := range sampleSpecs[p.Name] {
-			if spec == "baseline" || strings.HasPrefix(spec, "baseline?launch=") {
+			if spec == "baseline" || strings.HasPrefix(spec, "baseline?launch=") || spec == "fused" {
 				specs = append(specs, spec)
 			}
 		}
@@ -385,10 +395,66 @@ func TestResourceReport(t *testing.T) {
 					p.Name, vs[bi].Name, s, us, floor*1e6, bound, 100*floor*1e6/us)
 			}
 		}
-		for name, a := range built[0].Attrs {
-			t.Logf("%s baseline %s: %d registers, %d B static shared, %d B local, max threads %d, max dynamic shared %d",
-				p.Name, name, a.NumRegs, a.SharedStatic, a.LocalBytes, a.MaxThreads, a.MaxDynamicShared)
+		for bi, b := range built {
+			if vs[bi].Name != "baseline" && vs[bi].Name != "fused" {
+				continue
+			}
+			if vs[bi].Name == "fused" {
+				t.Logf("%s fused: NVRTC options %v\n%s", p.Name, b.Options, b.PtxasLog)
+			}
+			for name, a := range b.Attrs {
+				t.Logf("%s %s %s: %d registers, %d B static shared, %d B local, max threads %d, max dynamic shared %d",
+					p.Name, vs[bi].Name, name, a.NumRegs, a.SharedStatic, a.LocalBytes, a.MaxThreads, a.MaxDynamicShared)
+				if vs[bi].Name == "fused" {
+					t.Logf("%s fused %s: %d resident blocks/SM", p.Name, name,
+						engine.ResidentBlocks(a, kernels.FusedThreads(p.Name, vs[bi].Knobs), kernels.FusedSharedBytes(p.Name, vs[bi].Knobs), info.MaxSharedPerSM))
+				}
+			}
 		}
+	}
+}
+
+// TestFusedPersistentGrid: a persistent fused launch gets the grid the
+// loaded kernel can keep resident, and a grid of one block (every block
+// walking many tiles) is still correct.
+func TestFusedPersistentGrid(t *testing.T) {
+	info := needDevice(t)
+	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	s := p.Benchmarks[2]
+	built := buildAll(t, info, []kernels.Variant{mustVariant(t, p, "fused")})[0]
+	cases := shapeCases(t, info, p, []kernels.Shape{s}, 7000)
+	err := dev.Do(func(c *gpu.Ctx) error {
+		inst, err := engine.Prepare(c, built, s, limits(info), cases[0].in)
+		if err != nil {
+			return err
+		}
+		defer inst.Close()
+		l := inst.Plan().Launches[0]
+		a := built.Attrs["fast_group_gemm"]
+		occ := engine.ResidentBlocks(a, int(l.Block[0]), int(l.SharedBytes), info.MaxSharedPerSM)
+		t.Logf("fused on %v: %d tiles, grid %d, %d registers -> %d resident blocks/SM", s, l.Tiles, l.Grid[0], a.NumRegs, occ)
+		if want := min(l.Tiles, info.SMs*min(occ, 2)); int(l.Grid[0]) != want {
+			t.Errorf("grid %d, want %d", l.Grid[0], want)
+		}
+		// One block walks every tile.
+		inst.Plan().Launches[0].Grid[0] = 1
+		if err := inst.Poison(); err != nil {
+			return err
+		}
+		if err := inst.Run(nil); err != nil {
+			return err
+		}
+		out, err := inst.Output()
+		if err != nil {
+			return err
+		}
+		if chk := nvfp4.Compare(out, cases[0].ref, p.ATol, p.RTol); !chk.Pass {
+			t.Errorf("grid 1: wrong: %+v", chk)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -397,59 +463,60 @@ func TestResourceReport(t *testing.T) {
 func TestUploadFreshInputs(t *testing.T) {
 	info := needDevice(t)
 	for _, p := range kernels.Problems() {
-		spec := "baseline?launch=graph" // a captured graph must read the re-uploaded buffers
-		s := p.Benchmarks[len(p.Benchmarks)-1]
-		built := buildAll(t, info, []kernels.Variant{mustVariant(t, p, spec), mustVariant(t, p, "reference")})
-		cases := shapeCases(t, info, p, []kernels.Shape{s, s}, 6000) // same shape, two seeds
-		err := dev.Do(func(c *gpu.Ctx) error {
-			inst, err := engine.Prepare(c, built[0], s, limits(info), cases[0].in)
-			if err != nil {
-				return err
-			}
-			defer inst.Close()
-			h0, err := inst.InputHash()
-			if err != nil {
-				return err
-			}
-			for round, sc := range []shapeCase{cases[0], cases[1], cases[0]} {
-				if round > 0 {
-					if err := inst.Upload(sc.in); err != nil {
+		for _, spec := range []string{"baseline?launch=graph", "fused"} { // a captured graph and the fused table must read the re-uploaded buffers
+			s := p.Benchmarks[len(p.Benchmarks)-1]
+			built := buildAll(t, info, []kernels.Variant{mustVariant(t, p, spec), mustVariant(t, p, "reference")})
+			cases := shapeCases(t, info, p, []kernels.Shape{s, s}, 6000) // same shape, two seeds
+			err := dev.Do(func(c *gpu.Ctx) error {
+				inst, err := engine.Prepare(c, built[0], s, limits(info), cases[0].in)
+				if err != nil {
+					return err
+				}
+				defer inst.Close()
+				h0, err := inst.InputHash()
+				if err != nil {
+					return err
+				}
+				for round, sc := range []shapeCase{cases[0], cases[1], cases[0]} {
+					if round > 0 {
+						if err := inst.Upload(sc.in); err != nil {
+							return err
+						}
+					}
+					h, err := inst.InputHash()
+					if err != nil {
 						return err
 					}
+					if (round == 1) == (h == h0) {
+						t.Errorf("%s round %d: input hash did not follow the upload", p.Name, round)
+					}
+					if err := inst.Poison(); err != nil {
+						return err
+					}
+					if err := inst.Run(nil); err != nil {
+						return err
+					}
+					out, err := inst.Output()
+					if err != nil {
+						return err
+					}
+					if chk := nvfp4.Compare(out, sc.ref, p.ATol, p.RTol); !chk.Pass {
+						t.Errorf("%s %s round %d: wrong after upload: %+v", p.Name, spec, round, chk)
+					}
+				}
+				// Wrong-shape inputs are refused and change nothing.
+				if err := inst.Upload(genInputs(p, kernels.Shape{M: []int{1}, N: 64, K: 128}, 1)); err == nil {
+					t.Errorf("%s: upload of another shape accepted", p.Name)
 				}
 				h, err := inst.InputHash()
-				if err != nil {
-					return err
+				if err == nil && h != h0 {
+					t.Errorf("%s: a refused upload changed the inputs", p.Name)
 				}
-				if (round == 1) == (h == h0) {
-					t.Errorf("%s round %d: input hash did not follow the upload", p.Name, round)
-				}
-				if err := inst.Poison(); err != nil {
-					return err
-				}
-				if err := inst.Run(nil); err != nil {
-					return err
-				}
-				out, err := inst.Output()
-				if err != nil {
-					return err
-				}
-				if chk := nvfp4.Compare(out, sc.ref, p.ATol, p.RTol); !chk.Pass {
-					t.Errorf("%s %s round %d: wrong after upload: %+v", p.Name, spec, round, chk)
-				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s %s: %v", p.Name, spec, err)
 			}
-			// Wrong-shape inputs are refused and change nothing.
-			if err := inst.Upload(genInputs(p, kernels.Shape{M: []int{1}, N: 64, K: 128}, 1)); err == nil {
-				t.Errorf("%s: upload of another shape accepted", p.Name)
-			}
-			h, err := inst.InputHash()
-			if err == nil && h != h0 {
-				t.Errorf("%s: a refused upload changed the inputs", p.Name)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", p.Name, err)
 		}
 	}
 }

@@ -71,3 +71,23 @@ func TestBuildWithoutDevice(t *testing.T) {
 		t.Errorf("arch check should come before compiling")
 	}
 }
+
+// ResidentBlocks follows the register, shared-memory and thread limits of
+// an SM: the fused defaults' figures from dev/fastkern/NOTES.md.
+func TestResidentBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		regs, threads, shared, want int
+	}{
+		{255, 128, 82944, 2},  // group fused default: registers allow 2, shared memory 2
+		{168, 128, 50688, 3},  // dual fused default: 168 registers -> 3 blocks
+		{128, 128, 82944, 2},  // shared memory is the limit
+		{32, 1024, 0, 2},      // the 2048-thread limit
+		{255, 256, 200000, 1}, // never below 1
+		{0, 0, 0, 1},
+	} {
+		got := engine.ResidentBlocks(gpu.FuncAttrs{NumRegs: tc.regs}, tc.threads, tc.shared, 233472)
+		if got != tc.want {
+			t.Errorf("%d regs x %d threads, %d B shared: %d blocks, want %d", tc.regs, tc.threads, tc.shared, got, tc.want)
+		}
+	}
+}
