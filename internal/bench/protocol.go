@@ -404,10 +404,8 @@ func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role, sets int)
 // sampleLoop interleaves the roles, AB then BA (variant = A), until at least
 // MinRounds rounds are done and the stop rule holds for every role, or a
 // hard cap of the stop rule is hit for any role. With one role it is the
-// plain stop rule. Paired rounds 2s and 2s+1 run input set s mod sets, one
-// AB and one BA, so a pair always shares its inputs, every role sees every
-// set, and no set is tied to one order. It returns the order and the set of
-// every round.
+// plain stop rule. It returns the order and the input set of every round
+// (roundSchedule).
 func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measurement, sets int, tick func(samples int)) ([]string, []int, error) {
 	paired := len(ms) > 1
 	var order []string
@@ -417,11 +415,10 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 	measured := make([]float64, len(ms))
 	for round := 0; ; round++ {
 		seq := []int{0}
-		set := round % sets
+		set, ab := roundSchedule(round, sets)
 		if paired {
-			set = (round / 2) % sets
 			setOrder = append(setOrder, set)
-			if round%2 == 0 {
+			if ab {
 				seq = []int{0, 1}
 				order = append(order, "AB")
 			} else {
@@ -469,7 +466,7 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 		// is checked after timing), and paired, every set runs AB and BA.
 		minRounds = max(minRounds, sets)
 		if paired {
-			minRounds = max(minRounds, 2*sets)
+			minRounds = max(minRounds, 2*sets) // every set runs AB and BA
 		}
 		if (allStop && round+1 >= minRounds) || anyCap {
 			for role, m := range ms {
@@ -493,6 +490,26 @@ func readTelemetry(b Backend, sr *Shape) *Telemetry {
 		addFlag(&sr.Flags, "telemetry_unavailable")
 	}
 	return t
+}
+
+// roundSchedule gives round r's input set and whether the variant runs
+// first (AB). Sets cycle r mod sets, so consecutive rounds use different
+// buffers, and within a round the roles use different buffers: no sample
+// directly follows an execution on its own buffers. That matters because
+// the L2 flush does not make everything cold (address translations, for
+// one, survive it): in a device A/A run on 2026-11-21, a schedule in which
+// one role often repeated itself on the same set made it look 5-10% faster
+// on 15-20 us dual-GEMM shapes. Orders alternate AB, BA, ...; with an even
+// number of sets the alternation flips every other cycle, so every set
+// runs both AB and BA. One set: AB, BA, AB, ... (each role repeats itself
+// equally often).
+func roundSchedule(r, sets int) (set int, ab bool) {
+	set = r % sets
+	ab = r%2 == 0
+	if sets%2 == 0 && (r/sets)%2 == 1 {
+		ab = !ab
+	}
+	return set, ab
 }
 
 func timeoutErr(err error) error {

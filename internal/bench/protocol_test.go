@@ -42,12 +42,10 @@ func TestPairingAlternatesABandBA(t *testing.T) {
 		t.Fatalf("pairing %+v: want >= %d rounds", pg, DefaultMinRounds)
 	}
 	for i, o := range pg.Order {
-		want := "AB"
-		if i%2 == 1 {
-			want = "BA"
-		}
-		if o != want {
-			t.Fatalf("round %d order %s, want %s", i, o, want)
+		set, ab := roundSchedule(i, cfg.SeedsPerShape)
+		want := map[bool]string{true: "AB", false: "BA"}[ab]
+		if o != want || pg.Sets[i] != set {
+			t.Fatalf("round %d: order %s set %d, want %s set %d", i, o, pg.Sets[i], want, set)
 		}
 	}
 	// The recorded calls after the warm-ups must follow the order: variant
@@ -61,17 +59,12 @@ func TestPairingAlternatesABandBA(t *testing.T) {
 	for i, c := range timed {
 		round, pos := i/2, i%2
 		want := pos // AB: 0 then 1
-		if round%2 == 1 {
+		if pg.Order[round] == "BA" {
 			want = 1 - pos
 		}
-		if c[1] != want {
-			t.Fatalf("timed call %d ran role %d, want %d (round %d %s)", i, c[1], want, round, pg.Order[round])
-		}
-		// Rule 4: both roles of a round share one input set, and the
-		// rounds rotate through all of them.
-		// Rounds 2s and 2s+1 share set s: every set runs AB and BA.
-		if want := (round / 2) % cfg.SeedsPerShape; sets[i] != want || pg.Sets[round] != want {
-			t.Fatalf("timed call %d (round %d) ran input set %d (recorded %d), want %d", i, round, sets[i], pg.Sets[round], want)
+		// Rule 4: both roles of a round share one input set.
+		if c[1] != want || sets[i] != pg.Sets[round] {
+			t.Fatalf("timed call %d ran role %d set %d, want role %d set %d (round %d %s)", i, c[1], sets[i], want, pg.Sets[round], round, pg.Order[round])
 		}
 	}
 	if r.Shapes[0].InputSets != cfg.SeedsPerShape {
@@ -79,6 +72,61 @@ func TestPairingAlternatesABandBA(t *testing.T) {
 	}
 	if n := len(r.Shapes[0].Variant.SamplesNs); n != pg.Rounds {
 		t.Fatalf("variant has %d samples for %d rounds", n, pg.Rounds)
+	}
+}
+
+// TestRoundScheduleProperties checks what the schedule promises for any
+// number of input sets: no timed sample directly follows an execution on
+// the same buffers (role and set), every set runs both AB and BA, AB and
+// BA are balanced, and consecutive rounds mostly alternate.
+func TestRoundScheduleProperties(t *testing.T) {
+	for sets := 1; sets <= 7; sets++ {
+		rounds := max(DefaultMinRounds, 2*sets) * 2
+		type run struct{ role, set int }
+		var seq []run
+		seen := map[int]map[bool]bool{}
+		nAB, flips := 0, 0
+		prevAB := false
+		for r := 0; r < rounds; r++ {
+			set, ab := roundSchedule(r, sets)
+			if seen[set] == nil {
+				seen[set] = map[bool]bool{}
+			}
+			seen[set][ab] = true
+			if ab {
+				nAB++
+				seq = append(seq, run{0, set}, run{1, set})
+			} else {
+				seq = append(seq, run{1, set}, run{0, set})
+			}
+			if r > 0 && ab != prevAB {
+				flips++
+			}
+			prevAB = ab
+		}
+		repeats := map[int]int{}
+		for i := 1; i < len(seq); i++ {
+			if seq[i] == seq[i-1] {
+				repeats[seq[i].role]++
+			}
+		}
+		if sets > 1 && len(repeats) > 0 {
+			t.Fatalf("%d sets: a sample follows itself on the same buffers (%v)", sets, repeats)
+		}
+		if d := repeats[0] - repeats[1]; sets == 1 && (d < -1 || d > 1) {
+			t.Fatalf("1 set: role repeats unbalanced %v", repeats)
+		}
+		for s := 0; s < sets; s++ {
+			if !seen[s][true] || !seen[s][false] {
+				t.Fatalf("%d sets: set %d ran only one order (%v)", sets, s, seen[s])
+			}
+		}
+		if d := 2*nAB - rounds; d < -2 || d > 2 {
+			t.Fatalf("%d sets: %d AB of %d rounds", sets, nAB, rounds)
+		}
+		if flips < rounds*3/4 {
+			t.Fatalf("%d sets: only %d order changes in %d rounds", sets, flips, rounds)
+		}
 	}
 }
 
