@@ -78,7 +78,7 @@ func TestPairingAlternatesABandBA(t *testing.T) {
 // TestRoundScheduleProperties checks what the schedule promises for any
 // number of input sets: no timed sample directly follows an execution on
 // the same buffers (role and set), every set runs both AB and BA, AB and
-// BA are balanced, and consecutive rounds mostly alternate.
+// BA are balanced, and at least every other round changes the order.
 func TestRoundScheduleProperties(t *testing.T) {
 	for sets := 1; sets <= 7; sets++ {
 		rounds := max(DefaultMinRounds, 2*sets) * 2
@@ -124,7 +124,8 @@ func TestRoundScheduleProperties(t *testing.T) {
 		if d := 2*nAB - rounds; d < -2 || d > 2 {
 			t.Fatalf("%d sets: %d AB of %d rounds", sets, nAB, rounds)
 		}
-		if flips < rounds*3/4 {
+		// Two sets give AB BA BA AB ...: balanced in every four rounds.
+		if flips < rounds/2-1 {
 			t.Fatalf("%d sets: only %d order changes in %d rounds", sets, flips, rounds)
 		}
 	}
