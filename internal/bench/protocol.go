@@ -541,7 +541,7 @@ func toStats(s stats.Summary) Stats {
 // suspect (rule 6): power cap 0x4, hardware slowdown 0x8, software thermal
 // 0x20, hardware thermal 0x40, power brake 0x80.
 func ThrottleFlags(reasons uint64) []string {
-	var f []string
+	f := []string{}
 	for _, x := range []struct {
 		bit  uint64
 		name string
