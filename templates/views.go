@@ -86,6 +86,7 @@ type RoundView struct {
 	WeightsForm     map[string]string
 	WeightsErr      *FormError
 	Flash           string
+	Recap           *RecapView // predictions against measured results; nil without runs
 }
 
 // ScoreForm is the viewer's own scorecard form on a pitch page.
@@ -103,6 +104,7 @@ type ScoreForm struct {
 
 type VoteForm struct {
 	Justification string
+	Terms         TermsForm
 	Current       *pitches.Vote // the viewer's current vote in the round, if any
 	CurrentTitle  string
 	Err           *FormError
@@ -124,7 +126,8 @@ type PitchView struct {
 	Flash       string
 	ViewerID    int64
 	Criteria    []pitches.Criterion
-	CanRepitch  bool // the viewer may file a re-pitch of this pitch in some open round
+	CanRepitch  bool          // the viewer may file a re-pitch of this pitch in some open round
+	Results     *PitchResults // measured results; nil when the server has no runs store
 }
 
 type PitchForm struct {
@@ -298,4 +301,11 @@ func roundHeading(n int, title string) string {
 		return title
 	}
 	return "Round " + itoa(n) + ": " + title
+}
+
+// TermsForm is the vote form's optional deal terms, as typed: a speedup and
+// two percentages.
+type TermsForm struct {
+	MinGeomean, MaxRegression, MaxVariation string
+	Correct                                 bool
 }

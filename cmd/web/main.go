@@ -3,6 +3,7 @@
 //
 //	web                         same as "web serve"
 //	web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies] [--trusted-origin URL]...
+//	          [--devices 0,1,cpu] [--run-timeout 15m]
 //	web user add --db PATH --name LOGIN --role ROLE [--display NAME]   (password on stdin)
 //	web token create --db PATH --user LOGIN [--label TEXT]
 //	web backup --db PATH --to FILE
@@ -21,13 +22,16 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/demo"
+	"github.com/pitchtank/pitchtank/internal/gpu"
 	"github.com/pitchtank/pitchtank/internal/httpserver"
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/internal/sqlite"
 )
 
@@ -41,6 +45,7 @@ func main() {
 const usage = `usage:
   web                        run the web app (same as "web serve")
   web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies] [--trusted-origin URL]...
+            [--devices 0,1,cpu] [--run-timeout 15m]
   web user add --db PATH --name LOGIN --role admin|shark|contestant|viewer [--display NAME]
                              (reads the password from stdin)
   web token create --db PATH --user LOGIN [--label TEXT]
@@ -133,10 +138,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	secure := fs.Bool("secure-cookies", false, "mark session cookies Secure (set this behind a TLS proxy)")
 	var trusted originList
 	fs.Var(&trusted, "trusted-origin", "an origin (scheme://host[:port]) allowed to post cross-origin, e.g. a proxy's public URL; repeatable")
+	devicesFlag := fs.String("devices", "", "devices runs may use, comma-separated GPU ordinals and/or cpu (default: every GPU found, plus cpu)")
+	runTimeout := fs.Duration("run-timeout", runner.DefaultTimeLimit, "the most one run may take before its process group is killed")
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
+	if *runTimeout <= 0 {
+		return usageError(stderr, "web serve: --run-timeout must be positive")
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	devices, err := serveDevices(*devicesFlag, log)
+	if err != nil {
+		return usageError(stderr, "web serve: "+err.Error())
+	}
 
 	db, err := sqlite.Open(*dbPath)
 	if err != nil {
@@ -164,7 +178,30 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, TrustedOrigins: trusted, Logger: log}, db)
+	runs, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: devices, TimeLimit: *runTimeout, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "web serve: %v\n", err)
+		return exitUsage
+	}
+	// Runs left "running" by a server that died are marked interrupted here,
+	// before anything is served.
+	if err := runs.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "web serve: start runner: %v\n", err)
+		return exitFail
+	}
+	// On shutdown (deferred, so before db.Close): running children are
+	// cancelled and their runs recorded.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := runs.Close(cctx); err != nil {
+			fmt.Fprintf(stderr, "web serve: stop runner: %v\n", err)
+		}
+	}()
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+
+	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage
@@ -182,7 +219,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(stdout, "pitchtank listening on http://%s\n", ln.Addr())
+	srv.RegisterOnShutdown(endStreams)
+	fmt.Fprintf(stdout, "pitchtank listening on http://%s (devices: %s)\n", ln.Addr(), strings.Join(devices, ", "))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -201,6 +239,46 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "pitchtank stopped")
 	return exitOK
+}
+
+// serveDevices is the runner's device list: --devices when given, else
+// every GPU the driver reports plus "cpu" (just "cpu" where the GPU or its
+// driver is unavailable).
+func serveDevices(flagValue string, log *slog.Logger) ([]string, error) {
+	if strings.TrimSpace(flagValue) != "" {
+		var out []string
+		seen := map[string]bool{}
+		for _, d := range strings.Split(flagValue, ",") {
+			d = strings.TrimSpace(d)
+			if d == "" {
+				continue
+			}
+			if d != "cpu" {
+				if n, err := strconv.Atoi(d); err != nil || n < 0 || strconv.Itoa(n) != d {
+					return nil, fmt.Errorf("--devices: %q is neither a GPU ordinal (0, 1, ...) nor cpu", d)
+				}
+			}
+			if seen[d] {
+				return nil, fmt.Errorf("--devices: %q listed twice", d)
+			}
+			seen[d] = true
+			out = append(out, d)
+		}
+		if len(out) == 0 {
+			return nil, errors.New("--devices: name at least one device")
+		}
+		return out, nil
+	}
+	n, err := gpu.DeviceCount()
+	if err != nil {
+		log.Info("no GPU available; runs use the cpu device only", slog.Any("err", err))
+		n = 0
+	}
+	out := make([]string, 0, n+1)
+	for i := 0; i < n; i++ {
+		out = append(out, strconv.Itoa(i))
+	}
+	return append(out, "cpu"), nil
 }
 
 // originList is a repeatable string flag.

@@ -36,13 +36,16 @@ import (
 	"fmt"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
 // Store is what the loader needs: the service plus the import-only path for
-// hand-typed totals (implemented by *sqlite.DB).
+// hand-typed totals and the run store's import of a measurement made
+// elsewhere (both implemented by *sqlite.DB).
 type Store interface {
 	pitches.Service
 	ImportScorecard(ctx context.Context, by *pitches.User, pitchID int64, in pitches.ScorecardInput, typedTotal float64) (*pitches.Scorecard, error)
+	Import(ctx context.Context, run *runner.Run, res *runner.Result) (*runner.Run, error)
 }
 
 // DemoLogin is an account the demo creates, with its fixed demo password.
@@ -148,8 +151,28 @@ func (l *loader) card(shark string, p *pitches.Pitch, in pitches.ScorecardInput,
 }
 
 func (l *loader) vote(shark string, round int, p *pitches.Pitch, why string) error {
-	if _, err := l.svc.CastVote(l.ctx, l.u(shark), round, pitches.VoteInput{PitchID: p.ID, Justification: why}); err != nil {
+	return l.voteTerms(shark, round, p, why, pitches.DealTerms{})
+}
+
+func (l *loader) voteTerms(shark string, round int, p *pitches.Pitch, why string, terms pitches.DealTerms) error {
+	if _, err := l.svc.CastVote(l.ctx, l.u(shark), round, pitches.VoteInput{PitchID: p.ID, Justification: why, Terms: terms}); err != nil {
 		return fmt.Errorf("demo: %s's vote in round %d: %w", shark, round, err)
+	}
+	return nil
+}
+
+// importRun stores a measurement made elsewhere, validated and computed
+// exactly as POST /api/runs/import does, entered by the admin.
+func (l *loader) importRun(req *runner.ImportRequest) error {
+	if err := req.Validate(runner.KernelsCatalog{}); err != nil {
+		return fmt.Errorf("demo: import %s run: %w", req.Device, err)
+	}
+	run, res, err := req.ImportResult(l.u("admin").ID)
+	if err != nil {
+		return fmt.Errorf("demo: import %s run: %w", req.Device, err)
+	}
+	if _, err := l.svc.Import(l.ctx, run, res); err != nil {
+		return fmt.Errorf("demo: store imported %s run: %w", req.Device, err)
 	}
 	return nil
 }

@@ -41,6 +41,8 @@ func (s *server) registerAPIRoutes(r chi.Router) {
 	r.Put("/pitches/{id}/scorecard", s.handleAPIScorecard)
 	r.Get("/pitches/{id}/scorecards", s.handleAPIScorecards)
 
+	s.registerRunAPIRoutes(r)
+
 	r.Get("/tokens", s.handleAPITokens)
 	r.Post("/tokens", s.handleAPICreateToken)
 	r.Delete("/tokens/{id}", s.handleAPIRevokeToken)

@@ -147,18 +147,24 @@ func toStandingsJSON(s *pitches.Standings) standingsJSON {
 }
 
 type voteJSON struct {
-	Round         int       `json:"round"`
-	SharkID       int64     `json:"shark_id"`
-	Shark         string    `json:"shark"`
-	Pitch         int64     `json:"pitch"`
-	Justification string    `json:"justification"`
-	Version       int       `json:"version"`
-	CreatedAt     time.Time `json:"created_at"`
+	Round         int                `json:"round"`
+	SharkID       int64              `json:"shark_id"`
+	Shark         string             `json:"shark"`
+	Pitch         int64              `json:"pitch"`
+	Justification string             `json:"justification"`
+	Version       int                `json:"version"`
+	CreatedAt     time.Time          `json:"created_at"`
+	Terms         *pitches.DealTerms `json:"terms,omitempty"`
 }
 
 func toVoteJSON(v *pitches.Vote) voteJSON {
-	return voteJSON{Round: v.RoundNumber, SharkID: v.SharkID, Shark: v.Shark, Pitch: v.PitchID,
+	out := voteJSON{Round: v.RoundNumber, SharkID: v.SharkID, Shark: v.Shark, Pitch: v.PitchID,
 		Justification: v.Justification, Version: v.Version, CreatedAt: v.CreatedAt}
+	if !v.Terms.Empty() {
+		t := v.Terms
+		out.Terms = &t
+	}
+	return out
 }
 
 type userJSON struct {

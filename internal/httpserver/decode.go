@@ -160,8 +160,9 @@ func (q scorecardRequest) input() (pitches.ScorecardInput, error) {
 }
 
 type voteRequest struct {
-	Pitch         int64  `json:"pitch"`
-	Justification string `json:"justification"`
+	Pitch         int64              `json:"pitch"`
+	Justification string             `json:"justification"`
+	Terms         *pitches.DealTerms `json:"terms"` // optional deal terms
 }
 
 type tokenRequest struct {
@@ -199,7 +200,11 @@ func decodeVote(r io.Reader) (pitches.VoteInput, error) {
 	if err := decodeJSON(r, &q); err != nil {
 		return pitches.VoteInput{}, err
 	}
-	return pitches.VoteInput{PitchID: q.Pitch, Justification: q.Justification}, nil
+	in := pitches.VoteInput{PitchID: q.Pitch, Justification: q.Justification}
+	if q.Terms != nil {
+		in.Terms = *q.Terms
+	}
+	return in, nil
 }
 
 func decodeWeights(r io.Reader) (map[string]int, error) {

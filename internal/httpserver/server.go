@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/web"
 )
 
@@ -36,8 +37,19 @@ type Config struct {
 	// TrustedOrigins are extra origins (scheme://host[:port]) allowed to make
 	// state-changing cross-origin requests; normally none.
 	TrustedOrigins []string
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// Runner measures kernel variants and stores runs (cmd/web serve builds
+	// it). Nil: the run pages and endpoints answer that this server runs no
+	// measurements, and pitch pages show no results.
+	Runner *runner.Runner
+	// Heartbeat is how often a server-sent event stream sends a comment
+	// line while nothing happens (default 15s), so proxies keep it open.
+	Heartbeat time.Duration
+	// Streams, when set, ends every server-sent event stream once done:
+	// cmd/web cancels it at shutdown so that http.Server.Shutdown need not
+	// wait for open run pages.
+	Streams context.Context
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 func (c *Config) defaults() {
@@ -55,6 +67,12 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Streams == nil {
+		c.Streams = context.Background()
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = 15 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -74,6 +92,7 @@ type server struct {
 	ipLimit   *limiter
 	nameLimit *limiter
 	md        *markdown
+	runs      *runner.Runner // nil when the server measures nothing
 }
 
 // New returns the whole app as one handler: pages, API, static files, with
@@ -87,6 +106,7 @@ func New(cfg Config, svc pitches.Service) (http.Handler, error) {
 		ipLimit:   newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
 		nameLimit: newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
 		md:        newMarkdown(),
+		runs:      cfg.Runner,
 	}
 
 	r := chi.NewRouter()

@@ -50,6 +50,8 @@ func (s *server) registerPageRoutes(r chi.Router) {
 		r.Post("/tokens", s.handleCreateToken)
 		r.Post("/tokens/{id}/revoke", s.handleRevokeToken)
 
+		s.registerRunPageRoutes(r)
+
 		r.Route("/admin", s.registerAdminRoutes)
 	})
 }
@@ -123,6 +125,10 @@ var flashes = map[string]string{
 	"status":    "Round status changed.",
 	"user":      "User added.",
 	"role":      "Role changed.",
+	"queued":    "Run queued.",
+	"cancelled": "Run cancelled.",
+	"requeued":  "Run queued again with the same parameters.",
+	"baseline":  "Baseline saved.",
 }
 
 func flashFrom(r *http.Request) string { return flashes[r.URL.Query().Get("ok")] }

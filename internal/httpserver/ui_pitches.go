@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 		CanWithdraw: pitches.Can(viewer, pitches.ActWithdrawPitch, target) == nil,
 		CanScore:    pitches.Can(viewer, pitches.ActScore, target) == nil,
 		CanVote:     pitches.Can(viewer, pitches.ActVote, target) == nil,
+	}
+	if v.Results, err = s.pitchResults(ctx, viewer, p, round); err != nil {
+		return nil, err
 	}
 	if v.CanScore {
 		f := templates.ScoreForm{Criteria: round.Criteria, Scores: map[string]string{}, Notes: map[string]string{}}
@@ -84,6 +88,7 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 				v.VoteForm.CurrentTitle = titles[votes[i].PitchID]
 				if votes[i].PitchID == p.ID {
 					v.VoteForm.Justification = votes[i].Justification
+					v.VoteForm.Terms = termsForm(votes[i].Terms)
 				}
 			}
 		}
@@ -377,4 +382,19 @@ func (s *server) handleWithdraw(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect(w, r, "/pitches/"+strconv.FormatInt(id, 10), "withdrawn")
+}
+
+// termsForm shows stored deal terms in the vote form's units.
+func termsForm(t pitches.DealTerms) templates.TermsForm {
+	f := templates.TermsForm{Correct: t.Correct}
+	if t.MinGeomean != nil {
+		f.MinGeomean = fmtNum(*t.MinGeomean)
+	}
+	if t.MaxRegression != nil {
+		f.MaxRegression = fmtNum(math.Round(*t.MaxRegression*1e6) / 1e4)
+	}
+	if t.MaxVariation != nil {
+		f.MaxVariation = fmtNum(math.Round(*t.MaxVariation*1e6) / 1e4)
+	}
+	return f
 }

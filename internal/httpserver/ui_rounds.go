@@ -119,6 +119,9 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 	if strings.TrimSpace(round.Rules) == "" {
 		v.RulesHTML = ""
 	}
+	if v.Recap, err = s.roundRecap(ctx, viewer, ps); err != nil {
+		return nil, err
+	}
 	if v.IsShark {
 		pw, err := s.svc.PersonalWeights(ctx, viewer.ID, number)
 		if err != nil {
@@ -241,17 +244,57 @@ func (s *server) handleVote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in := pitches.VoteInput{PitchID: pid, Justification: strings.TrimSpace(r.PostForm.Get("justification"))}
-	if _, err := s.svc.CastVote(r.Context(), userFrom(r.Context()), n, in); err != nil {
+	tf := templates.TermsForm{MinGeomean: r.PostForm.Get("min_geomean"), MaxRegression: r.PostForm.Get("max_regression"),
+		MaxVariation: r.PostForm.Get("max_variation"), Correct: r.PostForm.Get("require_correct") != ""}
+	var err2 error
+	in.Terms, err2 = termsFromForm(tf)
+	if err2 != nil {
+		err = err2
+	} else {
+		_, err = s.svc.CastVote(r.Context(), userFrom(r.Context()), n, in)
+	}
+	if err != nil {
 		// Re-render the pitch page the vote came from, input kept.
 		v, verr := s.pitchView(r.Context(), userFrom(r.Context()), pid)
 		if verr != nil {
 			s.renderError(w, r, err)
 			return
 		}
-		v.VoteForm.Justification, v.VoteForm.Err = in.Justification, s.formErr(r, err)
+		v.VoteForm.Justification, v.VoteForm.Err, v.VoteForm.Terms = in.Justification, s.formErr(r, err), tf
 		v.CanVote = true
 		s.render(w, r, errorStatus(err), templates.PitchPage(s.chrome(r, v.Pitch.Title, "rounds"), *v))
 		return
 	}
 	redirect(w, r, "/rounds/"+strconv.Itoa(n)+"#standings", "voted")
+}
+
+// termsFromForm reads the vote form's deal terms: a minimum geomean as a
+// speedup ("1.4"), regression and variation as percentages ("10" = 10%),
+// empty fields not set.
+func termsFromForm(f templates.TermsForm) (pitches.DealTerms, error) {
+	var t pitches.DealTerms
+	num := func(v, field, label string, scale float64) (*float64, error) {
+		v = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "%"))
+		if v == "" {
+			return nil, nil
+		}
+		x, ferr := parseNumber(v, field, label)
+		if ferr != nil {
+			return nil, pitches.Errorf(pitches.EINVALID, field, "%s", ferr.Message)
+		}
+		x *= scale
+		return &x, nil
+	}
+	var err error
+	if t.MinGeomean, err = num(f.MinGeomean, "terms.min_geomean", "The minimum geomean speedup", 1); err != nil {
+		return t, err
+	}
+	if t.MaxRegression, err = num(f.MaxRegression, "terms.max_regression", "The maximum regression", 0.01); err != nil {
+		return t, err
+	}
+	if t.MaxVariation, err = num(f.MaxVariation, "terms.max_variation", "The maximum variation", 0.01); err != nil {
+		return t, err
+	}
+	t.Correct = f.Correct
+	return t, pitches.ValidateTerms(t)
 }

@@ -23,7 +23,49 @@
     update();
   }
 
+  // A run page whose run is queued or running follows its server-sent
+  // events: status, phase, shape, samples and the running median. On the
+  // final status it reloads once to show the stored result. Without this
+  // script the page refreshes itself (meta refresh in <noscript>).
+  function followRun(el) {
+    if (!window.EventSource || !el.hasAttribute("data-live")) return;
+    var src = new EventSource(el.getAttribute("data-events"));
+    function set(sel, text) {
+      document.querySelectorAll(sel).forEach(function (n) { n.textContent = text; });
+    }
+    src.addEventListener("status", function (e) {
+      var ev = JSON.parse(e.data);
+      document.querySelectorAll("[data-run-status]").forEach(function (n) {
+        n.textContent = ev.status;
+        n.className = "badge badge-" + ev.status;
+      });
+      if (ev.status === "queued" || ev.status === "running") {
+        set("[data-run-phase]", ev.status);
+        return;
+      }
+      src.close();
+      if (ev.reason) {
+        var r = document.querySelector("[data-run-reason]");
+        if (r) { r.textContent = ev.reason; r.hidden = false; }
+      }
+      window.location.reload();
+    });
+    src.addEventListener("progress", function (e) {
+      var p = JSON.parse(e.data).progress;
+      if (!p) return;
+      set("[data-run-phase]", p.phase);
+      set("[data-run-shape]", (p.shape + 1) + " of " + p.shapes);
+      set("[data-run-samples]", String(p.samples));
+      set("[data-run-median]", p.median_us ? p.median_us.toFixed(2) + " µs" : "—");
+    });
+    src.onerror = function () {
+      // The stream ends after the final status; a dropped connection is
+      // retried by EventSource itself.
+    };
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-score-form]").forEach(liveTotal);
+    document.querySelectorAll("[data-run][data-live]").forEach(followRun);
   });
 })();

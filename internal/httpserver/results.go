@@ -1,0 +1,496 @@
+package httpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/charts"
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/templates"
+)
+
+// Predictions against results: the pitch page's scores, the round recap,
+// the round's results export and the calibration page all start from
+// pitchOutcome.
+
+// scoredPrediction is one prediction (a claim or a shark's estimate) scored
+// against a pitch's accepted run.
+type scoredPrediction struct {
+	PitchID   int64        `json:"pitch_id"`
+	Who       string       `json:"who"`
+	WhoID     int64        `json:"who_id"`
+	Kind      string       `json:"kind"` // "claim" or "estimate"
+	Score     runner.Score `json:"score"`
+	Relative  *float64     `json:"relative_interval_score,omitempty"`
+	Pitch     string       `json:"pitch"`
+	RunID     int64        `json:"run_id"`
+	RoundN    int          `json:"round"`
+	Imported  bool         `json:"imported"`
+	DeviceLbl string       `json:"device"`
+}
+
+// pitchOutcome is a pitch with its runs, accepted run and scored predictions,
+// as the viewer may see them.
+type pitchOutcome struct {
+	Pitch       *pitches.Pitch
+	Runs        []runner.Run // newest first
+	Accepted    *runner.Run  // nil when no result
+	Hidden      bool         // result withheld from the viewer
+	Predictions []scoredPrediction
+	Cards       []pitches.Scorecard
+}
+
+// outcome gathers a pitch's results for viewer.
+func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch) (*pitchOutcome, error) {
+	o := &pitchOutcome{Pitch: p}
+	runs, err := s.runs.List(ctx, runner.Filter{PitchID: p.ID, Limit: 200})
+	if err != nil {
+		return nil, err
+	}
+	o.Runs = runs
+	if o.Hidden, err = vis.resultHidden(ctx, p.ID); err != nil {
+		return nil, err
+	}
+	if o.Hidden {
+		return o, nil
+	}
+	o.Accepted = acceptedRun(runs)
+	if o.Accepted == nil {
+		return o, nil
+	}
+	cards, _, err := s.svc.VisibleScorecards(ctx, vis.viewer, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	o.Cards = cards
+	y := o.Accepted.Speedup.Value
+	add := func(who string, whoID int64, kind string, rg pitches.Range) {
+		sc, err := runner.ScorePrediction(rg.Lo, rg.Hi, y)
+		if err != nil {
+			return // a prediction that cannot be scored (zero range) is left out
+		}
+		o.Predictions = append(o.Predictions, scoredPrediction{PitchID: p.ID, Who: who, WhoID: whoID, Kind: kind, Score: sc,
+			Pitch: p.Title, RunID: o.Accepted.ID, RoundN: p.RoundNumber, Imported: o.Accepted.Imported, DeviceLbl: deviceLabel(o.Accepted)})
+	}
+	add(p.Contestant, p.ContestantID, "claim", p.Claim)
+	for _, c := range cards {
+		add(c.Shark, c.SharkID, "estimate", c.Estimate)
+	}
+	// Relative score: a predictor's interval score minus the median of the
+	// other predictors on the same pitch (Fatebook's relative Brier,
+	// Metaculus' peer score, as scoring.md asks).
+	for i := range o.Predictions {
+		var others []float64
+		for j := range o.Predictions {
+			if j != i {
+				others = append(others, o.Predictions[j].Score.IntervalScore)
+			}
+		}
+		if len(others) > 0 {
+			rel := o.Predictions[i].Score.IntervalScore - median(others)
+			o.Predictions[i].Relative = &rel
+		}
+	}
+	return o, nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func predictionRow(p scoredPrediction) templates.PredictionRow {
+	return templates.PredictionRow{
+		Who: p.Who, Kind: p.Kind, Range: rangeStr(p.Score.Lo, p.Score.Hi),
+		IntervalScore: fmt.Sprintf("%.2f", p.Score.IntervalScore),
+		AbsLogError:   fmt.Sprintf("%.3f", p.Score.AbsLogError),
+		SignedLogErr:  fmt.Sprintf("%+.3f", p.Score.SignedLogErr),
+		Hit:           p.Score.Hit, Sentence: p.Score.Sentence,
+	}
+}
+
+func rangeStr(lo, hi float64) string {
+	if lo == hi {
+		return fmtNum(lo) + "x"
+	}
+	return fmtNum(lo) + "-" + fmtNum(hi) + "x"
+}
+
+func (s *server) runRows(ctx context.Context, vis *visibility, runs []runner.Run) ([]templates.RunRow, error) {
+	titles := map[int64]string{}
+	out := make([]templates.RunRow, 0, len(runs))
+	for i := range runs {
+		row, err := s.runRow(ctx, vis, &runs[i], titles)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+func (s *server) runRow(ctx context.Context, vis *visibility, r *runner.Run, titles map[int64]string) (templates.RunRow, error) {
+	hidden, err := vis.resultHidden(ctx, r.PitchID)
+	if err != nil {
+		return templates.RunRow{}, err
+	}
+	s.addTitles(ctx, titles, r.PitchID)
+	row := templates.RunRow{ID: r.ID, Problem: r.Problem, Suite: r.Suite, Variant: r.Variant, Baseline: r.Baseline, Device: r.Device,
+		Status: string(r.Status), Reason: r.Reason, Imported: r.Imported, PitchID: r.PitchID, PitchTitle: titles[r.PitchID],
+		Created: r.CreatedAt.UTC().Format("2006-01-02 15:04"), Speedup: "—", Hidden: hidden, DeviceLabel: deviceLabel(r)}
+	if row.Baseline == "" {
+		row.Baseline = "(default)"
+	}
+	if r.HasResult && !hidden {
+		row.Speedup = speedupText(r.Speedup)
+		if !(r.Speedup.Value > 0) {
+			row.Speedup = "no baseline"
+		}
+	}
+	return row, nil
+}
+
+// pitchResults builds the pitch page's "Measured" section.
+func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitches.Pitch, round *pitches.Round) (*templates.PitchResults, error) {
+	if s.runs == nil {
+		return nil, nil
+	}
+	vis := s.visibility(viewer)
+	o, err := s.outcome(ctx, vis, p)
+	if err != nil {
+		return nil, err
+	}
+	res := &templates.PitchResults{Enabled: true, Hidden: o.Hidden, Devices: s.runs.Devices(), Baseline: round.Baseline}
+	if _, err := s.checkLaunch(ctx, viewer, p.ID); err == nil && p.Variant != "" {
+		res.CanRun = true
+	}
+	for _, r := range o.Runs {
+		if r.Status == runner.StatusSucceeded {
+			res.Locked = true
+		}
+	}
+	if o.Hidden {
+		return res, nil
+	}
+	if res.Runs, err = s.runRows(ctx, vis, o.Runs); err != nil {
+		return nil, err
+	}
+	if o.Accepted == nil {
+		return res, nil
+	}
+	a := o.Accepted
+	res.AcceptedID = a.ID
+	res.Accepted = fmt.Sprintf("%.4fx", a.Speedup.Value)
+	if a.Imported {
+		res.Accepted += " (" + deviceLabel(a) + ")"
+	}
+	var cps []charts.Prediction
+	for _, sp := range o.Predictions {
+		res.Predictions = append(res.Predictions, predictionRow(sp))
+		label := sp.Who
+		if sp.Kind == "claim" {
+			label = "claim: " + sp.Who
+		}
+		cps = append(cps, charts.Prediction{Label: label, Lo: sp.Score.Lo, Hi: sp.Score.Hi, Hit: sp.Score.Hit})
+	}
+	res.ChartSVG = charts.Predictions(cps, a.Speedup.Value)
+	full, err := s.runs.Get(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	terms, err := s.pitchTerms(ctx, viewer, p, full)
+	if err != nil {
+		return nil, err
+	}
+	res.Terms = termRows(terms)
+	return res, nil
+}
+
+func termRows(ts []termResult) []templates.TermRow {
+	out := make([]templates.TermRow, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, templates.TermRow{Who: t.Shark, Text: t.Text, Met: t.Met})
+	}
+	return out
+}
+
+// roundRecap builds the round page's table of predictions against results.
+func (s *server) roundRecap(ctx context.Context, viewer *pitches.User, ps []pitches.Pitch) (*templates.RecapView, error) {
+	if s.runs == nil {
+		return nil, nil
+	}
+	vis := s.visibility(viewer)
+	v := &templates.RecapView{}
+	for i := range ps {
+		p := &ps[i]
+		o, err := s.outcome(ctx, vis, p)
+		if err != nil {
+			return nil, err
+		}
+		if o.Hidden {
+			if acceptedRun(o.Runs) != nil {
+				v.Hidden++
+			}
+			continue
+		}
+		if o.Accepted == nil {
+			continue
+		}
+		a := o.Accepted
+		row := templates.RecapRow{PitchID: p.ID, Title: p.Title, Claim: rangeStr(p.Claim.Lo, p.Claim.Hi),
+			Measured: fmt.Sprintf("%.4fx", a.Speedup.Value), Sentence: runner.Sentence(p.Claim.Lo, p.Claim.Hi, a.Speedup.Value),
+			RunID: a.ID, Source: deviceLabel(a)}
+		var ests []string
+		for _, c := range o.Cards {
+			ests = append(ests, c.Shark+" "+rangeStr(c.Estimate.Lo, c.Estimate.Hi))
+		}
+		row.Estimates = strings.Join(ests, "; ")
+		if row.Estimates == "" {
+			row.Estimates = "—"
+		}
+		full, err := s.runs.Get(ctx, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		terms, err := s.pitchTerms(ctx, viewer, p, full)
+		if err != nil {
+			return nil, err
+		}
+		if len(terms) > 0 {
+			met := 0
+			var notMet []string
+			for _, t := range terms {
+				if t.Met {
+					met++
+				} else {
+					notMet = append(notMet, t.Text)
+				}
+			}
+			row.Terms = fmt.Sprintf("%d of %d terms met", met, len(terms))
+			if len(notMet) > 0 {
+				row.Terms += ": " + strings.Join(notMet, "; ")
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v, nil
+}
+
+// allOutcomes gathers every pitch with a result the viewer may see, over
+// all rounds, and counts the ones withheld.
+func (s *server) allOutcomes(ctx context.Context, viewer *pitches.User) ([]*pitchOutcome, int, error) {
+	rounds, err := s.svc.Rounds(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	vis := s.visibility(viewer)
+	var out []*pitchOutcome
+	hidden := 0
+	for _, r := range rounds {
+		ps, err := s.svc.Pitches(ctx, r.Number)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := range ps {
+			o, err := s.outcome(ctx, vis, &ps[i])
+			if err != nil {
+				return nil, 0, err
+			}
+			if o.Hidden {
+				if acceptedRun(o.Runs) != nil {
+					hidden++
+				}
+				continue
+			}
+			if o.Accepted != nil && len(o.Predictions) > 0 {
+				out = append(out, o)
+			}
+		}
+	}
+	return out, hidden, nil
+}
+
+// calibration computes the calibration page: per predictor, coverage
+// against the nominal 80%, mean signed log error, mean interval score and
+// mean relative interval score, and the log-log scatter.
+func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templates.CalibrationView, error) {
+	v := &templates.CalibrationView{}
+	if s.runs == nil {
+		return v, nil
+	}
+	outs, hidden, err := s.allOutcomes(ctx, viewer)
+	if err != nil {
+		return nil, err
+	}
+	v.Pitches, v.Hidden = len(outs), hidden
+	for _, g := range []struct{ title, kind string }{{"Sharks", "estimate"}, {"Contestants", "claim"}} {
+		byWho := map[int64][]scoredPrediction{}
+		var order []int64
+		for _, o := range outs {
+			for _, p := range o.Predictions {
+				if p.Kind != g.kind {
+					continue
+				}
+				if _, ok := byWho[p.WhoID]; !ok {
+					order = append(order, p.WhoID)
+				}
+				byWho[p.WhoID] = append(byWho[p.WhoID], p)
+			}
+		}
+		group := templates.CalGroup{Title: g.title}
+		var points []charts.ScatterPoint
+		for _, id := range order {
+			ps := byWho[id]
+			row := templates.CalRow{Name: ps[0].Who, N: len(ps)}
+			var signed, is, rel float64
+			nRel := 0
+			for _, p := range ps {
+				if p.Score.Hit {
+					row.Hits++
+				}
+				signed += p.Score.SignedLogErr
+				is += p.Score.IntervalScore
+				if p.Relative != nil {
+					rel += *p.Relative
+					nRel++
+				}
+				pr := predictionRow(p)
+				pr.Who = p.Pitch + " (round " + strconv.Itoa(p.RoundN) + ")"
+				row.Predictions = append(row.Predictions, pr)
+				points = append(points, charts.ScatterPoint{Label: p.Who + ", " + p.Pitch, Lo: p.Score.Lo, Hi: p.Score.Hi, Measured: p.Score.Measured, Hit: p.Score.Hit})
+			}
+			n := float64(len(ps))
+			row.Coverage = fmt.Sprintf("%.0f%% (%d of %d; nominal 80%%)", 100*float64(row.Hits)/n, row.Hits, len(ps))
+			row.MeanSigned = fmt.Sprintf("%+.3f", signed/n)
+			row.MeanIS = fmt.Sprintf("%.2f", is/n)
+			row.MeanRelIS = "—"
+			if nRel > 0 {
+				row.MeanRelIS = fmt.Sprintf("%+.2f", rel/float64(nRel))
+			}
+			group.Rows = append(group.Rows, row)
+		}
+		group.SVG = charts.Calibration(points)
+		v.Groups = append(v.Groups, group)
+	}
+	return v, nil
+}
+
+func (s *server) handleCalibration(w http.ResponseWriter, r *http.Request) {
+	v, err := s.calibration(r.Context(), userFrom(r.Context()))
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, templates.CalibrationPage(s.chrome(r, "Calibration", "calibration"), *v))
+}
+
+// roundResult is one row of a round's results export.
+type roundResult struct {
+	Pitch    int64              `json:"pitch_id"`
+	Title    string             `json:"title"`
+	Run      *runJSON           `json:"run,omitempty"`
+	Measured float64            `json:"measured_speedup,omitempty"`
+	Hidden   bool               `json:"result_hidden,omitempty"`
+	Scores   []scoredPrediction `json:"predictions"`
+	Sentence string             `json:"recap,omitempty"`
+}
+
+// handleRoundResults exports a round's results (pages and API): each pitch
+// with its accepted run and every prediction scored against it.
+func (s *server) handleRoundResults(format string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, err := roundParam(r)
+		if err != nil {
+			s.errorFor(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such round."))
+			return
+		}
+		if s.runs == nil {
+			s.errorFor(w, r, errNoRunner)
+			return
+		}
+		ctx := r.Context()
+		viewer := userFrom(ctx)
+		if _, err := s.svc.Round(ctx, n); err != nil {
+			s.errorFor(w, r, err)
+			return
+		}
+		ps, err := s.svc.Pitches(ctx, n)
+		if err != nil {
+			s.errorFor(w, r, err)
+			return
+		}
+		vis := s.visibility(viewer)
+		out := []roundResult{}
+		for i := range ps {
+			o, err := s.outcome(ctx, vis, &ps[i])
+			if err != nil {
+				s.errorFor(w, r, err)
+				return
+			}
+			rr := roundResult{Pitch: ps[i].ID, Title: ps[i].Title, Hidden: o.Hidden, Scores: o.Predictions}
+			if rr.Scores == nil {
+				rr.Scores = []scoredPrediction{}
+			}
+			if o.Accepted != nil {
+				a := o.Accepted
+				rr.Run = &runJSON{Run: a, DeviceLabel: deviceLabel(a)}
+				rr.Measured = a.Speedup.Value
+				rr.Sentence = runner.Sentence(ps[i].Claim.Lo, ps[i].Claim.Hi, a.Speedup.Value)
+			}
+			out = append(out, rr)
+		}
+		var buf bytes.Buffer
+		name := "round-" + strconv.Itoa(n) + "-results." + format
+		if format == "json" {
+			enc := json.NewEncoder(&buf)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(out); err != nil {
+				s.errorFor(w, r, fmt.Errorf("export round results: %w", err))
+				return
+			}
+			if isAPI(r) && !strings.HasSuffix(r.URL.Path, ".json") {
+				writeJSON(w, http.StatusOK, out)
+				return
+			}
+			writeDownload(w, name, format, buf.Bytes())
+			return
+		}
+		cw := csv.NewWriter(&buf)
+		_ = cw.Write([]string{"round", "pitch_id", "pitch", "run_id", "device", "imported", "measured_speedup", "predictor", "kind",
+			"lo", "hi", "interval_score", "abs_log_error", "signed_log_error", "hit", "relative_interval_score", "recap"})
+		for _, rr := range out {
+			if rr.Run == nil {
+				continue
+			}
+			for _, p := range rr.Scores {
+				rel := ""
+				if p.Relative != nil {
+					rel = strconv.FormatFloat(*p.Relative, 'f', 4, 64)
+				}
+				_ = cw.Write([]string{strconv.Itoa(n), strconv.FormatInt(rr.Pitch, 10), rr.Title, strconv.FormatInt(rr.Run.ID, 10),
+					rr.Run.Device, strconv.FormatBool(rr.Run.Imported), strconv.FormatFloat(rr.Measured, 'f', 4, 64), p.Who, p.Kind,
+					fmtNum(p.Score.Lo), fmtNum(p.Score.Hi), strconv.FormatFloat(p.Score.IntervalScore, 'f', 4, 64),
+					strconv.FormatFloat(p.Score.AbsLogError, 'f', 4, 64), strconv.FormatFloat(p.Score.SignedLogErr, 'f', 4, 64),
+					strconv.FormatBool(p.Score.Hit), rel, p.Score.Sentence})
+			}
+		}
+		cw.Flush()
+		writeDownload(w, name, format, buf.Bytes())
+	}
+}
+
+var _ = math.Abs

@@ -1,0 +1,216 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/pitchtank/pitchtank/internal/demo"
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/internal/sqlite"
+)
+
+// demoApp serves the demo tournament with a runner over its database
+// (not started: these tests only read results).
+func demoApp(t *testing.T) (*app, *sqlite.DB) {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "pitchtank.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.BcryptCost = bcrypt.MinCost
+	t.Cleanup(func() { _ = db.Close() })
+	if _, err := demo.Load(context.Background(), db); err != nil {
+		t.Fatalf("load demo: %v", err)
+	}
+	r, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: []string{"cpu"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{Runner: r}, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &app{t: t, srv: newTestServer(t, h), db: db, users: map[string]*pitches.User{}, tokens: map[string]string{}}
+	return a, db
+}
+
+// demoLogin logs a browser in with a demo account's password.
+func demoLogin(t *testing.T, a *app, login string) *browser {
+	t.Helper()
+	b := a.browser()
+	for _, l := range demo.Logins {
+		if l.Login == login {
+			r := b.post("/login", map[string][]string{"login": {login}, "password": {l.Password}})
+			if r.status != http.StatusSeeOther {
+				t.Fatalf("login %s: %d", login, r.status)
+			}
+			return b
+		}
+	}
+	t.Fatalf("no demo login %s", login)
+	return nil
+}
+
+// scoring.md's worked example, on the demo's round-1 pitch page: the
+// imported B200 run of Pipeline Stages measures 0.7355; the claim
+// [1.5, 1.8] scores 7.31 (interval score) and 0.804 (absolute log error), a
+// miss. The numbers are read from the page and from the results export.
+func TestDemoPitchScoresMatchWorkedExample(t *testing.T) {
+	a, db := demoApp(t)
+	ps, err := db.Pitches(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pipe *pitches.Pitch
+	for i := range ps {
+		if ps[i].Title == "Pipeline Stages" {
+			pipe = &ps[i]
+		}
+	}
+	if pipe == nil {
+		t.Fatal("no Pipeline Stages pitch in round 1")
+	}
+	b := demoLogin(t, a, "viewer")
+	page := b.get(fmt.Sprintf("/pitches/%d", pipe.ID)).wantStatus(t, http.StatusOK)
+	wantContains(t, page.body, "0.7355x", "imported: B200, measured elsewhere", "<svg")
+
+	// The claim's row of the predictions table.
+	claimRow := regexp.MustCompile(`(?s)<tr><td>Contestant 1 <span class="muted small">claim</span></td><td>1.5-1.8x</td><td class="num" data-interval-score>([^<]*)</td><td class="num" data-abs-log-error>([^<]*)</td>.*?data-outcome>([a-z]+)<`)
+	m := claimRow.FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatalf("no claim row on the pitch page:\n%s", page.body)
+	}
+	if m[1] != "7.31" || m[2] != "0.804" || m[3] != "miss" {
+		t.Fatalf("claim scored %q / %q / %q, want 7.31 / 0.804 / miss", m[1], m[2], m[3])
+	}
+	// Deal terms of the Pragmatic Engineer's vote, evaluated on the import.
+	wantContains(t, page.body, "geomean 0.74x, needs &gt;= 1.4x: not met", "not met")
+
+	// The same numbers from the round's results export (API).
+	a.user("apiviewer", pitches.RoleViewer)
+	var results []struct {
+		Pitch    int64   `json:"pitch_id"`
+		Measured float64 `json:"measured_speedup"`
+		Recap    string  `json:"recap"`
+		Preds    []struct {
+			Kind  string       `json:"kind"`
+			Score runner.Score `json:"score"`
+		} `json:"predictions"`
+	}
+	a.api("GET", "/api/rounds/1/results", "apiviewer", nil).wantStatus(t, http.StatusOK).decode(t, &results)
+	found := false
+	for _, r := range results {
+		if r.Pitch != pipe.ID {
+			continue
+		}
+		found = true
+		if fmt.Sprintf("%.4f", r.Measured) != "0.7355" || r.Recap != "predicted 1.5-1.8x, measured 0.74x: 26% slower" {
+			t.Errorf("result %+v", r)
+		}
+		for _, p := range r.Preds {
+			if p.Kind == "claim" && (fmt.Sprintf("%.2f", p.Score.IntervalScore) != "7.31" || fmt.Sprintf("%.3f", p.Score.AbsLogError) != "0.804" || p.Score.Hit) {
+				t.Errorf("claim score %+v", p.Score)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("pitch %d not in the results: %+v", pipe.ID, results)
+	}
+	csvResp := b.get("/rounds/1/results.csv").wantStatus(t, http.StatusOK)
+	wantContains(t, csvResp.body, "Pipeline Stages", "7.3", "claim")
+
+	// The round page's recap, written as the seeds' recaps are.
+	round := b.get("/rounds/1").wantStatus(t, http.StatusOK)
+	wantContains(t, round.body, "predicted 1.5-1.8x, measured 0.74x: 26% slower", "Predicted against measured")
+
+	// The calibration page is not empty: the contestant's claim and the
+	// Pragmatic Engineer's estimate are both scored.
+	cal := b.get("/calibration").wantStatus(t, http.StatusOK)
+	wantContains(t, cal.body, "Contestant 1", "The Pragmatic Engineer", "0% (0 of 1; nominal 80%)", "<svg")
+
+	// The run page marks the import and shows the per-shape table.
+	var runs []runner.Run
+	a.api("GET", fmt.Sprintf("/api/runs?pitch=%d", pipe.ID), "apiviewer", nil).wantStatus(t, http.StatusOK).decode(t, &runs)
+	if len(runs) != 1 || !runs[0].Imported {
+		t.Fatalf("runs of the pitch: %+v", runs)
+	}
+	run := b.get(fmt.Sprintf("/runs/%d", runs[0].ID)).wantStatus(t, http.StatusOK)
+	wantContains(t, run.body, "imported: B200, measured elsewhere", "g=8 N=4096 K=7168", "0.764x", "373.00", "488.00")
+	var js map[string]any
+	if err := json.Unmarshal([]byte(b.get(fmt.Sprintf("/runs/%d.json", runs[0].ID)).body), &js); err != nil || js["imported"] != true {
+		t.Errorf("run JSON export: %v %v", err, js["imported"])
+	}
+}
+
+// Measured results are withheld from a shark who has not scored the pitch
+// while its round is open (scoring.md), on the pitch page and in the API;
+// and once a result exists, predictions are locked (409).
+func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	a.round(1)
+	p := a.pitch("alice", 1, "Three stages")
+	a.status(1, pitches.RoundJudging)
+	card := map[string]any{"scores": map[string]float64{"speedup": 7, "feasibility": 9, "risk": 8, "pitch_quality": 8},
+		"estimate": map[string]float64{"lo": 1, "hi": 1.2}, "verdict": "FUND"}
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "pragmatist", card).wantStatus(t, http.StatusOK)
+
+	imp := fmt.Sprintf(`{"device":"B200","problem":"nvfp4_group_gemm","variant":"baseline?stages=3","baseline":"baseline","pitch_id":%d,
+		"shapes":[{"label":"g=8 N=4096 K=7168","baseline_us":373,"variant_us":488,"correct":true}]}`, p.ID)
+	var run runner.Run
+	a.api("POST", "/api/runs/import", "pragmatist", imp).wantStatus(t, http.StatusCreated).decode(t, &run)
+
+	// The Oracle has not scored: no figures for him.
+	var got struct {
+		runner.Run
+		Hidden bool `json:"result_hidden"`
+	}
+	a.api("GET", fmt.Sprintf("/api/runs/%d", run.ID), "oracle", nil).wantStatus(t, http.StatusOK).decode(t, &got)
+	if !got.Hidden || got.HasResult || got.Speedup.Value != 0 || len(got.Shapes) != 0 {
+		t.Fatalf("oracle sees %+v", got)
+	}
+	page := a.browser().login("oracle").get(fmt.Sprintf("/pitches/%d", p.ID)).body
+	wantContains(t, page, "stay hidden until you submit your scorecard")
+	wantNotContains(t, page, "0.7643x", "0.764")
+	// The pragmatist scored and sees it.
+	page = a.browser().login("pragmatist").get(fmt.Sprintf("/pitches/%d", p.ID)).body
+	wantContains(t, page, "0.7643x", "data-interval-score")
+
+	// Locked: the Oracle cannot now predict, the pragmatist cannot change
+	// his estimate, and nothing is stored.
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "oracle", card).wantError(t, http.StatusConflict, pitches.ECONFLICT, "estimate")
+	card["estimate"] = map[string]float64{"lo": 0.7, "hi": 0.8}
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "pragmatist", card).wantError(t, http.StatusConflict, pitches.ECONFLICT, "estimate")
+	cards := a.api("GET", fmt.Sprintf("/api/pitches/%d/scorecards", p.ID), "admin", nil).wantStatus(t, http.StatusOK).body
+	if strings.Count(cards, `"shark_id"`) != 1 || !strings.Contains(cards, `"hi": 1.2`) || strings.Contains(cards, `"version": 2`) {
+		t.Fatalf("cards after refused edits: %s", cards)
+	}
+
+	// Deal terms on a vote, through the API, evaluated on the run.
+	vote := map[string]any{"pitch": p.ID, "justification": "deal", "terms": map[string]any{"min_geomean": 1.4, "max_regression": 0.1, "correct": true}}
+	a.api("PUT", "/api/rounds/1/vote", "pragmatist", vote).wantStatus(t, http.StatusOK)
+	var withTerms struct {
+		Terms []struct {
+			Shark string `json:"shark"`
+			Term  string `json:"term"`
+			Met   bool   `json:"met"`
+			Text  string `json:"text"`
+		} `json:"terms"`
+	}
+	a.api("GET", fmt.Sprintf("/api/runs/%d", run.ID), "admin", nil).wantStatus(t, http.StatusOK).decode(t, &withTerms)
+	if len(withTerms.Terms) != 3 || withTerms.Terms[0].Met || withTerms.Terms[1].Met || !withTerms.Terms[2].Met {
+		t.Fatalf("terms %+v", withTerms.Terms)
+	}
+	vote["terms"] = map[string]any{"max_variation": 2}
+	a.api("PUT", "/api/rounds/1/vote", "pragmatist", vote).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "terms.max_variation")
+	vote["terms"] = map[string]any{"min_speedup": 2}
+	a.api("PUT", "/api/rounds/1/vote", "pragmatist", vote).wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "min_speedup")
+}

@@ -1,0 +1,344 @@
+package httpserver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+)
+
+// Runs: who may do what, and the hidden-result rule. The runner validates
+// requests against the kernel manifest and the devices; what concerns people
+// (roles, a pitch's owner, what a shark may see) is decided here.
+
+// errNoRunner answers run endpoints on a server started without a runner.
+var errNoRunner = pitches.Errorf(pitches.ECONFLICT, "", "this server runs no measurements (no runner attached)")
+
+// runRequest is the JSON body of POST /api/runs.
+type runRequest struct {
+	Problem  string         `json:"problem"`
+	Variant  string         `json:"variant"`
+	Knobs    map[string]any `json:"knobs"`
+	Baseline string         `json:"baseline"`
+	Suite    string         `json:"suite"`
+	Device   string         `json:"device"`
+	Seed     int64          `json:"seed"`
+	Pitch    int64          `json:"pitch"`
+	PitchID  int64          `json:"pitch_id"` // the runner's name for it; either may be used
+}
+
+// knobQuery turns knob overrides into the query part of a variant spec,
+// keys sorted so the same overrides always make the same spec.
+func knobQuery(knobs map[string]any) (string, error) {
+	keys := make([]string, 0, len(knobs))
+	for k := range knobs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	q := make([]string, 0, len(keys))
+	for _, k := range keys {
+		var v string
+		switch x := knobs[k].(type) {
+		case string:
+			v = x
+		case float64:
+			if x != math.Trunc(x) || math.IsInf(x, 0) {
+				return "", pitches.Errorf(pitches.EINVALID, "knobs."+k, "knob %s must be a whole number or a string", k)
+			}
+			v = strconv.FormatInt(int64(x), 10)
+		case bool:
+			v = strconv.FormatBool(x)
+		default:
+			return "", pitches.Errorf(pitches.EINVALID, "knobs."+k, "knob %s must be a number, a string or true/false", k)
+		}
+		if strings.TrimSpace(k) == "" {
+			return "", pitches.Errorf(pitches.EINVALID, "knobs", "a knob needs a name")
+		}
+		q = append(q, url.QueryEscape(k)+"="+url.QueryEscape(v))
+	}
+	return strings.Join(q, "&"), nil
+}
+
+// withKnobs appends knob overrides to a variant spec.
+func withKnobs(variant, query string) string {
+	if query == "" {
+		return variant
+	}
+	if strings.Contains(variant, "?") {
+		return variant + "&" + query
+	}
+	return variant + "?" + query
+}
+
+// parseKnobText reads the form's "stages=3&tile_m=64" (also accepting
+// commas or spaces between pairs) into a query string.
+func parseKnobText(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == '&' || r == ',' || r == ' ' })
+	knobs := map[string]any{}
+	for _, f := range fields {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+			return "", pitches.Errorf(pitches.EINVALID, "knobs", "knob overrides look like stages=3&tile_m=64; %q is not key=value", f)
+		}
+		knobs[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return knobQuery(knobs)
+}
+
+// checkLaunch says whether u may start a run, on pitchID when non-zero:
+// sharks and admins on any pitch, a contestant on their own pitches and on
+// none, a viewer never.
+func (s *server) checkLaunch(ctx context.Context, u *pitches.User, pitchID int64) (*pitches.Pitch, error) {
+	if u == nil {
+		return nil, pitches.ErrUnauthorized
+	}
+	if u.Role == pitches.RoleViewer {
+		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "viewers may not start runs")
+	}
+	if pitchID == 0 {
+		return nil, nil
+	}
+	p, err := s.svc.Pitch(ctx, pitchID)
+	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+		return nil, pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch %d does not exist", pitchID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Role == pitches.RoleContestant && p.ContestantID != u.ID {
+		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only the pitch's contestant, sharks and admins may run a pitch")
+	}
+	return p, nil
+}
+
+// submitRun checks the launch, fills the pitch's variant and its round's
+// baseline where the request leaves them out, and queues the run.
+func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, knobs string) (*runner.Run, error) {
+	if s.runs == nil {
+		return nil, errNoRunner
+	}
+	if in.Pitch != 0 && in.PitchID != 0 && in.Pitch != in.PitchID {
+		return nil, pitches.Errorf(pitches.EINVALID, "pitch", "pitch and pitch_id disagree")
+	}
+	if in.Pitch == 0 {
+		in.Pitch = in.PitchID
+	}
+	if in.Pitch < 0 {
+		return nil, pitches.Errorf(pitches.EINVALID, "pitch", "pitch id must be positive")
+	}
+	p, err := s.checkLaunch(ctx, u, in.Pitch)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		if strings.TrimSpace(in.Variant) == "" {
+			if p.Variant == "" {
+				return nil, pitches.Errorf(pitches.EINVALID, "variant", "the pitch names no kernel variant; give one")
+			}
+			in.Variant = p.Variant
+		}
+		if strings.TrimSpace(in.Baseline) == "" {
+			round, err := s.svc.Round(ctx, p.RoundNumber)
+			if err != nil {
+				return nil, err
+			}
+			in.Baseline = round.Baseline
+		}
+	}
+	req := runner.Request{Problem: in.Problem, Suite: in.Suite, Variant: withKnobs(strings.TrimSpace(in.Variant), knobs),
+		Baseline: in.Baseline, Device: in.Device, Seed: in.Seed, PitchID: in.Pitch, RequestedBy: u.ID}
+	run, err := s.runs.Submit(ctx, req)
+	if err != nil && knobs != "" && pitches.ErrorField(err) == "variant" && strings.Contains(pitches.ErrorMessage(err), "knob") {
+		// The runner checks the whole spec; point the form at the knobs.
+		return nil, pitches.Errorf(pitches.EINVALID, "knobs", "%s", pitches.ErrorMessage(err))
+	}
+	return run, err
+}
+
+// canCancel: the person who asked for the run, or an admin.
+func canCancel(u *pitches.User, run *runner.Run) bool {
+	return u != nil && !run.Status.Finished() && (u.Role == pitches.RoleAdmin || (run.RequestedBy != 0 && run.RequestedBy == u.ID))
+}
+
+// canRequeue: anyone who may launch, for a finished run measured here that
+// did not succeed (interrupted, failed, cancelled).
+func canRequeue(u *pitches.User, run *runner.Run) bool {
+	return u != nil && u.Role != pitches.RoleViewer && !run.Imported &&
+		(run.Status == runner.StatusFailed || run.Status == runner.StatusCancelled)
+}
+
+// visibility caches, per request, which pitches' results the viewer may see.
+type visibility struct {
+	s      *server
+	viewer *pitches.User
+	hidden map[int64]bool
+	rounds map[int]*pitches.Round
+}
+
+func (s *server) visibility(viewer *pitches.User) *visibility {
+	return &visibility{s: s, viewer: viewer, hidden: map[int64]bool{}, rounds: map[int]*pitches.Round{}}
+}
+
+// resultHidden applies scoring.md's rule "measured results of a pitch's
+// variant are not shown to a shark who has not yet scored it" while the
+// pitch's round is open. Runs of no pitch are never hidden.
+func (v *visibility) resultHidden(ctx context.Context, pitchID int64) (bool, error) {
+	if pitchID == 0 || v.viewer == nil || v.viewer.Role != pitches.RoleShark {
+		return false, nil
+	}
+	if h, ok := v.hidden[pitchID]; ok {
+		return h, nil
+	}
+	p, err := v.s.svc.Pitch(ctx, pitchID)
+	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	round, ok := v.rounds[p.RoundNumber]
+	if !ok {
+		if round, err = v.s.svc.Round(ctx, p.RoundNumber); err != nil {
+			return false, err
+		}
+		v.rounds[p.RoundNumber] = round
+	}
+	hidden := false
+	if round.Status != pitches.RoundClosed {
+		cards, _, err := v.s.svc.VisibleScorecards(ctx, v.viewer, pitchID)
+		if err != nil {
+			return false, err
+		}
+		hidden = true
+		for _, c := range cards {
+			if c.SharkID == v.viewer.ID {
+				hidden = false
+			}
+		}
+	}
+	v.hidden[pitchID] = hidden
+	return hidden, nil
+}
+
+// redact removes a run's measured figures (for a viewer who may not see them).
+func redact(run *runner.Run) {
+	run.HasResult = false
+	run.Speedup = runner.Interval{}
+	run.Correct = false
+	run.Flags = nil
+	run.Result = nil
+	run.Shapes = nil
+	run.Log = ""
+}
+
+// acceptedRun is a pitch's result (runner/doc.go): its newest succeeded run
+// measured here with a speedup; where none exists, its newest imported one,
+// so results measured elsewhere score like any other. runs are newest first.
+func acceptedRun(runs []runner.Run) *runner.Run {
+	for i := range runs {
+		if r := &runs[i]; r.Status == runner.StatusSucceeded && !r.Imported && r.Speedup.Value > 0 {
+			return r
+		}
+	}
+	for i := range runs {
+		if r := &runs[i]; r.Status == runner.StatusSucceeded && r.Imported && r.Speedup.Value > 0 {
+			return r
+		}
+	}
+	return nil
+}
+
+// deviceLabel says where a run was measured, marking imports as such.
+func deviceLabel(r *runner.Run) string {
+	switch {
+	case r.Imported:
+		return "imported: " + r.Device + ", measured elsewhere"
+	case r.Device == "cpu":
+		return "cpu"
+	}
+	return "device " + r.Device
+}
+
+// speedupText is "0.7355x" with the interval when known.
+func speedupText(iv runner.Interval) string {
+	if !(iv.Value > 0) {
+		return "—"
+	}
+	s := fmt.Sprintf("%.4fx", iv.Value)
+	if iv.HasInterval() {
+		s += fmt.Sprintf(" [%.4f, %.4f]", iv.Lo, iv.Hi)
+	}
+	return s
+}
+
+// termsOf converts a vote's deal terms to the runner's.
+func termsOf(t pitches.DealTerms) runner.Terms {
+	return runner.Terms{MinGeomean: t.MinGeomean, MaxRegression: t.MaxRegression, MaxVariation: t.MaxVariation, Correct: t.Correct}
+}
+
+// repeatsOf are the comparable succeeded runs of run's configuration, for
+// the run-to-run variation term. run must come from Get.
+func (s *server) repeatsOf(ctx context.Context, run *runner.Run) ([]runner.Run, error) {
+	list, err := s.runs.List(ctx, runner.Filter{Problem: run.Problem, Variant: run.Variant, Baseline: run.Baseline,
+		Device: run.Device, Suite: run.Suite, Status: runner.StatusSucceeded, Limit: 20})
+	if err != nil {
+		return nil, err
+	}
+	var out []runner.Run
+	for _, o := range list {
+		if o.ID == run.ID {
+			continue
+		}
+		full, err := s.runs.Get(ctx, o.ID)
+		if err != nil {
+			return nil, err
+		}
+		if ok, _ := runner.Comparable(run, full); ok {
+			out = append(out, *full)
+		}
+	}
+	return out, nil
+}
+
+// pitchTerms evaluates the deal terms of the votes for a pitch that the
+// viewer may see, on run (from Get).
+func (s *server) pitchTerms(ctx context.Context, viewer *pitches.User, p *pitches.Pitch, run *runner.Run) ([]termResult, error) {
+	votes, err := s.svc.VisibleVotes(ctx, viewer, p.RoundNumber)
+	if err != nil {
+		return nil, err
+	}
+	var repeats []runner.Run
+	loaded := false
+	var out []termResult
+	for _, v := range votes {
+		if v.PitchID != p.ID || v.Terms.Empty() {
+			continue
+		}
+		if !loaded {
+			if repeats, err = s.repeatsOf(ctx, run); err != nil {
+				return nil, err
+			}
+			loaded = true
+		}
+		for _, tr := range runner.EvaluateTerms(termsOf(v.Terms), run, repeats) {
+			out = append(out, termResult{Shark: v.Shark, TermResult: tr})
+		}
+	}
+	return out, nil
+}
+
+// termResult is a deal term evaluated on a run, with the shark who set it.
+type termResult struct {
+	Shark string `json:"shark"`
+	runner.TermResult
+}

@@ -1,0 +1,376 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/pitchtank/pitchtank/internal/charts"
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/kernels"
+	"github.com/pitchtank/pitchtank/templates"
+)
+
+// registerRunPageRoutes mounts the run pages (inside the logged-in group).
+func (s *server) registerRunPageRoutes(r chi.Router) {
+	r.Get("/runs", s.handleRunsPage)
+	r.Post("/runs", s.handleLaunchRun)
+	r.Get("/runs/{id:[0-9]+}", s.handleRunPage)
+	r.Get("/runs/{id:[0-9]+}.csv", s.handleRunCSV)
+	r.Get("/runs/{id:[0-9]+}.json", s.handleRunJSON)
+	r.Get("/runs/{id:[0-9]+}/events", s.handleRunEvents)
+	r.Post("/runs/{id:[0-9]+}/cancel", s.handleCancelRunForm)
+	r.Post("/runs/{id:[0-9]+}/requeue", s.handleRequeueRunForm)
+	r.Post("/pitches/{id}/runs", s.handleRunPitch)
+	r.Get("/calibration", s.handleCalibration)
+	r.Get("/rounds/{number}/results.csv", s.handleRoundResults("csv"))
+	r.Get("/rounds/{number}/results.json", s.handleRoundResults("json"))
+}
+
+func problemOptions() []templates.ProblemOption {
+	var out []templates.ProblemOption
+	for _, p := range kernels.Problems() {
+		o := templates.ProblemOption{Name: p.Name}
+		for _, v := range p.Variants() {
+			o.Variants = append(o.Variants, v.Name)
+		}
+		for _, k := range kernels.KnobSpace(p.Name) {
+			o.Knobs = append(o.Knobs, templates.KnobOption{Key: k.Key, Values: strings.Join(k.Values, ", "), Default: k.Default, Doc: k.Doc})
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Values) (*templates.RunsView, error) {
+	v := &templates.RunsView{Enabled: s.runs != nil, Filter: map[string]string{}}
+	for _, k := range []string{"problem", "variant", "device", "status", "pitch"} {
+		v.Filter[k] = q.Get(k)
+	}
+	if s.runs == nil {
+		return v, nil
+	}
+	v.CanLaunch = viewer.Role != pitches.RoleViewer
+	v.Problems, v.Devices = problemOptions(), s.runs.Devices()
+	v.Form.Suite = "benchmarks"
+	f, err := runFilter(q)
+	if err != nil {
+		f = runner.Filter{} // a malformed filter on a page just shows everything
+	}
+	if f.Limit == 0 {
+		f.Limit = 50
+	}
+	runs, err := s.runs.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if v.Runs, err = s.runRows(ctx, s.visibility(viewer), runs); err != nil {
+		return nil, err
+	}
+	if len(runs) == f.Limit {
+		next := url.Values{}
+		for k, val := range v.Filter {
+			if val != "" {
+				next.Set(k, val)
+			}
+		}
+		next.Set("before", strconv.FormatInt(runs[len(runs)-1].ID, 10))
+		v.NextPage = next.Encode()
+	}
+	return v, nil
+}
+
+func (s *server) handleRunsPage(w http.ResponseWriter, r *http.Request) {
+	v, err := s.runsView(r.Context(), userFrom(r.Context()), r.URL.Query())
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v.Flash = flashFrom(r)
+	s.render(w, r, http.StatusOK, templates.RunsPage(s.chrome(r, "Runs", "runs"), *v))
+}
+
+// handleLaunchRun is the runs page's form.
+func (s *server) handleLaunchRun(w http.ResponseWriter, r *http.Request) {
+	if !s.parseForm(w, r) {
+		return
+	}
+	ctx := r.Context()
+	u := userFrom(ctx)
+	f := templates.RunForm{Problem: r.PostForm.Get("problem"), Variant: r.PostForm.Get("variant"), Knobs: r.PostForm.Get("knobs"),
+		Suite: r.PostForm.Get("suite"), Device: r.PostForm.Get("device"), Baseline: r.PostForm.Get("baseline"), Pitch: strings.TrimSpace(r.PostForm.Get("pitch"))}
+	in := runRequest{Problem: f.Problem, Variant: f.Variant, Suite: f.Suite, Device: f.Device, Baseline: f.Baseline}
+	var run *runner.Run
+	knobs, err := parseKnobText(f.Knobs)
+	if err == nil && f.Pitch != "" {
+		if in.Pitch, err = strconv.ParseInt(f.Pitch, 10, 64); err != nil || in.Pitch < 1 {
+			err = pitches.Errorf(pitches.EINVALID, "pitch_id", "The pitch id must be a positive whole number.")
+		}
+	}
+	if err == nil {
+		run, err = s.submitRun(ctx, u, in, knobs)
+	}
+	if err != nil {
+		if code := pitches.ErrorCode(err); code == pitches.EFORBIDDEN || code == pitches.EUNAUTHORIZED {
+			s.renderError(w, r, err)
+			return
+		}
+		v, verr := s.runsView(ctx, u, url.Values{})
+		if verr != nil {
+			s.renderError(w, r, verr)
+			return
+		}
+		f.Err = s.formErr(r, err)
+		if f.Err.Field == "pitch" {
+			f.Err.Field = "pitch_id"
+		}
+		v.Form = f
+		s.render(w, r, errorStatus(err), templates.RunsPage(s.chrome(r, "Runs", "runs"), *v))
+		return
+	}
+	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), "queued")
+}
+
+// handleRunPitch is the pitch page's "run this variant against the round's
+// baseline" button.
+func (s *server) handleRunPitch(w http.ResponseWriter, r *http.Request) {
+	id, err := pitchID(r)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	ctx := r.Context()
+	u := userFrom(ctx)
+	problem := strings.TrimSpace(r.PostForm.Get("problem"))
+	if problem == "" {
+		problem = defaultProblem
+	}
+	run, err := s.submitRun(ctx, u, runRequest{Problem: problem, Pitch: id, Suite: r.PostForm.Get("suite"), Device: r.PostForm.Get("device")}, "")
+	if err != nil {
+		if code := pitches.ErrorCode(err); code != pitches.EINVALID {
+			s.renderError(w, r, err)
+			return
+		}
+		v, verr := s.pitchView(ctx, u, id)
+		if verr != nil {
+			s.renderError(w, r, verr)
+			return
+		}
+		if v.Results != nil {
+			v.Results.RunErr = s.formErr(r, err)
+		}
+		s.render(w, r, errorStatus(err), templates.PitchPage(s.chrome(r, v.Pitch.Title, "rounds"), *v))
+		return
+	}
+	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), "queued")
+}
+
+// defaultProblem is what a pitch is measured on: pitches name a variant,
+// not a problem, and the tournament's problem is the grouped GEMM.
+const defaultProblem = "nvfp4_group_gemm"
+
+func (s *server) handleCancelRunForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	if _, err := s.cancelRun(r.Context(), userFrom(r.Context()), id); err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	redirect(w, r, "/runs/"+strconv.FormatInt(id, 10), "cancelled")
+}
+
+func (s *server) handleRequeueRunForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	run, err := s.requeueRun(r.Context(), userFrom(r.Context()), id)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), "requeued")
+}
+
+// benchDoc is the part of a `web bench` result document the run page shows
+// (docs/bench-result.md); decoded leniently, since the runner validated it.
+type benchDoc struct {
+	Device struct {
+		Name, UUID, Arch, DriverVersion string
+		ComputeCapability               string `json:"compute_capability"`
+		NVRTCVersion                    string `json:"nvrtc_version"`
+		Driver                          string `json:"driver_version"`
+	} `json:"device"`
+	Fingerprint struct {
+		Key, DeviceModel string
+		Model            string `json:"device_model"`
+		Driver           string `json:"driver_version"`
+		NVRTC            string `json:"nvrtc_version"`
+	} `json:"fingerprint"`
+	Mode     string     `json:"mode"`
+	Variant  *benchSpec `json:"variant"`
+	Baseline *benchSpec `json:"baseline"`
+}
+
+type benchSpec struct {
+	Spec           string         `json:"spec"`
+	SourceHash     string         `json:"source_hash"`
+	CompileOptions []string       `json:"compile_options"`
+	Knobs          map[string]any `json:"knobs"`
+}
+
+// importDoc is the part of an import document the run page shows.
+type importDoc struct {
+	Note string `json:"note"`
+}
+
+func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*templates.RunView, error) {
+	rj, err := s.loadRun(ctx, viewer, id, true)
+	if err != nil {
+		return nil, err
+	}
+	run := rj.Run
+	row, err := s.runRow(ctx, s.visibility(viewer), run, map[int64]string{})
+	if err != nil {
+		return nil, err
+	}
+	v := &templates.RunView{Run: row, Hidden: rj.ResultHidden, Live: !run.Status.Finished(), Log: run.Log, Stderr: run.Stderr,
+		CanCancel: canCancel(viewer, run), CanRequeue: canRequeue(viewer, run), RequestedBy: "—", Terms: termRows(rj.Terms)}
+	if run.Seed != 0 {
+		v.Seed = strconv.FormatInt(run.Seed, 10)
+	}
+	if !run.StartedAt.IsZero() {
+		v.Started = run.StartedAt.UTC().Format("2006-01-02 15:04:05")
+	}
+	if !run.FinishedAt.IsZero() {
+		v.Finished = run.FinishedAt.UTC().Format("2006-01-02 15:04:05")
+	}
+	if run.RequestedBy != 0 {
+		if u, err := s.svc.UserByID(ctx, run.RequestedBy); err == nil {
+			v.RequestedBy = u.DisplayName
+		}
+	}
+	v.Progress = templates.ProgressView{Phase: string(run.Status), Shape: "—", Samples: "—", Median: "—"}
+	if rj.ResultHidden {
+		v.Log, v.Stderr = "", ""
+	}
+	if !run.HasResult {
+		return v, nil
+	}
+	v.HasResult = true
+	v.Correct, v.Flags = run.Correct, run.Flags
+	v.Geomean = speedupText(run.Speedup)
+	if !(run.Speedup.Value > 0) {
+		v.Geomean = "— (nothing paired: no baseline)"
+	}
+	var bars []charts.Bar
+	for _, sh := range run.Shapes {
+		row := templates.ShapeRow{Label: sh.Label, Baseline: usText(sh.BaselineMedianUs), Variant: usText(sh.VariantMedianUs),
+			Speedup: "—", Interval: "—", FloorFrac: "—", Correct: sh.Correct, Noise: "—", Flags: sh.Flags}
+		if sh.Speedup.Value > 0 {
+			row.Speedup = fmt.Sprintf("%.3fx", sh.Speedup.Value)
+			row.Slower = sh.Speedup.Value < 1
+			bars = append(bars, charts.Bar{Label: sh.Label, Value: sh.Speedup.Value, Lo: sh.Speedup.Lo, Hi: sh.Speedup.Hi})
+		}
+		if sh.Speedup.HasInterval() {
+			row.Interval = fmt.Sprintf("[%.3f, %.3f]", sh.Speedup.Lo, sh.Speedup.Hi)
+		}
+		if sh.FractionOfFloor > 0 {
+			row.FloorFrac = fmt.Sprintf("%.1f%%", 100*sh.FractionOfFloor)
+		}
+		if sh.VariantMedianUs > 0 && sh.VariantSEMUs > 0 {
+			row.Noise = fmt.Sprintf("%.2f%%", 100*sh.VariantSEMUs/sh.VariantMedianUs)
+		}
+		v.Shapes = append(v.Shapes, row)
+	}
+	v.BarsSVG = charts.SpeedupBars(bars)
+	if run.Imported {
+		var d importDoc
+		if json.Unmarshal(run.Result, &d) == nil {
+			v.ImportNote = d.Note
+		}
+	} else {
+		var d benchDoc
+		if json.Unmarshal(run.Result, &d) == nil {
+			add := func(k, val string) {
+				if val != "" {
+					v.Fingerprint = append(v.Fingerprint, templates.KV{K: k, V: val})
+				}
+			}
+			add("Device", d.Device.Name)
+			add("UUID", d.Device.UUID)
+			add("Compute capability", d.Device.ComputeCapability)
+			add("Arch", d.Device.Arch)
+			add("Driver", d.Fingerprint.Driver)
+			add("NVRTC", d.Fingerprint.NVRTC)
+			add("Fingerprint key", d.Fingerprint.Key)
+			add("Mode", d.Mode)
+			for _, b := range []struct {
+				role string
+				spec *benchSpec
+			}{{"variant", d.Variant}, {"baseline", d.Baseline}} {
+				if b.spec == nil {
+					continue
+				}
+				knobs, _ := json.Marshal(b.spec.Knobs)
+				v.Builds = append(v.Builds, templates.BuildRow{Role: b.role, Spec: b.spec.Spec, SourceHash: b.spec.SourceHash,
+					Options: strings.Join(b.spec.CompileOptions, " "), Knobs: string(knobs)})
+			}
+		}
+	}
+	// History: this variant against this baseline on this device, oldest first.
+	hist, err := s.runs.List(ctx, runner.Filter{Problem: run.Problem, Variant: run.Variant, Baseline: run.Baseline, Device: run.Device,
+		Suite: run.Suite, Status: runner.StatusSucceeded, Limit: 30})
+	if err != nil {
+		return nil, err
+	}
+	var pts []charts.Point
+	for i := len(hist) - 1; i >= 0; i-- {
+		h := hist[i]
+		if h.Speedup.Value > 0 {
+			pts = append(pts, charts.Point{Label: "#" + strconv.FormatInt(h.ID, 10) + " " + h.CreatedAt.UTC().Format("01-02 15:04"),
+				Value: h.Speedup.Value, Lo: h.Speedup.Lo, Hi: h.Speedup.Hi})
+		}
+	}
+	if len(pts) > 0 {
+		v.HistorySVG = charts.History(pts)
+		v.HistoryNote = fmt.Sprintf("%d succeeded run(s) of %s against %s on %s (suite %s).", len(pts), run.Variant, row.Baseline, deviceLabel(run), run.Suite)
+	}
+	return v, nil
+}
+
+func usText(x float64) string {
+	if !(x > 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+func (s *server) handleRunPage(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such run."))
+		return
+	}
+	v, err := s.runView(r.Context(), userFrom(r.Context()), id)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v.Flash = flashFrom(r)
+	s.render(w, r, http.StatusOK, templates.RunPage(s.chrome(r, "Run #"+strconv.FormatInt(id, 10), "runs"), *v))
+}

@@ -1,0 +1,195 @@
+package templates
+
+// Views of the runs pages (runs list and form, run page), the measured
+// results on pitch and round pages, and the calibration page. Handlers fill
+// them with text already formatted, so the templates stay free of
+// arithmetic.
+
+// RunRow is one run in a list.
+type RunRow struct {
+	ID          int64
+	Problem     string
+	Suite       string
+	Variant     string
+	Baseline    string
+	Device      string
+	Status      string
+	Reason      string
+	Imported    bool
+	PitchID     int64
+	PitchTitle  string
+	Created     string
+	Speedup     string // "0.74x [0.70, 0.78]" or "—"
+	Hidden      bool   // result withheld from this viewer (hidden-score rule)
+	DeviceLabel string // "imported: B200, measured elsewhere" for imports, else "device 0" / "cpu"
+}
+
+// ProblemOption describes a problem for the runs form.
+type ProblemOption struct {
+	Name     string
+	Variants []string
+	Knobs    []KnobOption
+}
+
+// KnobOption is one declared knob with its allowed values.
+type KnobOption struct {
+	Key, Values, Default, Doc string
+}
+
+// RunForm is the launch form's input, kept on a refused submission.
+type RunForm struct {
+	Problem, Variant, Knobs, Suite, Device, Baseline, Pitch string
+	Err                                                     *FormError
+}
+
+// RunsView is the runs page: recent runs with filters, and the launch form.
+type RunsView struct {
+	Runs      []RunRow
+	Filter    map[string]string
+	Enabled   bool // a runner is attached to this server
+	CanLaunch bool
+	Form      RunForm
+	Problems  []ProblemOption
+	Devices   []string
+	Flash     string
+	NextPage  string // query for the next (older) page, "" when none
+}
+
+// ShapeRow is one row of a run's per-shape table.
+type ShapeRow struct {
+	Label     string
+	Baseline  string // median, microseconds
+	Variant   string
+	Speedup   string
+	Interval  string
+	FloorFrac string
+	Correct   bool
+	Noise     string // relative SEM of the variant's median
+	Flags     []string
+	Slower    bool
+}
+
+// KV is a labelled value.
+type KV struct{ K, V string }
+
+// BuildRow describes one compiled variant of a run (variant, baseline).
+type BuildRow struct {
+	Role, Spec, SourceHash, Options, Knobs string
+}
+
+// TermRow is one deal term evaluated on a run.
+type TermRow struct {
+	Who  string // the shark whose vote set the term
+	Text string // "geomean 0.74x, needs >= 1.4x: not met"
+	Met  bool
+}
+
+// ProgressView is the latest progress of a running run.
+type ProgressView struct {
+	Phase, Shape, Samples, Median string
+}
+
+// RunView is the run page.
+type RunView struct {
+	Run         RunRow
+	Seed        string
+	Started     string
+	Finished    string
+	RequestedBy string
+	ImportNote  string
+	Live        bool // queued or running: the page follows the event stream
+	Progress    ProgressView
+	HasResult   bool
+	Hidden      bool // result withheld from this shark until they score the pitch
+	Geomean     string
+	Correct     bool
+	Flags       []string
+	Shapes      []ShapeRow
+	Fingerprint []KV
+	Builds      []BuildRow
+	BarsSVG     string
+	HistorySVG  string
+	HistoryNote string
+	Terms       []TermRow
+	CanCancel   bool
+	CanRequeue  bool
+	Log         string
+	Stderr      string
+	Flash       string
+	Err         string
+}
+
+// PredictionRow is one prediction scored against the accepted run.
+type PredictionRow struct {
+	Who           string
+	Kind          string // "claim" or "estimate"
+	Range         string
+	IntervalScore string
+	AbsLogError   string
+	SignedLogErr  string
+	Hit           bool
+	Sentence      string
+}
+
+// PitchResults is the measured side of a pitch page.
+type PitchResults struct {
+	Enabled     bool
+	Runs        []RunRow
+	Hidden      bool // results withheld: a shark who has not scored, round open
+	Locked      bool // predictions are locked: a succeeded run exists
+	AcceptedID  int64
+	Accepted    string // "0.7355x (imported: B200, measured elsewhere)"
+	Predictions []PredictionRow
+	ChartSVG    string
+	Terms       []TermRow
+	CanRun      bool
+	Devices     []string
+	Baseline    string // the round's baseline the run compares against
+	RunErr      *FormError
+}
+
+// RecapRow is one pitch with a measured result on the round page.
+type RecapRow struct {
+	PitchID   int64
+	Title     string
+	Claim     string
+	Estimates string
+	Measured  string
+	Sentence  string // "predicted 1.5-1.8x, measured 0.74x: 26% slower"
+	Terms     string // "deal terms: 1 of 2 met" or ""
+	RunID     int64
+	Source    string // "device 0" or "imported: B200, measured elsewhere"
+}
+
+// RecapView is the round page's recap of predictions against results.
+type RecapView struct {
+	Rows   []RecapRow
+	Hidden int // pitches with results withheld from this viewer
+}
+
+// CalRow is one predictor's calibration.
+type CalRow struct {
+	Name        string
+	N           int
+	Hits        int
+	Coverage    string // "25% (nominal 80%)"
+	MeanSigned  string
+	MeanRelIS   string // mean relative interval score; "—" when no peers
+	MeanIS      string
+	ScatterSVG  string
+	Predictions []PredictionRow
+}
+
+// CalGroup is the sharks' or the contestants' table.
+type CalGroup struct {
+	Title string
+	Rows  []CalRow
+	SVG   string
+}
+
+// CalibrationView is the calibration page.
+type CalibrationView struct {
+	Groups  []CalGroup
+	Pitches int // pitches with a measured result counted
+	Hidden  int // pitches left out for this viewer (hidden-score rule)
+}
