@@ -197,3 +197,23 @@ func TestFusedCombinations(t *testing.T) {
 		}
 	}
 }
+
+// The fused kernels' fixed launch mode is what their plans do: one launch
+// over all groups, or the dual GEMM's single launch.
+func TestFusedLaunchKnob(t *testing.T) {
+	for name, want := range map[string]string{"nvfp4_group_gemm": "grouped", "nvfp4_dual_gemm": "sequential"} {
+		p := problem(t, name)
+		for _, spec := range []string{"fused", "fused?stages=2"} {
+			v := resolve(t, p, spec)
+			pl, err := v.Plan(p.Benchmarks[0], h100)
+			if err != nil || v.Knobs.Launch != want || pl.Mode != want {
+				t.Errorf("%s %s: knob launch %q, plan mode %v (%v), want %q", name, spec, v.Knobs.Launch, pl, err, want)
+			}
+		}
+		for _, k := range p.VariantCombinations("fused") {
+			if k.Launch != want || !k.SwapAB || k.TileK != 128 {
+				t.Fatalf("%s combination %+v", name, k)
+			}
+		}
+	}
+}

@@ -187,12 +187,12 @@ func defaultKnobs(problem, base string) (Knobs, error) {
 	for _, ks := range VariantKnobSpace(problem, base) {
 		vals[ks.Key] = ks.Default
 	}
-	return knobsFrom(base, vals)
+	return knobsFrom(problem, base, vals)
 }
 
 // knobsFrom builds the knobs of family base from string values; keys the
 // family does not declare get the family's fixed values.
-func knobsFrom(base string, vals map[string]string) (Knobs, error) {
+func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 	var k Knobs
 	var err error
 	atoi := func(key string, fixed int) int {
@@ -212,8 +212,13 @@ func knobsFrom(base string, vals map[string]string) (Knobs, error) {
 	}
 	if base == "fused" {
 		// Fixed by the kernel: 128-wide K chunks, SIMT epilogue through
-		// shared memory, every warp loads and computes, one launch, swapped.
+		// shared memory, every warp loads and computes, one launch (over
+		// all groups: "grouped"; the dual GEMM's one group: "sequential"),
+		// swapped.
 		k.TileK, k.Epilogue, k.WarpRoles, k.Launch, k.SplitK, k.SwapAB = 128, "simt", "uniform", "grouped", 1, true
+		if problem == "nvfp4_dual_gemm" {
+			k.Launch = "sequential"
+		}
 	}
 	k.TileM = atoi("tile_m", k.TileM)
 	k.TileN = atoi("tile_n", k.TileN)
@@ -396,7 +401,7 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 		}
 		vals[key] = vs[0]
 	}
-	k, err := knobsFrom(v.Base, vals)
+	k, err := knobsFrom(p.Name, v.Base, vals)
 	if err != nil {
 		return Variant{}, fmt.Errorf("kernels: knobs %q: %w", query, err)
 	}
@@ -444,7 +449,7 @@ func (p *Problem) VariantCombinations(base string) []Knobs {
 		for i, ks := range space {
 			vals[ks.Key] = ks.Values[idx[i]]
 		}
-		if k, err := knobsFrom(base, vals); err == nil && checkCombination(p.Name, base, k) == nil {
+		if k, err := knobsFrom(p.Name, base, vals); err == nil && checkCombination(p.Name, base, k) == nil {
 			out = append(out, k)
 		}
 		i := len(space) - 1

@@ -44,3 +44,6 @@ done
 step everycombo 60 ./bin/engine.test -test.v -test.run 'TestEveryCombinationOnTestShapes'
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >>"$OUT/device.txt" 2>&1
 echo "done in $(($(date +%s) - START))s" | tee -a "$OUT/steps.txt"
+# The device tool returns at most a few files from $OUT: pack everything
+# into one archive (the 2026-11-22 run lost half its results to that limit).
+tar czf /tmp/ladder.tgz -C "$OUT" . && rm -f "$OUT"/*.json "$OUT"/*.log && mv /tmp/ladder.tgz "$OUT/ladder.tgz"
