@@ -217,3 +217,29 @@ func TestFusedLaunchKnob(t *testing.T) {
 		}
 	}
 }
+
+// kernels/ladder.json (the demo's ladder pitches) parses with exactly the
+// agreed fields, names group-GEMM variants that resolve canonically, and
+// its ranges and measurements are sane.
+func TestLadderJSON(t *testing.T) {
+	rungs, err := kernels.Ladder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := problem(t, "nvfp4_group_gemm")
+	if len(rungs) < 8 {
+		t.Errorf("%d rungs", len(rungs))
+	}
+	for _, r := range rungs {
+		v, err := g.ResolveVariant(r.Variant)
+		if err != nil || v.Name != r.Variant || v.Name == "baseline" {
+			t.Errorf("%q: %v (canonical %q)", r.Variant, err, v.Name)
+		}
+		if r.Title == "" || r.Device == "" || r.Date == "" {
+			t.Errorf("%q: incomplete %+v", r.Variant, r)
+		}
+		if r.Measured != nil && *r.Measured <= 0 {
+			t.Errorf("%q: measured %v", r.Variant, *r.Measured)
+		}
+	}
+}
