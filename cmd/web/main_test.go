@@ -51,6 +51,10 @@ func TestUsageErrors(t *testing.T) {
 		{"backup", "--db", "x.db"},
 		{"serve", "--no-such-flag"},
 		{"serve", "stray"},
+		{"serve", "--devices", "gpu0"},
+		{"serve", "--devices", "0,0"},
+		{"serve", "--devices", " , "},
+		{"serve", "--run-timeout", "0s"},
 	} {
 		code, _, stderr := cli(t, "", args...)
 		if code != 2 || stderr == "" {

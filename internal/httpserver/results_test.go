@@ -214,3 +214,29 @@ func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 	vote["terms"] = map[string]any{"min_speedup": 2}
 	a.api("PUT", "/api/rounds/1/vote", "pragmatist", vote).wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "min_speedup")
 }
+
+// The round's baseline is the admin's to set, in the API and on the admin
+// rounds page, checked against the kernel manifest, until the round closes.
+func TestRoundBaseline(t *testing.T) {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	a.round(1)
+	a.status(1, pitches.RoundJudging)
+	var round struct {
+		Baseline string `json:"baseline"`
+	}
+	a.api("PUT", "/api/rounds/1/baseline", "admin", map[string]string{"baseline": "baseline?stages=2"}).wantStatus(t, http.StatusOK).decode(t, &round)
+	if round.Baseline != "baseline?stages=2" {
+		t.Fatalf("baseline %q", round.Baseline)
+	}
+	a.api("PUT", "/api/rounds/1/baseline", "admin", map[string]string{"baseline": "baseline?stages=9"}).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "baseline")
+	a.api("PUT", "/api/rounds/1/baseline", "oracle", map[string]string{"baseline": "baseline"}).wantError(t, http.StatusForbidden, pitches.EFORBIDDEN, "")
+	b := a.browser().login("admin")
+	wantContains(t, b.get("/admin/rounds").body, `action="/admin/rounds/1/baseline"`, `value="baseline?stages=2"`)
+	r := b.post("/admin/rounds/1/baseline", map[string][]string{"baseline": {"baseline"}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("admin form: %d %s", r.status, r.body)
+	}
+	if got, _ := a.db.Round(context.Background(), 1); got.Baseline != "baseline" {
+		t.Fatalf("stored baseline %q", got.Baseline)
+	}
+}

@@ -31,6 +31,7 @@ func (s *server) registerRunAPIRoutes(r chi.Router) {
 	r.Get("/runs/{id:[0-9]+}/events", s.handleRunEvents)
 	r.Post("/runs/{id:[0-9]+}/cancel", s.handleAPICancelRun)
 	r.Post("/runs/{id:[0-9]+}/requeue", s.handleAPIRequeueRun)
+	r.Put("/rounds/{number}/baseline", s.handleAPISetBaseline)
 	r.Get("/rounds/{number}/results", s.handleRoundResults("json"))
 	r.Get("/rounds/{number}/results.json", s.handleRoundResults("json"))
 	r.Get("/rounds/{number}/results.csv", s.handleRoundResults("csv"))

@@ -42,7 +42,10 @@ func TestRunAPIEndToEndCPU(t *testing.T) {
 		t.Errorf("Location %q", loc)
 	}
 
-	events, _ := a.followEvents(created.ID, "pragmatist", 4*time.Minute)
+	events, beats := a.followEvents(created.ID, "pragmatist", 4*time.Minute)
+	if beats == 0 {
+		t.Error("no heartbeat comments on a stream that lasted the whole run")
+	}
 	progress := 0
 	for _, ev := range events {
 		if ev.Type == "progress" {

@@ -24,6 +24,7 @@ func (s *server) registerAdminRoutes(r chi.Router) {
 	r.Post("/rounds/{number}/edit", s.handleAdminEditRound)
 	r.Get("/rounds/{number}/status", s.handleAdminStatusConfirm)
 	r.Post("/rounds/{number}/status", s.handleAdminStatus)
+	r.Post("/rounds/{number}/baseline", s.handleAdminSetBaseline)
 	r.Get("/users", s.handleAdminUsers)
 	r.Post("/users", s.handleAdminCreateUser)
 	r.Post("/users/{id}/role", s.handleAdminSetRole)

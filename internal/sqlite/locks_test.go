@@ -106,3 +106,25 @@ func TestVoteDealTerms(t *testing.T) {
 		t.Fatalf("second version %+v", v2)
 	}
 }
+
+func TestSetRoundBaseline(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	c := mustCast(t, db)
+	mustRound(t, db, c.admin, 1, round1Rubric)
+	mustStatus(t, db, c.admin, 1, pitches.RoundJudging)
+	r, err := db.SetRoundBaseline(ctx, c.admin, 1, " baseline?stages=2 ")
+	if err != nil || r.Baseline != "baseline?stages=2" {
+		t.Fatalf("set baseline while judging: %+v %v", r, err)
+	}
+	_, err = db.SetRoundBaseline(ctx, c.oracle, 1, "baseline")
+	wantErr(t, err, pitches.EFORBIDDEN, "")
+	_, err = db.SetRoundBaseline(ctx, c.admin, 1, "a\nb")
+	wantErr(t, err, pitches.EINVALID, "baseline")
+	mustStatus(t, db, c.admin, 1, pitches.RoundClosed)
+	_, err = db.SetRoundBaseline(ctx, c.admin, 1, "baseline")
+	wantErr(t, err, pitches.ECONFLICT, "baseline")
+	if r, _ := db.Round(ctx, 1); r.Baseline != "baseline?stages=2" {
+		t.Fatalf("refused changes stored: %q", r.Baseline)
+	}
+}

@@ -334,3 +334,37 @@ func hasScoredInRound(ctx context.Context, q queryer, sharkID, roundID int64) (b
 	}
 	return n > 0, nil
 }
+
+// SetRoundBaseline changes the round's baseline variant, the one its runs
+// compare against. Unlike the rubric it may change while judging (runs are
+// made then), not once the round is closed. Admins only. Not part of
+// pitches.Service: the web layer checks the spec against the kernel
+// manifest first.
+func (db *DB) SetRoundBaseline(ctx context.Context, by *pitches.User, number int, baseline string) (*pitches.Round, error) {
+	if by == nil || by.Role != pitches.RoleAdmin {
+		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's baseline")
+	}
+	baseline = strings.TrimSpace(baseline)
+	if len(baseline) > 200 || strings.ContainsAny(baseline, "\x00\r\n\t") {
+		return nil, pitches.Errorf(pitches.EINVALID, "baseline", "the baseline is a variant spec of at most 200 characters on one line")
+	}
+	var out *pitches.Round
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		r, err := roundByNumber(ctx, tx, number)
+		if err != nil {
+			return err
+		}
+		if r.Status == pitches.RoundClosed {
+			return pitches.Errorf(pitches.ECONFLICT, "baseline", "round %d is closed: its baseline stays", number)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET baseline = ?, updated_at = ? WHERE id = ?`, baseline, fmtTime(db.Now()), r.ID); err != nil {
+			return fmt.Errorf("sqlite: set baseline of round %d: %w", number, err)
+		}
+		out, err = roundByNumber(ctx, tx, number)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
