@@ -145,6 +145,7 @@ type PitchResults struct {
 	CanRun      bool
 	Devices     []string
 	Baseline    string // the round's baseline the run compares against
+	Problems    []string
 	RunErr      *FormError
 }
 

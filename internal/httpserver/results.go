@@ -175,6 +175,9 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 		return nil, err
 	}
 	res := &templates.PitchResults{Enabled: true, Hidden: o.Hidden, Devices: s.runs.Devices(), Baseline: round.Baseline}
+	for _, po := range problemOptions() {
+		res.Problems = append(res.Problems, po.Name)
+	}
 	if _, err := s.checkLaunch(ctx, viewer, p.ID); err == nil && p.Variant != "" {
 		res.CanRun = true
 	}

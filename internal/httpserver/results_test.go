@@ -2,9 +2,12 @@ package httpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -239,4 +242,56 @@ func TestRoundBaseline(t *testing.T) {
 	if got, _ := a.db.Round(context.Background(), 1); got.Baseline != "baseline" {
 		t.Fatalf("stored baseline %q", got.Baseline)
 	}
+}
+
+// The run page's history leaves out runs measured with another fingerprint
+// (device model, driver, NVRTC) and flags the mismatch.
+func TestRunHistoryFingerprintMismatch(t *testing.T) {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	doc, err := os.ReadFile("../runner/testdata/cpu-tests-aa.json")
+	if err != nil {
+		t.Skipf("needs the runner's A/A fixture: %v", err)
+	}
+	ctx := context.Background()
+	store := func(doc []byte) int64 {
+		run, err := a.db.Enqueue(ctx, runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "reference", Baseline: "reference", Device: "cpu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := runner.ParseResult(doc, run)
+		if err != nil {
+			t.Fatalf("parse fixture: %v", err)
+		}
+		if err := a.db.MarkRunning(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.db.MarkSucceeded(ctx, run.ID, res, runner.Finish{}); err != nil {
+			t.Fatal(err)
+		}
+		return run.ID
+	}
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	first := store(doc)
+	fp := d["fingerprint"].(map[string]any)
+	fp["driver_version"] = "go0.0-other"
+	// Keep the document valid: its key is derived from the three fields.
+	fp["key"] = fingerprintKey(fp["device_model"].(string), "go0.0-other", fp["nvrtc_version"].(string))
+	d["device"].(map[string]any)["driver_version"] = "go0.0-other"
+	other, _ := json.Marshal(d)
+	second := store(other)
+
+	page := a.browser().login("vera").get(fmt.Sprintf("/runs/%d", second)).wantStatus(t, http.StatusOK).body
+	wantContains(t, page, "fingerprint_mismatch", fmt.Sprintf("#%d (", first))
+	page = a.browser().login("vera").get(fmt.Sprintf("/runs/%d", first)).wantStatus(t, http.StatusOK).body
+	wantContains(t, page, "fingerprint_mismatch")
+}
+
+// fingerprintKey is docs/bench-result.md's key: the first 16 hex digits of
+// sha256(device_model NUL driver_version NUL nvrtc_version).
+func fingerprintKey(model, driver, nvrtc string) string {
+	h := sha256.Sum256([]byte(model + "\x00" + driver + "\x00" + nvrtc))
+	return hex.EncodeToString(h[:])[:16]
 }

@@ -338,9 +338,23 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	if err != nil {
 		return nil, err
 	}
+	// Only runs with the same fingerprint (device model, driver, NVRTC;
+	// measurement.md rule 10) are comparable: others are left out of the
+	// chart, named in the note, and flag this run.
 	var pts []charts.Point
+	var mismatched []string
 	for i := len(hist) - 1; i >= 0; i-- {
 		h := hist[i]
+		if h.ID != run.ID {
+			full, err := s.runs.Get(ctx, h.ID)
+			if err != nil {
+				return nil, err
+			}
+			if ok, why := runner.Comparable(run, full); !ok {
+				mismatched = append(mismatched, fmt.Sprintf("#%d (%s)", h.ID, why))
+				continue
+			}
+		}
 		if h.Speedup.Value > 0 {
 			pts = append(pts, charts.Point{Label: "#" + strconv.FormatInt(h.ID, 10) + " " + h.CreatedAt.UTC().Format("01-02 15:04"),
 				Value: h.Speedup.Value, Lo: h.Speedup.Lo, Hi: h.Speedup.Hi})
@@ -349,6 +363,10 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	if len(pts) > 0 {
 		v.HistorySVG = charts.History(pts)
 		v.HistoryNote = fmt.Sprintf("%d succeeded run(s) of %s against %s on %s (suite %s).", len(pts), run.Variant, row.Baseline, deviceLabel(run), run.Suite)
+	}
+	if len(mismatched) > 0 {
+		v.Flags = append(append([]string(nil), v.Flags...), "fingerprint_mismatch")
+		v.HistoryNote += " Not comparable (another fingerprint), left out: " + strings.Join(mismatched, "; ") + "."
 	}
 	return v, nil
 }
