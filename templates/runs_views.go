@@ -57,16 +57,17 @@ type RunsView struct {
 
 // ShapeRow is one row of a run's per-shape table.
 type ShapeRow struct {
-	Label     string
-	Baseline  string // median, microseconds
-	Variant   string
-	Speedup   string
-	Interval  string
-	FloorFrac string
-	Correct   bool
-	Noise     string // relative SEM of the variant's median
-	Flags     []string
-	Slower    bool
+	Label       string
+	Baseline    string // median, microseconds
+	Variant     string
+	Speedup     string
+	Interval    string
+	FloorFrac   string
+	Correct     bool
+	CorrectText string // "not reported" for imports that give no correctness
+	Noise       string // relative SEM of the variant's median
+	Flags       []string
+	Slower      bool
 }
 
 // KV is a labelled value.
@@ -103,6 +104,7 @@ type RunView struct {
 	Hidden      bool // result withheld from this shark until they score the pitch
 	Geomean     string
 	Correct     bool
+	CorrectText string // set when correctness was not reported (imports)
 	Flags       []string
 	Shapes      []ShapeRow
 	Fingerprint []KV

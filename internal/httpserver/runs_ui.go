@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -278,9 +279,14 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 		v.Geomean = "— (nothing paired: no baseline)"
 	}
 	var bars []charts.Bar
+	notReported := 0
 	for _, sh := range run.Shapes {
 		row := templates.ShapeRow{Label: sh.Label, Baseline: usText(sh.BaselineMedianUs), Variant: usText(sh.VariantMedianUs),
 			Speedup: "—", Interval: "—", FloorFrac: "—", Correct: sh.Correct, Noise: "—", Flags: sh.Flags}
+		if slices.Contains(sh.Flags, "correctness_not_reported") {
+			row.CorrectText = "not reported"
+			notReported++
+		}
 		if sh.Speedup.Value > 0 {
 			row.Speedup = fmt.Sprintf("%.3fx", sh.Speedup.Value)
 			row.Slower = sh.Speedup.Value < 1
@@ -298,6 +304,9 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 		v.Shapes = append(v.Shapes, row)
 	}
 	v.BarsSVG = charts.SpeedupBars(bars)
+	if notReported > 0 && !run.Correct {
+		v.CorrectText = fmt.Sprintf("correctness not reported for %d of %d shapes", notReported, len(run.Shapes))
+	}
 	if run.Imported {
 		var d importDoc
 		if json.Unmarshal(run.Result, &d) == nil {
