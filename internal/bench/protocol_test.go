@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitchtank/pitchtank/internal/stats"
+	"github.com/pitchtank/pitchtank/kernels"
 )
 
 func runFake(t *testing.T, cfg Config, f *fakeBackend) (*Result, int, []byte) {
@@ -359,5 +363,67 @@ func TestComparable(t *testing.T) {
 	d3.UUID = "GPU-other"
 	if ok, _ := Comparable(a, &Result{Fingerprint: NewFingerprint(d3)}); !ok {
 		t.Fatalf("two cards of one model, driver and NVRTC must be comparable")
+	}
+}
+
+// errShape fails its n-th timed sample the way a sticky CUDA error would.
+type errShape struct {
+	ShapeRunner
+	n   int
+	err error
+}
+
+func (s *errShape) Sample(ctx context.Context, role, set int) (float64, error) {
+	s.n--
+	if s.n < 0 {
+		return 0, s.err
+	}
+	return s.ShapeRunner.Sample(ctx, role, set)
+}
+
+type errBackend struct {
+	*fakeBackend
+	after int
+	err   error
+}
+
+func (b *errBackend) Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error) {
+	r, err := b.fakeBackend.Shape(ctx, s, roles)
+	return &errShape{ShapeRunner: r, n: b.after, err: b.err}, err
+}
+
+func TestDeviceErrorStopsWithExit3AndADocument(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 10000 })
+	b := &errBackend{fakeBackend: f, after: 40, err: errors.New("cuda: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access was encountered [sticky]")}
+	var out bytes.Buffer
+	r, code := Run(context.Background(), fakeConfig(2, true), b, NewEmitter(&out))
+	if code != ExitCouldNotRun || r.Status != StatusError || !strings.Contains(r.Error, "ILLEGAL_ADDRESS") {
+		t.Fatalf("exit %d status %s error %q", code, r.Status, r.Error)
+	}
+	doc, _ := json.Marshal(r)
+	if err := Validate(doc); err != nil {
+		t.Fatalf("error document does not validate: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var last ErrorLine
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "error" || last.ExitCode != ExitCouldNotRun || !strings.Contains(last.Message, "ILLEGAL_ADDRESS") {
+		t.Fatalf("last line %q (%v)", lines[len(lines)-1], err)
+	}
+	if len(r.Shapes) != 1 || r.Shapes[0].Skipped == "" {
+		t.Fatalf("the failed shape must be recorded with why it was not timed: %+v", r.Shapes)
+	}
+}
+
+func TestMaxTimeStopsWithTimeout(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 {
+		time.Sleep(2 * time.Millisecond)
+		return 10000 * noise(shape, role, k, 0.5) // never converges
+	})
+	cfg := fakeConfig(1, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	r, code := Run(ctx, cfg, f, nil)
+	if code != ExitCouldNotRun || !strings.Contains(r.Error, "timeout") {
+		t.Fatalf("exit %d error %q, want 3 and a timeout", code, r.Error)
 	}
 }
