@@ -99,6 +99,7 @@ type ScoreForm struct {
 	Lo, Hi   string
 	Verdict  string
 	Existing bool // the viewer has a scorecard already (the form edits it)
+	Locked   bool // a result exists: the estimate can no longer change
 	Err      *FormError
 }
 

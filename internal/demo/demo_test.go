@@ -8,6 +8,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/demo"
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/internal/sqlite"
 )
 
@@ -157,5 +158,51 @@ func TestLoadDemoTournament(t *testing.T) {
 	after, _ := db.Users(ctx)
 	if len(before) != len(after) {
 		t.Errorf("second load created users")
+	}
+}
+
+// Round 1's B200 measurement of Pipeline Stages is an imported run of that
+// pitch: geomean 0.7355 over 373->488, 372->462, 173->249, 156->228 us, and
+// the Pragmatic Engineer's vote carries the deal terms of his justification.
+func TestDemoImportedRun(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if _, err := demo.Load(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	runs, err := db.List(ctx, runner.Filter{Imported: &yes, WithShapes: true})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("imported runs: %d, %v", len(runs), err)
+	}
+	run := runs[0]
+	p, err := db.Pitch(ctx, run.PitchID)
+	if err != nil || p.Title != "Pipeline Stages" || p.RoundNumber != 1 {
+		t.Fatalf("pitch of the import: %+v %v", p, err)
+	}
+	if run.Device != "B200" || run.Status != runner.StatusSucceeded || math.Abs(run.Speedup.Value-0.7355) > 5e-5 || len(run.Shapes) != 4 {
+		t.Fatalf("imported run %+v", run)
+	}
+	want := []float64{0.764, 0.805, 0.695, 0.684}
+	for i, s := range run.Shapes {
+		if math.Abs(s.Speedup.Value-want[i]) > 5e-4 {
+			t.Errorf("shape %d speedup %.4f, want %.3f", i, s.Speedup.Value, want[i])
+		}
+	}
+	votes, err := db.VisibleVotes(ctx, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withTerms := 0
+	for _, v := range votes {
+		if !v.Terms.Empty() {
+			withTerms++
+			if v.Terms.MinGeomean == nil || *v.Terms.MinGeomean != 1.4 || v.Terms.MaxVariation == nil || *v.Terms.MaxVariation != 0.05 {
+				t.Errorf("terms %+v", v.Terms)
+			}
+		}
+	}
+	if withTerms != 1 {
+		t.Errorf("%d votes with deal terms, want 1", withTerms)
 	}
 }

@@ -187,6 +187,7 @@ func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 	page = a.browser().login("pragmatist").get(fmt.Sprintf("/pitches/%d", p.ID)).body
 	wantContains(t, page, "0.7643x", "data-interval-score")
 
+	wantContains(t, page, "Locked: this pitch has been measured")
 	// Locked: the Oracle cannot now predict, the pragmatist cannot change
 	// his estimate, and nothing is stored.
 	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "oracle", card).wantError(t, http.StatusConflict, pitches.ECONFLICT, "estimate")

@@ -74,6 +74,7 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 		} else {
 			f.Personal = !sameWeights(f.Weights, defaultWeights(round))
 		}
+		f.Locked = v.Results != nil && v.Results.Locked
 		v.ScoreForm = f
 	}
 	if v.CanVote {
