@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,8 @@ type Knobs struct {
 	Layout      string // "wide" (16-byte shared loads per row) | "half" (8-byte loads, 80-byte rows, fewer registers)
 	BlocksPerSM int    // __launch_bounds__ minimum resident blocks, and the persistent grid's blocks per SM
 	Grid        string // "persistent" (min(tiles, SMs x resident blocks), blocks walk the tile table) | "tiles" (one block per tile)
+	// Test-only fault family (fault.cu): "illegal_address" | "hang".
+	Mode string
 }
 
 // KnobSpec declares one knob: its key in a variant spec, the allowed values,
@@ -119,16 +122,48 @@ func fusedKnobSpace(problem string) []KnobSpec {
 	}
 }
 
-// VariantKnobSpace is the declared knob space of a variant family ("baseline"
-// or "fused"); the reference takes no knobs (nil), as does an unknown base.
+// VariantKnobSpace is the declared knob space of a variant family ("baseline",
+// "fused", or the test-only "fault"); the reference takes no knobs (nil), as
+// does an unknown base.
 func VariantKnobSpace(problem, base string) []KnobSpec {
 	switch base {
 	case "baseline":
 		return KnobSpace(problem)
 	case "fused":
 		return fusedKnobSpace(problem)
+	case "fault":
+		return faultKnobSpace
 	}
 	return nil
+}
+
+// TestKernelsEnv names the environment variable that makes the test-only
+// "fault" variant resolvable. The server validates a run's variant and the
+// bench child resolves it again, both in processes that inherit the
+// environment, so setting it on the server is enough for a test and leaving
+// it unset keeps the kernels unreachable in normal use.
+const TestKernelsEnv = "PITCHTANK_TEST_KERNELS"
+
+// TestKernelsEnabled reports whether TestKernelsEnv is "1" in this process.
+func TestKernelsEnabled() bool { return os.Getenv(TestKernelsEnv) == "1" }
+
+// faultKnobSpace is the test-only fault family's one knob (fault.cu).
+var faultKnobSpace = []KnobSpec{
+	{Key: "mode", Values: []string{"illegal_address", "hang"}, Default: "illegal_address",
+		Doc: "illegal_address = store through C + 1 TiB (CUDA_ERROR_ILLEGAL_ADDRESS); hang = spin on a volatile global nothing writes (never ends)"},
+}
+
+// faultVariant is the test-only variant that fails on purpose. It is not in
+// Variants(), so no list, form or compile enumeration offers it; only
+// ResolveVariant returns it, and only when TestKernelsEnabled.
+func (p *Problem) faultVariant() Variant {
+	v := Variant{
+		Name: "fault", Base: "fault", Title: "TEST ONLY: a kernel that faults or hangs", Problem: p.Name,
+		Description: "fault.cu: mode=illegal_address stores through a wild pointer so the launch ends with CUDA_ERROR_ILLEGAL_ADDRESS; mode=hang spins forever. For the end-to-end test of run failures; resolvable only with " + TestKernelsEnv + "=1.",
+		SourceFile:  "fault.cu", MinArch: 80,
+	}
+	v.Knobs, _ = defaultKnobs(p.Name, "fault")
+	return v
 }
 
 // Variant is one kernel variant of a problem with its knob values.
@@ -220,6 +255,10 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 			k.Launch = "sequential"
 		}
 	}
+	if base == "fault" {
+		// One launch per group on the caller's stream (faultPlan).
+		k.Launch = "sequential"
+	}
 	k.TileM = atoi("tile_m", k.TileM)
 	k.TileN = atoi("tile_n", k.TileN)
 	k.TileK = atoi("tile_k", k.TileK)
@@ -231,6 +270,7 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 	k.Launch = str("launch", k.Launch)
 	k.Layout = str("layout", k.Layout)
 	k.Grid = str("grid", k.Grid)
+	k.Mode = str("mode", k.Mode)
 	if v, ok := vals["swap_ab"]; ok {
 		k.SwapAB = v == "true"
 	}
@@ -244,6 +284,7 @@ func (k Knobs) values() map[string]string {
 		"stages": strconv.Itoa(k.Stages), "epilogue": k.Epilogue, "warp_roles": k.WarpRoles,
 		"launch": k.Launch, "split_k": strconv.Itoa(k.SplitK), "swap_ab": strconv.FormatBool(k.SwapAB),
 		"layout": k.Layout, "blocks_per_sm": strconv.Itoa(k.BlocksPerSM), "grid": k.Grid,
+		"mode": k.Mode,
 	}
 }
 
@@ -269,8 +310,11 @@ func SharedBytes(problem string, k Knobs) int {
 // checkCombination applies the rules that single values cannot express,
 // for the family v.Base.
 func checkCombination(problem, base string, k Knobs) error {
-	if base == "fused" {
+	switch base {
+	case "fused":
 		return checkFused(problem, k)
+	case "fault":
+		return nil // one knob; every declared value is valid
 	}
 	// Each of the 4 warps owns (TileM/2)x(TileN/2) outputs per accumulator;
 	// past 128 fp32 accumulator registers per thread the compiler spills.
@@ -371,6 +415,9 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 		if c.Name == base {
 			v, found = c, true
 		}
+	}
+	if !found && base == "fault" && TestKernelsEnabled() {
+		v, found = p.faultVariant(), true
 	}
 	if !found {
 		return Variant{}, fmt.Errorf("kernels: unknown variant %q for %s (known: %s)", base, p.Name, strings.Join(names, ", "))
@@ -502,6 +549,13 @@ func (v Variant) Defines() map[string]string {
 	if v.Reference {
 		return d
 	}
+	if v.Base == "fault" {
+		d["FAULT_MODE"] = "1"
+		if v.Knobs.Mode == "hang" {
+			d["FAULT_MODE"] = "2"
+		}
+		return d
+	}
 	if v.Base == "fused" {
 		// The fused sources' own macros (see their headers).
 		wn, wm := FusedWarps(v.Problem, v.Knobs)
@@ -546,6 +600,10 @@ func (v Variant) KernelNames() []string {
 		return []string{"fast_dual_gemm"}
 	case v.Base == "fused":
 		return []string{"fast_group_gemm"}
+	case v.Base == "fault" && v.Problem == "nvfp4_dual_gemm":
+		return []string{"fault_dual"}
+	case v.Base == "fault":
+		return []string{"fault_group"}
 	case v.Problem == "nvfp4_dual_gemm":
 		return []string{"gemm_dual"}
 	}

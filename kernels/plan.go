@@ -123,8 +123,11 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 	if err := checkCombination(v.Problem, v.Base, k); err != nil {
 		return nil, err
 	}
-	if v.Base == "fused" {
+	switch v.Base {
+	case "fused":
 		return v.fusedPlan(s, lim)
+	case "fault":
+		return v.faultPlan(s), nil
 	}
 	smem := SharedBytes(v.Problem, k)
 	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
@@ -302,4 +305,23 @@ func FusedTiles(s Shape, k Knobs) []FusedTile {
 	rows := func(t FusedTile) int { return min(k.TileM, s.M[t.Group]-t.M0) }
 	sort.SliceStable(ts, func(a, b int) bool { return rows(ts[a]) > rows(ts[b]) })
 	return ts
+}
+
+// faultPlan runs the test-only fault kernels: one launch per group with the
+// baseline's arguments. One block per group is enough to fault or hang, and
+// keeps the illegal_address stores few.
+func (v Variant) faultPlan(s Shape) *Plan {
+	pl := &Plan{Mode: "sequential"}
+	for g, m := range s.M {
+		args := []Arg{ptr(BufA, g), ptr(BufSA, g), ptr(BufB, g), ptr(BufSB, g)}
+		kern := "fault_group"
+		if v.Problem == "nvfp4_dual_gemm" {
+			kern = "fault_dual"
+			args = append(args, ptr(BufB2, g), ptr(BufSB2, g))
+		}
+		args = append(args, ptr(BufC, g), i32(m), i32(s.N), i32(s.K))
+		pl.Launches = append(pl.Launches, Launch{Kernel: kern,
+			Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{32, 1, 1}, Group: g, Args: args})
+	}
+	return pl
 }
