@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -109,6 +110,18 @@ func TestRunAPIEndToEndCPU(t *testing.T) {
 	b := a.browser().login("vera")
 	page := b.get(fmt.Sprintf("/runs/%d", created.ID)).wantStatus(t, http.StatusOK)
 	wantContains(t, page.body, "succeeded", "data-shapes", run.Shapes[0].Label, "Speedup per shape", "<svg")
+	var doc struct {
+		Fingerprint struct {
+			Key string `json:"key"`
+		} `json:"fingerprint"`
+		Variant struct {
+			SourceHash string `json:"source_hash"`
+		} `json:"variant"`
+	}
+	if err := json.Unmarshal(run.Result, &doc); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, page.body, "Device and kernels", doc.Fingerprint.Key, doc.Variant.SourceHash, "History of this variant")
 	wantNotContains(t, page.body, "data-progress", `http-equiv="refresh"`)
 	// A viewer may look but not launch.
 	wantNotContains(t, b.get("/runs").body, `action="/runs" class="form run-form"`)

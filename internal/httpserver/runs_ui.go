@@ -211,16 +211,15 @@ func (s *server) handleRequeueRunForm(w http.ResponseWriter, r *http.Request) {
 // (docs/bench-result.md); decoded leniently, since the runner validated it.
 type benchDoc struct {
 	Device struct {
-		Name, UUID, Arch, DriverVersion string
-		ComputeCapability               string `json:"compute_capability"`
-		NVRTCVersion                    string `json:"nvrtc_version"`
-		Driver                          string `json:"driver_version"`
+		Name              string `json:"name"`
+		UUID              string `json:"uuid"`
+		Arch              string `json:"arch"`
+		ComputeCapability string `json:"compute_capability"`
 	} `json:"device"`
 	Fingerprint struct {
-		Key, DeviceModel string
-		Model            string `json:"device_model"`
-		Driver           string `json:"driver_version"`
-		NVRTC            string `json:"nvrtc_version"`
+		Key    string `json:"key"`
+		Driver string `json:"driver_version"`
+		NVRTC  string `json:"nvrtc_version"`
 	} `json:"fingerprint"`
 	Mode     string     `json:"mode"`
 	Variant  *benchSpec `json:"variant"`
