@@ -137,3 +137,43 @@ func cliDB(t *testing.T, stdin string, args ...string) (int, string, string) {
 	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
+
+// A run left "running" by a server that died is marked interrupted when
+// `web serve` starts, before it serves.
+func TestServeMarksInterruptedRuns(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "p.db")
+	db, err := sqlite.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	left, err := db.Enqueue(ctx, runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "reference", Device: "cpu"})
+	if err == nil {
+		err = db.MarkRunning(ctx, left.ID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	sctx, cancel := context.WithCancel(ctx)
+	var out syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(sctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dbPath, "--no-demo", "--devices", "cpu"}, strings.NewReader(""), &out, io.Discard)
+	}()
+	waitFor(t, &out, done)
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d", code)
+	}
+	db, err = sqlite.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.Get(ctx, left.ID)
+	if err != nil || got.Status != runner.StatusFailed || got.Reason != runner.ReasonInterrupted {
+		t.Fatalf("left-over run after start: %+v %v", got, err)
+	}
+}
