@@ -29,6 +29,12 @@
 //     round 1's. The Pragmatic Engineer's vote for wild card C is entered
 //     without scorecards (the seeds give none); the Oracle has neither scored
 //     nor voted in round 5, so a person can log in as oracle and do both.
+//   - Round 6 is ours, not the seeds': the pitchtank team's own ladder
+//     (kernels/ladder.json), each step a pitch of the contestant "team"
+//     whose claim is the range predicted before the device runs, with the
+//     H100 measurement imported as its run (ladder.go). It is closed, so
+//     round 5 stays the current round. The "team" account is the last
+//     login, so the seeds' accounts keep their ids.
 package demo
 
 import (
@@ -68,6 +74,7 @@ var Logins = []DemoLogin{
 	{"contestant4", "demo-contestant4", "Contestant 4", pitches.RoleContestant},
 	{"wildcard", "demo-wildcard", "The Wild Card Bench", pitches.RoleContestant},
 	{"viewer", "demo-viewer", "Demo Viewer", pitches.RoleViewer},
+	{"team", "demo-team", "The pitchtank team", pitches.RoleContestant},
 }
 
 // IsEmpty reports whether the store has no users and no rounds, i.e. the
@@ -104,7 +111,7 @@ func Load(ctx context.Context, svc Store) ([]DemoLogin, error) {
 		}
 		l.users[d.Login] = u
 	}
-	for _, step := range []func() error{l.round1, l.round2, l.round5} {
+	for _, step := range []func() error{l.round1, l.round2, l.round5, l.roundLadder} {
 		if err := step(); err != nil {
 			return nil, err
 		}
