@@ -78,10 +78,21 @@ func TestCompileDeclaredSpace(t *testing.T) {
 		t.Logf("NVRTC %s predates sm_90a (12.0+): compiling for sm_80 and sm_90 only", ver)
 	}
 
+	major, _ := strconv.Atoi(strings.Split(ver, ".")[0])
 	var jobs []compileJob
 	seen := map[string]bool{}
+	skipped := map[string]bool{}
 	add := func(v kernels.Variant) {
 		for _, a := range archs {
+			// The TMA epilogue (cp.async.bulk) exists from sm_90 and PTX 8.0
+			// (CUDA 12.0): the source refuses other builds with #error and
+			// kernels.Plan refuses devices below sm_90, so those builds are
+			// skipped here (NVRTC 11.8 in CI compiles none of them; the
+			// device tests build them with the device's NVRTC).
+			if v.Defines()["FG_EPI_TMA"] == "1" && (a == "sm_80" || major < 12) {
+				skipped[v.Name+" "+a] = true
+				continue
+			}
 			key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|" + a
 			if !seen[key] {
 				seen[key] = true
@@ -111,14 +122,32 @@ func TestCompileDeclaredSpace(t *testing.T) {
 				// The fused space has more compile-relevant knobs than 2 CPUs
 				// compile in the time budget: every pair of knob values that
 				// occurs in a valid combination is compiled at least once.
+				// The tma epilogue's builds are skipped where the NVRTC or the
+				// arch lacks the bulk copy, so the simt and the tma builds
+				// each get their own cover: the pairs of the other knobs are
+				// compiled everywhere.
 				n := len(vs)
-				vs = pairwise(v, vs)
+				var simt, tma []kernels.Variant
+				for _, kv := range vs {
+					if kv.Knobs.Epilogue == "tma" {
+						tma = append(tma, kv)
+					} else {
+						simt = append(simt, kv)
+					}
+				}
+				vs = pairwise(v, simt)
+				if len(tma) > 0 {
+					vs = append(vs, pairwise(tma[0], tma)...)
+				}
 				t.Logf("%s fused: %d of %d combinations cover every pair of values", p.Name, len(vs), n)
 			}
 			for _, kv := range vs {
 				add(kv)
 			}
 		}
+	}
+	for k := range skipped {
+		t.Logf("skipped %s: epilogue=tma needs sm_90 and NVRTC 12.0+ (this is NVRTC %s)", k, ver)
 	}
 	t.Logf("NVRTC %s: %d modules to compile on %d CPUs", ver, len(jobs), runtime.NumCPU())
 

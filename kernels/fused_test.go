@@ -79,7 +79,7 @@ func TestFusedDefaults(t *testing.T) {
 	}
 }
 
-// The fused group plan: one persistent launch whose table holds 56-byte
+// The fused group plan: one persistent launch whose table holds 64-byte
 // FgGroup descriptors, then 16-byte-aligned FgTile entries that cover every
 // output tile exactly once, largest groups first and full tiles before
 // tails.
@@ -91,14 +91,14 @@ func TestFusedGroupPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pl.Launches) != 1 || pl.Mode != "grouped" || pl.TableBytes == nil {
+	if len(pl.Launches) != 1 || pl.Mode != "grouped" || pl.TableBytes == nil || pl.WorkspaceBytes != 0 || pl.SplitK != 1 {
 		t.Fatalf("%+v", pl)
 	}
 	l := pl.Launches[0]
 	if l.Kernel != "fast_group_gemm" || l.Block != [3]uint32{128, 1, 1} || l.SharedBytes != 82944 || l.PersistentPerSM != 2 {
 		t.Errorf("launch %+v", l)
 	}
-	const tilesOff = 4 * 56 // 224, already a multiple of 16
+	const tilesOff = 4 * 64 // 256, already a multiple of 16
 	if len(l.Args) != 3 || l.Args[0].Buf != kernels.BufTable || l.Args[1].Buf != kernels.BufTable || l.Args[1].Value != tilesOff {
 		t.Fatalf("args %+v", l.Args)
 	}
@@ -106,7 +106,7 @@ func TestFusedGroupPlan(t *testing.T) {
 	tb := pl.TableBytes(addr)
 	le := binary.LittleEndian
 	for grp := range s.M {
-		d := tb[grp*56:]
+		d := tb[grp*64:]
 		for i, b := range []kernels.Buffer{kernels.BufA, kernels.BufSA, kernels.BufB, kernels.BufSB, kernels.BufC} {
 			if le.Uint64(d[8*i:]) != addr(b, grp) {
 				t.Errorf("group %d pointer %d", grp, i)
@@ -114,6 +114,9 @@ func TestFusedGroupPlan(t *testing.T) {
 		}
 		if int(le.Uint32(d[40:])) != s.M[grp] || le.Uint32(d[44:]) != 320 || le.Uint32(d[48:]) != 256 {
 			t.Errorf("group %d m,n,k = %d,%d,%d", grp, le.Uint32(d[40:]), le.Uint32(d[44:]), le.Uint32(d[48:]))
+		}
+		if le.Uint32(d[52:]) != 1 || le.Uint64(d[56:]) != 0 {
+			t.Errorf("group %d: splits %d, workspace %#x; want 1 and none", grp, le.Uint32(d[52:]), le.Uint64(d[56:]))
 		}
 	}
 	tiles := tb[tilesOff:]

@@ -19,7 +19,7 @@ import (
 // family's fixed values (e.g. the fused kernels always swap A and B).
 type Knobs struct {
 	TileM, TileN, TileK, Stages int
-	Epilogue                    string // "simt" (stores from registers)
+	Epilogue                    string // "simt" (stores by the threads) | "tma" (bulk async copies, fused group GEMM, sm_90+)
 	WarpRoles                   string // "uniform" (every warp loads and computes)
 	Launch                      string // "sequential"|"streams"|"graph"|"grouped"
 	SplitK                      int    // 1
@@ -119,6 +119,8 @@ func fusedKnobSpace(problem string) []KnobSpec {
 		{Key: "layout", Values: []string{"wide", "half"}, Default: "wide", Doc: "wide = each thread loads 16 bytes per row per K chunk; half = 8 bytes per 64-wide half (80-byte shared rows): fewer registers, more resident blocks"},
 		{Key: "blocks_per_sm", Values: []string{"1", "2", "3"}, Default: "2", Doc: "minimum resident blocks per SM the compiler must allow (__launch_bounds__), and the persistent grid's blocks per SM"},
 		{Key: "grid", Values: []string{"persistent", "tiles"}, Default: "persistent", Doc: "persistent = min(tiles, SMs x resident blocks) blocks walking one tile table over all groups (largest groups first, full tiles before tails); tiles = one block per tile"},
+		{Key: "split_k", Values: []string{"1", "2", "4", "auto"}, Default: "1", Doc: "K partitions per output tile: each writes fp32 partial sums to a workspace, a second launch adds them in a fixed order and writes C; auto = the partition count a per-shape cost model (docs/KNOBS.md) predicts fastest for the device's SM count"},
+		{Key: "epilogue", Values: []string{"simt", "tma"}, Default: "simt", Doc: "how the staged C tile leaves shared memory: simt = 16-byte stores by every thread; tma = one bulk async copy per row (cp.async.bulk, sm_90 and CUDA 12 or newer)"},
 	}
 }
 
@@ -263,7 +265,11 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 	k.TileN = atoi("tile_n", k.TileN)
 	k.TileK = atoi("tile_k", k.TileK)
 	k.Stages = atoi("stages", k.Stages)
-	k.SplitK = atoi("split_k", k.SplitK)
+	if vals["split_k"] == "auto" {
+		k.SplitK = SplitKAuto
+	} else {
+		k.SplitK = atoi("split_k", k.SplitK)
+	}
 	k.BlocksPerSM = atoi("blocks_per_sm", k.BlocksPerSM)
 	k.Epilogue = str("epilogue", k.Epilogue)
 	k.WarpRoles = str("warp_roles", k.WarpRoles)
@@ -277,12 +283,23 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 	return k, err
 }
 
+// SplitKAuto is Knobs.SplitK for split_k=auto: the plan picks the partition
+// count per shape (FusedSplitK).
+const SplitKAuto = 0
+
+func splitKString(n int) string {
+	if n == SplitKAuto {
+		return "auto"
+	}
+	return strconv.Itoa(n)
+}
+
 // knobValues renders knobs in KnobSpace's string form.
 func (k Knobs) values() map[string]string {
 	return map[string]string{
 		"tile_m": strconv.Itoa(k.TileM), "tile_n": strconv.Itoa(k.TileN), "tile_k": strconv.Itoa(k.TileK),
 		"stages": strconv.Itoa(k.Stages), "epilogue": k.Epilogue, "warp_roles": k.WarpRoles,
-		"launch": k.Launch, "split_k": strconv.Itoa(k.SplitK), "swap_ab": strconv.FormatBool(k.SwapAB),
+		"launch": k.Launch, "split_k": splitKString(k.SplitK), "swap_ab": strconv.FormatBool(k.SwapAB),
 		"layout": k.Layout, "blocks_per_sm": strconv.Itoa(k.BlocksPerSM), "grid": k.Grid,
 		"mode": k.Mode,
 	}
@@ -455,9 +472,18 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 	if err := checkCombination(p.Name, v.Base, k); err != nil {
 		return Variant{}, err
 	}
+	return p.withValidKnobs(v, k), nil
+}
+
+// withValidKnobs sets checked knobs k on v: the canonical name, and the
+// architecture the knobs need (the TMA epilogue's bulk copies are sm_90).
+func (p *Problem) withValidKnobs(v Variant, k Knobs) Variant {
 	v.Knobs = k
 	v.Name = p.canonicalName(v.Base, k)
-	return v, nil
+	if v.Base == "fused" && k.Epilogue == "tma" {
+		v.MinArch = max(v.MinArch, 90)
+	}
+	return v
 }
 
 // canonicalName lists the knobs that differ from the defaults, in
@@ -522,9 +548,7 @@ func (p *Problem) WithKnobs(v Variant, k Knobs) (Variant, error) {
 	if err := checkCombination(p.Name, v.Base, k); err != nil {
 		return Variant{}, err
 	}
-	v.Knobs = k
-	v.Name = p.canonicalName(v.Base, k)
-	return v, nil
+	return p.withValidKnobs(v, k), nil
 }
 
 // Source returns the variant's embedded CUDA source.
@@ -568,6 +592,14 @@ func (v Variant) Defines() map[string]string {
 		d["STAGES"] = strconv.Itoa(v.Knobs.Stages)
 		d["FG_HALF"] = half
 		d["MIN_BLOCKS"] = strconv.Itoa(v.Knobs.BlocksPerSM)
+		if v.Problem != "nvfp4_dual_gemm" {
+			// Split-K is host-side (the table's splits field and a second
+			// launch), so only the epilogue adds a define.
+			d["FG_EPI_TMA"] = "0"
+			if v.Knobs.Epilogue == "tma" {
+				d["FG_EPI_TMA"] = "1"
+			}
+		}
 		return d
 	}
 	d["TILE_M"] = strconv.Itoa(v.Knobs.TileM)
@@ -599,7 +631,7 @@ func (v Variant) KernelNames() []string {
 	case v.Base == "fused" && v.Problem == "nvfp4_dual_gemm":
 		return []string{"fast_dual_gemm"}
 	case v.Base == "fused":
-		return []string{"fast_group_gemm"}
+		return []string{"fast_group_gemm", "fast_group_reduce"}
 	case v.Base == "fault" && v.Problem == "nvfp4_dual_gemm":
 		return []string{"fault_dual"}
 	case v.Base == "fault":

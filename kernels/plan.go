@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Buffer names a device buffer an engine allocates per group.
@@ -19,10 +20,11 @@ const (
 	BufC                   // fp16 output, M x N row-major per group
 	BufRef                 // float64 output of the reference, M x N per group
 	BufTable               // host-built table (Plan.TableBytes), one for all groups
+	BufWork                // scratch of Plan.WorkspaceBytes (split-K partial sums), one for all groups
 )
 
 func (b Buffer) String() string {
-	names := [...]string{"A", "SA", "B", "SB", "B2", "SB2", "C", "Ref", "Table"}
+	names := [...]string{"A", "SA", "B", "SB", "B2", "SB2", "C", "Ref", "Table", "Work"}
 	if b >= 0 && int(b) < len(names) {
 		return names[b]
 	}
@@ -33,7 +35,7 @@ func (b Buffer) String() string {
 type ArgKind int
 
 const (
-	ArgPtr ArgKind = iota // device pointer of (Buf, Group); Group is ignored for BufTable
+	ArgPtr ArgKind = iota // device pointer of (Buf, Group); Group is ignored for BufTable and BufWork
 	ArgI32                // Value as int32
 	ArgI64                // Value as int64
 )
@@ -67,7 +69,8 @@ type Launch struct {
 // how they are issued. Modes: "sequential" (all on the caller's stream),
 // "streams" (launch i on its side stream, forked from and joined back to the
 // caller's stream with events), "graph" (the launches captured once into a
-// CUDA graph, replayed per run), "grouped" (a single launch).
+// CUDA graph, replayed per run), "grouped" (one launch over all groups; a
+// split-K plan adds its reduction launch after it on the same stream).
 type Plan struct {
 	Mode     string
 	Streams  int // side streams used (streams mode), else 0
@@ -75,6 +78,13 @@ type Plan struct {
 	// TableBytes builds the table the kernel reads from BufTable, given the
 	// device address of each (buffer, group); nil when there is none.
 	TableBytes func(ptr func(Buffer, int) uint64) []byte
+	// WorkspaceBytes is the size of BufWork the engine allocates (0: none).
+	// Every byte a launch reads from it is written earlier in the same
+	// execution, so it needs no zeroing between runs.
+	WorkspaceBytes int64
+	// SplitK is the K partitions per output tile the plan uses (1: none);
+	// for split_k=auto, the partition count FusedSplitK chose.
+	SplitK int
 }
 
 // Limits are the device facts a plan depends on.
@@ -220,8 +230,21 @@ func groupedTable(s Shape, groups int, tiles []tile, addr func(Buffer, int) uint
 }
 
 // fgGroupBytes is one FgGroup of fast_group_gemm.cu: five u64 pointers
-// (a, sa, b, sb, c), then int32 m, n, k and padding.
-const fgGroupBytes = 56
+// (a, sa, b, sb, c), int32 m, n, k, splits, then the u64 workspace pointer.
+const fgGroupBytes = 64
+
+// archNumber is the compute capability of an arch name ("sm_90a" -> 90),
+// 0 when it cannot tell.
+func archNumber(arch string) int {
+	n := 0
+	for _, c := range strings.TrimPrefix(arch, "sm_") {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
 
 // fusedPlan is the fused kernels' plan: for the group GEMM one launch over
 // a table of FgGroup descriptors followed by FgTile entries; for the dual
@@ -249,17 +272,38 @@ func (v Variant) fusedPlan(s Shape, lim Limits) (*Plan, error) {
 			Args: []Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
 				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}}, nil
 	}
+	if k.Epilogue == "tma" {
+		if a := archNumber(lim.Arch); a > 0 && a < 90 {
+			return nil, &KnobError{Knob: "epilogue", Value: "tma",
+				Reason: fmt.Sprintf("the bulk async copy (cp.async.bulk) needs sm_90 or newer; the device is %s (use epilogue=simt)", lim.Arch)}
+		}
+	}
 	tiles := FusedTiles(s, k)
+	splits := FusedSplitK(s, k, lim)
+	items := fusedItems(tiles, splits)
 	groups := len(s.M)
 	tilesOff := ceilDiv(groups*fgGroupBytes, 16) * 16 // FgTile entries 16-byte aligned
-	gx, per := grid(len(tiles))
-	pl := &Plan{Mode: "grouped", Launches: []Launch{{Kernel: "fast_group_gemm",
+	baseOff := tilesOff + 16*len(items)               // the reduce's table (split-K only)
+	gx, per := grid(len(items))
+	pl := &Plan{Mode: "grouped", SplitK: splits, Launches: []Launch{{Kernel: "fast_group_gemm",
 		Grid: [3]uint32{gx, 1, 1}, Block: block, SharedBytes: uint32(smem), Group: -1,
-		PersistentPerSM: per, Tiles: len(tiles),
-		Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(tiles))}}}}
+		PersistentPerSM: per, Tiles: len(items),
+		Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(items))}}}}
+	if splits > 1 {
+		pl.WorkspaceBytes = FusedWorkspaceBytes(s, k, splits)
+		// One block per output tile: the reduction reads S x 32 KiB and
+		// writes 16 KiB per tile (default tile), memory-bound and short.
+		pl.Launches = append(pl.Launches, Launch{Kernel: "fast_group_reduce",
+			Grid: [3]uint32{uint32(len(tiles)), 1, 1}, Block: block, SharedBytes: uint32(fusedEpilogueBytes(v.Problem, k)), Group: -1,
+			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(baseOff)}, i32(len(tiles))}})
+	}
 	pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
 		le := binary.LittleEndian
-		b := make([]byte, 0, tilesOff+16*len(tiles))
+		b := make([]byte, 0, baseOff+16*len(tiles))
+		var ws uint64
+		if splits > 1 {
+			ws = addr(BufWork, 0)
+		}
 		for g := 0; g < groups; g++ {
 			for _, buf := range []Buffer{BufA, BufSA, BufB, BufSB, BufC} {
 				b = le.AppendUint64(b, addr(buf, g))
@@ -267,18 +311,67 @@ func (v Variant) fusedPlan(s Shape, lim Limits) (*Plan, error) {
 			b = le.AppendUint32(b, uint32(s.M[g]))
 			b = le.AppendUint32(b, uint32(s.N))
 			b = le.AppendUint32(b, uint32(s.K))
-			b = le.AppendUint32(b, 0)
+			b = le.AppendUint32(b, uint32(splits))
+			b = le.AppendUint64(b, ws)
 		}
 		b = append(b, make([]byte, tilesOff-len(b))...)
-		for _, t := range tiles {
+		for _, it := range items {
+			t := tiles[it.base]
 			b = le.AppendUint32(b, uint32(t.Group))
 			b = le.AppendUint32(b, uint32(t.M0))
 			b = le.AppendUint32(b, uint32(t.N0))
-			b = le.AppendUint32(b, 0)
+			b = le.AppendUint32(b, uint32(it.base*splits+it.ks))
+		}
+		if splits > 1 {
+			for i, t := range tiles {
+				b = le.AppendUint32(b, uint32(t.Group))
+				b = le.AppendUint32(b, uint32(t.M0))
+				b = le.AppendUint32(b, uint32(t.N0))
+				b = le.AppendUint32(b, uint32(i))
+			}
 		}
 		return b
 	}
 	return pl, nil
+}
+
+// fusedItem is one work item of the fused group kernel: K partition ks of
+// output tile base (an index into FusedTiles).
+type fusedItem struct{ base, ks int }
+
+// fusedItems lists the work items in launch order: each tile's partitions
+// next to each other, tiles in FusedTiles order, so the longest items
+// still start first.
+func fusedItems(tiles []FusedTile, splits int) []fusedItem {
+	out := make([]fusedItem, 0, len(tiles)*splits)
+	for i := range tiles {
+		for ks := 0; ks < splits; ks++ {
+			out = append(out, fusedItem{i, ks})
+		}
+	}
+	return out
+}
+
+// FusedSplitRange is the K chunks [kb, ke) (128 K elements each) that
+// partition ks of splits computes out of kch: the kernel's fg_split_range.
+// The ranges of ks = 0..splits-1 cover [0, kch) exactly once, in order,
+// and differ in length by at most one chunk.
+func FusedSplitRange(kch, ks, splits int) (kb, ke int) {
+	return kch * ks / splits, kch * (ks + 1) / splits
+}
+
+// FusedWorkspaceBytes is the split-K workspace of the fused group kernel:
+// one fp32 slot of tile_n x tile_m per output tile and partition.
+func FusedWorkspaceBytes(s Shape, k Knobs, splits int) int64 {
+	wn, wm := FusedWarps("nvfp4_group_gemm", k)
+	return int64(splits) * int64(len(FusedTiles(s, k))) * int64(wn*fusedWarpN) * int64(wm*fusedWarpM) * 4
+}
+
+// fusedEpilogueBytes is the fused kernels' C staging area (FG_EP_BYTES):
+// the reduction launch's dynamic shared memory.
+func fusedEpilogueBytes(problem string, k Knobs) int {
+	wn, wm := FusedWarps(problem, k)
+	return wm * fusedWarpM * (2*wn*fusedWarpN + 16)
 }
 
 // FusedTile is one entry of the fused group kernel's tile table.

@@ -238,6 +238,15 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 	if err = i.Upload(in); err != nil {
 		return nil, err
 	}
+	// The split-K workspace: every byte a launch reads from it is written
+	// earlier in the same Run (the plan's contract), so it is allocated once
+	// and never cleared between runs; Poison fills it too, so a partial sum
+	// the kernel failed to write shows up as NaN in C.
+	if plan.WorkspaceBytes > 0 {
+		if err = alloc(bufKey{kernels.BufWork, 0}, plan.WorkspaceBytes); err != nil {
+			return nil, err
+		}
+	}
 	if plan.TableBytes != nil {
 		tb := plan.TableBytes(func(buf kernels.Buffer, g int) uint64 { return uint64(i.bufs[bufKey{buf, g}].ptr) })
 		if err = alloc(bufKey{kernels.BufTable, 0}, int64(len(tb))); err != nil {
@@ -326,7 +335,7 @@ func (i *Instance) args(l kernels.Launch) ([]any, error) {
 		switch a.Kind {
 		case kernels.ArgPtr:
 			g := a.Group
-			if a.Buf == kernels.BufTable {
+			if a.Buf == kernels.BufTable || a.Buf == kernels.BufWork {
 				g = 0
 			}
 			b, ok := i.bufs[bufKey{a.Buf, g}]
@@ -460,8 +469,9 @@ func (i *Instance) outKeys() []bufKey {
 	return ks
 }
 
-// Poison fills the output with 0xFF bytes (fp16 NaN, float64 NaN) so that an
-// element the kernel does not write fails the check. It waits until done.
+// Poison fills the output, and the split-K workspace where the plan has
+// one, with 0xFF bytes (fp16, fp32 and float64 NaN) so that an element the
+// kernels do not write fails the check. It waits until done.
 func (i *Instance) Poison() error {
 	if i.closed {
 		return ErrClosed
@@ -469,7 +479,11 @@ func (i *Instance) Poison() error {
 	if err := i.c.Synchronize(); err != nil {
 		return fmt.Errorf("engine: poison: synchronize: %w", err)
 	}
-	for _, k := range i.outKeys() {
+	keys := i.outKeys()
+	if _, ok := i.bufs[bufKey{kernels.BufWork, 0}]; ok {
+		keys = append(keys, bufKey{kernels.BufWork, 0})
+	}
+	for _, k := range keys {
 		if err := i.c.MemsetD8(i.bufs[k].ptr, 0xFF, i.bufs[k].bytes, nil); err != nil {
 			return fmt.Errorf("engine: poison %s[%d]: %w", k.buf, k.group, err)
 		}

@@ -520,3 +520,83 @@ func TestUploadFreshInputs(t *testing.T) {
 		}
 	}
 }
+
+// newFusedSpecs are the fused group kernel's split-K and TMA-epilogue
+// variants (docs/KNOBS.md): every new value, on the default tile and on
+// the other tile shapes, alone and combined.
+var newFusedSpecs = []string{
+	"fused?split_k=2", "fused?split_k=4", "fused?split_k=auto", "fused?epilogue=tma",
+	"fused?split_k=4&epilogue=tma", "fused?split_k=auto&epilogue=tma",
+	"fused?tile_n=128&tile_m=64&stages=3&layout=half&blocks_per_sm=3&grid=tiles&split_k=2",
+	"fused?tile_m=64&blocks_per_sm=1&split_k=4&epilogue=tma",
+	"fused?tile_n=128&stages=2&layout=half&blocks_per_sm=3&split_k=2&epilogue=tma",
+}
+
+// TestFusedSplitKAndTMA: the split-K and TMA-epilogue variants on every
+// test, benchmark and edge shape (K=128 with 4 partitions leaves three of
+// them empty; their zero partial sums must still be written), with C and
+// the workspace poisoned before each of two runs; and a split-K result is
+// bit-identical from run to run (the reduction adds in a fixed order).
+func TestFusedSplitKAndTMA(t *testing.T) {
+	info := needDevice(t)
+	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	sixteen := make([]int, 16)
+	for i := range sixteen {
+		sixteen[i] = 1 + 13*i
+	}
+	shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
+	shapes = append(shapes, kernels.Shape{M: []int{1}, N: 64, K: 128}, kernels.Shape{M: []int{7, 33}, N: 64, K: 128},
+		kernels.Shape{M: sixteen, N: 128, K: 384}, kernels.Shape{M: []int{1}, N: 448, K: 2176}, kernels.Shape{M: []int{5}, N: 256, K: 16384})
+	var vs []kernels.Variant
+	for _, spec := range newFusedSpecs {
+		vs = append(vs, mustVariant(t, p, spec))
+	}
+	cases := shapeCases(t, info, p, shapes, 8000)
+	lim := limits(info)
+	for _, sc := range cases {
+		v := mustVariant(t, p, "fused?split_k=auto")
+		pl, err := v.Plan(sc.s, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("split_k=auto on %v: %d partitions, %d launches, workspace %d B", sc.s, pl.SplitK, len(pl.Launches), pl.WorkspaceBytes)
+	}
+	checkVariants(t, info, p, vs, cases)
+
+	built := buildAll(t, info, []kernels.Variant{mustVariant(t, p, "fused?split_k=4")})[0]
+	sc := cases[len(p.Tests)+2] // benchmark shape 3
+	err := dev.Do(func(c *gpu.Ctx) error {
+		inst, err := engine.Prepare(c, built, sc.s, lim, sc.in)
+		if err != nil {
+			return err
+		}
+		defer inst.Close()
+		var first []uint16
+		for rep := 0; rep < 3; rep++ {
+			if err := inst.Poison(); err != nil {
+				return err
+			}
+			if err := inst.Run(nil); err != nil {
+				return err
+			}
+			out, err := inst.Output()
+			if err != nil {
+				return err
+			}
+			if rep == 0 {
+				first = out
+				continue
+			}
+			for i := range out {
+				if out[i] != first[i] {
+					t.Errorf("split_k=4 run %d differs from run 0 at element %d: %#04x vs %#04x", rep, i, out[i], first[i])
+					break
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -38,8 +38,9 @@
 //   extern "C" __global__ void fast_group_gemm(const FgGroup* groups,
 //                                              const FgTile* tiles,
 //                                              int num_tiles)
-// groups: device array, one FgGroup per group (layout below, 56 bytes, 8-byte
-//         aligned fields: a, sa, b, sb, c pointers, then int m, n, k, pad).
+// groups: device array, one FgGroup per group (layout below, 64 bytes, 8-byte
+//         aligned fields: a, sa, b, sb, c pointers, int m, n, k, splits, then
+//         the split-K workspace pointer ws).
 // tiles:  device array of FgTile {int group, m0, n0, pad} (16 bytes): one
 //         entry per output tile of TILE_M rows (of C) x TILE_N columns,
 //         m0 % TILE_M == 0, n0 % TILE_N == 0, covering every group: for each
@@ -64,6 +65,20 @@
 // below, all overridable with -D). No prepack step: B and SB are read as given.
 // Output rows m >= M_g and columns n >= N_g are never written; every other
 // element of each C_g is written exactly once.
+//
+// Split-K (groups[g].splits = S > 1, for shapes with fewer tiles than
+// resident blocks): the table holds S entries per output tile, entry pad =
+// base * S + ks computing K chunks [kch*ks/S, kch*(ks+1)/S) (kch = K/128)
+// into workspace slot pad (FG_WS_TILE fp32, fragment order) instead of C;
+// then a second launch on the same stream,
+//   fast_group_reduce(groups, base_tiles, num_base_tiles)
+// (one entry per output tile, pad = base, FG_EP_BYTES dynamic shared
+// memory), adds the S slots of each tile in order ks = 0..S-1 and writes C.
+// Every slot the reduce reads is written by the first launch of the same
+// execution, so the workspace needs no zeroing; the sum is deterministic.
+// Workspace bytes: S * num_base_tiles * TILE_N * TILE_M * 4.
+// FG_EPI_TMA=1 (sm_90+, CUDA 12+): C rows leave shared memory by
+// cp.async.bulk (one per row) instead of 16-byte stores.
 // ---------------------------------------------------------------------------
 
 #ifndef WARP_N
@@ -86,6 +101,15 @@
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2 // __launch_bounds__ minimum resident blocks per SM
+#endif
+#ifndef FG_EPI_TMA
+#define FG_EPI_TMA 0 // 1: C rows leave shared memory by bulk async copies (sm_90, PTX 8.0)
+#endif
+// The bulk copy engine and the async-proxy fence exist from sm_90 and PTX
+// ISA 8.0 (CUDA 12.0): refuse the build anywhere else rather than fall back
+// silently (kernels.Plan refuses epilogue=tma for devices below sm_90).
+#if FG_EPI_TMA && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDACC_VER_MAJOR__ < 12)
+#error "fast_group_gemm: FG_EPI_TMA=1 needs sm_90 or newer and CUDA 12.0 or newer (cp.async.bulk)"
 #endif
 
 #define TILE_N (WARP_N * WARPS_N)
@@ -120,16 +144,41 @@ struct FgGroup {
   const fg_u8* b;  // N x K/2 bytes
   const fg_u8* sb; // N x K/16 e4m3
   fg_u16* c;       // M x N fp16
-  int m, n, k, pad;
+  int m, n, k;
+  int splits;      // K partitions per output tile; <= 1: no split (C written directly)
+  float* ws;       // split-K workspace (fp32 partial tiles); unused when splits <= 1
 };
 
 struct FgTile {
+  // pad: for fast_group_gemm with splits > 1 the workspace slot, base * splits
+  // + ks (base = the tile's index in fast_group_reduce's table, ks = the K
+  // partition); for fast_group_reduce the base index; else ignored.
   int group, m0, n0, pad;
 };
 
 struct __attribute__((aligned(16))) FgV4 {
   fg_u32 x, y, z, w;
 };
+
+struct __attribute__((aligned(16))) FgF4 {
+  float x, y, z, w;
+};
+
+// One workspace slot holds a tile's fp32 accumulators in fragment order:
+// element ((i * FG_NT + j) * FG_THREADS + tid) * 4 + e is acc[i][j][e] of
+// thread tid, so the partial stores and the reduce's loads are 16-byte
+// accesses coalesced across the block, and no layout change is needed
+// before the sum.
+#define FG_WS_TILE (TILE_N * TILE_M)
+
+// Chunks [kb, ke) of K partition ks out of S over kch 128-wide chunks:
+// kb = kch * ks / S (rounded down), so the S ranges cover [0, kch) exactly
+// once and differ in length by at most one chunk (kernels.FusedSplitRange
+// is the same formula on the host).
+static __device__ __forceinline__ void fg_split_range(int kch, int ks, int S, int& kb, int& ke) {
+  kb = (int)(((long long)kch * ks) / S);
+  ke = (int)(((long long)kch * (ks + 1)) / S);
+}
 
 // for (i = tid; i < COUNT; i += FG_THREADS) with a compile-time trip count.
 #define FG_FOR_THREAD(i, COUNT)                                                 \
@@ -360,6 +409,72 @@ static __device__ __forceinline__ void fg_stage(float (&acc)[FG_MT][FG_NT][4], f
 #endif
 }
 
+// Epilogue shared by both entry points: stage the tile as fp16 [m][n] in
+// shared memory (acc holds the sums times 2^-14), then write the rows of C
+// that exist. FG_EPI_TMA=0: 16-byte stores by every thread, coalesced.
+// FG_EPI_TMA=1 (sm_90, PTX 8.0): one bulk async copy per row by the copy
+// engine (cp.async.bulk, no tensor map), so the threads issue 1 instruction
+// per row instead of TILE_N / 8 / (FG_THREADS / TILE_M) stores each.
+// Ends with a barrier: the caller may reuse the shared memory at once.
+static __device__ __forceinline__ void fg_store_c(const float (&acc)[FG_MT][FG_NT][4], fg_u8* smem, const FgGroup& gp,
+                                                  const FgTile& tile, int tid, int wn, int wm, int g, int t) {
+#pragma unroll
+  for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+    for (int j = 0; j < FG_NT; ++j) {
+      const int n = wn * WARP_N + i * 16 + g;
+      const int m = wm * WARP_M + j * 8 + 2 * t;
+      fg_u16* row0 = (fg_u16*)(smem + m * FG_EP_STRIDE);
+      fg_u16* row1 = (fg_u16*)(smem + (m + 1) * FG_EP_STRIDE);
+      row0[n] = fg_f2h(acc[i][j][0] * 16384.f);
+      row1[n] = fg_f2h(acc[i][j][1] * 16384.f);
+      row0[n + 8] = fg_f2h(acc[i][j][2] * 16384.f);
+      row1[n + 8] = fg_f2h(acc[i][j][3] * 16384.f);
+    }
+  const int M = gp.m, N = gp.n;
+#if FG_EPI_TMA
+  // The staged rows were written by the generic proxy; the copy engine reads
+  // through the async proxy, so each writing thread fences before the barrier.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  // N % 64 == 0 and n0 % TILE_N == 0: a row's length is a multiple of 128
+  // bytes, its global address 128-byte aligned, its shared address 16-byte
+  // aligned (FG_EP_STRIDE % 16 == 0), as the bulk copy requires.
+  const int rows = M - tile.m0 < TILE_M ? M - tile.m0 : TILE_M;
+  if (tid < rows) {
+    const int cols = N - tile.n0 < TILE_N ? N - tile.n0 : TILE_N;
+    const fg_u16* dst = gp.c + (size_t)(tile.m0 + tid) * N + tile.n0;
+    unsigned long long gdst;
+    asm("cvta.to.global.u64 %0, %1;" : "=l"(gdst) : "l"(dst));
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gdst),
+                 "r"(fg_smem_addr(smem + tid * FG_EP_STRIDE)), "r"(cols * 2)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    // The next tile's loads overwrite the staging rows: wait until the copy
+    // engine has read them (not until the global writes land).
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  }
+  __syncthreads();
+#else
+  __syncthreads();
+  FG_FOR_THREAD(i, TILE_M * (TILE_N / 8)) {
+    const int r = i / (TILE_N / 8), c = i % (TILE_N / 8);
+    const int m = tile.m0 + r, n = tile.n0 + c * 8;
+    if (m < M && n < N) {
+      const FgV4 v = *(const FgV4*)(smem + r * FG_EP_STRIDE + c * 16);
+      *(FgV4*)(gp.c + (size_t)m * N + n) = v;
+    }
+  }
+  __syncthreads(); // the next tile's cp.async reuses this shared memory
+#endif
+}
+
+// n8 tiles of warp row wm that hold at least one real token row.
+static __device__ __forceinline__ int fg_nt_live(int M, int m0, int wm) {
+  int n = (M - m0 - wm * WARP_M + 7) >> 3;
+  return n < 0 ? 0 : (n > FG_NT ? FG_NT : n);
+}
+
 extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
     fast_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles) {
   extern __shared__ __attribute__((aligned(128))) fg_u8 fg_smem[];
@@ -379,6 +494,11 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
     const int kch = K >> 7;
     const size_t rowb = (size_t)(K >> 1);
     const size_t rows = (size_t)(K >> 4);
+    // Split-K: this item computes K chunks [kb, ke) of its output tile.
+    const int S = gp.splits > 1 ? gp.splits : 1;
+    int kb = 0, ke = kch;
+    if (S > 1) fg_split_range(kch, tile.pad % S, S, kb, ke);
+    const int nkc = ke - kb;
 
     // Issue one stage of cp.async: FP4 bytes and scales of the tile's B and
     // A rows for K chunk kc. Rows past N or M are zero-filled.
@@ -418,26 +538,24 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
 
-    // n8 tiles of this warp that hold at least one real token row.
-    int nt_live = (M - tile.m0 - wm * WARP_M + 7) >> 3;
-    nt_live = nt_live < 0 ? 0 : (nt_live > FG_NT ? FG_NT : nt_live);
+    const int nt_live = fg_nt_live(M, tile.m0, wm);
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < kch) load(s, s);
+      if (s < nkc) load(s, kb + s);
       fg_cp_commit();
     }
 
-    for (int kc = 0; kc < kch; ++kc) {
+    for (int it = 0; it < nkc; ++it) {
       fg_cp_wait<STAGES - 2>();
       __syncthreads();
       {
-        const int nk = kc + STAGES - 1;
-        if (nk < kch) load(nk % STAGES, nk);
+        const int nx = it + STAGES - 1;
+        if (nx < nkc) load(nx % STAGES, kb + nx);
         fg_cp_commit();
       }
       {
-        const fg_u32 s0 = sbase + (kc % STAGES) * FG_STAGE_BYTES;
+        const fg_u32 s0 = sbase + (it % STAGES) * FG_STAGE_BYTES;
         // Warp-uniform dispatch on the n8 tiles that hold real token rows.
 #define FG_CASE(n)                                                       \
   case n:                                                                \
@@ -459,32 +577,77 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, MIN_BLOCKS)
       }
     }
 
-    // Epilogue: stage the tile as fp16 [m][n] in shared memory, then write
-    // 16-byte row segments so global stores are coalesced.
     fg_cp_wait<0>();
     __syncthreads();
+    if (S > 1) {
+      // Partial sums of one K partition: the live fragments go to the tile's
+      // workspace slot as they are (fast_group_reduce adds the partitions in
+      // a fixed order, so the result does not depend on which finished first).
+      // Registers to global only: the barrier above already lets the next
+      // tile's loads reuse the shared memory.
+      float* w = gp.ws + (size_t)tile.pad * FG_WS_TILE;
+#pragma unroll
+      for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+        for (int j = 0; j < FG_NT; ++j)
+          if (j < nt_live) {
+            FgF4 v;
+            v.x = acc[i][j][0];
+            v.y = acc[i][j][1];
+            v.z = acc[i][j][2];
+            v.w = acc[i][j][3];
+            *(FgF4*)(w + ((size_t)(i * FG_NT + j) * FG_THREADS + tid) * 4) = v;
+          }
+    } else {
+      fg_store_c(acc, fg_smem, gp, tile, tid, wn, wm, g, t);
+    }
+  }
+}
+
+// Split-K reduction: one block per output tile of the unsplit table (pad =
+// its base index), FG_THREADS threads laid out as in fast_group_gemm. Each
+// thread adds its fragments of the groups' splits partitions, partition 0
+// first (deterministic), then the tile leaves through the same epilogue.
+// Dynamic shared memory: FG_EP_BYTES. Any grid >= 1 is correct.
+extern "C" __global__ void __launch_bounds__(FG_THREADS)
+    fast_group_reduce(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles) {
+  extern __shared__ __attribute__((aligned(128))) fg_u8 fg_smem[];
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp % WARPS_N;
+  const int wm = warp / WARPS_N;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
+    const FgTile tile = tiles[ti];
+    const FgGroup gp = groups[tile.group];
+    const int S = gp.splits > 1 ? gp.splits : 1;
+    const int nt_live = fg_nt_live(gp.m, tile.m0, wm);
+    const float* w = gp.ws + (size_t)tile.pad * S * FG_WS_TILE;
+    float acc[FG_MT][FG_NT][4];
 #pragma unroll
     for (int i = 0; i < FG_MT; ++i)
 #pragma unroll
-      for (int j = 0; j < FG_NT; ++j) {
-        const int n = wn * WARP_N + i * 16 + g;
-        const int m = wm * WARP_M + j * 8 + 2 * t;
-        fg_u16* row0 = (fg_u16*)(fg_smem + m * FG_EP_STRIDE);
-        fg_u16* row1 = (fg_u16*)(fg_smem + (m + 1) * FG_EP_STRIDE);
-        row0[n] = fg_f2h(acc[i][j][0] * 16384.f);
-        row1[n] = fg_f2h(acc[i][j][1] * 16384.f);
-        row0[n + 8] = fg_f2h(acc[i][j][2] * 16384.f);
-        row1[n + 8] = fg_f2h(acc[i][j][3] * 16384.f);
-      }
-    __syncthreads();
-    FG_FOR_THREAD(i, TILE_M * (TILE_N / 8)) {
-      const int r = i / (TILE_N / 8), c = i % (TILE_N / 8);
-      const int m = tile.m0 + r, n = tile.n0 + c * 8;
-      if (m < M && n < N) {
-        const FgV4 v = *(const FgV4*)(fg_smem + r * FG_EP_STRIDE + c * 16);
-        *(FgV4*)(gp.c + (size_t)m * N + n) = v;
-      }
+      for (int j = 0; j < FG_NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+    // Partition by partition (fixed order), all live fragments' loads of a
+    // partition independent of each other.
+    for (int ks = 0; ks < S; ++ks) {
+      const float* wk = w + (size_t)ks * FG_WS_TILE + (size_t)tid * 4;
+#pragma unroll
+      for (int i = 0; i < FG_MT; ++i)
+#pragma unroll
+        for (int j = 0; j < FG_NT; ++j)
+          if (j < nt_live) {
+            const FgF4 v = *(const FgF4*)(wk + (size_t)(i * FG_NT + j) * FG_THREADS * 4);
+            acc[i][j][0] += v.x;
+            acc[i][j][1] += v.y;
+            acc[i][j][2] += v.z;
+            acc[i][j][3] += v.w;
+          }
     }
-    __syncthreads(); // the next tile's cp.async reuses this shared memory
+    fg_store_c(acc, fg_smem, gp, tile, tid, wn, wm, g, t);
   }
 }
