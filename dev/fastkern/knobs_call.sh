@@ -11,7 +11,7 @@ set -u
 O=${OUT:-/tmp/knobs_out}
 R=/tmp/knobs
 rm -rf "$R" && mkdir -p "$R" "$O"
-S="$R/summary.txt"
+S="$O/summary.txt" # in $OUT at once: it comes back even if the call is cut short
 date -u +"start %FT%TZ" | tee "$S"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee -a "$S"
 
@@ -38,4 +38,4 @@ bench split2_vs_fused 'fused?split_k=2' fused 25
 bench split4_vs_fused 'fused?split_k=4' fused 25
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active --format=csv | tee -a "$S"
 date -u +"end %FT%TZ" | tee -a "$S"
-tar czf "$O/knobs.tgz" -C "$R" .
+cp "$S" "$R/" && tar czf "$O/knobs.tgz" -C "$R" .
