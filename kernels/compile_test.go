@@ -147,7 +147,7 @@ func TestCompileDeclaredSpace(t *testing.T) {
 		}
 	}
 	for k := range skipped {
-		t.Logf("skipped %s: epilogue=tma needs sm_90 and NVRTC 12.0+ (this is NVRTC %s)", k, ver)
+		t.Logf("skipped %s: epilogue=tma is built only for sm_90+ with NVRTC 12.0+ (this is NVRTC %s)", k, ver)
 	}
 	t.Logf("NVRTC %s: %d modules to compile on %d CPUs", ver, len(jobs), runtime.NumCPU())
 

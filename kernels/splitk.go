@@ -1,38 +1,46 @@
 package kernels
 
+import "math"
+
 // The split_k=auto rule of the fused group GEMM: a cost model of the
-// persistent kernel on one device, calibrated on the H100 measurements of
-// dev/fastkern/NOTES.md and docs/VARIANTS.md (fused, 2026-11-22), and the
-// partition count it predicts fastest. docs/KNOBS.md explains the rule.
+// persistent kernel on one device and the partition count it predicts
+// fastest. docs/KNOBS.md explains the rule and its history.
 //
-// What the measurements say: the kernel is issue-bound on the register
-// decode, with two blocks of 4 warps per SM sharing one SM's issue slots,
-// so an SM's time is the work of all the tiles its blocks walk, not the
-// longest tile. Bench shape 3 (2 x (N3072, K4096), 192 tiles of 256 x 32)
-// puts two tiles on 60 SMs and one on 72: 88.5 us for 2 tiles x 32 chunks,
-// 1.38 us per full-tile K chunk per SM. The same constant predicts the
-// other three shapes within 3-10% (363 / 177 / 33 us against 332 / 171 /
-// 36 measured) once tail tiles are weighted by their live n8 tiles.
+// The model (second version, fitted on the H100 device call of
+// 2026-11-22 00:47-00:51 UTC, docs/KNOBS.md): work items are dealt to the
+// persistent blocks round-robin (block b on SM b mod SMs); an SM runs its
+// blocks concurrently, each of two sharing it progressing one chunk per
+// fgChunkUS, a block alone only fgLoneRate times faster (the kernel is
+// issue- and latency-bound on the register decode: NOTES.md, IPC 2.3 of 4
+// at 8 warps per SM, so 4 warps cannot use the slots the other block
+// leaves). The first version summed each SM's work as if a lone block ran
+// twice as fast; it predicted split 2 on benchmark shape 3 at 1.17x and
+// measured 0.92x. The constants below are the best of a grid fit on the 8
+// paired medians of that call (split 1, 2, 4 on the four benchmark shapes,
+// rms error 5.5%), with fgChunkUS pinned to shape 3 unsplit (90.7 us for
+// one 256 x 32 tile of 32 chunks per block).
 const (
-	// fgChunkUS: microseconds an SM needs per 128-wide K chunk of a full
-	// tile (bench shape 3 above).
-	fgChunkUS = 1.38
-	// fgDecodeA: the work of a k16 step that does not depend on the token
-	// rows (decoding the 4 m16 weight tiles: 16 fp16x2 registers at ~5
-	// instructions), in units of one live n8 tile's work (2 decodes and 4
-	// MMAs, ~14 instructions): 80 / 14.
-	fgDecodeA = 5.7
+	// fgChunkUS: microseconds per 128-wide K chunk of a full 256 x 32 tile
+	// for one of two blocks sharing an SM.
+	fgChunkUS = 2.79
+	// fgLoneRate: how much faster one block alone on an SM runs than each
+	// of two sharing it (fitted).
+	fgLoneRate = 1.2
+	// fgDecodeA: the per-warp-row work of a tile that does not depend on
+	// its live token rows, in units of one live n8 tile (fitted: tail tiles
+	// cost nearly in proportion to their rows).
+	fgDecodeA = 0.5
 	// fgItemChunks: the fixed cost of one work item (pipeline fill, tile
 	// bookkeeping, the epilogue's stores), in chunks of a full tile.
 	fgItemChunks = 0.5
 	// fgReduceLaunchUS and fgReduceBps: the reduction launch's fixed cost
-	// (launch gap and one short wave) and the rate it reads the partial sums
-	// (just written, mostly still in the 50 MB L2) and writes C.
+	// (launch gap and one short wave) and the rate at which the partial
+	// sums are written, read back and C written (fitted).
 	fgReduceLaunchUS = 3.0
-	fgReduceBps      = 3.0e12
+	fgReduceBps      = 2.5e12
 	// fgAutoMinGain: auto splits only when the model predicts at least this
-	// fraction of the unsplit time saved (the model is rough).
-	fgAutoMinGain = 0.05
+	// fraction of the unsplit time saved.
+	fgAutoMinGain = 0.03
 )
 
 // splitChoices are the partition counts split_k=auto picks from.
@@ -64,10 +72,9 @@ func FusedSplitK(s Shape, k Knobs, lim Limits) int {
 }
 
 // FusedSplitCostUS is the model's time of the fused group kernel on shape s
-// with splits partitions on a device of lim.SMs SMs: the busiest SM's work
-// (the launch's work items dealt to blocks round-robin, block b on SM
-// b mod SMs, as the persistent grid walks them) plus, when split, the
-// reduction launch.
+// with splits partitions on a device of lim.SMs SMs: the last SM to finish
+// (smTime over the blocks it holds, items dealt round-robin as the
+// persistent grid walks them) plus, when split, the reduction launch.
 func FusedSplitCostUS(s Shape, k Knobs, lim Limits, splits int) float64 {
 	sms := max(lim.SMs, 1)
 	tiles := FusedTiles(s, k)
@@ -89,17 +96,23 @@ func FusedSplitCostUS(s Shape, k Knobs, lim Limits, splits int) float64 {
 	if k.Grid == "persistent" {
 		blocks = min(blocks, sms*max(k.BlocksPerSM, 1))
 	}
-	load := make([]float64, sms)
+	// Each block's queue of work (in full-tile chunks), items dealt
+	// round-robin; block b runs on SM b mod SMs.
+	queues := make([][]float64, blocks)
 	for i, it := range items {
 		kb, ke := FusedSplitRange(kch, it.ks, splits)
-		load[(i%blocks)%sms] += weight(tiles[it.base])*float64(ke-kb) + fgItemChunks
+		queues[i%blocks] = append(queues[i%blocks], weight(tiles[it.base])*float64(ke-kb)+fgItemChunks)
 	}
 	busiest := 0.0
-	for _, l := range load {
-		busiest = max(busiest, l)
+	for sm := 0; sm < min(sms, blocks); sm++ {
+		var qs [][]float64
+		for b := sm; b < blocks; b += sms {
+			qs = append(qs, queues[b])
+		}
+		busiest = max(busiest, smTime(qs))
 	}
-	// The calibration tile (256 x 32) is 4 warp tiles: a tile of more or
-	// fewer warp tiles costs proportionally more or less per chunk.
+	// fgChunkUS is per chunk with two blocks sharing an SM; the calibration
+	// tile (256 x 32) is 4 warp tiles: other tiles cost proportionally.
 	us := busiest * fgChunkUS * float64(FusedThreads("nvfp4_group_gemm", k)) / 128
 	if splits > 1 {
 		rows := 0
@@ -110,4 +123,64 @@ func FusedSplitCostUS(s Shape, k Knobs, lim Limits, splits int) float64 {
 		us += fgReduceLaunchUS + bytes/fgReduceBps*1e6
 	}
 	return us
+}
+
+// smTime simulates one SM running the blocks whose work queues are qs, all
+// started at once: with n blocks active each progresses at
+// fgSMRate(n) / n chunks per time unit (a unit is one chunk at two blocks
+// per SM), a block takes its next item when one ends, and the SM is done
+// when every queue is empty.
+func smTime(qs [][]float64) float64 {
+	rem := make([]float64, len(qs))
+	next := make([]int, len(qs))
+	for b := range qs {
+		if len(qs[b]) > 0 {
+			rem[b], next[b] = qs[b][0], 1
+		}
+	}
+	now := 0.0
+	for {
+		active := 0
+		for _, r := range rem {
+			if r > 0 {
+				active++
+			}
+		}
+		if active == 0 {
+			return now
+		}
+		rate := fgSMRate(active) / float64(active)
+		dt := math.Inf(1)
+		for _, r := range rem {
+			if r > 0 {
+				dt = min(dt, r/rate)
+			}
+		}
+		now += dt
+		for b, r := range rem {
+			if r <= 0 {
+				continue
+			}
+			if rem[b] = r - dt*rate; rem[b] <= 1e-9 {
+				rem[b] = 0
+				if next[b] < len(qs[b]) {
+					rem[b], next[b] = qs[b][next[b]], next[b]+1
+				}
+			}
+		}
+	}
+}
+
+// fgSMRate is an SM's throughput with n blocks resident, in chunks per
+// time unit: 2 at two blocks (the calibration point). One block of 4 warps
+// cannot hide the decode chains' latency (NOTES.md: IPC 2.3 of 4 even at 8
+// warps), so it runs only fgLoneRate, not 2, times as fast as each of two.
+func fgSMRate(n int) float64 {
+	switch {
+	case n <= 1:
+		return fgLoneRate
+	case n == 2:
+		return 2
+	}
+	return 2 + 0.25*float64(n-2)
 }

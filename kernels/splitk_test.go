@@ -107,7 +107,7 @@ func TestFusedSplitKPlan(t *testing.T) {
 
 // split_k=auto: the cost model's choice per shape, documented in
 // docs/KNOBS.md. On an H100 (132 SMs) it splits only the third benchmark
-// shape (192 tiles for 264 resident blocks); without an SM count, or with
+// shape (192 tiles for 264 resident blocks), into 4; without an SM count, or with
 // partitions shorter than the pipeline, it does not split.
 func TestFusedSplitAuto(t *testing.T) {
 	g := problem(t, "nvfp4_group_gemm")
@@ -115,7 +115,7 @@ func TestFusedSplitAuto(t *testing.T) {
 	if v.Name != "fused?split_k=auto" || v.Knobs.SplitK != kernels.SplitKAuto {
 		t.Fatalf("%q %+v", v.Name, v.Knobs)
 	}
-	want := []int{1, 1, 2, 1}
+	want := []int{1, 1, 4, 1}
 	for i, s := range g.Benchmarks {
 		pl, err := v.Plan(s, h100)
 		if err != nil {
