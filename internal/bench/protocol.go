@@ -332,7 +332,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	sr.Variant = ms[0]
 	if len(roles) > 1 {
 		sr.Baseline = ms[1]
-		iv := pairedSpeedupBySet(ms[1].SamplesNs, ms[0].SamplesNs, setOrder, cfg.Bootstrap, seedFor(cfg.Seed, i, 63))
+		iv := stats.PairedSpeedupBySet(ms[1].SamplesNs, ms[0].SamplesNs, setOrder, cfg.Bootstrap, seedFor(cfg.Seed, i, 63))
 		sr.Pairing = &Pairing{
 			Rounds: len(order), Order: order, Sets: setOrder, Bootstrap: BootstrapMethod,
 			Speedup: Interval{Point: iv.Point, Lo: iv.Lo, Hi: iv.Hi, Level: 0.95},

@@ -87,6 +87,63 @@ func PairedSpeedup(base, variant []float64, resamples int, seed uint64) Interval
 	return iv
 }
 
+// PairedSpeedupBySet is PairedSpeedup's point (the geometric mean of the
+// per-round ratios base/variant) with a two-level percentile bootstrap: each
+// resample draws input sets with replacement, then rounds with replacement
+// within each drawn set. sets[i] names the input set round i ran on.
+//
+// Resampling only rounds treats every round as independent; on a GPU the
+// rounds of one input set share its buffers' placement, which moved small
+// kernels by up to ~1% between two instances of the same kernel (the bench
+// harness's A/A runs, 2026-11-21), far more than the round-to-round noise.
+// Drawing sets too puts that spread into the interval. With one set it is
+// the rounds-only bootstrap (on a different random stream).
+func PairedSpeedupBySet(base, variant []float64, sets []int, resamples int, seed uint64) Interval {
+	iv := Interval{Level: intervalLevel}
+	if CheckPaired(base, variant) != nil || len(sets) != len(base) {
+		iv.Point, iv.Lo, iv.Hi = math.NaN(), math.NaN(), math.NaN()
+		return iv
+	}
+	if resamples <= 0 {
+		resamples = DefaultResamples
+	}
+	bySet := map[int][]float64{}
+	var keys []int
+	var sum float64
+	for i := range base {
+		l := math.Log(base[i]) - math.Log(variant[i])
+		sum += l
+		if _, ok := bySet[sets[i]]; !ok {
+			keys = append(keys, sets[i])
+		}
+		bySet[sets[i]] = append(bySet[sets[i]], l)
+	}
+	slices.Sort(keys)
+	iv.Point = math.Exp(sum / float64(len(base)))
+	r := rng{s: seed}
+	means := make([]float64, resamples)
+	for b := range means {
+		var s float64
+		var c int
+		for range keys {
+			logs := bySet[keys[r.intn(len(keys))]]
+			for range logs {
+				s += logs[r.intn(len(logs))]
+				c++
+			}
+		}
+		means[b] = s / float64(c)
+	}
+	slices.Sort(means)
+	alpha := 1 - intervalLevel
+	iv.Lo = math.Exp(quantileSorted(means, alpha/2))
+	iv.Hi = math.Exp(quantileSorted(means, 1-alpha/2))
+	// The point is the mean over all rounds; keep it inside its interval
+	// when sets of unequal size shift the resampled means.
+	iv.Lo, iv.Hi = math.Min(iv.Lo, iv.Point), math.Max(iv.Hi, iv.Point)
+	return iv
+}
+
 // Verdict calls a comparison "faster" or "slower" only when the interval
 // excludes 1 and the point estimate differs from 1 by at least minEffect
 // (DefaultMinEffect = 1%); otherwise, and for an interval with NaN bounds,

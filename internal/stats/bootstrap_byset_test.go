@@ -1,10 +1,8 @@
-package bench
+package stats
 
 import (
 	"math"
 	"testing"
-
-	"github.com/pitchtank/pitchtank/internal/stats"
 )
 
 func TestPairedSpeedupBySetWidensForSetEffects(t *testing.T) {
@@ -21,8 +19,8 @@ func TestPairedSpeedupBySetWidensForSetEffects(t *testing.T) {
 		variant = append(variant, 10000*noise(0, 1, r, 0.0005)/offsets[s])
 		sets = append(sets, s)
 	}
-	rounds := stats.PairedSpeedup(base, variant, 2000, 1)
-	bySet := pairedSpeedupBySet(base, variant, sets, 2000, 1)
+	rounds := PairedSpeedup(base, variant, 2000, 1)
+	bySet := PairedSpeedupBySet(base, variant, sets, 2000, 1)
 	if math.Abs(rounds.Point-bySet.Point) > 1e-12 {
 		t.Fatalf("points differ: %v vs %v", rounds.Point, bySet.Point)
 	}
@@ -32,7 +30,7 @@ func TestPairedSpeedupBySetWidensForSetEffects(t *testing.T) {
 	if !(bySet.Lo <= bySet.Point && bySet.Point <= bySet.Hi) || !(bySet.Lo < 1 && 1 < bySet.Hi) {
 		t.Fatalf("interval by set [%v, %v], point %v: want it to contain the point and 1", bySet.Lo, bySet.Hi, bySet.Point)
 	}
-	again := pairedSpeedupBySet(base, variant, sets, 2000, 1)
+	again := PairedSpeedupBySet(base, variant, sets, 2000, 1)
 	if again != bySet {
 		t.Fatalf("not deterministic per seed: %+v vs %+v", again, bySet)
 	}
@@ -40,12 +38,20 @@ func TestPairedSpeedupBySetWidensForSetEffects(t *testing.T) {
 
 func TestPairedSpeedupBySetIdenticalAndInvalid(t *testing.T) {
 	xs := []float64{5, 6, 7, 8, 9, 10}
-	iv := pairedSpeedupBySet(xs, xs, []int{0, 0, 1, 1, 0, 0}, 500, 3)
+	iv := PairedSpeedupBySet(xs, xs, []int{0, 0, 1, 1, 0, 0}, 500, 3)
 	if iv.Point != 1 || iv.Lo != 1 || iv.Hi != 1 {
 		t.Fatalf("identical samples: %+v, want [1, 1] at 1", iv)
 	}
-	bad := pairedSpeedupBySet(xs, xs[:3], []int{0, 0, 0}, 500, 3)
+	bad := PairedSpeedupBySet(xs, xs[:3], []int{0, 0, 0}, 500, 3)
 	if !math.IsNaN(bad.Point) {
 		t.Fatalf("mismatched lengths gave %+v", bad)
 	}
+}
+
+// noise is a deterministic pseudo-random factor in [1-a, 1+a] for stream
+// (shape, role) at index k.
+func noise(shape, role, k int, a float64) float64 {
+	r := rng{s: uint64(shape*7+role)<<32 | uint64(k)}
+	u := float64(r.next()>>11) / float64(1<<53)
+	return 1 + a*(2*u-1)
 }
