@@ -21,7 +21,13 @@
 
 #include <cuda_runtime.h>
 
+#ifdef FK_WG
+// -DFK_WG: the warp-specialized wgmma kernel (same launch interface).
+#include "../../kernels/cuda/wg_group_gemm.cu"
+#define fast_group_gemm wg_group_gemm
+#else
 #include "../../kernels/cuda/fast_group_gemm.cu"
+#endif
 
 #define CK(x)                                                                                  \
   do {                                                                                         \

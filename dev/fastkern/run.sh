@@ -30,6 +30,14 @@ V[d1]="-DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=4 -DMIN_BLOCKS=2
 V[d2]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=2 -DMIN_BLOCKS=3"
 V[d3]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=32 -DWARPS_N=2 -DWARPS_M=2 -DSTAGES=3 -DMIN_BLOCKS=3"
 V[d4]="-DFG_HALF=1 -DWARP_N=64 -DWARP_M=64 -DWARPS_N=4 -DWARPS_M=1 -DSTAGES=3 -DMIN_BLOCKS=2"
+# warp-specialized wgmma kernel (wg_group_gemm.cu via harness.cu -DFK_WG)
+V[g1]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DSTAGES=3 -DWG_RS=4"
+V[g1i]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DSTAGES=3 -DWG_RS=4 -DWG_LAYOUT=1"
+V[g1j]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DSTAGES=3 -DWG_RS=4 -DWG_LAYOUT=2"
+V[g2]="-DFK_WG -DWG_TM=64 -DWG_CONS=2 -DSTAGES=4 -DWG_RS=4"
+V[g3]="-DFK_WG -DWG_TM=64 -DWG_CONS=2 -DWG_MB=2 -DSTAGES=4 -DWG_RS=3"
+V[g4]="-DFK_WG -DWG_TM=128 -DWG_CONS=3 -DSTAGES=2 -DWG_RS=3"
+V[g5]="-DFK_WG -DWG_TM=32 -DWG_CONS=2 -DSTAGES=4 -DWG_RS=4"
 NAMES=${@:-v1 v2 v3 v4 v5}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 for n in $NAMES; do
@@ -42,7 +50,7 @@ for n in $NAMES; do
   echo "=== $n: ${V[$n]}"
   grep -E "registers|spill|error|FAILED" "$OUTDIR/build_$n.txt" | grep -v "^$" | head -8
   if [ -x /tmp/fk_$n ]; then
-    /tmp/fk_$n ${HARNESS_ARGS:-} > "$OUTDIR/run_$n.txt" 2>&1
+    timeout ${FK_TIMEOUT:-90} /tmp/fk_$n ${HARNESS_ARGS:-} > "$OUTDIR/run_$n.txt" 2>&1
     echo "rc=$?"
     grep -E "^(device|FAIL|ALL|SOME)" "$OUTDIR/run_$n.txt"
   fi

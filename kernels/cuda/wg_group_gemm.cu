@@ -1,0 +1,537 @@
+// wg_group_gemm.cu - warp-specialized NVFP4 grouped GEMM for Hopper (sm_90a):
+// a producer warpgroup decodes the token operand into shared memory once per
+// block, consumer warpgroups decode the weights in registers and issue wgmma.
+//
+// Problem and launch interface: the same as fast_group_gemm.cu (FgGroup,
+// FgTile, one persistent launch over a host-built tile table, any tile order
+// and any grid >= 1 correct), with TILE_M token rows and TILE_N weight rows
+// per tile. Shape rules: M_g >= 1, N_g % 64 == 0, K_g % 128 == 0, pointers
+// 16-byte aligned. Split-K is not supported here (groups[g].splits must be
+// <= 1).
+//
+// Why it looks like this. fast_group_gemm.cu is limited by instruction issue:
+// each warp decodes both operands for its own mma.sync tile, about 9 issued
+// instructions per HMMA (dev/fastkern/NOTES.md). Here each operand is decoded
+// once per block:
+// - Producer warpgroup (warps 0-3): copies raw token FP4 bytes and scales
+//   (cp.async, each thread the rows it decodes itself, so it only waits for
+//   its own copies), decodes them to fp16 with the scale folded in and writes
+//   them to a ring of STAGES shared-memory buffers in the 128-byte-swizzled
+//   K-major layout that wgmma reads as its B operand; then arrives on the
+//   stage's "full" mbarrier (after fence.proxy.async: the tensor core reads
+//   through the async proxy).
+// - Consumer warpgroups (warps 4..): each owns WG_MB blocks of 64 weight rows,
+//   cp.asyncs exactly the weight bytes and scales its own thread needs into a
+//   private ring of WG_RS stages, decodes them into wgmma's register A
+//   fragment, waits for the stage's tokens and issues wgmma.mma_async
+//   m64nTILE_Mk16 (fp16 x fp16 -> fp32), then arrives on the stage's "empty"
+//   mbarrier once its wgmmas have finished reading it.
+// The weights (N) fill wgmma's 64-row M side and the tokens its N side
+// (A/B swapped), so a weight register decoded once feeds TILE_M token
+// columns: at TILE_M = 128 that is 4 decoded registers per 64x128x16 wgmma,
+// against 1.5 per 16x8x16 mma.sync in fast_group_gemm.cu.
+//
+// K order. A dot product does not depend on the order of K, so both operands
+// only have to agree on one permutation. Inside a 128-wide K chunk, consumer
+// thread t (lane % 4) owns the 32 physical K values [32t, 32t+32) of each of
+// its rows (one 16-byte shared load per row); in k16 step s its fragment
+// holds logical positions 16s + {2t, 2t+1, 2t+8, 2t+9} = physical
+// 32t + 8(s/2) + 2(s%2) + {0, 4, 1, 5}. The producer writes token value
+// physical p at the logical position that maps to it: the 16-byte chunk c
+// (logical K 8c..8c+7) of a token row is, for j = 0..3, the nibble pair
+// (c%4, c%4+4) of the row's 32-bit word 4j + c/4 times scale 2j + c/8.
+//
+// Exactness: as in fast_group_gemm.cu, each fp16 operand is exactly
+// value * scale * 2^-7 (e2m1 bits placed at fp16 bits 9..11, scale decoded
+// to scale * 2^7), products are exact in fp32, the epilogue multiplies by 2^14.
+//
+// Launch: grid (min(num_tiles, SMs), 1, 1) (one block per SM: the rings use
+// most of the shared memory), block (FG_THREADS, 1, 1), FG_SMEM_BYTES dynamic
+// shared memory (the caller raises the dynamic limit first).
+// Built for anything but sm_90a the entry point traps: wgmma exists on
+// sm_90a only (not on sm_100, which has tcgen05), and kernels.Plan refuses
+// other devices before any launch.
+//
+// No toolkit headers: NVRTC alone compiles this.
+
+#ifndef WG_TM
+#define WG_TM 128 // token rows per tile = wgmma N: 32, 64 or 128
+#endif
+#ifndef WG_CONS
+#define WG_CONS 2 // consumer warpgroups
+#endif
+#ifndef WG_MB
+#define WG_MB 1 // 64-row weight blocks per consumer warpgroup
+#endif
+#ifndef STAGES
+#define STAGES 3 // decoded token ring (full/empty mbarrier pairs), >= 2
+#endif
+#ifndef WG_RS
+#define WG_RS 4 // raw cp.async ring per thread, >= 2
+#endif
+#ifndef WG_LAYOUT
+// Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
+// 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
+// group along K), descriptor offsets (LBO, SBO) = (128, 2048) or (2048, 128).
+#define WG_LAYOUT 0
+#endif
+
+#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
+#error "wg_group_gemm: WG_TM must be 32, 64 or 128"
+#endif
+#if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > 3 || WG_MB < 1 || WG_MB > 2
+#error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3, 1 <= WG_MB <= 2"
+#endif
+
+#define TILE_M WG_TM
+#define TILE_N (64 * WG_MB * WG_CONS)
+#define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
+#define WARPS_M 1
+#define FG_THREADS (128 * (1 + WG_CONS))
+#define WG_NACC (WG_TM / 2) // fp32 accumulators per thread per 64-row block
+
+// Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
+// every 8 rows of 128 bytes and is computed from address bits):
+#define WG_TOK_STAGE (WG_TM * 256)                 // two 64-K blocks of WG_TM rows x 128 B
+#define WG_OFF_WRAW (STAGES * WG_TOK_STAGE)        // weights: TILE_N rows x 64 B per stage
+#define WG_WRAW_STAGE (TILE_N * 64)
+#define WG_OFF_WSC (WG_OFF_WRAW + WG_RS * WG_WRAW_STAGE) // 4 B per (row, lane % 4) per stage
+#define WG_WSC_STAGE (TILE_N * 16)
+#define WG_TROWB 80                                // token raw rows padded: conflict-free 16 B reads
+#define WG_OFF_TRAW (WG_OFF_WSC + WG_RS * WG_WSC_STAGE)
+#define WG_TRAW_STAGE (WG_TM * WG_TROWB)
+#define WG_OFF_TSC (WG_OFF_TRAW + WG_RS * WG_TRAW_STAGE)
+#define WG_TSC_STAGE (WG_TM * 8)
+#define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
+#define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
+#define WG_OFF_EP (WG_OFF_TSC + WG_RS * WG_TSC_STAGE)
+#define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
+#define FG_SMEM_BYTES (WG_OFF_BAR + 2 * STAGES * 8 + 1024) // + slack for the 1024-byte alignment
+
+typedef unsigned int fg_u32;
+typedef unsigned short fg_u16;
+typedef unsigned char fg_u8;
+typedef unsigned long long fg_u64;
+
+struct FgGroup {
+  const fg_u8* a;  // M x K/2 bytes (tokens)
+  const fg_u8* sa; // M x K/16 e4m3
+  const fg_u8* b;  // N x K/2 bytes (weights)
+  const fg_u8* sb; // N x K/16 e4m3
+  fg_u16* c;       // M x N fp16
+  int m, n, k;
+  int splits; // must be <= 1 here
+  float* ws;  // unused here
+};
+
+struct FgTile {
+  int group, m0, n0, pad;
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+static __device__ __forceinline__ fg_u32 wg_smem_addr(const void* p) {
+  fg_u32 r;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+// src_bytes 0 fills zeros: rows past M or N cost no reads.
+static __device__ __forceinline__ void wg_cp16(fg_u32 dst, const void* src, fg_u32 n) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+static __device__ __forceinline__ void wg_cp8(fg_u32 dst, const void* src, fg_u32 n) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+static __device__ __forceinline__ void wg_cp4(fg_u32 dst, const void* src, fg_u32 n) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+static __device__ __forceinline__ void wg_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+static __device__ __forceinline__ void wg_cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+static __device__ __forceinline__ void wg_lds128(fg_u32 addr, fg_u32& x, fg_u32& y, fg_u32& z, fg_u32& w) {
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(addr));
+}
+static __device__ __forceinline__ void wg_lds64(fg_u32 addr, fg_u32& x, fg_u32& y) {
+  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];\n" : "=r"(x), "=r"(y) : "r"(addr));
+}
+static __device__ __forceinline__ fg_u32 wg_lds32(fg_u32 addr) {
+  fg_u32 v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+static __device__ __forceinline__ void wg_sts128(fg_u32 addr, fg_u32 x, fg_u32 y, fg_u32 z, fg_u32 w) {
+  asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+}
+static __device__ __forceinline__ fg_u32 wg_prmt(fg_u32 a, fg_u32 b, fg_u32 sel) {
+  fg_u32 d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+}
+static __device__ __forceinline__ fg_u32 wg_hmul2(fg_u32 a, fg_u32 b) {
+  fg_u32 d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+static __device__ __forceinline__ fg_u16 wg_f2h(float f) {
+  fg_u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+// Byte B of x (an e4m3 scale) to an fp16x2 holding scale * 2^7 in both
+// halves: bit placement gives scale * 2^-8 exactly (e4m3 subnormals land on
+// fp16 subnormals), the multiply by 2^15 is exact.
+template <int B>
+static __device__ __forceinline__ fg_u32 wg_scale(fg_u32 x) {
+  const fg_u32 z = wg_prmt(x, 0u, 0x4040u + B * 0x0101u); // byte B -> bits 0..7 and 16..23
+  const fg_u32 h = ((z & 0x007F007Fu) << 7) | ((z & 0x00800080u) << 8);
+  return wg_hmul2(h, 0x78007800u);
+}
+// Nibbles P and P+4 of w to an fp16x2 (low half from nibble P): magnitude to
+// fp16 bits 9..11 (value e2m1 * 2^-14), sign to bit 15.
+template <int P>
+static __device__ __forceinline__ fg_u32 wg_dec(fg_u32 w) {
+  fg_u32 mag, sgn;
+  if (P == 0) {
+    mag = (w << 9) & 0x0E000E00u;
+    sgn = (w << 12) & 0x80008000u;
+  } else if (P == 1) {
+    mag = (w << 5) & 0x0E000E00u;
+    sgn = (w << 8) & 0x80008000u;
+  } else if (P == 2) {
+    mag = (w << 1) & 0x0E000E00u;
+    sgn = (w << 4) & 0x80008000u;
+  } else {
+    mag = (w >> 3) & 0x0E000E00u;
+    sgn = w & 0x80008000u;
+  }
+  return mag | sgn;
+}
+
+// mbarriers (shared::cta, no cluster).
+static __device__ __forceinline__ void wg_bar_init(fg_u32 bar, fg_u32 count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+static __device__ __forceinline__ void wg_bar_arrive(fg_u32 bar) {
+  asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }\n" ::"r"(bar) : "memory");
+}
+static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
+  fg_u32 done;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// wgmma shared-memory descriptor of a K-major operand tile in the 128-byte
+// swizzle: start address >> 4 (bits 0-13), leading byte offset (unused for
+// this layout, 1), stride byte offset 1024 >> 4 (8 rows of 128 bytes, bits
+// 32-45), swizzle mode 1 = 128 B (bits 62-63). Stepping K by 16 inside the
+// 64-wide swizzle atom adds 32 bytes to the start address.
+static __device__ __forceinline__ fg_u64 wg_desc(fg_u32 addr) {
+#if WG_LAYOUT == 0
+  return (fg_u64)((addr & 0x3FFFFu) >> 4) | ((fg_u64)1 << 16) | ((fg_u64)(1024 >> 4) << 32) | ((fg_u64)1 << 62);
+#elif WG_LAYOUT == 1
+  return (fg_u64)((addr & 0x3FFFFu) >> 4) | ((fg_u64)(128 >> 4) << 16) | ((fg_u64)(2048 >> 4) << 32);
+#else
+  return (fg_u64)((addr & 0x3FFFFu) >> 4) | ((fg_u64)(2048 >> 4) << 16) | ((fg_u64)(128 >> 4) << 32);
+#endif
+}
+// Start of k16 step s (0..7) of a decoded stage.
+static __device__ __forceinline__ fg_u32 wg_step_addr(fg_u32 tok, int s) {
+#if WG_LAYOUT == 0
+  return tok + (s >> 2) * (WG_TM * 128) + (s & 3) * 32;
+#else
+  return tok + s * 256;
+#endif
+}
+// Shared address of logical 16-byte chunk c (K 8c..8c+7) of token row r.
+static __device__ __forceinline__ fg_u32 wg_chunk_addr(fg_u32 tok, int r, int c) {
+#if WG_LAYOUT == 0
+  // 64-K block c / 8, 16-byte unit c % 8 of the row, swizzled by the row's
+  // index in its 8-row group.
+  return tok + (c >> 3) * (WG_TM * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4);
+#else
+  return tok + (r >> 3) * 2048 + c * 128 + (r & 7) * 16;
+#endif
+}
+
+static __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+static __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+static __device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+#define WG_F4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define WG_F16(i) WG_F4(i), WG_F4(i + 4), WG_F4(i + 8), WG_F4(i + 12)
+#define WG_A4 "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])
+
+// D(64 x WG_TM, fp32) += A(64 x 16, fp16 registers) * B(16 x WG_TM, fp16,
+// shared memory, K-major), accumulating (scale-d = 1).
+static __device__ __forceinline__ void wg_mma(float (&d)[WG_NACC], const fg_u32 (&a)[4], fg_u64 bdesc) {
+#if WG_TM == 128
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
+      "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 0; }\n"
+      : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48)
+      : WG_A4, "l"(bdesc));
+#elif WG_TM == 64
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+      "%23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0; }\n"
+      : WG_F16(0), WG_F16(16)
+      : WG_A4, "l"(bdesc));
+#else
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, "
+      "1, 0; }\n"
+      : WG_F16(0)
+      : WG_A4, "l"(bdesc));
+#endif
+}
+
+// Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
+// scale bytes at sc) into decoded stage tok, row r, 128-byte swizzle.
+static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u32 tok, int r) {
+  fg_u32 w[16];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) wg_lds128(raw + 16 * j, w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]);
+  fg_u32 s03, s47;
+  wg_lds64(sc, s03, s47);
+  // s[i]: scale of physical K group i (16 values) of this chunk.
+  const fg_u32 s[8] = {wg_scale<0>(s03), wg_scale<1>(s03), wg_scale<2>(s03), wg_scale<3>(s03),
+                       wg_scale<0>(s47), wg_scale<1>(s47), wg_scale<2>(s47), wg_scale<3>(s47)};
+#pragma unroll
+  for (int c = 0; c < 16; ++c) {
+    fg_u32 h[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const fg_u32 x = w[4 * j + (c >> 2)];
+      fg_u32 v;
+      switch (c & 3) {
+        case 0: v = wg_dec<0>(x); break;
+        case 1: v = wg_dec<1>(x); break;
+        case 2: v = wg_dec<2>(x); break;
+        default: v = wg_dec<3>(x); break;
+      }
+      h[j] = wg_hmul2(v, s[2 * j + (c >> 3)]);
+    }
+    wg_sts128(wg_chunk_addr(tok, r, c), h[0], h[1], h[2], h[3]);
+  }
+}
+
+// Consumer: the A fragments of all eight k16 steps of one 128-wide chunk for
+// one 64-row block: w0/w1 are the 4 raw words of rows g and g+8 (physical K
+// [32t, 32t+32)), x0/x1 their scale pairs (groups 2t and 2t+1).
+static __device__ __forceinline__ void wg_frags(fg_u32 (&a)[8][4], const fg_u32 (&w0)[4], const fg_u32 (&w1)[4],
+                                                fg_u32 x0, fg_u32 x1) {
+  const fg_u32 s00 = wg_scale<0>(x0), s01 = wg_scale<1>(x0);
+  const fg_u32 s10 = wg_scale<0>(x1), s11 = wg_scale<1>(x1);
+#pragma unroll
+  for (int s = 0; s < 8; ++s) {
+    const int W = s >> 1;
+    const fg_u32 c0 = W < 2 ? s00 : s01;
+    const fg_u32 c1 = W < 2 ? s10 : s11;
+    if (s & 1) {
+      a[s][0] = wg_hmul2(wg_dec<2>(w0[W]), c0);
+      a[s][1] = wg_hmul2(wg_dec<2>(w1[W]), c1);
+      a[s][2] = wg_hmul2(wg_dec<3>(w0[W]), c0);
+      a[s][3] = wg_hmul2(wg_dec<3>(w1[W]), c1);
+    } else {
+      a[s][0] = wg_hmul2(wg_dec<0>(w0[W]), c0);
+      a[s][1] = wg_hmul2(wg_dec<0>(w1[W]), c1);
+      a[s][2] = wg_hmul2(wg_dec<1>(w0[W]), c0);
+      a[s][3] = wg_hmul2(wg_dec<1>(w1[W]), c1);
+    }
+  }
+}
+
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
+
+extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
+    wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_smem[];
+  const fg_u32 raw_base = wg_smem_addr(wg_smem);
+  const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
+  fg_u8* const sgen = wg_smem + (sbase - raw_base);
+  const int tid = threadIdx.x;
+  const fg_u32 full0 = sbase + WG_OFF_BAR;
+  const fg_u32 empty0 = full0 + STAGES * 8;
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      wg_bar_init(full0 + 8 * s, 128);
+      wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
+    }
+  }
+  __syncthreads();
+
+  fg_u32 q = 0; // chunks through the decoded ring so far (same count in every role)
+  if (tid < 128) {
+    // ---------------- producer warpgroup: token rows ----------------
+    for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
+      const FgTile tile = tiles[ti];
+      const FgGroup gp = groups[tile.group];
+      const int M = gp.m, K = gp.k, kch = K >> 7;
+      const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
+      // This thread's rows: tid, tid + 128, ... below WG_TM.
+      auto load = [&](int kc) {
+        const int slot = kc % WG_RS;
+#pragma unroll
+        for (int r = tid; r < WG_TM; r += 128) {
+          const int m = tile.m0 + r;
+          const bool ok = m < M;
+          const fg_u8* src = gp.a + (size_t)(ok ? m : 0) * rowb + kc * 64;
+          const fg_u32 dst = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, src + 16 * j, ok ? 16u : 0u);
+          wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, gp.sa + (size_t)(ok ? m : 0) * srow + kc * 8,
+                 ok ? 8u : 0u);
+        }
+      };
+#pragma unroll
+      for (int s = 0; s < WG_RS - 1; ++s) {
+        if (s < kch) load(s);
+        wg_cp_commit();
+      }
+      for (int it = 0; it < kch; ++it, ++q) {
+        if (it + WG_RS - 1 < kch) load(it + WG_RS - 1);
+        wg_cp_commit();
+        wg_cp_wait<WG_RS - 1>(); // this thread's copies of chunk it have landed
+        const int st = q % STAGES;
+        wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+        const int slot = it % WG_RS;
+        const fg_u32 tok = sbase + st * WG_TOK_STAGE;
+#pragma unroll
+        for (int r = tid; r < WG_TM; r += 128)
+          wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
+                        sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, tok, r);
+        // The consumers' wgmma reads these rows through the async proxy.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        wg_bar_arrive(full0 + 8 * st);
+      }
+      wg_cp_wait<0>();
+    }
+  } else {
+    // ---------------- consumer warpgroups: weight rows + wgmma ----------------
+    const int c = (tid >> 7) - 1;
+    const int w = (tid >> 5) & 3;
+    const int lane = tid & 31;
+    const int g = lane >> 2, t = lane & 3;
+    for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
+      const FgTile tile = tiles[ti];
+      const FgGroup gp = groups[tile.group];
+      const int M = gp.m, N = gp.n, K = gp.k, kch = K >> 7;
+      const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
+      // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
+      auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
+      auto load = [&](int kc) {
+        const int slot = kc % WG_RS;
+#pragma unroll
+        for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = lrow(b, h);
+            const int n = tile.n0 + r;
+            const bool ok = n < N;
+            const size_t nn = (size_t)(ok ? n : 0);
+            wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, gp.b + nn * rowb + kc * 64 + 16 * t,
+                    ok ? 16u : 0u);
+            wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, gp.sb + nn * srow + kc * 8 + 4 * (t >> 1),
+                   ok ? 4u : 0u);
+          }
+      };
+      float acc[WG_MB][WG_NACC];
+#pragma unroll
+      for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+        for (int i = 0; i < WG_NACC; ++i) acc[b][i] = 0.f;
+#pragma unroll
+      for (int s = 0; s < WG_RS - 1; ++s) {
+        if (s < kch) load(s);
+        wg_cp_commit();
+      }
+      for (int it = 0; it < kch; ++it, ++q) {
+        if (it + WG_RS - 1 < kch) load(it + WG_RS - 1);
+        wg_cp_commit();
+        wg_cp_wait<WG_RS - 1>();
+        const int slot = it % WG_RS;
+        fg_u32 a[WG_MB][8][4];
+#pragma unroll
+        for (int b = 0; b < WG_MB; ++b) {
+          fg_u32 w0[4], w1[4];
+          const int r0 = lrow(b, 0), r1 = lrow(b, 1);
+          wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
+          wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
+          // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
+          const fg_u32 x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
+          const fg_u32 x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
+          wg_frags(a[b], w0, w1, x0, x1);
+        }
+        const int st = q % STAGES;
+        wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+        const fg_u32 tok = sbase + st * WG_TOK_STAGE;
+        wg_fence();
+#pragma unroll
+        for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+          for (int s = 0; s < 8; ++s) wg_mma(acc[b], a[b][s], wg_desc(wg_step_addr(tok, s)));
+        wg_commit();
+        wg_wait<0>();
+        wg_bar_arrive(empty0 + 8 * st);
+      }
+      wg_cp_wait<0>();
+
+      // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
+      // fp16 [token][weight] (acc holds the sums times 2^-14), then 16-byte
+      // stores of the rows of C that exist.
+      fg_u8* ep = sgen + WG_OFF_EP + c * WG_EP_BYTES;
+#pragma unroll
+      for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+        for (int j = 0; j < WG_TM / 8; ++j) {
+          const int n = b * 64 + 16 * w + g;
+          const int m = 8 * j + 2 * t;
+          fg_u16* row0 = (fg_u16*)(ep + m * WG_EP_STRIDE);
+          fg_u16* row1 = (fg_u16*)(ep + (m + 1) * WG_EP_STRIDE);
+          row0[n] = wg_f2h(acc[b][4 * j + 0] * 16384.f);
+          row1[n] = wg_f2h(acc[b][4 * j + 1] * 16384.f);
+          row0[n + 8] = wg_f2h(acc[b][4 * j + 2] * 16384.f);
+          row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * 16384.f);
+        }
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+      const int nb = tile.n0 + c * WG_MB * 64; // first weight column of this warpgroup
+      constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
+      for (int i = tid & 127; i < WG_TM * CPR; i += 128) {
+        const int r = i / CPR, u = i % CPR;
+        const int m = tile.m0 + r, n = nb + u * 8;
+        if (m < M && n < N) {
+          fg_u32 x, y, z, v;
+          wg_lds128(wg_smem_addr(ep + r * WG_EP_STRIDE + u * 16), x, y, z, v);
+          fg_u32* dst = (fg_u32*)(gp.c + (size_t)m * N + n);
+          asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(dst), "r"(x), "r"(y), "r"(z), "r"(v)
+                       : "memory");
+        }
+      }
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
+    }
+  }
+#else
+  // wgmma is sm_90a only; kernels.Plan refuses every other device.
+  asm volatile("trap;");
+#endif
+}
