@@ -19,11 +19,11 @@ import (
 // family's fixed values (e.g. the fused kernels always swap A and B).
 type Knobs struct {
 	TileM, TileN, TileK, Stages int
-	Epilogue                    string // "simt" (stores by the threads) | "tma" (bulk async copies, fused group GEMM, sm_90+)
+	Epilogue                    string // "simt" (stores by the threads) | "tma" (bulk async copies, sm_90+; fused group GEMM and baseline)
 	WarpRoles                   string // "uniform" (every warp loads and computes)
 	Launch                      string // "sequential"|"streams"|"graph"|"grouped"
 	SplitK                      int    // 1
-	SwapAB                      bool   // false for baseline, true for fused
+	SwapAB                      bool   // baseline: the swap_ab knob (default false); fused: always true
 	// Fused family only.
 	Layout      string // "wide" (16-byte shared loads per row) | "half" (8-byte loads, 80-byte rows, fewer registers)
 	BlocksPerSM int    // __launch_bounds__ minimum resident blocks, and the persistent grid's blocks per SM
@@ -85,11 +85,11 @@ func KnobSpace(problem string) []KnobSpec {
 		{Key: "tile_n", Values: []string{"64", "128", "256"}, Default: "128", Doc: "output tile columns per block (N)"},
 		{Key: "tile_k", Values: []string{"128", "256"}, Default: "256", Doc: "K elements per main-loop step (a short last step covers K % tile_k)"},
 		{Key: "stages", Values: []string{"1", "2", "3", "4"}, Default: "1", Doc: "shared-memory ring of cp.async stages: loads of later K steps overlap the MMAs of this one"},
-		{Key: "epilogue", Values: []string{"simt"}, Default: "simt", Doc: "how C leaves the block: simt = each thread stores its accumulators"},
+		{Key: "epilogue", Values: []string{"simt", "tma"}, Default: "simt", Doc: "how C leaves the block: simt = stores by the threads (straight from the accumulators, or with swap_ab=true 16-byte stores of the tile staged in shared memory); tma = the tile staged in shared memory, one bulk async copy per row (cp.async.bulk, sm_90 and CUDA 12 or newer)"},
 		{Key: "warp_roles", Values: []string{"uniform"}, Default: "uniform", Doc: "uniform = every warp loads, decodes and issues MMAs"},
 		{Key: "launch", Values: launches, Default: "sequential", Doc: "sequential = one launch per group on one stream; streams = one stream per group joined by events; graph = the per-group launches captured in one CUDA graph; grouped = one launch over a precomputed tile table, largest groups first"},
 		{Key: "split_k", Values: []string{"1"}, Default: "1", Doc: "K partitions per output tile"},
-		{Key: "swap_ab", Values: []string{"false"}, Default: "false", Doc: "compute C^T = B A^T so N fills the MMA's M dimension"},
+		{Key: "swap_ab", Values: []string{"false", "true"}, Default: "false", Doc: "true = compute C^T = B A^T: the weight rows (N) fill the MMA's 16-row side and the token rows (M) its 8-column side, token slices past M are skipped; tile_m and tile_n keep their meaning (token rows, output columns per block) and C is staged in shared memory to leave row by row"},
 	}
 }
 
@@ -133,6 +133,8 @@ func VariantKnobSpace(problem, base string) []KnobSpec {
 		return KnobSpace(problem)
 	case "fused":
 		return fusedKnobSpace(problem)
+	case "wgmma":
+		return wgmmaKnobSpace(problem)
 	case "fault":
 		return faultKnobSpace
 	}
@@ -216,7 +218,11 @@ func (p *Problem) Variants() []Variant {
 		fused.SourceFile = "fast_dual_gemm.cu"
 	}
 	fused.Knobs, _ = defaultKnobs(p.Name, "fused")
-	return []Variant{ref, base, fused}
+	vs := []Variant{ref, base, fused}
+	if !p.dual() {
+		vs = append(vs, wgmmaVariant(p.Name))
+	}
+	return vs
 }
 
 func defaultKnobs(problem, base string) (Knobs, error) {
@@ -256,6 +262,12 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 		if problem == "nvfp4_dual_gemm" {
 			k.Launch = "sequential"
 		}
+	}
+	if base == "wgmma" {
+		// Fixed by the kernel (wg_group_gemm.cu): 128-wide K chunks, swapped,
+		// one persistent grouped launch, one block per SM.
+		k.TileK, k.Epilogue, k.WarpRoles, k.Launch, k.SplitK, k.SwapAB = 128, "simt", "producer_consumer", "grouped", 1, true
+		k.BlocksPerSM, k.Grid = 1, "persistent"
 	}
 	if base == "fault" {
 		// One launch per group on the caller's stream (faultPlan).
@@ -318,11 +330,23 @@ func accumulators(problem string) int {
 // knobs k: per stage, each operand row holds TileK/2 data bytes plus 16
 // bytes of padding (rows land 4 banks apart, so a warp's fragment loads
 // are conflict-free) and TileK/16 scale bytes.
+//
+// With swap_ab=true or epilogue=tma the C tile is staged in the same memory
+// after the main loop (fp16 rows of 2 x TileN + 16 bytes: gemm.cu's
+// EP_STRIDE), so the block needs the larger of the two.
 func SharedBytes(problem string, k Knobs) int {
 	row := k.TileK/2 + 16 + k.TileK/16
 	bRows := k.TileN * accumulators(problem)
-	return k.Stages * (k.TileM + bRows) * row
+	pipe := k.Stages * (k.TileM + bRows) * row
+	if baselineStaged(k) {
+		return max(pipe, k.TileM*(2*k.TileN+16))
+	}
+	return pipe
 }
+
+// baselineStaged reports whether the baseline kernel stages C in shared
+// memory (gemm.cu's STAGED).
+func baselineStaged(k Knobs) bool { return k.SwapAB || k.Epilogue == "tma" }
 
 // checkCombination applies the rules that single values cannot express,
 // for the family v.Base.
@@ -330,6 +354,8 @@ func checkCombination(problem, base string, k Knobs) error {
 	switch base {
 	case "fused":
 		return checkFused(problem, k)
+	case "wgmma":
+		return checkWgmma(problem, k)
 	case "fault":
 		return nil // one knob; every declared value is valid
 	}
@@ -480,8 +506,11 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 func (p *Problem) withValidKnobs(v Variant, k Knobs) Variant {
 	v.Knobs = k
 	v.Name = p.canonicalName(v.Base, k)
-	if v.Base == "fused" && k.Epilogue == "tma" {
+	if (v.Base == "fused" || v.Base == "baseline") && k.Epilogue == "tma" {
 		v.MinArch = max(v.MinArch, 90)
+	}
+	if v.Base == "wgmma" {
+		v.MinArch = 90
 	}
 	return v
 }
@@ -580,6 +609,9 @@ func (v Variant) Defines() map[string]string {
 		}
 		return d
 	}
+	if v.Base == "wgmma" {
+		return wgmmaDefines(v.Knobs, d)
+	}
 	if v.Base == "fused" {
 		// The fused sources' own macros (see their headers).
 		wn, wm := FusedWarps(v.Problem, v.Knobs)
@@ -607,6 +639,13 @@ func (v Variant) Defines() map[string]string {
 	d["TILE_K"] = strconv.Itoa(v.Knobs.TileK)
 	d["STAGES"] = strconv.Itoa(v.Knobs.Stages)
 	d["THREADS"] = strconv.Itoa(baselineThreads)
+	d["SWAP_AB"], d["EPI_TMA"] = "0", "0"
+	if v.Knobs.SwapAB {
+		d["SWAP_AB"] = "1"
+	}
+	if v.Knobs.Epilogue == "tma" {
+		d["EPI_TMA"] = "1"
+	}
 	return d
 }
 
@@ -632,6 +671,8 @@ func (v Variant) KernelNames() []string {
 		return []string{"fast_dual_gemm"}
 	case v.Base == "fused":
 		return []string{"fast_group_gemm", "fast_group_reduce"}
+	case v.Base == "wgmma":
+		return []string{"wg_group_gemm"}
 	case v.Base == "fault" && v.Problem == "nvfp4_dual_gemm":
 		return []string{"fault_dual"}
 	case v.Base == "fault":

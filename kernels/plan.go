@@ -136,8 +136,16 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 	switch v.Base {
 	case "fused":
 		return v.fusedPlan(s, lim)
+	case "wgmma":
+		return v.wgmmaPlan(s, lim)
 	case "fault":
 		return v.faultPlan(s), nil
+	}
+	if k.Epilogue == "tma" {
+		if a := archNumber(lim.Arch); a > 0 && a < 90 {
+			return nil, &KnobError{Knob: "epilogue", Value: "tma",
+				Reason: fmt.Sprintf("the bulk async copy (cp.async.bulk) needs sm_90 or newer; the device is %s (use epilogue=simt)", lim.Arch)}
+		}
 	}
 	smem := SharedBytes(v.Problem, k)
 	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
@@ -297,7 +305,17 @@ func (v Variant) fusedPlan(s Shape, lim Limits) (*Plan, error) {
 			Grid: [3]uint32{uint32(len(tiles)), 1, 1}, Block: block, SharedBytes: uint32(fusedEpilogueBytes(v.Problem, k)), Group: -1,
 			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(baseOff)}, i32(len(tiles))}})
 	}
-	pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
+	pl.TableBytes = fgTable(s, tiles, items, splits, tilesOff, baseOff)
+	return pl, nil
+}
+
+// fgTable builds the table of the fused-style group kernels
+// (fast_group_gemm.cu, wg_group_gemm.cu): one FgGroup per group, the FgTile
+// entries of items at tilesOff and, with split-K, the reduction's table of
+// output tiles at baseOff.
+func fgTable(s Shape, tiles []FusedTile, items []fusedItem, splits, tilesOff, baseOff int) func(func(Buffer, int) uint64) []byte {
+	groups := len(s.M)
+	return func(addr func(Buffer, int) uint64) []byte {
 		le := binary.LittleEndian
 		b := make([]byte, 0, baseOff+16*len(tiles))
 		var ws uint64
@@ -332,7 +350,6 @@ func (v Variant) fusedPlan(s Shape, lim Limits) (*Plan, error) {
 		}
 		return b
 	}
-	return pl, nil
 }
 
 // fusedItem is one work item of the fused group kernel: K partition ks of
