@@ -271,36 +271,67 @@ static __device__ __forceinline__ void wg_wait() {
 #define WG_F16(i) WG_F4(i), WG_F4(i + 4), WG_F4(i + 8), WG_F4(i + 12)
 #define WG_A4 "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])
 
-// D(64 x WG_TM, fp32) += A(64 x 16, fp16 registers) * B(16 x WG_TM, fp16,
-// shared memory, K-major), accumulating (scale-d = 1).
-static __device__ __forceinline__ void wg_mma(float (&d)[WG_NACC], const fg_u32 (&a)[4], fg_u64 bdesc) {
-#if WG_TM == 128
-  asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
-      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
-      "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "{%64, %65, %66, %67}, %68, p, 1, 1, 0; }\n"
-      : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48)
-      : WG_A4, "l"(bdesc));
-#elif WG_TM == 64
-  asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
-      "%23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0; }\n"
-      : WG_F16(0), WG_F16(16)
-      : WG_A4, "l"(bdesc));
-#else
-  asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, "
-      "1, 0; }\n"
-      : WG_F16(0)
-      : WG_A4, "l"(bdesc));
-#endif
+// D(64 x NW, fp32) += A(64 x 16, fp16 registers) * B(16 x NW, fp16, shared
+// memory, K-major), accumulating (scale-d = 1). One specialization per wgmma
+// width NW = 16, 32, ..., 128: a tile's width is its live token rows rounded
+// up to 16, so short tails waste little tensor time.
+template <int NW>
+__device__ __forceinline__ void wg_mma(float (&d)[NW / 2], const fg_u32 (&a)[4], fg_u64 bdesc);
+template <>
+__device__ __forceinline__ void wg_mma<16>(float (&d)[8], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4)
+               : WG_A4, "l"(bdesc));
+}
+template <>
+__device__ __forceinline__ void wg_mma<32>(float (&d)[16], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12)
+               : WG_A4, "l"(bdesc));
+}
+template <>
+__device__ __forceinline__ void wg_mma<48>(float (&d)[24], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, {%24, %25, %26, %27}, %28, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20)
+               : WG_A4, "l"(bdesc));
+}
+template <>
+__device__ __forceinline__ void wg_mma<64>(float (&d)[32], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28)
+               : WG_A4, "l"(bdesc));
+}
+template <>
+__device__ __forceinline__ void wg_mma<80>(float (&d)[40], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, {%40, %41, %42, %43}, %44, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36)
+               : WG_A4, "l"(bdesc));
+}
+template <>
+__device__ __forceinline__ void wg_mma<96>(float (&d)[48], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, {%48, %49, %50, %51}, %52, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44)
+               : WG_A4, "l"(bdesc));
+}
+template <>
+__device__ __forceinline__ void wg_mma<112>(float (&d)[56], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n112k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, {%56, %57, %58, %59}, %60, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52)
+               : WG_A4, "l"(bdesc));
+}
+template <>
+__device__ __forceinline__ void wg_mma<128>(float (&d)[64], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
+               : WG_A4, "l"(bdesc));
 }
 
 // Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
@@ -359,6 +390,124 @@ static __device__ __forceinline__ void wg_frags(fg_u32 (&a)[8][4], const fg_u32 
   }
 }
 
+
+// Consumer warpgroup c: one tile at wgmma width NW (the tile's live token
+// rows rounded up to 16). Software-pipelined: while the wgmmas of chunk it
+// run, the thread copies chunk it + WG_RS - 1 and decodes the fragments of
+// chunk it + 1 into the other register set (two sets, a0/a1, by unrolling
+// twice), then waits for the wgmmas and frees the stage.
+template <int NW>
+static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
+                                                  int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q) {
+  const int w = (tid >> 5) & 3;
+  const int lane = tid & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int M = gp.m, N = gp.n, K = gp.k, kch = K >> 7;
+  const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
+  // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
+  auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
+  auto load = [&](int kc) {
+    const int slot = kc % WG_RS;
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = lrow(b, h);
+        const int n = tile.n0 + r;
+        const bool ok = n < N;
+        const size_t nn = (size_t)(ok ? n : 0);
+        wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, gp.b + nn * rowb + kc * 64 + 16 * t,
+                ok ? 16u : 0u);
+        wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, gp.sb + nn * srow + kc * 8 + 4 * (t >> 1),
+               ok ? 4u : 0u);
+      }
+  };
+  auto frags = [&](int kc, fg_u32 (&a)[WG_MB][8][4]) {
+    const int slot = kc % WG_RS;
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b) {
+      fg_u32 w0[4], w1[4];
+      const int r0 = lrow(b, 0), r1 = lrow(b, 1);
+      wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
+      wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
+      // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
+      const fg_u32 x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
+      const fg_u32 x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
+      wg_frags(a[b], w0, w1, x0, x1);
+    }
+  };
+  float acc[WG_MB][NW / 2];
+#pragma unroll
+  for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+    for (int i = 0; i < NW / 2; ++i) acc[b][i] = 0.f;
+#pragma unroll
+  for (int s = 0; s < WG_RS - 1; ++s) {
+    if (s < kch) load(s);
+    wg_cp_commit();
+  }
+  fg_u32 a0[WG_MB][8][4], a1[WG_MB][8][4];
+  wg_cp_wait<WG_RS - 2>(); // chunk 0 landed
+  frags(0, a0);
+  auto step = [&](int it, fg_u32 (&cur)[WG_MB][8][4], fg_u32 (&nxt)[WG_MB][8][4]) {
+    const int st = q % STAGES;
+    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+    const fg_u32 tok = sbase + st * WG_TOK_STAGE;
+    wg_fence();
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int s = 0; s < 8; ++s) wg_mma<NW>(acc[b], cur[b][s], wg_desc(wg_step_addr(tok, s)));
+    wg_commit();
+    if (it + WG_RS - 1 < kch) load(it + WG_RS - 1);
+    wg_cp_commit();
+    if (it + 1 < kch) {
+      wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+      frags(it + 1, nxt);
+    }
+    wg_wait<0>();
+    wg_bar_arrive(empty0 + 8 * st);
+    ++q;
+  };
+  for (int it = 0; it < kch; it += 2) {
+    step(it, a0, a1);
+    if (it + 1 < kch) step(it + 1, a1, a0);
+  }
+  wg_cp_wait<0>();
+
+  // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
+  // fp16 [token][weight] (acc holds the sums times 2^-14), then 16-byte
+  // stores of the rows of C that exist.
+  fg_u8* ep = sgen + WG_OFF_EP + c * WG_EP_BYTES;
+#pragma unroll
+  for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+    for (int j = 0; j < NW / 8; ++j) {
+      const int n = b * 64 + 16 * w + g;
+      const int m = 8 * j + 2 * t;
+      fg_u16* row0 = (fg_u16*)(ep + m * WG_EP_STRIDE);
+      fg_u16* row1 = (fg_u16*)(ep + (m + 1) * WG_EP_STRIDE);
+      row0[n] = wg_f2h(acc[b][4 * j + 0] * 16384.f);
+      row1[n] = wg_f2h(acc[b][4 * j + 1] * 16384.f);
+      row0[n + 8] = wg_f2h(acc[b][4 * j + 2] * 16384.f);
+      row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * 16384.f);
+    }
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+  const int nb = tile.n0 + c * WG_MB * 64; // first weight column of this warpgroup
+  constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
+  for (int i = tid & 127; i < NW * CPR; i += 128) {
+    const int r = i / CPR, u = i % CPR;
+    const int m = tile.m0 + r, n = nb + u * 8;
+    if (m < M && n < N) {
+      fg_u32 x, y, z, v;
+      wg_lds128(wg_smem_addr(ep + r * WG_EP_STRIDE + u * 16), x, y, z, v);
+      fg_u32* dst = (fg_u32*)(gp.c + (size_t)m * N + n);
+      asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(dst), "r"(x), "r"(y), "r"(z), "r"(v) : "memory");
+    }
+  }
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
+}
+
 #endif // __CUDA_ARCH_FEAT_SM90_ALL
 
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
@@ -388,11 +537,15 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
       const FgGroup gp = groups[tile.group];
       const int M = gp.m, K = gp.k, kch = K >> 7;
       const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
-      // This thread's rows: tid, tid + 128, ... below WG_TM.
+      // The consumers read the first nw rows (the tile's wgmma width: live
+      // rows rounded up to 16; rows past M decode to zeros).
+      const int live = M - tile.m0 < WG_TM ? M - tile.m0 : WG_TM;
+      const int nw = (live + 15) & ~15;
+      // This thread's rows: tid, tid + 128, ... below nw.
       auto load = [&](int kc) {
         const int slot = kc % WG_RS;
 #pragma unroll
-        for (int r = tid; r < WG_TM; r += 128) {
+        for (int r = tid; r < nw; r += 128) {
           const int m = tile.m0 + r;
           const bool ok = m < M;
           const fg_u8* src = gp.a + (size_t)(ok ? m : 0) * rowb + kc * 64;
@@ -417,7 +570,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
         const int slot = it % WG_RS;
         const fg_u32 tok = sbase + st * WG_TOK_STAGE;
 #pragma unroll
-        for (int r = tid; r < WG_TM; r += 128)
+        for (int r = tid; r < nw; r += 128)
           wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
                         sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, tok, r);
         // The consumers' wgmma reads these rows through the async proxy.
@@ -429,105 +582,28 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
   } else {
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
     const int c = (tid >> 7) - 1;
-    const int w = (tid >> 5) & 3;
-    const int lane = tid & 31;
-    const int g = lane >> 2, t = lane & 3;
     for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
       const FgTile tile = tiles[ti];
       const FgGroup gp = groups[tile.group];
-      const int M = gp.m, N = gp.n, K = gp.k, kch = K >> 7;
-      const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
-      // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
-      auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
-      auto load = [&](int kc) {
-        const int slot = kc % WG_RS;
-#pragma unroll
-        for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = lrow(b, h);
-            const int n = tile.n0 + r;
-            const bool ok = n < N;
-            const size_t nn = (size_t)(ok ? n : 0);
-            wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, gp.b + nn * rowb + kc * 64 + 16 * t,
-                    ok ? 16u : 0u);
-            wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, gp.sb + nn * srow + kc * 8 + 4 * (t >> 1),
-                   ok ? 4u : 0u);
-          }
-      };
-      float acc[WG_MB][WG_NACC];
-#pragma unroll
-      for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-        for (int i = 0; i < WG_NACC; ++i) acc[b][i] = 0.f;
-#pragma unroll
-      for (int s = 0; s < WG_RS - 1; ++s) {
-        if (s < kch) load(s);
-        wg_cp_commit();
+      const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
+      // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 16).
+#define WG_CASE(k)                                                                          \
+  case k:                                                                                   \
+    if constexpr (16 * (k) <= WG_TM) wg_consume<16 * (k) <= WG_TM ? 16 * (k) : 16>(tile, gp, sbase, sgen, c, tid, full0, empty0, q); \
+    break;
+      switch ((live + 15) >> 4) {
+        WG_CASE(1)
+        WG_CASE(2)
+        WG_CASE(3)
+        WG_CASE(4)
+        WG_CASE(5)
+        WG_CASE(6)
+        WG_CASE(7)
+        WG_CASE(8)
+        default:
+          break;
       }
-      for (int it = 0; it < kch; ++it, ++q) {
-        if (it + WG_RS - 1 < kch) load(it + WG_RS - 1);
-        wg_cp_commit();
-        wg_cp_wait<WG_RS - 1>();
-        const int slot = it % WG_RS;
-        fg_u32 a[WG_MB][8][4];
-#pragma unroll
-        for (int b = 0; b < WG_MB; ++b) {
-          fg_u32 w0[4], w1[4];
-          const int r0 = lrow(b, 0), r1 = lrow(b, 1);
-          wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
-          wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
-          // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
-          const fg_u32 x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
-          const fg_u32 x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
-          wg_frags(a[b], w0, w1, x0, x1);
-        }
-        const int st = q % STAGES;
-        wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
-        const fg_u32 tok = sbase + st * WG_TOK_STAGE;
-        wg_fence();
-#pragma unroll
-        for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-          for (int s = 0; s < 8; ++s) wg_mma(acc[b], a[b][s], wg_desc(wg_step_addr(tok, s)));
-        wg_commit();
-        wg_wait<0>();
-        wg_bar_arrive(empty0 + 8 * st);
-      }
-      wg_cp_wait<0>();
-
-      // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
-      // fp16 [token][weight] (acc holds the sums times 2^-14), then 16-byte
-      // stores of the rows of C that exist.
-      fg_u8* ep = sgen + WG_OFF_EP + c * WG_EP_BYTES;
-#pragma unroll
-      for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-        for (int j = 0; j < WG_TM / 8; ++j) {
-          const int n = b * 64 + 16 * w + g;
-          const int m = 8 * j + 2 * t;
-          fg_u16* row0 = (fg_u16*)(ep + m * WG_EP_STRIDE);
-          fg_u16* row1 = (fg_u16*)(ep + (m + 1) * WG_EP_STRIDE);
-          row0[n] = wg_f2h(acc[b][4 * j + 0] * 16384.f);
-          row1[n] = wg_f2h(acc[b][4 * j + 1] * 16384.f);
-          row0[n + 8] = wg_f2h(acc[b][4 * j + 2] * 16384.f);
-          row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * 16384.f);
-        }
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-      const int nb = tile.n0 + c * WG_MB * 64; // first weight column of this warpgroup
-      constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
-      for (int i = tid & 127; i < WG_TM * CPR; i += 128) {
-        const int r = i / CPR, u = i % CPR;
-        const int m = tile.m0 + r, n = nb + u * 8;
-        if (m < M && n < N) {
-          fg_u32 x, y, z, v;
-          wg_lds128(wg_smem_addr(ep + r * WG_EP_STRIDE + u * 16), x, y, z, v);
-          fg_u32* dst = (fg_u32*)(gp.c + (size_t)m * N + n);
-          asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(dst), "r"(x), "r"(y), "r"(z), "r"(v)
-                       : "memory");
-        }
-      }
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
+#undef WG_CASE
     }
   }
 #else
