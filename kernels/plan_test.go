@@ -2,6 +2,8 @@ package kernels_test
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,5 +138,108 @@ func TestPlanRejects(t *testing.T) {
 	small.MaxSharedOptin = 101376 // an sm_86 card
 	if _, err := v.Plan(kernels.Shape{M: []int{5}, N: 64, K: 128}, small); err == nil || !strings.Contains(err.Error(), "shared memory") {
 		t.Errorf("over the device's shared memory: %v", err)
+	}
+}
+
+// swap_ab=true: the knob resolves, compiles with SWAP_AB=1, keeps the
+// grid (tile_m token rows, tile_n output columns) and the arguments, and
+// asks for the staged C tile's shared memory where it exceeds the
+// pipeline's.
+func TestBaselineSwapAB(t *testing.T) {
+	g := problem(t, "nvfp4_group_gemm")
+	v := resolve(t, g, "baseline?tile_m=64&swap_ab=true")
+	if v.Name != "baseline?tile_m=64&swap_ab=true" || !v.Knobs.SwapAB || v.MinArch != 80 {
+		t.Fatalf("%q swap %v MinArch %d", v.Name, v.Knobs.SwapAB, v.MinArch)
+	}
+	if d := v.Defines(); d["SWAP_AB"] != "1" || d["EPI_TMA"] != "0" || d["TILE_M"] != "64" {
+		t.Errorf("defines %v", d)
+	}
+	if d := resolve(t, g, "baseline").Defines(); d["SWAP_AB"] != "0" || d["EPI_TMA"] != "0" {
+		t.Errorf("baseline defines %v", d)
+	}
+	s := kernels.Shape{M: []int{1, 130}, N: 192, K: 384}
+	pl, err := v.Plan(s, h100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for gi, l := range pl.Launches {
+		if want := [3]uint32{2, uint32((s.M[gi] + 63) / 64), 1}; l.Grid != want || l.Kernel != "gemm_group" || len(l.Args) != 8 {
+			t.Errorf("launch %d: %+v", gi, l)
+		}
+	}
+	// 64x256 with one 128-wide K stage: the pipeline holds (64+256) rows of
+	// 64+16+8 bytes = 28160, the staged tile 64 rows of 2*256+16 = 33792.
+	k := resolve(t, g, "baseline?tile_m=64&tile_n=256&tile_k=128").Knobs
+	if sb := kernels.SharedBytes(g.Name, k); sb != 28160 {
+		t.Errorf("unstaged 64x256x128: %d bytes", sb)
+	}
+	k.SwapAB = true
+	if sb := kernels.SharedBytes(g.Name, k); sb != 33792 {
+		t.Errorf("swapped 64x256x128: %d bytes, want the staged tile's 33792", sb)
+	}
+	// The dual GEMM swaps too; B1 and B2 keep sharing the token tile.
+	d := problem(t, "nvfp4_dual_gemm")
+	dv := resolve(t, d, "baseline?swap_ab=true&launch=graph")
+	if dv.Defines()["SWAP_AB"] != "1" || dv.Defines()["DUAL"] != "1" {
+		t.Errorf("dual defines %v", dv.Defines())
+	}
+	if pl, err := dv.Plan(kernels.Shape{M: []int{33}, N: 256, K: 256}, h100); err != nil || pl.Mode != "graph" || pl.Launches[0].Grid != [3]uint32{2, 1, 1} {
+		t.Errorf("dual swapped plan: %+v %v", pl, err)
+	}
+}
+
+// epilogue=tma: MinArch 90, EPI_TMA=1, refused below sm_90 by a
+// KnobError naming the knob, planned on Hopper, with the staged tile's
+// shared memory counted.
+func TestBaselineEpilogueTMA(t *testing.T) {
+	for _, pname := range []string{"nvfp4_group_gemm", "nvfp4_dual_gemm"} {
+		p := problem(t, pname)
+		v := resolve(t, p, "baseline?epilogue=tma&swap_ab=true")
+		if v.Name != "baseline?epilogue=tma&swap_ab=true" || v.MinArch != 90 || v.Defines()["EPI_TMA"] != "1" || v.Defines()["SWAP_AB"] != "1" {
+			t.Errorf("%s: %q MinArch %d defines %v", pname, v.Name, v.MinArch, v.Defines())
+		}
+		s := p.Tests[0]
+		var ke *kernels.KnobError
+		_, err := v.Plan(s, kernels.Limits{SMs: 108, MaxSharedOptin: 166912, Arch: "sm_80"})
+		if !errors.As(err, &ke) || ke.Knob != "epilogue" || !strings.Contains(err.Error(), "sm_90") {
+			t.Errorf("%s sm_80: %v", pname, err)
+		}
+		if _, err := v.Plan(s, h100); err != nil {
+			t.Errorf("%s sm_90a: %v", pname, err)
+		}
+		k := v.Knobs
+		if w, err := p.WithKnobs(resolve(t, p, "baseline"), k); err != nil || w.MinArch != 90 || w.Name != v.Name {
+			t.Errorf("%s WithKnobs: %q %d %v", pname, w.Name, w.MinArch, err)
+		}
+		if sb, tile := kernels.SharedBytes(pname, k), k.TileM*(2*k.TileN+16); sb < tile {
+			t.Errorf("%s: %d bytes of shared memory, less than the staged tile's %d", pname, sb, tile)
+		}
+	}
+}
+
+// The declared baseline space holds every swap_ab and epilogue value, each
+// with every tile size, and every combination fits Hopper's shared memory.
+func TestBaselineNewValuesEnumerated(t *testing.T) {
+	for _, p := range kernels.Problems() {
+		seen := map[string]bool{}
+		for _, k := range p.KnobCombinations() {
+			seen[fmt.Sprintf("%v/%s/%dx%d", k.SwapAB, k.Epilogue, k.TileM, k.TileN)] = true
+			if sb := kernels.SharedBytes(p.Name, k); sb > 232448 {
+				t.Errorf("%s %+v: %d bytes", p.Name, k, sb)
+			}
+		}
+		tiles := []string{"64x64", "64x128", "128x64"}
+		if p.Name == "nvfp4_group_gemm" {
+			tiles = append(tiles, "128x128", "64x256")
+		}
+		for _, swap := range []string{"false", "true"} {
+			for _, epi := range []string{"simt", "tma"} {
+				for _, tl := range tiles {
+					if !seen[swap+"/"+epi+"/"+tl] {
+						t.Errorf("%s: swap_ab=%s epilogue=%s tile %s not enumerated", p.Name, swap, epi, tl)
+					}
+				}
+			}
+		}
 	}
 }

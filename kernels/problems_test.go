@@ -235,7 +235,7 @@ func TestResolveVariant(t *testing.T) {
 		t.Errorf("out of range: %v", err)
 	}
 	// Declared but not implemented values are not declared.
-	for _, spec := range []string{"baseline?epilogue=tma", "baseline?warp_roles=producer_consumer", "baseline?split_k=2", "baseline?swap_ab=true"} {
+	for _, spec := range []string{"baseline?warp_roles=producer_consumer", "baseline?split_k=2", "baseline?swap_ab=maybe", "baseline?epilogue=wgmma"} {
 		if _, err := g.ResolveVariant(spec); !errors.As(err, &ke) {
 			t.Errorf("%s: %v", spec, err)
 		}

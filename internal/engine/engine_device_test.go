@@ -240,14 +240,24 @@ var sampleSpecs = map[string][]string{
 		"baseline?tile_m=64", "baseline?tile_n=64&stages=2&launch=graph",
 		"baseline?tile_m=64&tile_n=256&stages=3", "baseline?tile_m=64&tile_n=256&tile_k=128&stages=4&launch=grouped",
 		"baseline?stages=3", "baseline?stages=4",
+		// The baseline's swapped A/B and TMA epilogue (docs/KNOBS.md): each
+		// alone and together, on small and wide tiles, with every launch mode.
+		"baseline?swap_ab=true", "baseline?epilogue=tma", "baseline?epilogue=tma&swap_ab=true",
+		"baseline?tile_m=64&stages=3&launch=grouped&swap_ab=true",
+		"baseline?tile_m=64&tile_n=256&tile_k=128&stages=4&launch=streams&epilogue=tma&swap_ab=true",
+		"baseline?tile_n=64&stages=2&launch=graph&epilogue=tma",
 		// The fused family: the default, each value of each knob at least once.
 		"fused", "fused?grid=tiles", "fused?stages=2&layout=half&blocks_per_sm=3",
 		"fused?tile_n=128&tile_m=64&stages=3&layout=half&blocks_per_sm=3&grid=tiles",
 		"fused?tile_m=64&blocks_per_sm=1", "fused?tile_n=128&stages=3&blocks_per_sm=1&grid=tiles",
+		// The wgmma family (sm_90a): the default and each value of each knob.
+		"wgmma", "wgmma?tile_m=64", "wgmma?stages=2", "wgmma?tile_m=64&stages=4", "wgmma?tile_m=64&tile_n=256&stages=4",
 	},
 	"nvfp4_dual_gemm": {
 		"baseline", "baseline?launch=graph", "baseline?stages=2", "baseline?stages=3&tile_k=128",
 		"baseline?stages=4", "baseline?tile_m=128&tile_n=64&stages=2", "baseline?tile_n=64&launch=graph",
+		"baseline?swap_ab=true", "baseline?launch=graph&epilogue=tma",
+		"baseline?tile_m=128&tile_n=64&stages=2&epilogue=tma&swap_ab=true", "baseline?tile_n=64&stages=4&swap_ab=true",
 		"fused", "fused?grid=persistent", "fused?tile_n=128&tile_m=32&stages=4&layout=wide&blocks_per_sm=2",
 		"fused?tile_m=32&stages=2&blocks_per_sm=1&grid=persistent", "fused?tile_n=128&layout=wide&blocks_per_sm=1",
 	},
@@ -276,7 +286,10 @@ func TestEveryCombinationOnTestShapes(t *testing.T) {
 	info := needDevice(t)
 	for _, p := range kernels.Problems() {
 		var vs []kernels.Variant
-		for _, fam := range []string{"baseline", "fused"} {
+		for _, fam := range []string{"baseline", "fused", "wgmma"} {
+			if kernels.VariantKnobSpace(p.Name, fam) == nil {
+				continue // the family does not exist for this problem (wgmma: group GEMM only)
+			}
 			base := mustVariant(t, p, fam)
 			for _, k := range p.VariantCombinations(fam) {
 				v, err := p.WithKnobs(base, k)
@@ -599,4 +612,68 @@ func TestFusedSplitKAndTMA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBaselineNewKnobs: every combination of the baseline's declared space
+// that uses a value added for issue 5 (swap_ab=true, epilogue=tma), every
+// launch mode included, on the test shapes and the edge cases (M=1, odd M,
+// N=64, K=128, 16 groups, N=448 not a multiple of the tile), with C
+// poisoned before each of two runs. TestEveryCombinationOnTestShapes covers
+// them too, among the whole space of both families; this one is the
+// narrower run a device call can afford.
+func TestBaselineNewKnobs(t *testing.T) {
+	info := needDevice(t)
+	sixteen := make([]int, 16)
+	for i := range sixteen {
+		sixteen[i] = 1 + 13*i
+	}
+	edges := map[string][]kernels.Shape{
+		"nvfp4_group_gemm": {{M: []int{1}, N: 64, K: 128}, {M: []int{7, 33}, N: 64, K: 128}, {M: sixteen, N: 128, K: 384}, {M: []int{1}, N: 448, K: 2176}},
+		"nvfp4_dual_gemm":  {{M: []int{1}, N: 64, K: 128}, {M: []int{33}, N: 64, K: 128}, {M: []int{7}, N: 448, K: 2176}},
+	}
+	for _, p := range kernels.Problems() {
+		base := mustVariant(t, p, "baseline")
+		var vs []kernels.Variant
+		for _, k := range p.VariantCombinations("baseline") {
+			if !k.SwapAB && k.Epilogue != "tma" {
+				continue
+			}
+			v, err := p.WithKnobs(base, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v)
+		}
+		t.Logf("%s: %d baseline combinations with swap_ab=true or epilogue=tma", p.Name, len(vs))
+		shapes := append(append([]kernels.Shape{}, p.Tests...), edges[p.Name]...)
+		cases := shapeCases(t, info, p, shapes, 9000)
+		checkVariants(t, info, p, vs, cases)
+	}
+}
+
+// TestWgmmaFamily: every combination of the wgmma family's declared space
+// on every test and benchmark shape and the edge shapes of TestEdgeCases'
+// kind (M = 1, odd M, 16 groups are among the test shapes), through the
+// engine's own NVRTC build for the device's sm_90a.
+func TestWgmmaFamily(t *testing.T) {
+	info := needDevice(t)
+	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	if info.Arch != "sm_90a" {
+		t.Skipf("the wgmma family is Hopper-only (sm_90a); this device is %s", info.Arch)
+	}
+	var vs []kernels.Variant
+	base := mustVariant(t, p, "wgmma")
+	for _, k := range p.VariantCombinations("wgmma") {
+		v, err := p.WithKnobs(base, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) < 4 {
+		t.Fatalf("wgmma: only %d combinations declared", len(vs))
+	}
+	shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
+	cases := shapeCases(t, info, p, shapes, 4000)
+	checkVariants(t, info, p, vs, cases)
 }

@@ -30,6 +30,19 @@
 // zero-fill) and are never stored; the last K step may be shorter than
 // TILE_K (K is a multiple of 128, so it is a whole number of 64-chunks).
 //
+// SWAP_AB = 1 computes C^T = B A^T: the weight rows (N) fill the MMA's
+// 16-row side and the token rows (M) its 8-column side, so a tile of few
+// tokens wastes 8-row, not 16-row, slices; n8 token slices past M are
+// skipped (no decode, no MMA). TILE_M still counts token rows and TILE_N
+// weight rows (output columns): the block's C tile and grid are the same
+// as without the swap. The accumulators then hold C transposed, so the
+// epilogue stages the tile in shared memory as [m][n] and writes rows.
+//
+// EPI_TMA = 1 (sm_90+, CUDA 12+): the staged C rows leave shared memory by
+// cp.async.bulk, one per row, instead of 16-byte stores by the threads
+// (fast_group_gemm.cu's FG_EPI_TMA, the same protocol). With SWAP_AB = 0
+// and EPI_TMA = 0 the threads store their accumulators straight to global.
+//
 // No toolkit headers: NVRTC alone compiles this on any version from 11.8.
 
 typedef unsigned char u8;
@@ -55,6 +68,18 @@ typedef unsigned long long u64;
 #ifndef THREADS
 #define THREADS 128
 #endif
+#ifndef SWAP_AB
+#define SWAP_AB 0
+#endif
+#ifndef EPI_TMA
+#define EPI_TMA 0
+#endif
+// The bulk copy engine and the async-proxy fence exist from sm_90 and PTX
+// ISA 8.0 (CUDA 12.0): refuse the build anywhere else rather than fall back
+// silently (kernels.Plan refuses epilogue=tma for devices below sm_90).
+#if EPI_TMA && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || __CUDACC_VER_MAJOR__ < 12)
+#error "gemm: EPI_TMA=1 needs sm_90 or newer and CUDA 12.0 or newer (cp.async.bulk)"
+#endif
 
 #if THREADS != 128
 #error "the warp layout is 2x2 warps: THREADS must be 128"
@@ -65,8 +90,13 @@ typedef unsigned long long u64;
 
 #define WARP_M (TILE_M / 2)
 #define WARP_N (TILE_N / 2)
-#define MT (WARP_M / 16)
-#define NT (WARP_N / 8)
+#if SWAP_AB
+#define MT (WARP_N / 16)  // m16 MMA tiles per warp: weight rows
+#define NT (WARP_M / 8)   // n8 MMA tiles per warp: token rows
+#else
+#define MT (WARP_M / 16)  // m16 MMA tiles per warp: token rows
+#define NT (WARP_N / 8)   // n8 MMA tiles per warp: weight rows
+#endif
 #define ROW_BYTES (TILE_K / 2 + 16)
 #define SROW (TILE_K / 16)
 #if DUAL
@@ -75,6 +105,12 @@ typedef unsigned long long u64;
 #define B_ROWS TILE_N
 #endif
 #define STAGE_BYTES ((TILE_M + B_ROWS) * (ROW_BYTES + SROW))
+// The staged epilogue: fp16 C tile [TILE_M][TILE_N], rows padded by 16
+// bytes (4 banks) so the transposed fragment writes spread over banks, and
+// 16-byte aligned for the 16-byte loads and the bulk copy. It reuses the
+// pipeline's shared memory (kernels.SharedBytes takes the larger).
+#define STAGED (SWAP_AB || EPI_TMA)
+#define EP_STRIDE (2 * TILE_N + 16)
 
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 
@@ -132,6 +168,16 @@ __device__ __forceinline__ u32 pack_h2(float lo, float hi) {
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(hi));
     return (u32)l | ((u32)h << 16);
 }
+
+__device__ __forceinline__ u16 f2h(float x) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    return h;
+}
+
+struct __align__(16) V4 {
+    u32 x, y, z, w;
+};
 
 __device__ __forceinline__ float silu(float x) {
     float e;
@@ -193,12 +239,14 @@ __device__ __forceinline__ void load_stage(u8* sm, const Operands& op, int k0, i
     }
 }
 
-// Decode and multiply one K step held in stage buffer sm.
+#if !SWAP_AB
+// Decode and multiply one K step held in stage buffer sm. nt_live is
+// unused here (every m16 token slice is computed, as in the seeds).
 __device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&acc)[MT][NT][4],
 #if DUAL
                                               float (&acc2)[MT][NT][4],
 #endif
-                                              int lane, int wm, int wn) {
+                                              int lane, int wm, int wn, int nt_live) {
     const u8* sA = sm;
     const u8* sB = sm + TILE_M * ROW_BYTES;
     const u8* sSA = sm + (TILE_M + B_ROWS) * ROW_BYTES;
@@ -254,6 +302,85 @@ __device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&
         }
     }
 }
+#else
+// Swapped: weight rows are the MMA's A operand (m16 tiles, MT per warp),
+// token rows its B operand (n8 tiles, NT per warp). The fragment mapping
+// over K is the one above, for both operands. Only the first nt_live n8
+// token slices of the warp hold rows below M; the others are skipped
+// (warp-uniform). Per 32-K half chunk the warp decodes its token slices
+// once for both K steps (4 registers each), then walks its weight m16
+// tiles, each decoded right before its MMAs, so few fragments are live
+// next to the accumulators. With DUAL the B1 and B2 rows of the same
+// columns share the decoded token fragments.
+__device__ __forceinline__ void weight_frag(const u8* sB, const u8* sSB, int r, int wofs, int sg, u32 (&af)[2][4]) {
+    u32 w0 = *(const u32*)(sB + r * ROW_BYTES + wofs);
+    u32 w1 = *(const u32*)(sB + (r + 8) * ROW_BYTES + wofs);
+    u32 s0 = scale_h2(sSB[r * SROW + sg]);
+    u32 s1 = scale_h2(sSB[(r + 8) * SROW + sg]);
+#pragma unroll
+    for (int s = 0; s < 2; s++) {
+        af[s][0] = hmul2(fp4x2_to_h2(w0 >> (16 * s)), s0);
+        af[s][1] = hmul2(fp4x2_to_h2(w1 >> (16 * s)), s1);
+        af[s][2] = hmul2(fp4x2_to_h2(w0 >> (16 * s + 8)), s0);
+        af[s][3] = hmul2(fp4x2_to_h2(w1 >> (16 * s + 8)), s1);
+    }
+}
+
+__device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&acc)[MT][NT][4],
+#if DUAL
+                                              float (&acc2)[MT][NT][4],
+#endif
+                                              int lane, int wm, int wn, int nt_live) {
+    const u8* sA = sm;
+    const u8* sB = sm + TILE_M * ROW_BYTES;
+    const u8* sSA = sm + (TILE_M + B_ROWS) * ROW_BYTES;
+    const u8* sSB = sSA + TILE_M * SROW;
+    const int g = lane >> 2, t = lane & 3;
+    const int nch = kvalid / 64;
+#pragma unroll 1
+    for (int ch = 0; ch < nch; ch++) {
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            const int wofs = ch * 32 + (t + 4 * hf) * 4;
+            const int sg = ch * 4 + hf * 2 + (t >> 1);
+            u32 tb[NT][2][2];  // [token slice][K step][b0, b1]
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+                tb[nt][0][0] = tb[nt][0][1] = tb[nt][1][0] = tb[nt][1][1] = 0u;
+                if (nt < nt_live) {
+                    int r = wm * WARP_M + nt * 8 + g;
+                    u32 w = *(const u32*)(sA + r * ROW_BYTES + wofs);
+                    u32 sc = scale_h2(sSA[r * SROW + sg]);
+#pragma unroll
+                    for (int s = 0; s < 2; s++) {
+                        tb[nt][s][0] = hmul2(fp4x2_to_h2(w >> (16 * s)), sc);
+                        tb[nt][s][1] = hmul2(fp4x2_to_h2(w >> (16 * s + 8)), sc);
+                    }
+                }
+            }
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                const int r = wn * WARP_N + mt * 16 + g;
+                u32 af[2][4];
+                weight_frag(sB, sSB, r, wofs, sg, af);
+#pragma unroll
+                for (int s = 0; s < 2; s++)
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++)
+                        if (nt < nt_live) mma16816(acc[mt][nt], af[s], tb[nt][s][0], tb[nt][s][1]);
+#if DUAL
+                weight_frag(sB, sSB, TILE_N + r, wofs, sg, af);
+#pragma unroll
+                for (int s = 0; s < 2; s++)
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++)
+                        if (nt < nt_live) mma16816(acc2[mt][nt], af[s], tb[nt][s][0], tb[nt][s][1]);
+#endif
+            }
+        }
+    }
+}
+#endif
 
 __device__ __forceinline__ void gemm_tile(const Operands& op) {
     extern __shared__ __align__(16) u8 smem[];
@@ -276,6 +403,12 @@ __device__ __forceinline__ void gemm_tile(const Operands& op) {
 #endif
             }
 
+    // Swapped: n8 token slices of this warp that hold rows below M.
+    int nt_live = NT;
+#if SWAP_AB
+    nt_live = (op.M - op.m0 - wm * WARP_M + 7) >> 3;
+    nt_live = nt_live < 0 ? 0 : (nt_live > NT ? NT : nt_live);
+#endif
     const int nk = (op.K + TILE_K - 1) / TILE_K;
 #if STAGES == 1
 #pragma unroll 1
@@ -286,9 +419,9 @@ __device__ __forceinline__ void gemm_tile(const Operands& op) {
         cp_async_wait<0>();
         __syncthreads();
 #if DUAL
-        compute_stage(smem, kv, acc, acc2, lane, wm, wn);
+        compute_stage(smem, kv, acc, acc2, lane, wm, wn, nt_live);
 #else
-        compute_stage(smem, kv, acc, lane, wm, wn);
+        compute_stage(smem, kv, acc, lane, wm, wn, nt_live);
 #endif
         __syncthreads();  // the next load overwrites the buffer
     }
@@ -309,17 +442,84 @@ __device__ __forceinline__ void gemm_tile(const Operands& op) {
         cp_async_commit();
         int kv = imin(TILE_K, op.K - kt * TILE_K);
 #if DUAL
-        compute_stage(smem + (kt % STAGES) * STAGE_BYTES, kv, acc, acc2, lane, wm, wn);
+        compute_stage(smem + (kt % STAGES) * STAGE_BYTES, kv, acc, acc2, lane, wm, wn, nt_live);
 #else
-        compute_stage(smem + (kt % STAGES) * STAGE_BYTES, kv, acc, lane, wm, wn);
+        compute_stage(smem + (kt % STAGES) * STAGE_BYTES, kv, acc, lane, wm, wn, nt_live);
 #endif
     }
     cp_async_wait<0>();
 #endif
 
-    // Epilogue: undo the 2^-7 on each operand, store fp16 pairs.
+    // Epilogue: undo the 2^-7 on each operand (and with DUAL apply
+    // silu(acc1) * acc2), round to fp16.
     const float unscale = 16384.0f;
     const int g = lane >> 2, t = lane & 3;
+#if STAGED
+    // Stage the tile as fp16 [m][n]; the pipeline's buffers are free once
+    // every warp is past its last compute_stage.
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            float x[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                x[e] = acc[mt][nt][e] * unscale;
+#if DUAL
+                x[e] = silu(x[e]) * (acc2[mt][nt][e] * unscale);
+#endif
+            }
+#if SWAP_AB
+            // Fragment rows are weight rows n, columns token rows m.
+            const int n = wn * WARP_N + mt * 16 + g, m = wm * WARP_M + nt * 8 + 2 * t;
+            u16* row0 = (u16*)(smem + m * EP_STRIDE);
+            u16* row1 = (u16*)(smem + (m + 1) * EP_STRIDE);
+            row0[n] = f2h(x[0]);
+            row1[n] = f2h(x[1]);
+            row0[n + 8] = f2h(x[2]);
+            row1[n + 8] = f2h(x[3]);
+#else
+            const int m = wm * WARP_M + mt * 16 + g, n = wn * WARP_N + nt * 8 + 2 * t;
+            *(u32*)(smem + m * EP_STRIDE + 2 * n) = pack_h2(x[0], x[1]);
+            *(u32*)(smem + (m + 8) * EP_STRIDE + 2 * n) = pack_h2(x[2], x[3]);
+#endif
+        }
+    }
+    const int rows = imin(TILE_M, op.M - op.m0), cols = imin(TILE_N, op.N - op.n0);
+#if EPI_TMA
+    // The staged rows were written by the generic proxy; the copy engine
+    // reads through the async proxy, so each writing thread fences before
+    // the barrier. N % 64 == 0 and n0 % TILE_N == 0: a row is a multiple of
+    // 128 bytes, its global address 128-byte aligned, its shared address
+    // 16-byte aligned (EP_STRIDE % 16 == 0), as the bulk copy requires.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (tid < rows) {
+        const u16* dst = op.c + (long long)(op.m0 + tid) * op.N + op.n0;
+        u64 gdst;
+        asm("cvta.to.global.u64 %0, %1;" : "=l"(gdst) : "l"(dst));
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gdst),
+                     "r"(smem_addr(smem + tid * EP_STRIDE)), "r"(cols * 2)
+                     : "memory");
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        // The shared memory must stay valid until the copy engine has read
+        // it: wait for the reads (the global writes complete on their own
+        // before the grid does).
+        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    }
+#else
+    __syncthreads();
+    // 16-byte stores, consecutive threads on consecutive chunks of a row.
+    for (int i = tid; i < TILE_M * (TILE_N / 8); i += THREADS) {
+        const int r = i / (TILE_N / 8), c = i % (TILE_N / 8);
+        if (r < rows && c * 8 < cols) {
+            const V4 v = *(const V4*)(smem + r * EP_STRIDE + c * 16);
+            *(V4*)(op.c + (long long)(op.m0 + r) * op.N + op.n0 + c * 8) = v;
+        }
+    }
+#endif
+#else
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
@@ -339,6 +539,7 @@ __device__ __forceinline__ void gemm_tile(const Operands& op) {
             }
         }
     }
+#endif
 }
 
 #if DUAL
