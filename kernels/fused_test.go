@@ -27,7 +27,7 @@ func TestLadderSpecsResolve(t *testing.T) {
 	}
 	var ke *kernels.KnobError
 	for spec, allowed := range map[string]string{
-		"baseline?epilogue=tma":                   "allowed: simt",
+		"baseline?epilogue=wgmma":                 "allowed: simt, tma",
 		"baseline?warp_roles=producer_consumer":   "allowed: uniform",
 		"fused?stages=1":                          "allowed: 2, 3, 4",
 		"fused?tile_k=256":                        "known: tile_n, tile_m, stages, layout, blocks_per_sm, grid",
