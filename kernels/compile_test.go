@@ -111,13 +111,29 @@ func TestCompileDeclaredSpace(t *testing.T) {
 			if len(combos) == 0 {
 				t.Fatalf("%s %s: empty knob space", p.Name, v.Base)
 			}
-			var vs []kernels.Variant
+			var vs, autos []kernels.Variant
+			names := map[string]bool{}
 			for _, k := range combos {
 				kv, err := p.WithKnobs(v, k)
 				if err != nil {
 					t.Fatalf("%s: enumerated combination rejected: %v", p.Name, err)
 				}
+				names[kv.Name] = true
+				if len(kv.Candidates()) != 1 || kv.Candidates()[0].Name != kv.Name {
+					autos = append(autos, kv)
+					continue
+				}
 				vs = append(vs, kv)
+			}
+			// A tile_m/tile_n=auto combination compiles as its candidates
+			// (engine.Build), which are concrete combinations of the same
+			// declared space: they are compiled (or covered) below.
+			for _, av := range autos {
+				for _, cv := range av.Candidates() {
+					if !names[cv.Name] {
+						t.Errorf("%s %s: candidate %s is not in the declared space", p.Name, av.Name, cv.Name)
+					}
+				}
 			}
 			if v.Base == "fused" {
 				// The fused space has more compile-relevant knobs than 2 CPUs

@@ -81,8 +81,8 @@ func KnobSpace(problem string) []KnobSpec {
 		launches = []string{"sequential", "graph"}
 	}
 	return []KnobSpec{
-		{Key: "tile_m", Values: []string{"64", "128"}, Default: tm, Doc: "output tile rows per block (M)"},
-		{Key: "tile_n", Values: []string{"64", "128", "256"}, Default: "128", Doc: "output tile columns per block (N)"},
+		{Key: "tile_m", Values: []string{"64", "128", "auto"}, Default: tm, Doc: "output tile rows per block (M, token rows); auto = the size a per-shape cost model (docs/KNOBS.md) predicts fastest on the device, among those the other knobs allow"},
+		{Key: "tile_n", Values: []string{"64", "128", "256", "auto"}, Default: "128", Doc: "output tile columns per block (N, weight rows); auto = as for tile_m"},
 		{Key: "tile_k", Values: []string{"128", "256"}, Default: "256", Doc: "K elements per main-loop step (a short last step covers K % tile_k)"},
 		{Key: "stages", Values: []string{"1", "2", "3", "4"}, Default: "1", Doc: "shared-memory ring of cp.async stages: loads of later K steps overlap the MMAs of this one"},
 		{Key: "epilogue", Values: []string{"simt", "tma"}, Default: "simt", Doc: "how C leaves the block: simt = stores by the threads (straight from the accumulators, or with swap_ab=true 16-byte stores of the tile staged in shared memory); tma = the tile staged in shared memory, one bulk async copy per row (cp.async.bulk, sm_90 and CUDA 12 or newer)"},
@@ -273,8 +273,16 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 		// One launch per group on the caller's stream (faultPlan).
 		k.Launch = "sequential"
 	}
-	k.TileM = atoi("tile_m", k.TileM)
-	k.TileN = atoi("tile_n", k.TileN)
+	if vals["tile_m"] == "auto" {
+		k.TileM = TileAuto
+	} else {
+		k.TileM = atoi("tile_m", k.TileM)
+	}
+	if vals["tile_n"] == "auto" {
+		k.TileN = TileAuto
+	} else {
+		k.TileN = atoi("tile_n", k.TileN)
+	}
 	k.TileK = atoi("tile_k", k.TileK)
 	k.Stages = atoi("stages", k.Stages)
 	if vals["split_k"] == "auto" {
@@ -309,7 +317,7 @@ func splitKString(n int) string {
 // knobValues renders knobs in KnobSpace's string form.
 func (k Knobs) values() map[string]string {
 	return map[string]string{
-		"tile_m": strconv.Itoa(k.TileM), "tile_n": strconv.Itoa(k.TileN), "tile_k": strconv.Itoa(k.TileK),
+		"tile_m": tileString(k.TileM), "tile_n": tileString(k.TileN), "tile_k": strconv.Itoa(k.TileK),
 		"stages": strconv.Itoa(k.Stages), "epilogue": k.Epilogue, "warp_roles": k.WarpRoles,
 		"launch": k.Launch, "split_k": splitKString(k.SplitK), "swap_ab": strconv.FormatBool(k.SwapAB),
 		"layout": k.Layout, "blocks_per_sm": strconv.Itoa(k.BlocksPerSM), "grid": k.Grid,
@@ -359,6 +367,19 @@ func checkCombination(problem, base string, k Knobs) error {
 	case "fault":
 		return nil // one knob; every declared value is valid
 	}
+	if k.tileAuto() {
+		// auto is valid when some declared size fits the other knobs.
+		if len(tileCandidates(problem, k)) == 0 {
+			return &KnobError{Knob: "tile_m,tile_n", Value: tileString(k.TileM) + "," + tileString(k.TileN),
+				Reason: "no declared tile size fits with the other knobs (see the accumulator and shared-memory rules)"}
+		}
+		return nil
+	}
+	return checkBaseline(problem, k)
+}
+
+// checkBaseline applies the baseline family's rules to concrete tile sizes.
+func checkBaseline(problem string, k Knobs) error {
 	// Each of the 4 warps owns (TileM/2)x(TileN/2) outputs per accumulator;
 	// past 128 fp32 accumulator registers per thread the compiler spills.
 	if acc := k.TileM * k.TileN * accumulators(problem) / baselineThreads; acc > 128 {
@@ -634,8 +655,10 @@ func (v Variant) Defines() map[string]string {
 		}
 		return d
 	}
-	d["TILE_M"] = strconv.Itoa(v.Knobs.TileM)
-	d["TILE_N"] = strconv.Itoa(v.Knobs.TileN)
+	// An auto tile is no macro value: engines compile Candidates() instead
+	// ("auto" here names it in records and fails a direct compile).
+	d["TILE_M"] = tileString(v.Knobs.TileM)
+	d["TILE_N"] = tileString(v.Knobs.TileN)
 	d["TILE_K"] = strconv.Itoa(v.Knobs.TileK)
 	d["STAGES"] = strconv.Itoa(v.Knobs.Stages)
 	d["THREADS"] = strconv.Itoa(baselineThreads)

@@ -85,6 +85,9 @@ type Plan struct {
 	// SplitK is the K partitions per output tile the plan uses (1: none);
 	// for split_k=auto, the partition count FusedSplitK chose.
 	SplitK int
+	// Resolved names the concrete variant a variant with auto tile sizes
+	// runs as on this shape (Variant.Resolve); "" for concrete variants.
+	Resolved string
 }
 
 // Limits are the device facts a plan depends on.
@@ -132,6 +135,18 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 	k := v.Knobs
 	if err := checkCombination(v.Problem, v.Base, k); err != nil {
 		return nil, err
+	}
+	if v.Base == "baseline" && k.tileAuto() {
+		cv, err := v.Resolve(s, lim)
+		if err != nil {
+			return nil, err
+		}
+		pl, err := cv.Plan(s, lim)
+		if err != nil {
+			return nil, err
+		}
+		pl.Resolved = cv.Name
+		return pl, nil
 	}
 	switch v.Base {
 	case "fused":

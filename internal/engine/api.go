@@ -22,16 +22,24 @@ type Inputs struct {
 	Dual  *nvfp4.DualInputs
 }
 
-// Built is one variant compiled for one device architecture: one module.
+// Built is one variant compiled for one device architecture: one module,
+// or for a variant with auto tile sizes one module per candidate
+// (Variant.Candidates), of which Prepare loads the one the shape resolves
+// to (Variant.Resolve).
 type Built struct {
 	Variant  kernels.Variant
-	Compiled *gpu.Compiled
-	Options  []string // the exact NVRTC options
-	Arch     string
+	Compiled *gpu.Compiled // the module; for auto tiles the first candidate's
+	// Candidates holds every candidate's module by the concrete variant's
+	// name when Variant has auto tile sizes; nil otherwise.
+	Candidates map[string]*gpu.Compiled
+	Options    []string // the exact NVRTC options (for auto tiles, the first candidate's)
+	Arch       string
 	// Attrs holds each entry point's resource figures (registers, local
 	// bytes, ...); Prepare fills it from the loaded module the first time.
+	// For auto tiles the key is "<concrete variant> <entry point>".
 	Attrs map[string]gpu.FuncAttrs
-	// PtxasLog is the compiler's resource report (ptxas -v) for each entry.
+	// PtxasLog is the compiler's resource report (ptxas -v) for each entry
+	// (for auto tiles, each candidate's, headed by its name).
 	PtxasLog string
 }
 

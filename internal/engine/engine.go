@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/pitchtank/pitchtank/internal/gpu"
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
@@ -49,11 +51,62 @@ func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, erro
 	if err != nil {
 		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
 	}
-	c, err := gpu.Compile(v.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: v.Defines(), Flags: buildFlags(), CacheDir: cacheDir})
-	if err != nil {
-		return nil, fmt.Errorf("engine: build %s for %s: %w", v.Name, arch, err)
+	cands := v.Candidates()
+	if len(cands) == 1 && cands[0].Name == v.Name {
+		c, err := gpu.Compile(v.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: v.Defines(), Flags: buildFlags(), CacheDir: cacheDir})
+		if err != nil {
+			return nil, fmt.Errorf("engine: build %s for %s: %w", v.Name, arch, err)
+		}
+		return &Built{Variant: v, Compiled: c, Options: c.Options, Arch: arch, PtxasLog: c.Log, Attrs: map[string]gpu.FuncAttrs{}}, nil
 	}
-	return &Built{Variant: v, Compiled: c, Options: c.Options, Arch: arch, PtxasLog: c.Log, Attrs: map[string]gpu.FuncAttrs{}}, nil
+	// Auto tile sizes: the tile is a compile-time macro and the shape is
+	// not known yet, so every candidate is compiled now (in parallel: NVRTC
+	// needs no device) and Prepare loads the one the shape resolves to.
+	if len(cands) == 0 {
+		return nil, fmt.Errorf("engine: build %s: no candidate tile fits its knobs", v.Name)
+	}
+	b := &Built{Variant: v, Candidates: map[string]*gpu.Compiled{}, Arch: arch, Attrs: map[string]gpu.FuncAttrs{}}
+	comps := make([]*gpu.Compiled, len(cands))
+	errs := make([]error, len(cands))
+	var wg sync.WaitGroup
+	for i, cv := range cands {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			comps[i], errs[i] = gpu.Compile(cv.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: cv.Defines(), Flags: buildFlags(), CacheDir: cacheDir})
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("engine: build %s (candidate %s) for %s: %w", v.Name, cv.Name, arch, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var log strings.Builder
+	for i, cv := range cands {
+		b.Candidates[cv.Name] = comps[i]
+		fmt.Fprintf(&log, "== candidate %s\n%s\n", cv.Name, comps[i].Log)
+	}
+	b.Compiled, b.Options, b.PtxasLog = comps[0], comps[0].Options, log.String()
+	return b, nil
+}
+
+// module returns the compiled module b runs on shape s and the key of its
+// entry points in b.Attrs: for auto tiles the candidate s resolves to.
+func (b *Built) module(s kernels.Shape, lim kernels.Limits) (*gpu.Compiled, func(kernel string) string, error) {
+	if b.Candidates == nil {
+		return b.Compiled, func(k string) string { return k }, nil
+	}
+	cv, err := b.Variant.Resolve(s, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, ok := b.Candidates[cv.Name]
+	if !ok {
+		return nil, nil, fmt.Errorf("engine: %s resolves to %s on %v, which was not built", b.Variant.Name, cv.Name, s)
+	}
+	return c, func(k string) string { return cv.Name + " " + k }, nil
 }
 
 func (in Inputs) check(p *kernels.Problem, s kernels.Shape) error {
@@ -169,7 +222,11 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 		}
 	}()
 
-	if i.mod, err = c.LoadModule(b.Compiled.Cubin); err != nil {
+	comp, attrKey, err := b.module(s, lim)
+	if err != nil {
+		return nil, err
+	}
+	if i.mod, err = c.LoadModule(comp.Cubin); err != nil {
 		return nil, fmt.Errorf("engine: load module of %s: %w", b.Variant.Name, err)
 	}
 	for _, l := range plan.Launches {
@@ -179,12 +236,12 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 				return nil, fmt.Errorf("engine: %s: %w", b.Variant.Name, err)
 			}
 			i.funcs[l.Kernel] = f
-			if _, have := b.Attrs[l.Kernel]; !have {
+			if _, have := b.Attrs[attrKey(l.Kernel)]; !have {
 				a, err := f.Attributes()
 				if err != nil {
 					return nil, fmt.Errorf("engine: attributes of %s: %w", l.Kernel, err)
 				}
-				b.Attrs[l.Kernel] = a
+				b.Attrs[attrKey(l.Kernel)] = a
 			}
 		}
 		if l.SharedBytes > 48*1024 {
@@ -201,7 +258,7 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 			continue
 		}
 		info := c.Device().Info()
-		occ := min(l.PersistentPerSM, ResidentBlocks(b.Attrs[l.Kernel], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
+		occ := min(l.PersistentPerSM, ResidentBlocks(b.Attrs[attrKey(l.Kernel)], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
 		plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, info.SMs*occ)))
 	}
 

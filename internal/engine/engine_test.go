@@ -91,3 +91,47 @@ func TestResidentBlocks(t *testing.T) {
 		}
 	}
 }
+
+// A variant with auto tile sizes builds one module per candidate tile
+// (the tile is a compile-time macro), each with its own defines, and
+// Prepare's choice (Variant.Resolve) is among them on every benchmark
+// shape. Needs only NVRTC.
+func TestBuildAutoTileCandidates(t *testing.T) {
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("NVRTC is not installed here: %v", err)
+	}
+	g, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	v, err := g.ResolveVariant("baseline?tile_m=auto&tile_n=auto&swap_ab=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := engine.Build(gpu.DeviceInfo{CCMajor: 9, CCMinor: 0, Arch: "sm_90"}, v, t.TempDir()) // sm_90: NVRTC 11.8 (CI) has no sm_90a
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := v.Candidates()
+	if len(cands) != 5 || len(b.Candidates) != len(cands) {
+		t.Fatalf("%d candidates, %d modules", len(cands), len(b.Candidates))
+	}
+	for _, cv := range cands {
+		c := b.Candidates[cv.Name]
+		if c == nil || len(c.Cubin) == 0 {
+			t.Errorf("%s: no module", cv.Name)
+			continue
+		}
+		opts := strings.Join(c.Options, " ")
+		if !strings.Contains(opts, "-DTILE_M="+cv.Defines()["TILE_M"]) || !strings.Contains(opts, "-DTILE_N="+cv.Defines()["TILE_N"]) || !strings.Contains(opts, "-DSWAP_AB=1") {
+			t.Errorf("%s compiled with %s", cv.Name, opts)
+		}
+		if !strings.Contains(b.PtxasLog, "== candidate "+cv.Name) {
+			t.Errorf("ptxas log lacks %s", cv.Name)
+		}
+	}
+	lim := kernels.Limits{SMs: 132, MaxSharedOptin: 232448, Arch: "sm_90"}
+	for _, s := range g.Benchmarks {
+		cv, err := v.Resolve(s, lim)
+		if err != nil || b.Candidates[cv.Name] == nil {
+			t.Errorf("%v resolves to %q (%v), not a built candidate", s, cv.Name, err)
+		}
+	}
+}
