@@ -246,6 +246,10 @@ var sampleSpecs = map[string][]string{
 		"baseline?tile_m=64&stages=3&launch=grouped&swap_ab=true",
 		"baseline?tile_m=64&tile_n=256&tile_k=128&stages=4&launch=streams&epilogue=tma&swap_ab=true",
 		"baseline?tile_n=64&stages=2&launch=graph&epilogue=tma",
+		// Auto tile sizes (kernels/tiles.go): the benchmark shapes are where
+		// the model picks other tiles than on the small test shapes.
+		"baseline?tile_m=auto&tile_n=auto", "baseline?tile_m=auto&tile_n=auto&launch=grouped&swap_ab=true",
+		"baseline?tile_m=auto&stages=3&launch=streams", "baseline?tile_n=auto&stages=2&launch=graph&epilogue=tma",
 		// The fused family: the default, each value of each knob at least once.
 		"fused", "fused?grid=tiles", "fused?stages=2&layout=half&blocks_per_sm=3",
 		"fused?tile_n=128&tile_m=64&stages=3&layout=half&blocks_per_sm=3&grid=tiles",
@@ -258,6 +262,7 @@ var sampleSpecs = map[string][]string{
 		"baseline?stages=4", "baseline?tile_m=128&tile_n=64&stages=2", "baseline?tile_n=64&launch=graph",
 		"baseline?swap_ab=true", "baseline?launch=graph&epilogue=tma",
 		"baseline?tile_m=128&tile_n=64&stages=2&epilogue=tma&swap_ab=true", "baseline?tile_n=64&stages=4&swap_ab=true",
+		"baseline?tile_m=auto&tile_n=auto", "baseline?tile_m=auto&tile_n=auto&launch=graph&swap_ab=true&epilogue=tma",
 		"fused", "fused?grid=persistent", "fused?tile_n=128&tile_m=32&stages=4&layout=wide&blocks_per_sm=2",
 		"fused?tile_m=32&stages=2&blocks_per_sm=1&grid=persistent", "fused?tile_n=128&layout=wide&blocks_per_sm=1",
 	},
@@ -616,11 +621,14 @@ func TestFusedSplitKAndTMA(t *testing.T) {
 
 // TestBaselineNewKnobs: every combination of the baseline's declared space
 // that uses a value added for issue 5 (swap_ab=true, epilogue=tma), every
-// launch mode included, on the test shapes and the edge cases (M=1, odd M,
+// launch mode included, and every auto tile setting (tile_m=auto,
+// tile_n=auto) with each swap_ab, epilogue and launch value at the default
+// tile_k and stages, on the test shapes and the edge cases (M=1, odd M,
 // N=64, K=128, 16 groups, N=448 not a multiple of the tile), with C
-// poisoned before each of two runs. TestEveryCombinationOnTestShapes covers
-// them too, among the whole space of both families; this one is the
-// narrower run a device call can afford.
+// poisoned before each of two runs. An auto variant loads the module of
+// the candidate its shape resolves to (logged). TestEveryCombinationOnTestShapes
+// covers all of these among the whole space of both families; this one is
+// the narrower run a device call can afford.
 func TestBaselineNewKnobs(t *testing.T) {
 	info := needDevice(t)
 	sixteen := make([]int, 16)
@@ -634,8 +642,15 @@ func TestBaselineNewKnobs(t *testing.T) {
 	for _, p := range kernels.Problems() {
 		base := mustVariant(t, p, "baseline")
 		var vs []kernels.Variant
+		nAuto := 0
 		for _, k := range p.VariantCombinations("baseline") {
-			if !k.SwapAB && k.Epilogue != "tma" {
+			auto := k.TileM == kernels.TileAuto || k.TileN == kernels.TileAuto
+			switch {
+			case auto && (k.TileK != base.Knobs.TileK || k.Stages != base.Knobs.Stages):
+				continue
+			case auto:
+				nAuto++
+			case !k.SwapAB && k.Epilogue != "tma":
 				continue
 			}
 			v, err := p.WithKnobs(base, k)
@@ -644,36 +659,35 @@ func TestBaselineNewKnobs(t *testing.T) {
 			}
 			vs = append(vs, v)
 		}
-		t.Logf("%s: %d baseline combinations with swap_ab=true or epilogue=tma", p.Name, len(vs))
+		t.Logf("%s: %d baseline combinations with swap_ab=true or epilogue=tma, %d with auto tiles", p.Name, len(vs)-nAuto, nAuto)
 		shapes := append(append([]kernels.Shape{}, p.Tests...), edges[p.Name]...)
+		lim := limits(info)
+		for _, spec := range []string{"baseline?tile_m=auto&tile_n=auto", "baseline?tile_m=auto&tile_n=auto&launch=grouped"} {
+			v, err := p.ResolveVariant(spec)
+			if err != nil {
+				continue // the dual GEMM has no grouped launch
+			}
+			for _, s := range append(append([]kernels.Shape{}, shapes...), p.Benchmarks...) {
+				cv, err := v.Resolve(s, lim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s %s on %v runs as %s", p.Name, spec, s, cv.Name)
+			}
+		}
 		cases := shapeCases(t, info, p, shapes, 9000)
 		checkVariants(t, info, p, vs, cases)
 	}
 }
 
-// TestWgmmaFamily: every combination of the wgmma family's declared space
-// on every test and benchmark shape and the edge shapes of TestEdgeCases'
-// kind (M = 1, odd M, 16 groups are among the test shapes), through the
-// engine's own NVRTC build for the device's sm_90a.
-func TestWgmmaFamily(t *testing.T) {
-	info := needDevice(t)
-	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
-	if info.Arch != "sm_90a" {
-		t.Skipf("the wgmma family is Hopper-only (sm_90a); this device is %s", info.Arch)
-	}
-	var vs []kernels.Variant
-	base := mustVariant(t, p, "wgmma")
-	for _, k := range p.VariantCombinations("wgmma") {
-		v, err := p.WithKnobs(base, k)
-		if err != nil {
-			t.Fatal(err)
+// TestSampleSpecsResolve runs without a device: every sample spec the
+// device tests use resolves, so a device call never dies on a typo.
+func TestSampleSpecsResolve(t *testing.T) {
+	for _, p := range kernels.Problems() {
+		for _, spec := range sampleSpecs[p.Name] {
+			if _, err := p.ResolveVariant(spec); err != nil {
+				t.Errorf("%s %s: %v", p.Name, spec, err)
+			}
 		}
-		vs = append(vs, v)
 	}
-	if len(vs) < 4 {
-		t.Fatalf("wgmma: only %d combinations declared", len(vs))
-	}
-	shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
-	cases := shapeCases(t, info, p, shapes, 4000)
-	checkVariants(t, info, p, vs, cases)
 }
