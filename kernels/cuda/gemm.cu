@@ -331,6 +331,10 @@ __device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&
                                               float (&acc2)[MT][NT][4],
 #endif
                                               int lane, int wm, int wn, int nt_live) {
+    // A warp whose token rows all lie past M has nothing to compute: it
+    // leaves the issue slots to the warps that do (it still meets every
+    // barrier, which are outside this function).
+    if (nt_live <= 0) return;
     const u8* sA = sm;
     const u8* sB = sm + TILE_M * ROW_BYTES;
     const u8* sSA = sm + (TILE_M + B_ROWS) * ROW_BYTES;
