@@ -13,14 +13,13 @@ import (
 )
 
 // Knobs are the declared, implemented tuning choices of a kernel family.
-// Only values that compile and run are declared (see VariantKnobSpace);
-// later issues add the TMA epilogue, warp specialization and split-K.
+// Only values that compile and run are declared (see VariantKnobSpace).
 // A family uses the fields its knob space declares; the others keep the
 // family's fixed values (e.g. the fused kernels always swap A and B).
 type Knobs struct {
 	TileM, TileN, TileK, Stages int
 	Epilogue                    string // "simt" (stores by the threads) | "tma" (bulk async copies, sm_90+; fused group GEMM and baseline)
-	WarpRoles                   string // "uniform" (every warp loads and computes)
+	WarpRoles                   string // "uniform" (every warp loads and computes) | "producer_consumer" (wgmma family)
 	Launch                      string // "sequential"|"streams"|"graph"|"grouped"
 	SplitK                      int    // 1
 	SwapAB                      bool   // baseline: the swap_ab knob (default false); fused: always true
@@ -28,6 +27,9 @@ type Knobs struct {
 	Layout      string // "wide" (16-byte shared loads per row) | "half" (8-byte loads, 80-byte rows, fewer registers)
 	BlocksPerSM int    // __launch_bounds__ minimum resident blocks, and the persistent grid's blocks per SM
 	Grid        string // "persistent" (min(tiles, SMs x resident blocks), blocks walk the tile table) | "tiles" (one block per tile)
+	// wgmma family only: "full" (every tile at wgmma width tile_m) | "fit"
+	// (tail tiles at their live token rows rounded up to 32).
+	TailWidth string
 	// Test-only fault family (fault.cu): "illegal_address" | "hang".
 	Mode string
 }
@@ -297,6 +299,7 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 	k.Layout = str("layout", k.Layout)
 	k.Grid = str("grid", k.Grid)
 	k.Mode = str("mode", k.Mode)
+	k.TailWidth = str("tail_width", k.TailWidth)
 	if v, ok := vals["swap_ab"]; ok {
 		k.SwapAB = v == "true"
 	}
@@ -321,7 +324,7 @@ func (k Knobs) values() map[string]string {
 		"stages": strconv.Itoa(k.Stages), "epilogue": k.Epilogue, "warp_roles": k.WarpRoles,
 		"launch": k.Launch, "split_k": splitKString(k.SplitK), "swap_ab": strconv.FormatBool(k.SwapAB),
 		"layout": k.Layout, "blocks_per_sm": strconv.Itoa(k.BlocksPerSM), "grid": k.Grid,
-		"mode": k.Mode,
+		"mode": k.Mode, "tail_width": k.TailWidth,
 	}
 }
 

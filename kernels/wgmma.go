@@ -32,6 +32,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
 		{Key: "tile_n", Values: []string{"128", "256"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each"},
 		{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"},
+		{Key: "tail_width", Values: []string{"full", "fit"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; ptxas serializes the wgmmas for lack of registers and it measured slower on an H200)"},
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
 	}
 }
@@ -94,6 +95,10 @@ func wgmmaDefines(k Knobs, d map[string]string) map[string]string {
 	d["WG_MB"] = strconv.Itoa(k.TileN / (64 * wgmmaConsumers))
 	d["STAGES"] = strconv.Itoa(k.Stages)
 	d["WG_RS"] = strconv.Itoa(wgmmaRawStages(k))
+	d["WG_FIT"] = "0"
+	if k.TailWidth == "fit" {
+		d["WG_FIT"] = "1"
+	}
 	return d
 }
 

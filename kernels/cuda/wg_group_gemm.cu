@@ -69,6 +69,19 @@
 #ifndef WG_RS
 #define WG_RS 4 // raw cp.async ring per thread, >= 2
 #endif
+#ifndef WG_EXP
+// Timing experiments only (wrong results): 1 = the producer skips the token
+// decode, 2 = the consumers skip the weight decode (raw words as fragments),
+// 3 = both.
+#define WG_EXP 0
+#endif
+#ifndef WG_FIT
+// 0: every tile runs wgmma at width WG_TM (rows past M are zeros);
+// 1: a tail tile runs at its live token rows rounded up to 32 (four wgmma
+// widths compiled: ptxas then serializes the wgmmas for lack of registers,
+// C7512, and on an H200 it measured slower; kept as a variant).
+#define WG_FIT 0
+#endif
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -273,29 +286,15 @@ static __device__ __forceinline__ void wg_wait() {
 
 // D(64 x NW, fp32) += A(64 x 16, fp16 registers) * B(16 x NW, fp16, shared
 // memory, K-major), accumulating (scale-d = 1). One specialization per wgmma
-// width NW = 16, 32, ..., 128: a tile's width is its live token rows rounded
-// up to 16, so short tails waste little tensor time.
+// width NW = 32, 64, 96, 128: a tile's width is its live token rows rounded
+// up to 32, so short tails waste little tensor time.
 template <int NW>
 __device__ __forceinline__ void wg_mma(float (&d)[NW / 2], const fg_u32 (&a)[4], fg_u64 bdesc);
-template <>
-__device__ __forceinline__ void wg_mma<16>(float (&d)[8], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0; }\n"
-               : WG_F4(0), WG_F4(4)
-               : WG_A4, "l"(bdesc));
-}
 template <>
 __device__ __forceinline__ void wg_mma<32>(float (&d)[16], const fg_u32 (&a)[4], fg_u64 bdesc) {
   asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0; }\n"
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12)
-               : WG_A4, "l"(bdesc));
-}
-template <>
-__device__ __forceinline__ void wg_mma<48>(float (&d)[24], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, {%24, %25, %26, %27}, %28, p, 1, 1, 0; }\n"
-               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20)
                : WG_A4, "l"(bdesc));
 }
 template <>
@@ -306,24 +305,10 @@ __device__ __forceinline__ void wg_mma<64>(float (&d)[32], const fg_u32 (&a)[4],
                : WG_A4, "l"(bdesc));
 }
 template <>
-__device__ __forceinline__ void wg_mma<80>(float (&d)[40], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, {%40, %41, %42, %43}, %44, p, 1, 1, 0; }\n"
-               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36)
-               : WG_A4, "l"(bdesc));
-}
-template <>
 __device__ __forceinline__ void wg_mma<96>(float (&d)[48], const fg_u32 (&a)[4], fg_u64 bdesc) {
   asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, {%48, %49, %50, %51}, %52, p, 1, 1, 0; }\n"
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44)
-               : WG_A4, "l"(bdesc));
-}
-template <>
-__device__ __forceinline__ void wg_mma<112>(float (&d)[56], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n112k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, {%56, %57, %58, %59}, %60, p, 1, 1, 0; }\n"
-               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52)
                : WG_A4, "l"(bdesc));
 }
 template <>
@@ -364,38 +349,48 @@ static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u
   }
 }
 
-// Consumer: the A fragments of all eight k16 steps of one 128-wide chunk for
-// one 64-row block: w0/w1 are the 4 raw words of rows g and g+8 (physical K
-// [32t, 32t+32)), x0/x1 their scale pairs (groups 2t and 2t+1).
-static __device__ __forceinline__ void wg_frags(fg_u32 (&a)[8][4], const fg_u32 (&w0)[4], const fg_u32 (&w1)[4],
-                                                fg_u32 x0, fg_u32 x1) {
-  const fg_u32 s00 = wg_scale<0>(x0), s01 = wg_scale<1>(x0);
-  const fg_u32 s10 = wg_scale<0>(x1), s11 = wg_scale<1>(x1);
+// Consumer: the A fragments of k16 steps 4H..4H+3 of one 128-wide chunk for
+// one 64-row block. u0/u1 are raw words 2H and 2H+1 of rows g and g+8
+// (physical K [32t + 16H, +16)), c0/c1 their fp16x2 scales (group 2t + H).
+static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u00, fg_u32 u01, fg_u32 u10,
+                                                     fg_u32 u11, fg_u32 c0, fg_u32 c1) {
+#if WG_EXP & 2
 #pragma unroll
-  for (int s = 0; s < 8; ++s) {
-    const int W = s >> 1;
-    const fg_u32 c0 = W < 2 ? s00 : s01;
-    const fg_u32 c1 = W < 2 ? s10 : s11;
-    if (s & 1) {
-      a[s][0] = wg_hmul2(wg_dec<2>(w0[W]), c0);
-      a[s][1] = wg_hmul2(wg_dec<2>(w1[W]), c1);
-      a[s][2] = wg_hmul2(wg_dec<3>(w0[W]), c0);
-      a[s][3] = wg_hmul2(wg_dec<3>(w1[W]), c1);
-    } else {
-      a[s][0] = wg_hmul2(wg_dec<0>(w0[W]), c0);
-      a[s][1] = wg_hmul2(wg_dec<0>(w1[W]), c1);
-      a[s][2] = wg_hmul2(wg_dec<1>(w0[W]), c0);
-      a[s][3] = wg_hmul2(wg_dec<1>(w1[W]), c1);
-    }
+  for (int j = 0; j < 4; ++j) {
+    a[j][0] = u00 ^ j;
+    a[j][1] = u10 ^ j;
+    a[j][2] = u01 ^ c0;
+    a[j][3] = u11 ^ c1;
   }
+  return;
+#endif
+  // Step 4H + j uses word 2H + j/2, nibble pair 2(j%2) (and 2(j%2) + 1 for
+  // the MMA's upper K half).
+  a[0][0] = wg_hmul2(wg_dec<0>(u00), c0);
+  a[0][1] = wg_hmul2(wg_dec<0>(u10), c1);
+  a[0][2] = wg_hmul2(wg_dec<1>(u00), c0);
+  a[0][3] = wg_hmul2(wg_dec<1>(u10), c1);
+  a[1][0] = wg_hmul2(wg_dec<2>(u00), c0);
+  a[1][1] = wg_hmul2(wg_dec<2>(u10), c1);
+  a[1][2] = wg_hmul2(wg_dec<3>(u00), c0);
+  a[1][3] = wg_hmul2(wg_dec<3>(u10), c1);
+  a[2][0] = wg_hmul2(wg_dec<0>(u01), c0);
+  a[2][1] = wg_hmul2(wg_dec<0>(u11), c1);
+  a[2][2] = wg_hmul2(wg_dec<1>(u01), c0);
+  a[2][3] = wg_hmul2(wg_dec<1>(u11), c1);
+  a[3][0] = wg_hmul2(wg_dec<2>(u01), c0);
+  a[3][1] = wg_hmul2(wg_dec<2>(u11), c1);
+  a[3][2] = wg_hmul2(wg_dec<3>(u01), c0);
+  a[3][3] = wg_hmul2(wg_dec<3>(u11), c1);
 }
 
-
 // Consumer warpgroup c: one tile at wgmma width NW (the tile's live token
-// rows rounded up to 16). Software-pipelined: while the wgmmas of chunk it
-// run, the thread copies chunk it + WG_RS - 1 and decodes the fragments of
-// chunk it + 1 into the other register set (two sets, a0/a1, by unrolling
-// twice), then waits for the wgmmas and frees the stage.
+// rows rounded up to 32). Each chunk's eight k16 steps go out as two commit
+// groups of four (register sets X: steps 0-3, Y: steps 4-7), so the decode
+// of one half overlaps the tensor work of the other with 32 fragment
+// registers: X(it) issued; Y(it) decoded while X(it) runs; Y(it) issued;
+// wait for X(it) (wait_group 1); X(it+1) decoded while Y(it) runs; and the
+// stage is freed once Y(it) has finished, after X(it+1) is issued.
 template <int NW>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
                                                   int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q) {
@@ -422,7 +417,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
                ok ? 4u : 0u);
       }
   };
-  auto frags = [&](int kc, fg_u32 (&a)[WG_MB][8][4]) {
+  fg_u32 xa[WG_MB][4][4], ya[WG_MB][4][4];
+  // Words 2, 3 and the scale pair of each row, kept for the Y half.
+  fg_u32 hw0[WG_MB][2], hw1[WG_MB][2], hx0[WG_MB], hx1[WG_MB];
+  // Raw words of chunk kc (its copies have landed): decode X, keep Y's.
+  auto frags_x = [&](int kc) {
     const int slot = kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b) {
@@ -433,8 +432,19 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
       const fg_u32 x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
       const fg_u32 x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
-      wg_frags(a[b], w0, w1, x0, x1);
+      wg_frags_half(xa[b], w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
+      hw0[b][0] = w0[2];
+      hw0[b][1] = w0[3];
+      hw1[b][0] = w1[2];
+      hw1[b][1] = w1[3];
+      hx0[b] = x0;
+      hx1[b] = x1;
     }
+  };
+  auto frags_y = [&]() {
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+      wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
   };
   float acc[WG_MB][NW / 2];
 #pragma unroll
@@ -446,10 +456,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (s < kch) load(s);
     wg_cp_commit();
   }
-  fg_u32 a0[WG_MB][8][4], a1[WG_MB][8][4];
   wg_cp_wait<WG_RS - 2>(); // chunk 0 landed
-  frags(0, a0);
-  auto step = [&](int it, fg_u32 (&cur)[WG_MB][8][4], fg_u32 (&nxt)[WG_MB][8][4]) {
+  frags_x(0);
+  int prev = -1; // stage of the previous chunk, freed once its Y group is done
+  for (int it = 0; it < kch; ++it, ++q) {
     const int st = q % STAGES;
     wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
     const fg_u32 tok = sbase + st * WG_TOK_STAGE;
@@ -457,22 +467,30 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
-      for (int s = 0; s < 8; ++s) wg_mma<NW>(acc[b], cur[b][s], wg_desc(wg_step_addr(tok, s)));
+      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
+    if (prev >= 0) {
+      wg_wait<1>(); // Y of the previous chunk done: ya and its stage are free
+      wg_bar_arrive(empty0 + 8 * prev);
+    }
+    frags_y();
+    wg_fence();
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
+    wg_commit();
+    wg_wait<1>(); // X of this chunk done: xa is free
     if (it + WG_RS - 1 < kch) load(it + WG_RS - 1);
     wg_cp_commit();
     if (it + 1 < kch) {
       wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
-      frags(it + 1, nxt);
+      frags_x(it + 1);
     }
-    wg_wait<0>();
-    wg_bar_arrive(empty0 + 8 * st);
-    ++q;
-  };
-  for (int it = 0; it < kch; it += 2) {
-    step(it, a0, a1);
-    if (it + 1 < kch) step(it + 1, a1, a0);
+    prev = st;
   }
+  wg_wait<0>();
+  if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
   wg_cp_wait<0>();
 
   // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
@@ -538,9 +556,9 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
       const int M = gp.m, K = gp.k, kch = K >> 7;
       const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
       // The consumers read the first nw rows (the tile's wgmma width: live
-      // rows rounded up to 16; rows past M decode to zeros).
+      // rows rounded up to 32; rows past M decode to zeros).
       const int live = M - tile.m0 < WG_TM ? M - tile.m0 : WG_TM;
-      const int nw = (live + 15) & ~15;
+      const int nw = WG_FIT ? (live + 31) & ~31 : WG_TM;
       // This thread's rows: tid, tid + 128, ... below nw.
       auto load = [&](int kc) {
         const int slot = kc % WG_RS;
@@ -570,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
         const int slot = it % WG_RS;
         const fg_u32 tok = sbase + st * WG_TOK_STAGE;
 #pragma unroll
-        for (int r = tid; r < nw; r += 128)
+        for (int r = tid; r < nw && !(WG_EXP & 1); r += 128)
           wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
                         sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, tok, r);
         // The consumers' wgmma reads these rows through the async proxy.
@@ -586,20 +604,16 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
       const FgTile tile = tiles[ti];
       const FgGroup gp = groups[tile.group];
       const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
-      // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 16).
+      // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 32).
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (16 * (k) <= WG_TM) wg_consume<16 * (k) <= WG_TM ? 16 * (k) : 16>(tile, gp, sbase, sgen, c, tid, full0, empty0, q); \
+    if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q); \
     break;
-      switch ((live + 15) >> 4) {
+      switch (WG_FIT ? (live + 31) >> 5 : WG_TM / 32) {
         WG_CASE(1)
         WG_CASE(2)
         WG_CASE(3)
         WG_CASE(4)
-        WG_CASE(5)
-        WG_CASE(6)
-        WG_CASE(7)
-        WG_CASE(8)
         default:
           break;
       }
