@@ -75,14 +75,6 @@
 // 3 = both.
 #define WG_EXP 0
 #endif
-#ifndef WG_DIRECT
-// 0: raw FP4 bytes and scales go global -> shared (cp.async) -> registers;
-// 1: straight into registers (ld.global.nc, two chunks in flight per
-// thread), which takes their copy and reload traffic off shared memory,
-// where the wgmma B reads and the producer's stores already use most of the
-// bandwidth.
-#define WG_DIRECT 0
-#endif
 #ifndef WG_FIT
 // 0: every tile runs wgmma at width WG_TM (rows past M are zeros);
 // 1: a tail tile runs at its live token rows rounded up to 32 (four wgmma
@@ -111,23 +103,21 @@
 #define FG_THREADS (128 * (1 + WG_CONS))
 #define WG_NACC (WG_TM / 2) // fp32 accumulators per thread per 64-row block
 
-// Raw rings exist only when the raw bytes go through shared memory.
-#define WG_RSM (WG_DIRECT ? 0 : WG_RS)
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
 // every 8 rows of 128 bytes and is computed from address bits):
 #define WG_TOK_STAGE (WG_TM * 256)                 // two 64-K blocks of WG_TM rows x 128 B
 #define WG_OFF_WRAW (STAGES * WG_TOK_STAGE)        // weights: TILE_N rows x 64 B per stage
 #define WG_WRAW_STAGE (TILE_N * 64)
-#define WG_OFF_WSC (WG_OFF_WRAW + WG_RSM * WG_WRAW_STAGE) // 4 B per (row, lane % 4) per stage
+#define WG_OFF_WSC (WG_OFF_WRAW + WG_RS * WG_WRAW_STAGE) // 4 B per (row, lane % 4) per stage
 #define WG_WSC_STAGE (TILE_N * 16)
 #define WG_TROWB 80                                // token raw rows padded: conflict-free 16 B reads
-#define WG_OFF_TRAW (WG_OFF_WSC + WG_RSM * WG_WSC_STAGE)
+#define WG_OFF_TRAW (WG_OFF_WSC + WG_RS * WG_WSC_STAGE)
 #define WG_TRAW_STAGE (WG_TM * WG_TROWB)
-#define WG_OFF_TSC (WG_OFF_TRAW + WG_RSM * WG_TRAW_STAGE)
+#define WG_OFF_TSC (WG_OFF_TRAW + WG_RS * WG_TRAW_STAGE)
 #define WG_TSC_STAGE (WG_TM * 8)
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
-#define WG_OFF_EP (WG_OFF_TSC + WG_RSM * WG_TSC_STAGE)
+#define WG_OFF_EP (WG_OFF_TSC + WG_RS * WG_TSC_STAGE)
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
 #define FG_SMEM_BYTES (WG_OFF_BAR + 2 * STAGES * 8 + 1024) // + slack for the 1024-byte alignment
 
@@ -186,17 +176,6 @@ static __device__ __forceinline__ fg_u32 wg_lds32(fg_u32 addr) {
 }
 static __device__ __forceinline__ void wg_sts128(fg_u32 addr, fg_u32 x, fg_u32 y, fg_u32 z, fg_u32 w) {
   asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
-}
-static __device__ __forceinline__ void wg_ldg128(const void* p, fg_u32& x, fg_u32& y, fg_u32& z, fg_u32& w) {
-  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(p));
-}
-static __device__ __forceinline__ void wg_ldg64(const void* p, fg_u32& x, fg_u32& y) {
-  asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n" : "=r"(x), "=r"(y) : "l"(p));
-}
-static __device__ __forceinline__ fg_u32 wg_ldg32(const void* p) {
-  fg_u32 v;
-  asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
-  return v;
 }
 static __device__ __forceinline__ fg_u32 wg_prmt(fg_u32 a, fg_u32 b, fg_u32 sel) {
   fg_u32 d;
@@ -448,88 +427,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
     for (int i = 0; i < NW / 2; ++i) acc[b][i] = 0.f;
-#if WG_DIRECT
-  // Raw words and scale words of this thread's rows, two chunks in flight:
-  // set it % 2 holds chunk it from its X decode until its Y decode, then
-  // takes chunk it + 2.
-  const fg_u8* wrow[WG_MB][2];
-  const fg_u8* wsc[WG_MB][2];
-  bool wok[WG_MB][2];
-#pragma unroll
-  for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int n = tile.n0 + lrow(b, h);
-      wok[b][h] = n < N;
-      wrow[b][h] = gp.b + (size_t)(wok[b][h] ? n : 0) * rowb + 16 * t;
-      wsc[b][h] = gp.sb + (size_t)(wok[b][h] ? n : 0) * srow + 4 * (t >> 1);
-    }
-  fg_u32 rw0[WG_MB][2][4], rw1[WG_MB][2][4], rx0[WG_MB][2], rx1[WG_MB][2];
-  auto gload = [&](int kc, fg_u32 (&rw)[WG_MB][2][4], fg_u32 (&rx)[WG_MB][2]) {
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (wok[b][h]) {
-          wg_ldg128(wrow[b][h] + kc * 64, rw[b][h][0], rw[b][h][1], rw[b][h][2], rw[b][h][3]);
-          rx[b][h] = wg_ldg32(wsc[b][h] + kc * 8);
-        } else {
-          rw[b][h][0] = rw[b][h][1] = rw[b][h][2] = rw[b][h][3] = 0u;
-          rx[b][h] = 0u;
-        }
-  };
-  // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the loaded word.
-  auto fx = [&](const fg_u32 (&rw)[WG_MB][2][4], const fg_u32 (&rx)[WG_MB][2]) {
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
-      wg_frags_half(xa[b], rw[b][0][0], rw[b][0][1], rw[b][1][0], rw[b][1][1], wg_scale<0>(rx[b][0] >> (16 * (t & 1))),
-                    wg_scale<0>(rx[b][1] >> (16 * (t & 1))));
-  };
-  auto fy = [&](const fg_u32 (&rw)[WG_MB][2][4], const fg_u32 (&rx)[WG_MB][2]) {
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
-      wg_frags_half(ya[b], rw[b][0][2], rw[b][0][3], rw[b][1][2], rw[b][1][3], wg_scale<1>(rx[b][0] >> (16 * (t & 1))),
-                    wg_scale<1>(rx[b][1] >> (16 * (t & 1))));
-  };
-  gload(0, rw0, rx0);
-  if (kch > 1) gload(1, rw1, rx1);
-  fx(rw0, rx0);
-  int prev = -1;
-  auto cstep = [&](int it, fg_u32 (&cw)[WG_MB][2][4], fg_u32 (&cx)[WG_MB][2], fg_u32 (&nw_)[WG_MB][2][4],
-                   fg_u32 (&nx)[WG_MB][2]) {
-    const int st = q % STAGES;
-    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
-    const fg_u32 tok = sbase + st * WG_TOK_STAGE;
-    wg_fence();
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
-    wg_commit();
-    if (prev >= 0) {
-      wg_wait<1>();
-      wg_bar_arrive(empty0 + 8 * prev);
-    }
-    fy(cw, cx);
-    wg_fence();
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
-    wg_commit();
-    if (it + 2 < kch) gload(it + 2, cw, cx);
-    wg_wait<1>();
-    if (it + 1 < kch) fx(nw_, nx);
-    prev = st;
-    ++q;
-  };
-  for (int it = 0; it < kch; it += 2) {
-    cstep(it, rw0, rx0, rw1, rx1);
-    if (it + 1 < kch) cstep(it + 1, rw1, rx1, rw0, rx0);
-  }
-  wg_wait<0>();
-  if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
-#else
   // Words 2, 3 and the scale pair of each row, kept for the Y half.
   fg_u32 hw0[WG_MB][2], hw1[WG_MB][2], hx0[WG_MB], hx1[WG_MB];
   // Raw words of chunk kc (its copies have landed): decode X, keep Y's.
@@ -599,7 +496,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   wg_wait<0>();
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
   wg_cp_wait<0>();
-#endif
 
   // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
   // fp16 [token][weight] (acc holds the sums times 2^-14), then 16-byte
@@ -667,43 +563,6 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
       // rows rounded up to 32; rows past M decode to zeros).
       const int live = M - tile.m0 < WG_TM ? M - tile.m0 : WG_TM;
       const int nw = WG_FIT ? (live + 31) & ~31 : WG_TM;
-#if WG_DIRECT
-      // One row per thread (WG_TM <= 128): row tid, if below nw. Two chunks
-      // in flight in registers: chunk it + 2 is loaded into the set chunk it
-      // just left, after its decode.
-      const int m = tile.m0 + tid;
-      const bool ok = tid < nw && m < M;
-      const fg_u8* arow = gp.a + (size_t)(ok ? m : 0) * rowb;
-      const fg_u8* srow_p = gp.sa + (size_t)(ok ? m : 0) * srow;
-      fg_u32 rw0[16], rw1[16], rs0[2], rs1[2];
-      auto gload = [&](int kc, fg_u32 (&w)[16], fg_u32 (&sc)[2]) {
-        if (ok) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) wg_ldg128(arow + kc * 64 + 16 * j, w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]);
-          wg_ldg64(srow_p + kc * 8, sc[0], sc[1]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < 16; ++j) w[j] = 0u;
-          sc[0] = sc[1] = 0u;
-        }
-      };
-      auto pstep = [&](int it, fg_u32 (&w)[16], fg_u32 (&sc)[2]) {
-        const int st = q % STAGES;
-        wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
-        if (tid < nw && !(WG_EXP & 1)) wg_decode_words(w, sc[0], sc[1], sbase + st * WG_TOK_STAGE, tid);
-        // The consumers' wgmma reads these rows through the async proxy.
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        wg_bar_arrive(full0 + 8 * st);
-        ++q;
-        if (it + 2 < kch) gload(it + 2, w, sc);
-      };
-      gload(0, rw0, rs0);
-      if (kch > 1) gload(1, rw1, rs1);
-      for (int it = 0; it < kch; it += 2) {
-        pstep(it, rw0, rs0);
-        if (it + 1 < kch) pstep(it + 1, rw1, rs1);
-      }
-#else
       // This thread's rows: tid, tid + 128, ... below nw.
       auto load = [&](int kc) {
         const int slot = kc % WG_RS;
@@ -741,7 +600,6 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
         wg_bar_arrive(full0 + 8 * st);
       }
       wg_cp_wait<0>();
-#endif
     }
   } else {
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
