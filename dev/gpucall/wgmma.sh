@@ -7,6 +7,7 @@
 #                                             # and edge shapes, the sampled variants on every shape, the
 #                                             # edge cases
 #   bash dev/gpucall/wgmma.sh every [TOTAL]   # every combination of every family on the test shapes
+#                                             # (PITCHTANK_FAMILIES=fused,wgmma limits the families)
 #   bash dev/gpucall/wgmma.sh bench [TOTAL]   # web bench of the wgmma rungs paired with baseline (and
 #                                             # wgmma with fused), fused again, the PyTorch peers
 # TOTAL (default 540 s) caps the whole call; each step is capped by what is left.
@@ -23,11 +24,15 @@ START=$(date +%s)
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 } >"$OUT/device.txt" 2>&1
 export PITCHTANK_REQUIRE_NVRTC=1
+# Builds shared by the steps and by later calls while the machine stays warm
+# (NVRTC 13 takes ~20 s per module there).
+export PITCHTANK_TEST_CACHE=/tmp/pt-test-cache
+mkdir -p "$PITCHTANK_TEST_CACHE"
 case "$MODE" in
 check)
-	step wgmma 150 engine.log ./bin/engine.test -test.v -test.timeout 600s \
+	step wgmma 120 engine.log ./bin/engine.test -test.v -test.timeout 600s \
 		-test.run '^(TestWgmmaFamily|TestBestVariantResources)$'
-	step newknobs 240 newknobs.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestBaselineNewKnobs$'
+	step newknobs 300 newknobs.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestBaselineNewKnobs$'
 	step sample 150 sample.log ./bin/engine.test -test.v -test.timeout 600s \
 		-test.run '^(TestSampleSpecsResolve|TestVariantsCorrectAllShapes|TestEdgeCases)$'
 	grep -E -- '^(---|ok|FAIL|PASS)|shapes correct|WRONG|build:|registers|panic' "$OUT"/engine.log "$OUT"/newknobs.log "$OUT"/sample.log 2>/dev/null |

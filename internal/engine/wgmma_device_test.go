@@ -40,3 +40,29 @@ func TestBestVariantResources(t *testing.T) {
 		}
 	}
 }
+
+// TestWgmmaFamily: every combination of the wgmma family's declared space
+// on every test and benchmark shape (the test shapes include M = 1, odd M,
+// N = 64, K = 128 and 16 groups), through the engine's own NVRTC build for
+// the device's sm_90a.
+func TestWgmmaFamily(t *testing.T) {
+	info := needDevice(t)
+	if info.Arch != "sm_90a" {
+		t.Skipf("the wgmma family is Hopper-only (sm_90a); this device is %s", info.Arch)
+	}
+	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	base := mustVariant(t, p, "wgmma")
+	var vs []kernels.Variant
+	for _, k := range p.VariantCombinations("wgmma") {
+		v, err := p.WithKnobs(base, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) < 8 {
+		t.Fatalf("wgmma: only %d combinations declared", len(vs))
+	}
+	shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
+	checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))
+}
