@@ -6,6 +6,7 @@
 #                                             # baseline combination (swap_ab, tma, auto tiles) on the test
 #                                             # and edge shapes, the sampled variants on every shape, the
 #                                             # edge cases
+#   bash dev/gpucall/wgmma.sh newknobs [TOTAL] # TestBaselineNewKnobs alone (swap_ab, tma, auto tiles)
 #   bash dev/gpucall/wgmma.sh every [TOTAL]   # every combination of every family on the test shapes
 #                                             # (PITCHTANK_FAMILIES=fused,wgmma limits the families)
 #   bash dev/gpucall/wgmma.sh bench [TOTAL]   # web bench of the wgmma rungs paired with baseline (and
@@ -38,6 +39,11 @@ check)
 	grep -E -- '^(---|ok|FAIL|PASS)|shapes correct|WRONG|build:|registers|panic' "$OUT"/engine.log "$OUT"/newknobs.log "$OUT"/sample.log 2>/dev/null |
 		grep -v ' 13/13 shapes correct\| 10/10 shapes correct' | cut -c1-300 >"$OUT/summary.md"
 	grep -c 'shapes correct' "$OUT"/*.log >>"$OUT/summary.md"
+	;;
+newknobs)
+	step newknobs 560 newknobs.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestBaselineNewKnobs$'
+	grep -E -- '^(---|ok|FAIL|PASS)|WRONG|build:|panic|distinct modules' "$OUT/newknobs.log" | cut -c1-300 >"$OUT/summary.md"
+	grep -c 'shapes correct' "$OUT/newknobs.log" >>"$OUT/summary.md"
 	;;
 every)
 	step every 520 every.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestEveryCombinationOnTestShapes$'
