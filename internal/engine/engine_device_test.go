@@ -301,7 +301,9 @@ func TestVariantsCorrectAllShapes(t *testing.T) {
 // TestEveryCombinationOnTestShapes: every valid combination of every
 // family's declared knob space, every launch mode and grid choice included,
 // on the test shapes. PITCHTANK_FAMILIES (e.g. "fused,wgmma") limits it to
-// some families, so one device call can finish a part.
+// some families, and PITCHTANK_COVER=pairwise checks a subset in which every
+// pair of knob values of a family occurs at least once, so one device call
+// can finish (NVRTC 13 builds a fused module in about 20 s there).
 func TestEveryCombinationOnTestShapes(t *testing.T) {
 	info := needDevice(t)
 	fams := []string{"baseline", "fused", "wgmma"}
@@ -316,13 +318,20 @@ func TestEveryCombinationOnTestShapes(t *testing.T) {
 				continue // the family does not exist for this problem (wgmma: group GEMM only)
 			}
 			base := mustVariant(t, p, fam)
+			var fvs []kernels.Variant
 			for _, k := range p.VariantCombinations(fam) {
 				v, err := p.WithKnobs(base, k)
 				if err != nil {
 					t.Fatal(err)
 				}
-				vs = append(vs, v)
+				fvs = append(fvs, v)
 			}
+			if os.Getenv("PITCHTANK_COVER") == "pairwise" {
+				n := len(fvs)
+				fvs = pairCover(p.Name, fam, fvs)
+				t.Logf("%s %s: %d of %d combinations cover every pair of knob values", p.Name, fam, len(fvs), n)
+			}
+			vs = append(vs, fvs...)
 		}
 		cases := shapeCases(t, info, p, p.Tests, 3000)
 		checkVariants(t, info, p, vs, cases)
@@ -736,4 +745,52 @@ func TestSampleSpecsResolve(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pairCover picks, greedily in enumeration order, combinations of family fam
+// until every pair of knob values that occurs in some valid combination
+// occurs in a picked one. A variant's knob values are its family's defaults
+// overridden by its canonical name's query.
+func pairCover(problem, fam string, vs []kernels.Variant) []kernels.Variant {
+	space := kernels.VariantKnobSpace(problem, fam)
+	assign := func(v kernels.Variant) []string {
+		vals := map[string]string{}
+		for _, ks := range space {
+			vals[ks.Key] = ks.Default
+		}
+		if _, q, ok := strings.Cut(v.Name, "?"); ok {
+			for _, kv := range strings.Split(q, "&") {
+				k, val, _ := strings.Cut(kv, "=")
+				vals[k] = val
+			}
+		}
+		out := make([]string, len(space))
+		for i, ks := range space {
+			out[i] = ks.Key + "=" + vals[ks.Key]
+		}
+		return out
+	}
+	pairs := func(a []string) []string {
+		var ps []string
+		for i := range a {
+			for j := i + 1; j < len(a); j++ {
+				ps = append(ps, a[i]+"&"+a[j])
+			}
+		}
+		return ps
+	}
+	seen := map[string]bool{}
+	var out []kernels.Variant
+	for _, v := range vs {
+		added := false
+		for _, pr := range pairs(assign(v)) {
+			if !seen[pr] {
+				seen[pr], added = true, true
+			}
+		}
+		if added {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -1,0 +1,32 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// TestPairCover: the device test's pairwise subset of the fused space is
+// much smaller than the space and still contains every pair of knob values
+// that any valid combination has.
+func TestPairCover(t *testing.T) {
+	for _, p := range kernels.Problems() {
+		base, err := p.ResolveVariant("fused")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []kernels.Variant
+		for _, k := range p.VariantCombinations("fused") {
+			v, err := p.WithKnobs(base, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v)
+		}
+		cover := pairCover(p.Name, "fused", vs)
+		if len(cover) == 0 || len(cover) >= len(vs) && len(vs) > 20 {
+			t.Errorf("%s: cover of %d from %d combinations", p.Name, len(cover), len(vs))
+		}
+		t.Logf("%s fused: %d of %d combinations", p.Name, len(cover), len(vs))
+	}
+}
