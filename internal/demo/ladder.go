@@ -19,7 +19,9 @@ import (
 // 80GB HBM3 (driver 580.159.04, NVRTC 13.0): call B (`bash
 // dev/gpucall/final.sh 560`, files g_*.json and d_fused.json) for every rung
 // but the grouped launch, which comes from call A (`bash bench/device.sh`,
-// grouped.json). docs/VARIANTS.md tabulates the same documents. Per shape:
+// grouped.json); the wgmma rungs come from a later call the same day
+// (`bash dev/gpucall/wgmma.sh bench`, 02:27 UTC, files g_wgmma*.json).
+// docs/VARIANTS.md tabulates the same documents. Per shape:
 // the median of each role's timed samples (`shapes[i].baseline_timing.stats.
 // median_ns` and `variant_timing`), in us, both roles' correctness, and,
 // for reference, bench's paired speedup with its 95% interval.
