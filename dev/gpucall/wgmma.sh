@@ -6,6 +6,7 @@
 #                                             # baseline combination (swap_ab, tma, auto tiles) on the test
 #                                             # and edge shapes, the sampled variants on every shape, the
 #                                             # edge cases
+#   bash dev/gpucall/wgmma.sh baseknobs [TOTAL] # web bench of the baseline's swap_ab, tma and auto tiles
 #   bash dev/gpucall/wgmma.sh newknobs [TOTAL] # TestBaselineNewKnobs alone (swap_ab, tma, auto tiles)
 #   bash dev/gpucall/wgmma.sh every [TOTAL]   # every combination of every family on the test shapes
 #                                             # (PITCHTANK_FAMILIES=fused,wgmma limits the families)
@@ -58,6 +59,14 @@ bench)
 	bench g_fused nvfp4_group_gemm fused
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	TITLE="wgmma bench call" summarize
+	;;
+baseknobs)
+	bench g_auto nvfp4_group_gemm 'baseline?tile_m=auto&tile_n=auto'
+	bench g_swap nvfp4_group_gemm 'baseline?swap_ab=true'
+	bench g_tma nvfp4_group_gemm 'baseline?epilogue=tma'
+	bench d_auto nvfp4_dual_gemm 'baseline?tile_m=auto&tile_n=auto'
+	bench g_auto_grouped nvfp4_group_gemm 'baseline?tile_m=auto&tile_n=auto&launch=grouped' 'baseline?launch=grouped'
+	TITLE="baseline knobs bench call" summarize
 	;;
 *)
 	echo "usage: wgmma.sh check|bench [TOTAL]" >&2
