@@ -6,8 +6,8 @@ import (
 )
 
 // The embedded ladder names its problems: rungs written before the field
-// existed default to the group GEMM, and the dual GEMM's fused rung names
-// its own problem and resolves there.
+// existed default to the group GEMM, and the dual GEMM's rungs name their
+// own problem and resolve there.
 func TestLadderProblems(t *testing.T) {
 	rungs, err := Ladder()
 	if err != nil {
@@ -23,8 +23,8 @@ func TestLadderProblems(t *testing.T) {
 			t.Errorf("%s %s: no measured geomean", r.Problem, r.Variant)
 		}
 	}
-	if seen[LadderProblemDefault] < 8 || seen["nvfp4_dual_gemm"] != 1 {
-		t.Errorf("rungs per problem %v, want >= 8 group and 1 dual", seen)
+	if seen[LadderProblemDefault] < 8 || seen["nvfp4_dual_gemm"] < 1 {
+		t.Errorf("rungs per problem %v, want >= 8 group and >= 1 dual", seen)
 	}
 }
 

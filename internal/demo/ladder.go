@@ -20,7 +20,9 @@ import (
 // dev/gpucall/final.sh 560`, files g_*.json and d_fused.json) for every rung
 // but the grouped launch, which comes from call A (`bash bench/device.sh`,
 // grouped.json); the wgmma rungs come from a later call the same day
-// (`bash dev/gpucall/wgmma.sh bench`, 02:27 UTC, files g_wgmma*.json).
+// (`bash dev/gpucall/wgmma.sh bench`, 02:27 UTC, files g_wgmma*.json), the
+// baseline's swap_ab, tma and auto-tile rungs from the one after it
+// (`bash dev/gpucall/wgmma.sh baseknobs`, 02:47 UTC).
 // docs/VARIANTS.md tabulates the same documents. Per shape:
 // the median of each role's timed samples (`shapes[i].baseline_timing.stats.
 // median_ns` and `variant_timing`), in us, both roles' correctness, and,
@@ -118,6 +120,19 @@ var ladderPitches = map[string]ladderPitch{
 		"(rounded up to 32) instead of the full 128: bench shape 2 pads 1024 token rows to 1664.\n\n" +
 		"- Four wgmma widths in one kernel; on an H200 ptxas serialized the wgmmas (too few registers) and it was " +
 		"slower, so the range sits below the default's."},
+	"nvfp4_group_gemm baseline?tile_m=auto&tile_n=auto": {"tiling", "Let a cost model pick the baseline's tile per shape " +
+		"(kernels/tiles.go): lone-block time from the rows a block decodes and the outputs it writes, SMs shared by " +
+		"resident blocks, each launch simulated. With one launch per group it picks 64x64 or 64x128 tiles.\n\n" +
+		"- Calibrated on two H100 medians; the 64x64 picks are extrapolated.\n- Every candidate is compiled, the shape picks one."},
+	"nvfp4_group_gemm baseline?swap_ab=true": {"tiling", "Swap A and B in the baseline kernel so the weight rows fill the " +
+		"MMA's 16-row side and the token rows its 8-column side; token slices past M are skipped.\n\n" +
+		"- Same tiles and waves, so a small effect either way; C is staged in shared memory to leave row by row."},
+	"nvfp4_group_gemm baseline?epilogue=tma": {"epilogue", "Stage the baseline's C tile in shared memory and let the copy " +
+		"engine store it, one cp.async.bulk per row, as the seeds' round 2 pitched.\n\n" +
+		"- The epilogue is a few percent of a tile's time, so expect about nothing."},
+	"nvfp4_dual_gemm baseline?tile_m=auto&tile_n=auto": {"tiling", "The same per-shape tile model for the dual GEMM: " +
+		"128x64 tiles halve the B1 + B2 rows each block decodes where the tile count still fits the SMs.\n\n" +
+		"- One calibration point for the dual GEMM."},
 	"nvfp4_dual_gemm fused": {"rewrite", "The same kernel style for the dual GEMM: a block holds rows of B1 and the same rows of " +
 		"B2 beside one A tile, decodes A once for both products, and computes silu(acc1) * acc2 in registers.\n\n" +
 		"- The baseline already shares A and fills the GPU in one launch, so the predicted gain is small."},
