@@ -21,6 +21,8 @@ import (
 type compileJob struct {
 	v    kernels.Variant
 	arch string
+	// extra defines on top of v.Defines() (the wgmma front-end check).
+	extra map[string]string
 }
 
 var (
@@ -97,7 +99,20 @@ func TestCompileDeclaredSpace(t *testing.T) {
 			key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|" + a
 			if !seen[key] {
 				seen[key] = true
-				jobs = append(jobs, compileJob{v, a})
+				jobs = append(jobs, compileJob{v: v, arch: a})
+			}
+		}
+		// The wgmma kernel's body exists only for sm_90a (NVRTC 12+); built
+		// for sm_80/sm_90 it is a trap. So that an NVRTC without sm_90a
+		// still checks it, its sm_90a path also goes through the C++ front
+		// end to PTX for compute_90 with the arch-feature macro set: types,
+		// templates and every wgmma width instantiated. The inline PTX
+		// (wgmma, mbarrier) is assembled only by the device's NVRTC 13.
+		if v.Base == "wgmma" && major < 12 {
+			key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|frontend"
+			if !seen[key] {
+				seen[key] = true
+				jobs = append(jobs, compileJob{v: v, arch: "compute_90", extra: map[string]string{"__CUDA_ARCH_FEAT_SM90_ALL": "1"}})
 			}
 		}
 	}
@@ -213,7 +228,15 @@ func TestCompileDeclaredSpace(t *testing.T) {
 			src, err := j.v.Source()
 			if err == nil {
 				var c *gpu.Compiled
-				c, err = gpu.Compile(j.v.SourceFile, src, gpu.CompileOptions{Arch: j.arch, Defines: j.v.Defines(), Flags: []string{"--ptxas-options=-v"}})
+				defs := j.v.Defines()
+				for k, v := range j.extra {
+					defs[k] = v
+				}
+				flags := []string{"--ptxas-options=-v"}
+				if strings.HasPrefix(j.arch, "compute_") {
+					flags = nil // PTX only: no ptxas
+				}
+				c, err = gpu.Compile(j.v.SourceFile, src, gpu.CompileOptions{Arch: j.arch, Defines: defs, Flags: flags})
 				if err == nil {
 					results[i] = result{job: j}
 					results[i].regs, results[i].spill, results[i].stack = ptxasFigures(c.Log)
