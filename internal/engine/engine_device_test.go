@@ -317,15 +317,7 @@ func TestEveryCombinationOnTestShapes(t *testing.T) {
 			if kernels.VariantKnobSpace(p.Name, fam) == nil {
 				continue // the family does not exist for this problem (wgmma: group GEMM only)
 			}
-			base := mustVariant(t, p, fam)
-			var fvs []kernels.Variant
-			for _, k := range p.VariantCombinations(fam) {
-				v, err := p.WithKnobs(base, k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fvs = append(fvs, v)
-			}
+			fvs := familyVariants(t, p, fam)
 			if os.Getenv("PITCHTANK_COVER") == "pairwise" {
 				n := len(fvs)
 				fvs = pairCover(p.Name, fam, fvs)

@@ -11,22 +11,27 @@ import (
 // that any valid combination has.
 func TestPairCover(t *testing.T) {
 	for _, p := range kernels.Problems() {
-		base, err := p.ResolveVariant("fused")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var vs []kernels.Variant
-		for _, k := range p.VariantCombinations("fused") {
-			v, err := p.WithKnobs(base, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs = append(vs, v)
-		}
+		vs := familyVariants(t, p, "fused")
 		cover := pairCover(p.Name, "fused", vs)
 		if len(cover) == 0 || len(cover) >= len(vs) && len(vs) > 20 {
 			t.Errorf("%s: cover of %d from %d combinations", p.Name, len(cover), len(vs))
 		}
 		t.Logf("%s fused: %d of %d combinations", p.Name, len(cover), len(vs))
 	}
+}
+
+// familyVariants lists every valid combination of family fam's declared
+// knob space as variants of p.
+func familyVariants(t *testing.T, p *kernels.Problem, fam string) []kernels.Variant {
+	t.Helper()
+	base := mustVariant(t, p, fam)
+	var vs []kernels.Variant
+	for _, k := range p.VariantCombinations(fam) {
+		v, err := p.WithKnobs(base, k)
+		if err != nil {
+			t.Fatalf("%s %s: enumerated combination refused: %v", p.Name, fam, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs
 }

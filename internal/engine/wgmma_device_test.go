@@ -51,15 +51,7 @@ func TestWgmmaFamily(t *testing.T) {
 		t.Skipf("the wgmma family is Hopper-only (sm_90a); this device is %s", info.Arch)
 	}
 	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
-	base := mustVariant(t, p, "wgmma")
-	var vs []kernels.Variant
-	for _, k := range p.VariantCombinations("wgmma") {
-		v, err := p.WithKnobs(base, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
-	}
+	vs := familyVariants(t, p, "wgmma")
 	if len(vs) < 8 {
 		t.Fatalf("wgmma: only %d combinations declared", len(vs))
 	}
