@@ -75,15 +75,6 @@
 // 3 = both.
 #define WG_EXP 0
 #endif
-#ifndef WG_PREGS
-// > 0: the producer warpgroup gives registers back (setmaxnreg.dec to
-// WG_PREGS) and the consumers take them (setmaxnreg.inc to WG_CREGS), so a
-// consumer can hold more than the 168 registers 384 threads get at launch.
-#define WG_PREGS 0
-#endif
-#ifndef WG_CREGS
-#define WG_CREGS 224
-#endif
 #ifndef WG_FIT
 // 0: every tile runs wgmma at width WG_TM (rows past M are zeros);
 // 1: a tail tile runs at its live token rows rounded up to 32 (four wgmma
@@ -562,9 +553,6 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 
   fg_u32 q = 0; // chunks through the decoded ring so far (same count in every role)
   if (tid < 128) {
-#if WG_PREGS > 0
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
-#endif
     // ---------------- producer warpgroup: token rows ----------------
     for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
       const FgTile tile = tiles[ti];
@@ -615,9 +603,6 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     }
   } else {
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
-#if WG_PREGS > 0
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_CREGS));
-#endif
     const int c = (tid >> 7) - 1;
     for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
       const FgTile tile = tiles[ti];
