@@ -1,0 +1,131 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func wgmmaProblem(t *testing.T) *Problem {
+	t.Helper()
+	p, err := LookupProblem("nvfp4_group_gemm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The family exists for the group GEMM only, its defaults are the measured
+// fastest (128x128, 3 stages, full-width tiles), and its space is the 16
+// combinations the device test checks.
+func TestWgmmaFamilyDeclared(t *testing.T) {
+	p := wgmmaProblem(t)
+	v, err := p.ResolveVariant("wgmma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := v.Knobs
+	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
+		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
+	}
+	if n := len(p.VariantCombinations("wgmma")); n != 16 {
+		t.Errorf("wgmma combinations: %d, want 16", n)
+	}
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	if _, err := d.ResolveVariant("wgmma"); err == nil {
+		t.Error("the dual GEMM resolved a wgmma variant")
+	}
+	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
+		t.Errorf("kernel names %v", got)
+	}
+	def := v.Defines()
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0"} {
+		if def[key] != want {
+			t.Errorf("define %s = %q, want %q", key, def[key], want)
+		}
+	}
+	fit, err := p.ResolveVariant("wgmma?tail_width=fit&tile_n=256&tile_m=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := fit.Defines(); d["WG_FIT"] != "1" || d["WG_MB"] != "2" || d["WG_TM"] != "64" {
+		t.Errorf("fit defines %v", d)
+	}
+}
+
+// Combinations that would not fit are refused with the knob and the reason:
+// 4 stages of 128-token tiles exceed the shared memory, and 256 weight rows
+// at 128 tokens exceed the consumers' registers.
+func TestWgmmaRefusals(t *testing.T) {
+	p := wgmmaProblem(t)
+	for spec, want := range map[string]string{
+		"wgmma?stages=4":              "shared memory",
+		"wgmma?tile_n=256":            "registers",
+		"wgmma?tile_m=32":             "not allowed",
+		"wgmma?warp_roles=uniform":    "not allowed",
+		"wgmma?split_k=2":             "unknown knob",
+		"wgmma?tile_m=64&tail_width=": "no value given",
+	} {
+		_, err := p.ResolveVariant(spec)
+		var ke *KnobError
+		if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want a KnobError containing %q", spec, err, want)
+		}
+	}
+	for _, k := range p.VariantCombinations("wgmma") {
+		if sb := WgmmaSharedBytes(k); sb > hopperSharedOptin {
+			t.Errorf("%+v: %d bytes of shared memory enumerated", k, sb)
+		}
+	}
+	// The Go mirror of FG_SMEM_BYTES for the default (the harness printed
+	// 222256 on the H100, dev/fastkern/NOTES.md step 4).
+	v, _ := p.ResolveVariant("wgmma")
+	if sb := WgmmaSharedBytes(v.Knobs); sb != 222256 {
+		t.Errorf("default shared bytes %d, want 222256", sb)
+	}
+}
+
+// The plan is one persistent launch, one block per SM, over an FgGroup
+// table followed by one FgTile per 128x128 tile; any device but Hopper is
+// refused with a message naming the alternatives.
+func TestWgmmaPlan(t *testing.T) {
+	p := wgmmaProblem(t)
+	v, _ := p.ResolveVariant("wgmma")
+	s := Shape{M: []int{80, 176, 1}, N: 4096, K: 7168}
+	pl, err := v.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiles := (1 + 2 + 1) * (4096 / 128)
+	if len(pl.Launches) != 1 {
+		t.Fatalf("launches %d", len(pl.Launches))
+	}
+	l := pl.Launches[0]
+	if l.Kernel != "wg_group_gemm" || l.Grid[0] != 128 || l.Block[0] != 384 || l.Tiles != tiles || l.SharedBytes != 222256 || l.PersistentPerSM != 1 {
+		t.Errorf("launch %+v, want grid %d (tiles) x 384 threads", l, tiles)
+	}
+	addr := func(b Buffer, g int) uint64 { return uint64(b)<<32 | uint64(g)<<16 }
+	tb := pl.TableBytes(addr)
+	tilesOff := ceilDiv(3*fgGroupBytes, 16) * 16
+	if len(tb) != tilesOff+16*tiles {
+		t.Fatalf("table %d bytes, want %d", len(tb), tilesOff+16*tiles)
+	}
+	le := binary.LittleEndian
+	if got := le.Uint64(tb[fgGroupBytes+16:]); got != addr(BufB, 1) {
+		t.Errorf("group 1's B pointer %x", got)
+	}
+	if m := le.Uint32(tb[fgGroupBytes+40:]); m != 176 {
+		t.Errorf("group 1's M %d", m)
+	}
+	// The largest group's full tiles come first (FusedTiles order).
+	if g := le.Uint32(tb[tilesOff:]); g != 1 {
+		t.Errorf("first tile's group %d, want 1 (M 176)", g)
+	}
+	for _, arch := range []string{"sm_100a", "sm_80"} {
+		_, err := v.Plan(s, Limits{SMs: 148, MaxSharedOptin: hopperSharedOptin, Arch: arch})
+		if err == nil || !strings.Contains(err.Error(), "Hopper") || !strings.Contains(err.Error(), "fused") {
+			t.Errorf("%s: %v, want a refusal naming Hopper and the alternatives", arch, err)
+		}
+	}
+}
