@@ -125,8 +125,10 @@ var ladderPitches = map[string]ladderPitch{
 		"resident blocks, each launch simulated. With one launch per group it picks 64x64 or 64x128 tiles.\n\n" +
 		"- Calibrated on two H100 medians; the 64x64 picks are extrapolated.\n- Every candidate is compiled, the shape picks one."},
 	"nvfp4_group_gemm baseline?swap_ab=true": {"tiling", "Swap A and B in the baseline kernel so the weight rows fill the " +
-		"MMA's 16-row side and the token rows its 8-column side; token slices past M are skipped.\n\n" +
-		"- Same tiles and waves, so a small effect either way; C is staged in shared memory to leave row by row."},
+		"MMA's 16-row side and the token rows its 8-column side; token slices past M are skipped, and a warp whose " +
+		"slices are all live runs a copy of the loop without the per-slice guards.\n\n" +
+		"- The first version guarded every slice inside the unrolled loop and measured 0.75x on the H100 (docs/KNOBS.md); " +
+		"this prediction is for the branch-free version.\n- Same tiles and waves otherwise, so a small effect either way."},
 	"nvfp4_group_gemm baseline?epilogue=tma": {"epilogue", "Stage the baseline's C tile in shared memory and let the copy " +
 		"engine store it, one cp.async.bulk per row, as the seeds' round 2 pitched.\n\n" +
 		"- The epilogue is a few percent of a tile's time, so expect about nothing."},

@@ -326,15 +326,16 @@ __device__ __forceinline__ void weight_frag(const u8* sB, const u8* sSB, int r, 
     }
 }
 
-__device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&acc)[MT][NT][4],
+// FULL: every token slice of the warp is live, so the slice guards below
+// compile away and the unrolled body has no branches for the compiler to
+// schedule around (guarded per slice it measured 25% slower than the
+// unswapped kernel on the H100, docs/KNOBS.md).
+template <bool FULL>
+__device__ __forceinline__ void compute_stage_sw(const u8* sm, int kvalid, float (&acc)[MT][NT][4],
 #if DUAL
-                                              float (&acc2)[MT][NT][4],
+                                                 float (&acc2)[MT][NT][4],
 #endif
-                                              int lane, int wm, int wn, int nt_live) {
-    // A warp whose token rows all lie past M has nothing to compute: it
-    // leaves the issue slots to the warps that do (it still meets every
-    // barrier, which are outside this function).
-    if (nt_live <= 0) return;
+                                                 int lane, int wm, int wn, int nt_live) {
     const u8* sA = sm;
     const u8* sB = sm + TILE_M * ROW_BYTES;
     const u8* sSA = sm + (TILE_M + B_ROWS) * ROW_BYTES;
@@ -351,7 +352,7 @@ __device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
                 tb[nt][0][0] = tb[nt][0][1] = tb[nt][1][0] = tb[nt][1][1] = 0u;
-                if (nt < nt_live) {
+                if (FULL || nt < nt_live) {
                     int r = wm * WARP_M + nt * 8 + g;
                     u32 w = *(const u32*)(sA + r * ROW_BYTES + wofs);
                     u32 sc = scale_h2(sSA[r * SROW + sg]);
@@ -371,18 +372,41 @@ __device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&
                 for (int s = 0; s < 2; s++)
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++)
-                        if (nt < nt_live) mma16816(acc[mt][nt], af[s], tb[nt][s][0], tb[nt][s][1]);
+                        if (FULL || nt < nt_live) mma16816(acc[mt][nt], af[s], tb[nt][s][0], tb[nt][s][1]);
 #if DUAL
                 weight_frag(sB, sSB, TILE_N + r, wofs, sg, af);
 #pragma unroll
                 for (int s = 0; s < 2; s++)
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++)
-                        if (nt < nt_live) mma16816(acc2[mt][nt], af[s], tb[nt][s][0], tb[nt][s][1]);
+                        if (FULL || nt < nt_live) mma16816(acc2[mt][nt], af[s], tb[nt][s][0], tb[nt][s][1]);
 #endif
             }
         }
     }
+}
+
+__device__ __forceinline__ void compute_stage(const u8* sm, int kvalid, float (&acc)[MT][NT][4],
+#if DUAL
+                                              float (&acc2)[MT][NT][4],
+#endif
+                                              int lane, int wm, int wn, int nt_live) {
+    // A warp whose token rows all lie past M has nothing to compute: it
+    // leaves the issue slots to the warps that do (it still meets every
+    // barrier, which are outside this function).
+    if (nt_live <= 0) return;
+    if (nt_live >= NT)
+        compute_stage_sw<true>(sm, kvalid, acc,
+#if DUAL
+                               acc2,
+#endif
+                               lane, wm, wn, nt_live);
+    else
+        compute_stage_sw<false>(sm, kvalid, acc,
+#if DUAL
+                                acc2,
+#endif
+                                lane, wm, wn, nt_live);
 }
 #endif
 
