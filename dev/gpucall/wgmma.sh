@@ -7,6 +7,7 @@
 #                                             # and edge shapes, the sampled variants on every shape, the
 #                                             # edge cases
 #   bash dev/gpucall/wgmma.sh baseknobs [TOTAL] # web bench of the baseline's swap_ab, tma and auto tiles
+#   bash dev/gpucall/wgmma.sh swapfix [TOTAL]  # bench of baseline?swap_ab=true, then TestBaselineNewKnobs
 #   bash dev/gpucall/wgmma.sh newknobs [TOTAL] # TestBaselineNewKnobs alone (swap_ab, tma, auto tiles)
 #   bash dev/gpucall/wgmma.sh every [TOTAL]   # every combination of every family on the test shapes
 #                                             # (PITCHTANK_FAMILIES=fused,wgmma limits the families)
@@ -59,6 +60,13 @@ bench)
 	bench g_fused nvfp4_group_gemm fused
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	TITLE="wgmma bench call" summarize
+	;;
+swapfix)
+	bench g_swap nvfp4_group_gemm 'baseline?swap_ab=true'
+	step newknobs 420 newknobs.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestBaselineNewKnobs$'
+	TITLE="swap_ab call" summarize
+	grep -E -- '^(---|ok|FAIL|PASS)|WRONG|build:|panic|distinct modules' "$OUT/newknobs.log" | cut -c1-300 >>"$OUT/summary.md"
+	grep -c 'shapes correct' "$OUT/newknobs.log" >>"$OUT/summary.md"
 	;;
 baseknobs)
 	bench g_auto nvfp4_group_gemm 'baseline?tile_m=auto&tile_n=auto'
