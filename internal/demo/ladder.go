@@ -21,8 +21,9 @@ import (
 // but the grouped launch, which comes from call A (`bash bench/device.sh`,
 // grouped.json); the wgmma rungs come from a later call the same day
 // (`bash dev/gpucall/wgmma.sh bench`, 02:27 UTC, files g_wgmma*.json), the
-// baseline's swap_ab, tma and auto-tile rungs from the one after it
-// (`bash dev/gpucall/wgmma.sh baseknobs`, 02:47 UTC).
+// baseline's tma and auto-tile rungs from the one after it
+// (`bash dev/gpucall/wgmma.sh baseknobs`, 02:47 UTC), and swap_ab from the
+// call that measured its branch-free version (`... swapfix`, 03:11 UTC).
 // docs/VARIANTS.md tabulates the same documents. Per shape:
 // the median of each role's timed samples (`shapes[i].baseline_timing.stats.
 // median_ns` and `variant_timing`), in us, both roles' correctness, and,
