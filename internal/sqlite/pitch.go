@@ -38,22 +38,12 @@ func scanPitch(row interface{ Scan(...any) error }) (*pitches.Pitch, error) {
 // (repitch_of) and shown both ways.
 func fillRepitchedBy(ctx context.Context, q queryer, ps []pitches.Pitch) error {
 	for i := range ps {
-		rows, err := q.QueryContext(ctx, `SELECT id FROM pitches WHERE repitch_of = ? ORDER BY id`, ps[i].ID)
+		ids, err := queryAll(ctx, q, fmt.Sprintf("load re-pitches of %d", ps[i].ID), scanID,
+			`SELECT id FROM pitches WHERE repitch_of = ? ORDER BY id`, ps[i].ID)
 		if err != nil {
-			return fmt.Errorf("sqlite: load re-pitches of %d: %w", ps[i].ID, err)
+			return err
 		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return fmt.Errorf("sqlite: load re-pitches of %d: %w", ps[i].ID, err)
-			}
-			ps[i].RepitchedBy = append(ps[i].RepitchedBy, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: load re-pitches of %d: %w", ps[i].ID, err)
-		}
+		ps[i].RepitchedBy = append(ps[i].RepitchedBy, ids...)
 	}
 	return nil
 }
@@ -74,22 +64,9 @@ func pitchByID(ctx context.Context, q queryer, id int64) (*pitches.Pitch, error)
 }
 
 func pitchesOfRound(ctx context.Context, q queryer, roundID int64) ([]pitches.Pitch, error) {
-	rows, err := q.QueryContext(ctx, pitchSelect+` WHERE p.round_id = ? ORDER BY p.created_at, p.id`, roundID)
+	out, err := queryAll(ctx, q, "list pitches", values(scanPitch), pitchSelect+` WHERE p.round_id = ? ORDER BY p.created_at, p.id`, roundID)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list pitches: %w", err)
-	}
-	var out []pitches.Pitch
-	for rows.Next() {
-		p, err := scanPitch(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sqlite: list pitches: %w", err)
-		}
-		out = append(out, *p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list pitches: %w", err)
+		return nil, err
 	}
 	if err := fillRepitchedBy(ctx, q, out); err != nil {
 		return nil, err

@@ -28,23 +28,11 @@ func scanRound(row interface{ Scan(...any) error }) (*pitches.Round, error) {
 }
 
 func loadCriteria(ctx context.Context, q queryer, roundID int64) ([]pitches.Criterion, error) {
-	rows, err := q.QueryContext(ctx, `SELECT key, name, description, weight FROM criteria WHERE round_id = ? ORDER BY position`, roundID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load criteria of round id %d: %w", roundID, err)
-	}
-	defer rows.Close()
-	var cs []pitches.Criterion
-	for rows.Next() {
+	return queryAll(ctx, q, fmt.Sprintf("load criteria of round id %d", roundID), func(r *sql.Rows) (pitches.Criterion, error) {
 		var c pitches.Criterion
-		if err := rows.Scan(&c.Key, &c.Name, &c.Description, &c.Weight); err != nil {
-			return nil, fmt.Errorf("sqlite: load criteria: %w", err)
-		}
-		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: load criteria: %w", err)
-	}
-	return cs, nil
+		err := r.Scan(&c.Key, &c.Name, &c.Description, &c.Weight)
+		return c, err
+	}, `SELECT key, name, description, weight FROM criteria WHERE round_id = ? ORDER BY position`, roundID)
 }
 
 // roundByNumber loads a round with its rubric; ENOTFOUND when missing.
@@ -63,22 +51,9 @@ func roundByNumber(ctx context.Context, q queryer, number int) (*pitches.Round, 
 }
 
 func (db *DB) Rounds(ctx context.Context) ([]pitches.Round, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+roundCols+` FROM rounds ORDER BY number`)
+	out, err := queryAll(ctx, db.r, "list rounds", values(scanRound), `SELECT `+roundCols+` FROM rounds ORDER BY number`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list rounds: %w", err)
-	}
-	var out []pitches.Round
-	for rows.Next() {
-		r, err := scanRound(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sqlite: list rounds: %w", err)
-		}
-		out = append(out, *r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list rounds: %w", err)
+		return nil, err
 	}
 	for i := range out {
 		if out[i].Criteria, err = loadCriteria(ctx, db.r, out[i].ID); err != nil {

@@ -155,21 +155,10 @@ func (db *DB) finishRun(ctx context.Context, id int64, status runner.Status, fin
 func (db *DB) MarkInterrupted(ctx context.Context) ([]int64, error) {
 	var ids []int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'running' ORDER BY id`)
+		var err error
+		ids, err = queryAll(ctx, tx, "find interrupted runs", scanID, `SELECT id FROM runs WHERE status = 'running' ORDER BY id`)
 		if err != nil {
-			return fmt.Errorf("sqlite: find interrupted runs: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return fmt.Errorf("sqlite: find interrupted runs: %w", err)
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: find interrupted runs: %w", err)
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = 'failed', reason = ?, finished_at = ?
 			WHERE status = 'running'`, runner.ReasonInterrupted, fmtTime(db.Now()))
@@ -312,25 +301,21 @@ func (db *DB) List(ctx context.Context, f runner.Filter) ([]runner.Run, error) {
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list runs: %w", err)
-	}
-	defer rows.Close()
-	var runs []runner.Run
-	var ids []int64
-	for rows.Next() {
-		run, err := scanRun(rows, false)
+	runs, err := queryAll(ctx, db.r, "list runs", func(r *sql.Rows) (runner.Run, error) {
+		run, err := scanRun(r, false)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list runs: %w", err)
+			return runner.Run{}, err
 		}
-		runs = append(runs, *run)
-		ids = append(ids, run.ID)
+		return *run, nil
+	}, q, args...)
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list runs: %w", err)
-	}
-	if f.WithShapes && len(ids) > 0 {
+	if f.WithShapes && len(runs) > 0 {
+		ids := make([]int64, len(runs))
+		for i := range runs {
+			ids[i] = runs[i].ID
+		}
 		shapes, err := db.shapes(ctx, ids)
 		if err != nil {
 			return nil, err

@@ -23,37 +23,27 @@ const latestOnly = ` sv.version = (SELECT max(v2.version) FROM scorecard_version
 	WHERE v2.pitch_id = sv.pitch_id AND v2.shark_id = sv.shark_id)`
 
 func loadCards(ctx context.Context, q queryer, where string, args ...any) ([]pitches.Scorecard, error) {
-	rows, err := q.QueryContext(ctx, cardSelect+` WHERE `+where+` ORDER BY sv.pitch_id, sv.shark_id, sv.version`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load scorecards: %w", err)
-	}
-	var out []pitches.Scorecard
-	for rows.Next() {
+	out, err := queryAll(ctx, q, "load scorecards", func(r *sql.Rows) (pitches.Scorecard, error) {
 		var c pitches.Scorecard
 		var wj, created string
 		var typed sql.NullFloat64
-		if err := rows.Scan(&c.ID, &c.PitchID, &c.SharkID, &c.Shark, &c.Version, &c.Estimate.Lo, &c.Estimate.Hi,
+		if err := r.Scan(&c.ID, &c.PitchID, &c.SharkID, &c.Shark, &c.Version, &c.Estimate.Lo, &c.Estimate.Hi,
 			&c.Verdict, &wj, &c.Total, &typed, &created); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sqlite: load scorecards: %w", err)
+			return c, err
 		}
 		if err := json.Unmarshal([]byte(wj), &c.Weights); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sqlite: scorecard %d weights: %w", c.ID, err)
+			return c, fmt.Errorf("scorecard %d weights: %w", c.ID, err)
 		}
 		if typed.Valid {
 			v := typed.Float64
 			c.TypedTotal = &v
 		}
-		if c.CreatedAt, err = parseTime(created); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: load scorecards: %w", err)
+		var err error
+		c.CreatedAt, err = parseTime(created)
+		return c, err
+	}, cardSelect+` WHERE `+where+` ORDER BY sv.pitch_id, sv.shark_id, sv.version`, args...)
+	if err != nil {
+		return nil, err
 	}
 	for i := range out {
 		if err := loadScores(ctx, q, &out[i]); err != nil {

@@ -115,23 +115,7 @@ func userByID(ctx context.Context, q queryer, id int64) (*pitches.User, error) {
 }
 
 func (db *DB) Users(ctx context.Context) ([]pitches.User, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
-	}
-	defer rows.Close()
-	var out []pitches.User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list users: %w", err)
-		}
-		out = append(out, *u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, db.r, "list users", values(scanUser), `SELECT `+userCols+` FROM users ORDER BY id`)
 }
 
 func (db *DB) SetUserRole(ctx context.Context, by *pitches.User, userID int64, role pitches.Role) error {
@@ -264,35 +248,23 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, label string) (stri
 }
 
 func (db *DB) Tokens(ctx context.Context, userID int64) ([]pitches.Token, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, user_id, label, created_at, revoked_at, last_used_at
-		FROM api_tokens WHERE user_id = ? ORDER BY id`, userID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
-	}
-	defer rows.Close()
-	var out []pitches.Token
-	for rows.Next() {
+	return queryAll(ctx, db.r, "list tokens", func(r *sql.Rows) (pitches.Token, error) {
 		var t pitches.Token
 		var created string
 		var revoked, used sql.NullString
-		if err := rows.Scan(&t.ID, &t.UserID, &t.Label, &created, &revoked, &used); err != nil {
-			return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+		err := r.Scan(&t.ID, &t.UserID, &t.Label, &created, &revoked, &used)
+		if err == nil {
+			t.CreatedAt, err = parseTime(created)
 		}
-		if t.CreatedAt, err = parseTime(created); err != nil {
-			return nil, err
+		if err == nil {
+			t.RevokedAt, err = parseNullTime(revoked)
 		}
-		if t.RevokedAt, err = parseNullTime(revoked); err != nil {
-			return nil, err
+		if err == nil {
+			t.LastUsed, err = parseNullTime(used)
 		}
-		if t.LastUsed, err = parseNullTime(used); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
-	}
-	return out, nil
+		return t, err
+	}, `SELECT id, user_id, label, created_at, revoked_at, last_used_at
+		FROM api_tokens WHERE user_id = ? ORDER BY id`, userID)
 }
 
 // RevokeToken: the token's owner or an admin. Revoking twice is not an error.

@@ -17,30 +17,19 @@ const latestVote = ` vv.version = (SELECT max(v2.version) FROM vote_versions v2
 	WHERE v2.round_id = vv.round_id AND v2.shark_id = vv.shark_id)`
 
 func loadVotes(ctx context.Context, q queryer, where string, args ...any) ([]pitches.Vote, error) {
-	rows, err := q.QueryContext(ctx, voteSelect+` WHERE `+where+` ORDER BY vv.shark_id, vv.version`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load votes: %w", err)
-	}
-	defer rows.Close()
-	var out []pitches.Vote
-	for rows.Next() {
+	return queryAll(ctx, q, "load votes", func(r *sql.Rows) (pitches.Vote, error) {
 		var v pitches.Vote
 		var created string
 		var minG, maxR, maxV sql.NullFloat64
-		if err := rows.Scan(&v.RoundNumber, &v.SharkID, &v.Shark, &v.PitchID, &v.Justification, &v.Version, &created,
+		if err := r.Scan(&v.RoundNumber, &v.SharkID, &v.Shark, &v.PitchID, &v.Justification, &v.Version, &created,
 			&minG, &maxR, &maxV, &v.Terms.Correct); err != nil {
-			return nil, fmt.Errorf("sqlite: load votes: %w", err)
+			return v, err
 		}
 		v.Terms.MinGeomean, v.Terms.MaxRegression, v.Terms.MaxVariation = nullFloatPtr(minG), nullFloatPtr(maxR), nullFloatPtr(maxV)
-		if v.CreatedAt, err = parseTime(created); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: load votes: %w", err)
-	}
-	return out, nil
+		var err error
+		v.CreatedAt, err = parseTime(created)
+		return v, err
+	}, voteSelect+` WHERE `+where+` ORDER BY vv.shark_id, vv.version`, args...)
 }
 
 // CastVote stores a new version of by's vote in the round; the latest counts
