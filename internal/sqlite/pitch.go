@@ -63,6 +63,20 @@ func pitchByID(ctx context.Context, q queryer, id int64) (*pitches.Pitch, error)
 	return &one[0], nil
 }
 
+// pitchAndRound loads a pitch and the round it belongs to (with its rubric),
+// the pair every permission check needs.
+func pitchAndRound(ctx context.Context, q queryer, id int64) (*pitches.Pitch, *pitches.Round, error) {
+	p, err := pitchByID(ctx, q, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := roundByNumber(ctx, q, p.RoundNumber)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, r, nil
+}
+
 func pitchesOfRound(ctx context.Context, q queryer, roundID int64) ([]pitches.Pitch, error) {
 	out, err := queryAll(ctx, q, "list pitches", values(scanPitch), pitchSelect+` WHERE p.round_id = ? ORDER BY p.created_at, p.id`, roundID)
 	if err != nil {
@@ -165,11 +179,7 @@ func (db *DB) EditPitch(ctx context.Context, by *pitches.User, id int64, in pitc
 	}
 	var out *pitches.Pitch
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		p, err := pitchByID(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		r, err := roundByNumber(ctx, tx, p.RoundNumber)
+		p, r, err := pitchAndRound(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -224,11 +234,7 @@ func (db *DB) WithdrawPitch(ctx context.Context, by *pitches.User, id int64) (*p
 	}
 	var out *pitches.Pitch
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		p, err := pitchByID(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		r, err := roundByNumber(ctx, tx, p.RoundNumber)
+		p, r, err := pitchAndRound(ctx, tx, id)
 		if err != nil {
 			return err
 		}

@@ -102,11 +102,7 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 	}
 	var out *pitches.Scorecard
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		p, err := pitchByID(ctx, tx, pitchID)
-		if err != nil {
-			return err
-		}
-		r, err := roundByNumber(ctx, tx, p.RoundNumber)
+		p, r, err := pitchAndRound(ctx, tx, pitchID)
 		if err != nil {
 			return err
 		}
@@ -178,11 +174,7 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 // (hidden-score rule, pitches.CanSeeScorecards) and how many are withheld.
 // The viewer's own card is always included.
 func (db *DB) VisibleScorecards(ctx context.Context, viewer *pitches.User, pitchID int64) ([]pitches.Scorecard, int, error) {
-	p, err := pitchByID(ctx, db.r, pitchID)
-	if err != nil {
-		return nil, 0, err
-	}
-	r, err := roundByNumber(ctx, db.r, p.RoundNumber)
+	_, r, err := pitchAndRound(ctx, db.r, pitchID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -214,11 +206,7 @@ func (db *DB) VisibleScorecards(ctx context.Context, viewer *pitches.User, pitch
 // ScorecardHistory returns every version of one shark's card for a pitch,
 // oldest first, if viewer may see that card.
 func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchID, sharkID int64) ([]pitches.Scorecard, error) {
-	p, err := pitchByID(ctx, db.r, pitchID)
-	if err != nil {
-		return nil, err
-	}
-	r, err := roundByNumber(ctx, db.r, p.RoundNumber)
+	_, r, err := pitchAndRound(ctx, db.r, pitchID)
 	if err != nil {
 		return nil, err
 	}
