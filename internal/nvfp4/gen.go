@@ -2,7 +2,8 @@ package nvfp4
 
 import (
 	"math"
-	"math/bits"
+
+	"github.com/pitchtank/pitchtank/internal/splitmix"
 )
 
 // Targets for the predicted standard deviation of one output element before
@@ -24,30 +25,15 @@ const (
 	maxOperandShift = scaleTopExp - scaleMinExp
 )
 
-// rng is splitmix64 (Steele, Lea, Flood 2014): tiny, fast, and fully
-// specified here, so a seed gives the same operands on every machine and Go
-// version (math/rand's streams are not promised to stay the same).
-type rng struct{ s uint64 }
-
-func (r *rng) next() uint64 {
-	r.s += 0x9E3779B97F4A7C15
-	z := r.s
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
-}
-
-// intn returns a value in [0, n) by Lemire's multiply-shift (bias < n/2^64).
-func (r *rng) intn(n int) int {
-	hi, _ := bits.Mul64(r.next(), uint64(n))
-	return int(hi)
-}
+// rng is the splitmix64 stream the generator draws from (internal/splitmix:
+// a seed gives the same operands on every machine and Go version).
+type rng = splitmix.Rand
 
 // newStream gives each operand of a problem its own generator, so adding a
 // group or changing one operand's size does not shift the others' values.
 func newStream(seed, stream uint64) *rng {
-	mix := rng{s: stream * 0xD1B54A32D192ED03}
-	return &rng{s: seed ^ mix.next()}
+	mix := splitmix.New(stream * 0xD1B54A32D192ED03)
+	return splitmix.New(seed ^ mix.Uint64())
 }
 
 const (
@@ -120,7 +106,7 @@ func chooseShifts(k int, target float64) (shiftA, shiftB int) {
 func genOperand(r *rng, rows, k, shift int) *Operand {
 	o := NewOperand(rows, k)
 	for i := 0; i < len(o.Data); i += 8 {
-		v := r.next()
+		v := r.Uint64()
 		for j := i; j < min(i+8, len(o.Data)); j++ {
 			o.Data[j] = byte(v)
 			v >>= 8
@@ -128,23 +114,23 @@ func genOperand(r *rng, rows, k, shift int) *Operand {
 	}
 	lo, hi := scaleRange(shift)
 	for i := range o.Scales {
-		if r.intn(subnormalOneIn) == 0 {
-			o.Scales[i] = byte(1 + r.intn(7)) // exponent field 0, mantissa 1..7
+		if r.Intn(subnormalOneIn) == 0 {
+			o.Scales[i] = byte(1 + r.Intn(7)) // exponent field 0, mantissa 1..7
 			continue
 		}
-		e := lo + r.intn(hi-lo+1)
-		o.Scales[i] = byte((e+7)<<3 | r.intn(8))
+		e := lo + r.Intn(hi-lo+1)
+		o.Scales[i] = byte((e+7)<<3 | r.Intn(8))
 	}
 	// Forced placement: one seed-chosen block gets a permutation of all 16
 	// codes, so every operand holds every code even at M=1, K=128.
-	row := r.intn(rows)
-	blk := r.intn(k / ScaleBlock)
+	row := r.Intn(rows)
+	blk := r.Intn(k / ScaleBlock)
 	var perm [16]uint8
 	for i := range perm {
 		perm[i] = uint8(i)
 	}
 	for i := 15; i > 0; i-- {
-		j := r.intn(i + 1)
+		j := r.Intn(i + 1)
 		perm[i], perm[j] = perm[j], perm[i]
 	}
 	for i, c := range perm {

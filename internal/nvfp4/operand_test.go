@@ -42,7 +42,7 @@ func TestSetCodeRoundTrip(t *testing.T) {
 	r := newStream(1, 1)
 	want := make([]uint8, 3*48)
 	for i := range want {
-		want[i] = uint8(r.intn(16))
+		want[i] = uint8(r.Intn(16))
 		o.SetCode(i/48, i%48, want[i])
 	}
 	for i := range want {

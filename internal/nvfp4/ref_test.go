@@ -77,10 +77,10 @@ func TestDualGemmRefHand(t *testing.T) {
 func randomOperand(r *rng, rows, k int) *Operand {
 	o := NewOperand(rows, k)
 	for i := range o.Data {
-		o.Data[i] = byte(r.next())
+		o.Data[i] = byte(r.Uint64())
 	}
 	for i := range o.Scales {
-		s := byte(r.intn(0x7F)) // 0x00..0x7E: every finite non-negative code
+		s := byte(r.Intn(0x7F)) // 0x00..0x7E: every finite non-negative code
 		o.Scales[i] = s
 	}
 	return o

@@ -3,8 +3,9 @@ package stats
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
+
+	"github.com/pitchtank/pitchtank/internal/splitmix"
 )
 
 // Interval is a point estimate with a confidence interval at Level (0.95).
@@ -71,12 +72,12 @@ func PairedSpeedup(base, variant []float64, resamples int, seed uint64) Interval
 		sum += logs[i]
 	}
 	iv.Point = math.Exp(sum / float64(n))
-	r := rng{s: seed}
+	r := splitmix.New(seed)
 	means := make([]float64, resamples)
 	for b := range means {
 		var s float64
 		for range n {
-			s += logs[r.intn(n)]
+			s += logs[r.Intn(n)]
 		}
 		means[b] = s / float64(n)
 	}
@@ -120,15 +121,15 @@ func PairedSpeedupBySet(base, variant []float64, sets []int, resamples int, seed
 	}
 	slices.Sort(keys)
 	iv.Point = math.Exp(sum / float64(len(base)))
-	r := rng{s: seed}
+	r := splitmix.New(seed)
 	means := make([]float64, resamples)
 	for b := range means {
 		var s float64
 		var c int
 		for range keys {
-			logs := bySet[keys[r.intn(len(keys))]]
+			logs := bySet[keys[r.Intn(len(keys))]]
 			for range logs {
-				s += logs[r.intn(len(logs))]
+				s += logs[r.Intn(len(logs))]
 				c++
 			}
 		}
@@ -156,22 +157,4 @@ func Verdict(iv Interval, minEffect float64) string {
 		return VerdictSlower
 	}
 	return VerdictNoClear
-}
-
-// rng is splitmix64; the package's own so a seed gives the same bootstrap on
-// every Go version.
-type rng struct{ s uint64 }
-
-func (r *rng) next() uint64 {
-	r.s += 0x9E3779B97F4A7C15
-	z := r.s
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
-}
-
-// intn returns a value in [0, n) by Lemire's multiply-shift.
-func (r *rng) intn(n int) int {
-	hi, _ := bits.Mul64(r.next(), uint64(n))
-	return int(hi)
 }

@@ -3,6 +3,8 @@ package stats
 import (
 	"math"
 	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/splitmix"
 )
 
 func TestPairedSpeedupBySetWidensForSetEffects(t *testing.T) {
@@ -51,7 +53,7 @@ func TestPairedSpeedupBySetIdenticalAndInvalid(t *testing.T) {
 // noise is a deterministic pseudo-random factor in [1-a, 1+a] for stream
 // (shape, role) at index k.
 func noise(shape, role, k int, a float64) float64 {
-	r := rng{s: uint64(shape*7+role)<<32 | uint64(k)}
-	u := float64(r.next()>>11) / float64(1<<53)
+	r := splitmix.New(uint64(shape*7+role)<<32 | uint64(k))
+	u := float64(r.Uint64()>>11) / float64(1<<53)
 	return 1 + a*(2*u-1)
 }

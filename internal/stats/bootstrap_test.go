@@ -3,16 +3,18 @@ package stats
 import (
 	"math"
 	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/splitmix"
 )
 
 // pairedRounds simulates n interleaved rounds: a base time, a variant that is
 // speedup times faster, each with independent relative noise, and a shared
 // drift per round that a paired comparison must cancel.
 func pairedRounds(n int, speedup, noise float64, seed uint64) (base, variant []float64) {
-	r := rng{s: seed}
+	r := splitmix.New(seed)
 	gauss := func() float64 { // Box-Muller from the package's own stream
-		u1 := (float64(r.next()>>11) + 0.5) / (1 << 53)
-		u2 := float64(r.next()>>11) / (1 << 53)
+		u1 := (float64(r.Uint64()>>11) + 0.5) / (1 << 53)
+		u2 := float64(r.Uint64()>>11) / (1 << 53)
 		return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
 	}
 	for range n {
