@@ -90,3 +90,41 @@ func ApplyVisibility(st *Standings, viewer *User, round *Round, scored map[int64
 		})
 	}
 }
+
+// CanSeeResults reports whether viewer may see anything derived from the
+// measured results of pitch p in round: speedups, per-shape times, flags,
+// correctness, a run's logs and stderr, its failure reason, live progress,
+// history charts, scored predictions, recaps and calibration. viewerScored:
+// the viewer has submitted a scorecard for p.
+//
+// scoring.md: "Measured results of a pitch's variant are not shown to a
+// shark who has not yet scored it" (blind judging: a number seen before
+// scoring anchors the score). Applied like the scorecards' rule above, so
+// nobody who could pass a number on sees it early: while the round is not
+// closed, admins (they run the round), whoever filed the pitch (it is their
+// measurement) and sharks who scored p see its results; other sharks,
+// other contestants, viewers and anonymous callers do not. Once the round
+// is closed everyone does. A run of no pitch (p nil) is nobody's judgement
+// and always visible.
+//
+// What stays visible to everyone: that a run exists, its parameters and its
+// status (queued, running, succeeded, ...), since a shark must know whether
+// a measurement finished and predictions are locked.
+func CanSeeResults(viewer *User, round *Round, p *Pitch, viewerScored bool) bool {
+	if p == nil || round == nil || round.Status == RoundClosed {
+		return true
+	}
+	if viewer == nil {
+		return false
+	}
+	if p.ContestantID == viewer.ID {
+		return true // a shark may file a pitch too, and may not score it
+	}
+	switch viewer.Role {
+	case RoleAdmin:
+		return true
+	case RoleShark:
+		return viewerScored
+	}
+	return false
+}
