@@ -16,6 +16,8 @@ const (
 	ActScore         Action = "score pitch"          // shark; round judging, pitch active, not own
 	ActSetWeights    Action = "set personal weights" // shark; before first scorecard; pitching or judging
 	ActVote          Action = "vote"                 // shark; round judging, pitch active, in round
+	ActImportRun     Action = "import a run"         // admin (not on a closed round); the pitch's contestant while pitching/judging if the round allows imports
+	ActAcceptRun     Action = "accept a suspect run" // admin
 )
 
 // Target is what an action is about. Fill what the action needs: Round for
@@ -100,6 +102,36 @@ var rules = map[Action]rule{
 		}
 		return nil
 	}},
+	// An import is a result made elsewhere: it can decide a pitch, so only an
+	// admin, or the pitch's own contestant while the round is open and
+	// declares that imports count, may add one; nobody changes a closed
+	// round's results. Sharks never: they predict the result. Without a
+	// pitch (Target.Pitch nil) only an admin may import.
+	ActImportRun: {roles: []Role{RoleAdmin, RoleContestant}, state: func(u *User, t Target) *Error {
+		if t.Pitch == nil {
+			if u.Role != RoleAdmin {
+				return Errorf(EFORBIDDEN, "", "only an admin may import a run that measures no pitch")
+			}
+			return nil
+		}
+		if t.Round == nil {
+			return Errorf(EINTERNAL, "", "permission check for %q is missing its round", ActImportRun)
+		}
+		if u.Role != RoleAdmin && t.Pitch.ContestantID != u.ID {
+			return Errorf(EFORBIDDEN, "", "only the pitch's contestant or an admin may import a run for it")
+		}
+		if t.Round.Status == RoundClosed {
+			return Errorf(ECONFLICT, "", "round %d is closed: its results stay as they are, and nobody (admins neither) imports runs into it", t.Round.Number)
+		}
+		if u.Role == RoleAdmin {
+			return nil
+		}
+		if !t.Round.Measurement.AllowImports {
+			return Errorf(EFORBIDDEN, "", "round %d does not allow imported runs: ask an admin", t.Round.Number)
+		}
+		return nil
+	}},
+	ActAcceptRun: {roles: []Role{RoleAdmin}},
 	ActVote: {roles: []Role{RoleShark}, state: func(u *User, t Target) *Error {
 		if err := needStatus(t.Round, "vote", RoundJudging); err != nil {
 			return err

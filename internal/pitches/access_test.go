@@ -19,6 +19,9 @@ func TestCanMatrix(t *testing.T) {
 	}{{"anon", nil}, {"admin", admin}, {"shark", shark}, {"owner", owner}, {"other", other}, {"viewer", viewer}}
 
 	round := func(s RoundStatus) *Round { return &Round{Number: 1, Status: s} }
+	importing := func(s RoundStatus) *Round {
+		return &Round{Number: 1, Status: s, Measurement: RoundMeasurement{Problem: "p", AllowImports: true}}
+	}
 	pitch := &Pitch{ID: 10, RoundNumber: 1, ContestantID: owner.ID, Status: PitchActive}
 	withdrawn := &Pitch{ID: 11, RoundNumber: 1, ContestantID: owner.ID, Status: PitchWithdrawn}
 	sharkPitch := &Pitch{ID: 12, RoundNumber: 1, ContestantID: shark.ID, Status: PitchActive}
@@ -68,6 +71,13 @@ func TestCanMatrix(t *testing.T) {
 		{"vote other round's pitch", ActVote, Target{Round: round(RoundJudging), Pitch: otherRound}, [6]string{U, F, I, F, F, F}},
 		{"vote withdrawn", ActVote, Target{Round: round(RoundJudging), Pitch: withdrawn}, [6]string{U, F, C, F, F, F}},
 		{"vote own", ActVote, Target{Round: round(RoundJudging), Pitch: sharkPitch}, [6]string{U, F, C, F, F, F}},
+		// Imports: admin while open; the owner only where the round allows imports; never on a closed round.
+		{"import pitching, imports allowed", ActImportRun, Target{Round: importing(RoundPitching), Pitch: pitch}, [6]string{U, ok, F, ok, F, F}},
+		{"import judging, imports allowed", ActImportRun, Target{Round: importing(RoundJudging), Pitch: pitch}, [6]string{U, ok, F, ok, F, F}},
+		{"import closed, imports allowed", ActImportRun, Target{Round: importing(RoundClosed), Pitch: pitch}, [6]string{U, C, F, C, F, F}},
+		{"import judging, imports not allowed", ActImportRun, Target{Round: round(RoundJudging), Pitch: pitch}, [6]string{U, ok, F, F, F, F}},
+		{"import no pitch", ActImportRun, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"accept suspect run", ActAcceptRun, Target{}, [6]string{U, ok, F, F, F, F}},
 	}
 	for _, tc := range cases {
 		for i, u := range users {

@@ -56,6 +56,11 @@ type Round struct {
 	Baseline  string // kernel variant name the round's claims are measured against (may be empty)
 	Criteria  []Criterion
 	CreatedAt time.Time
+
+	// Measurement is how the round's pitches are measured, with Baseline
+	// (docs/api.md, "The round's measurement"): a pitch's result comes only
+	// from its runs that match it.
+	Measurement RoundMeasurement
 }
 
 // Range is a speedup prediction over the round's baseline, read as an 80%
@@ -176,6 +181,23 @@ type RoundInput struct {
 	Rules    string
 	Baseline string
 	Criteria []Criterion
+	// Measurement, when not nil, sets the round's measurement; nil leaves
+	// it as it is (a new round then declares none: no run counts until an
+	// admin sets it).
+	Measurement *RoundMeasurement
+}
+
+// RoundMeasurement is how a round's pitches are measured, besides the
+// baseline: the kernel problem and suite, the device class (matched
+// case-insensitively as a substring of a run's device name; empty means
+// any device) and whether imported runs count. Whether problem and suite
+// exist is the kernel catalogue's to say (runner.CheckMeasurement); the
+// form is checked here (ValidateMeasurement).
+type RoundMeasurement struct {
+	Problem      string
+	Suite        string
+	DeviceClass  string
+	AllowImports bool
 }
 
 type PitchInput struct {

@@ -157,6 +157,20 @@ func ValidateCriteria(cs []Criterion) error {
 }
 
 // ValidateRound checks everything a round is created or edited with.
+// ValidateMeasurement checks a round measurement's form (lengths, one line);
+// whether the problem and suite exist is the kernel catalogue's to say.
+func ValidateMeasurement(m RoundMeasurement) error {
+	for _, f := range []struct{ name, v string }{{"problem", m.Problem}, {"suite", m.Suite}, {"device_class", m.DeviceClass}} {
+		if len(f.v) > 200 || strings.ContainsAny(f.v, "\x00\r\n\t") {
+			return invalid(f.name, "%s must be at most 200 characters on one line", f.name)
+		}
+	}
+	if m.Problem == "" && (m.Suite != "" || m.DeviceClass != "" || m.AllowImports) {
+		return invalid("problem", "a measurement needs its problem")
+	}
+	return nil
+}
+
 func ValidateRound(in RoundInput) error {
 	if in.Number < 1 {
 		return invalid("number", "round number must be 1 or more")
@@ -169,6 +183,11 @@ func ValidateRound(in RoundInput) error {
 	}
 	if err := ValidateVariant("baseline", in.Baseline); err != nil {
 		return err
+	}
+	if in.Measurement != nil {
+		if err := ValidateMeasurement(*in.Measurement); err != nil {
+			return err
+		}
 	}
 	return ValidateCriteria(in.Criteria)
 }
