@@ -87,6 +87,7 @@ type RoundView struct {
 	WeightsErr      *FormError
 	Flash           string
 	Recap           *RecapView // predictions against measured results; nil without runs
+	VoteHistory     []VoteVersions // every version of the votes the viewer may see
 }
 
 // ScoreForm is the viewer's own scorecard form on a pitch page.
@@ -129,6 +130,24 @@ type PitchView struct {
 	Criteria    []pitches.Criterion
 	CanRepitch  bool          // the viewer may file a re-pitch of this pitch in some open round
 	Results     *PitchResults // measured results; nil when the server has no runs store
+	// History of each visible card, by shark id, oldest version first.
+	Histories map[int64][]CardVersion
+	// ResultAt is when the pitch's first measured result existed ("" when
+	// none): versions stored after it are marked.
+	ResultAt string
+}
+
+// CardVersion is one stored version of a scorecard in its history.
+type CardVersion struct {
+	Card         pitches.Scorecard
+	ChangedAfter bool // stored after the pitch's first result existed
+	Scored       bool // the version whose estimate is scored against the result
+}
+
+// VoteVersions is one shark's vote history in a round, oldest first.
+type VoteVersions struct {
+	Shark    string
+	Versions []pitches.Vote
 }
 
 type PitchForm struct {
@@ -258,6 +277,50 @@ func weightsText(crit []pitches.Criterion, w map[string]int) string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// scoresText is one version's scores on one line, in rubric order:
+// "Expected speedup 7 · Feasibility 9".
+func scoresText(crit []pitches.Criterion, scores map[string]float64) string {
+	var parts []string
+	for _, c := range crit {
+		if v, ok := scores[c.Key]; ok {
+			parts = append(parts, c.Name+" "+score(v))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// termsText is a vote's deal terms on one line, "—" when none.
+func termsText(t pitches.DealTerms) string {
+	var parts []string
+	if t.MinGeomean != nil {
+		parts = append(parts, "geomean ≥ "+strconv.FormatFloat(*t.MinGeomean, 'f', -1, 64)+"x")
+	}
+	if t.MaxRegression != nil {
+		parts = append(parts, "no shape over "+strconv.FormatFloat(100**t.MaxRegression, 'f', -1, 64)+"% slower")
+	}
+	if t.MaxVariation != nil {
+		parts = append(parts, "run-to-run variation ≤ "+strconv.FormatFloat(100**t.MaxVariation, 'f', -1, 64)+"%")
+	}
+	if t.Correct {
+		parts = append(parts, "every shape correct")
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// changedAfter says whether any version of a card history was stored after
+// the result.
+func changedAfter(h []CardVersion) bool {
+	for _, v := range h {
+		if v.ChangedAfter {
+			return true
+		}
+	}
+	return false
 }
 
 func criterionName(crit []pitches.Criterion, key string) string {
