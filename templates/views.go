@@ -86,7 +86,7 @@ type RoundView struct {
 	WeightsForm     map[string]string
 	WeightsErr      *FormError
 	Flash           string
-	Recap           *RecapView // predictions against measured results; nil without runs
+	Recap           *RecapView     // predictions against measured results; nil without runs
 	VoteHistory     []VoteVersions // every version of the votes the viewer may see
 }
 
