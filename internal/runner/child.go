@@ -111,8 +111,8 @@ func (r *Runner) finish(run *Run, status Status, res *Result, fin Finish) {
 	defer cancel()
 	var err error
 	switch status {
-	case StatusSucceeded:
-		err = r.cfg.Store.MarkSucceeded(ctx, run.ID, res, fin)
+	case StatusSucceeded, StatusIncorrect, StatusSuspect:
+		err = r.cfg.Store.MarkMeasured(ctx, run.ID, status, res, fin)
 		if err != nil {
 			// A result that cannot be stored fails the run rather than
 			// leaving it "running".
@@ -138,7 +138,10 @@ type childOutput struct {
 	mu       sync.Mutex
 	log      tail
 	errorMsg string // message of the last {"type":"error"} line
-	result   *resultLine
+	// usageError: bench printed its usage error line (phase "usage" or
+	// exit_code 2), which is what tells a refused input from a panic.
+	usageError bool
+	result     *resultLine
 }
 
 type resultLine struct {
@@ -271,8 +274,11 @@ func (r *Runner) killGroup(pgid int, waitCh <-chan error) error {
 }
 
 // judge turns an exited child into the run's outcome. Exit codes of
-// `web bench`: 0 ok, 1 kernel incorrect (a finished measurement: stored, with
-// the shapes marked incorrect), 2 usage/invalid input, 3 could not run.
+// `web bench`: 0 ok, 1 kernel incorrect, 4 suspect (all three finished a
+// measurement: the document is stored, Classify says which status), 2
+// usage/invalid input (bench prints a {"type":"error","phase":"usage"} line
+// first), 3 could not run. Anything else is a crash: a signal, another code,
+// or exit 2 without the usage line (the Go runtime exits 2 on a panic).
 func (r *Runner) judge(run *Run, waitErr error, resultPath string, out *childOutput, stderr string) (Status, *Result, string) {
 	code := 0
 	if waitErr != nil {
@@ -286,10 +292,13 @@ func (r *Runner) judge(run *Run, waitErr error, resultPath string, out *childOut
 		code = ee.ExitCode()
 	}
 	switch code {
-	case 0, 1:
-	case 2:
-		return StatusFailed, nil, withStderr("bench refused its input (exit 2)", out.errorMsg, stderr)
-	case 3:
+	case exitOK, exitIncorrect, exitSuspect:
+	case exitUsage:
+		if out.usageError {
+			return StatusFailed, nil, withStderr("bench refused its input (exit 2)", out.errorMsg, stderr)
+		}
+		return StatusFailed, nil, withStderr("crashed: exit status 2 without bench's usage error (a Go panic exits 2)", out.errorMsg, stderr)
+	case exitCouldNot:
 		return StatusFailed, nil, withStderr("could not run (exit 3)", out.errorMsg, stderr)
 	default:
 		return StatusFailed, nil, withStderr(fmt.Sprintf("crashed: exit status %d", code), out.errorMsg, stderr)
@@ -313,10 +322,11 @@ func (r *Runner) judge(run *Run, waitErr error, resultPath string, out *childOut
 	if err != nil {
 		return StatusFailed, nil, withStderr("no valid result: "+err.Error(), "", stderr)
 	}
-	if code == 1 && res.Correct {
-		return StatusFailed, nil, "no valid result: exit 1 (kernel incorrect) but the document says every shape is correct"
+	status, reason := Classify(code, res)
+	if !status.Measured() {
+		return status, nil, reason
 	}
-	return StatusSucceeded, res, ""
+	return status, res, reason
 }
 
 // withStderr builds a failure reason from what happened, the child's own
@@ -402,8 +412,10 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 func (r *Runner) handleLine(runID int64, line []byte, out *childOutput) {
 	var head struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
+		Type     string `json:"type"`
+		Message  string `json:"message"`
+		Phase    string `json:"phase"`
+		ExitCode int    `json:"exit_code"`
 	}
 	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &head) != nil || head.Type == "" {
 		out.mu.Lock()
@@ -430,6 +442,9 @@ func (r *Runner) handleLine(runID int64, line []byte, out *childOutput) {
 		}
 		out.mu.Lock()
 		out.errorMsg = msg
+		if head.Phase == "usage" || head.ExitCode == exitUsage {
+			out.usageError = true
+		}
 		out.log.WriteLine(line)
 		out.mu.Unlock()
 		r.hub.publish(Event{RunID: runID, Type: "log", Line: "error: " + msg})

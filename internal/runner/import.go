@@ -17,8 +17,10 @@ import (
 )
 
 // ImportRequest is a measurement made elsewhere (another GPU, another
-// harness), stored as a succeeded run marked imported. docs/runs-import.md
-// documents the JSON form.
+// harness), stored as a run marked imported. docs/runs-import.md documents
+// the JSON forms: bare times per shape (Shapes), or the full result document
+// of `web bench --json` (Document), which keeps its fingerprint, checks and
+// intervals.
 type ImportRequest struct {
 	Device   string        `json:"device"`   // label of the machine, e.g. "B200"
 	Problem  string        `json:"problem"`  // a known problem, e.g. "nvfp4_group_gemm"
@@ -28,6 +30,14 @@ type ImportRequest struct {
 	PitchID  int64         `json:"pitch_id"` // optional: the pitch this measures
 	Note     string        `json:"note"`     // optional: where the numbers come from
 	Shapes   []ImportShape `json:"shapes"`
+	// Document is a full `web bench` result document (schema_version 1 or
+	// 2). With it, problem, suite, variant and baseline come from the
+	// document (given ones must agree), the device label defaults to its
+	// fingerprint's device model, and Shapes must be empty.
+	Document json.RawMessage `json:"document,omitempty"`
+
+	parsed  *Result // the validated Document (Validate)
+	docExit int     // the document's exit_code
 }
 
 // ImportShape is one shape's times, in microseconds.
@@ -40,13 +50,25 @@ type ImportShape struct {
 	Correct           *bool     `json:"correct,omitempty"` // omitted: not reported
 }
 
-// Import limits keep a document small enough to store and to bootstrap.
+// Import limits keep an import cheap to validate, store and bootstrap
+// (docs/runs-import.md, "Limits"). The bootstrap of bare samples costs
+// bootstrapN resamples of every sample, so the total number of samples is
+// what bounds an import's CPU time; a full bench document carries its own
+// intervals and is only validated (linear in its size).
 const (
-	maxImportBytes   = 4 << 20
-	maxImportShapes  = 64
-	maxImportSamples = 5000
-	maxLabelLen      = 64
-	bootstrapN       = 2000
+	maxImportBytes        = 4 << 20 // the body, either form
+	maxImportShapes       = 32
+	maxImportSamples      = 1000 // per shape and role
+	maxImportTotalSamples = 4096 // over all shapes and both roles
+	maxLabelLen           = 64
+	bootstrapN            = 2000
+	// Times are microseconds; outside [minImportUs, maxImportUs] a figure is
+	// a unit mistake or an attempt to make a speedup out of a denormal.
+	minImportUs = 1e-3
+	maxImportUs = 1e9
+	// suspectSpeedup: an imported speedup over this is suspect, as bench's
+	// own rule makes a measured one (docs/bench-result.md).
+	suspectSpeedup = 10.0
 )
 
 // DecodeImport reads one strict JSON import document: unknown fields,
@@ -58,6 +80,14 @@ func DecodeImport(r io.Reader) (*ImportRequest, error) {
 	}
 	if len(data) > maxImportBytes {
 		return nil, pitches.Errorf(pitches.EINVALID, "document", "import document is larger than %d bytes", maxImportBytes)
+	}
+	// A full bench result document has a top-level schema_version; it is
+	// imported as it is (its own schema is bench.Validate's to check).
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) == nil {
+		if _, ok := probe["schema_version"]; ok {
+			return &ImportRequest{Document: json.RawMessage(bytes.TrimSpace(data))}, nil
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -102,6 +132,11 @@ func (r *ImportRequest) Validate(cat Catalog) error {
 	r.Suite = strings.TrimSpace(r.Suite)
 	r.Variant = strings.TrimSpace(r.Variant)
 	r.Baseline = strings.TrimSpace(r.Baseline)
+	if len(r.Document) > 0 {
+		if err := r.adoptDocument(); err != nil {
+			return err
+		}
+	}
 	if r.Suite == "" {
 		r.Suite = SuiteBenchmarks
 	}
@@ -131,12 +166,16 @@ func (r *ImportRequest) Validate(cat Catalog) error {
 	if len(r.Note) > 4000 {
 		return pitches.Errorf(pitches.EINVALID, "note", "note is longer than 4000 bytes")
 	}
+	if r.parsed != nil {
+		return nil
+	}
 	if len(r.Shapes) == 0 {
 		return pitches.Errorf(pitches.EINVALID, "shapes", "at least one shape is required")
 	}
 	if len(r.Shapes) > maxImportShapes {
 		return pitches.Errorf(pitches.EINVALID, "shapes", "at most %d shapes", maxImportShapes)
 	}
+	total := 0
 	for i := range r.Shapes {
 		s := &r.Shapes[i]
 		f := func(name string) string { return fmt.Sprintf("shapes[%d].%s", i, name) }
@@ -147,11 +186,11 @@ func (r *ImportRequest) Validate(cat Catalog) error {
 		if err := checkLabel(f("label"), s.Label); err != nil {
 			return err
 		}
-		if !positive(s.BaselineUs) {
-			return pitches.Errorf(pitches.EINVALID, f("baseline_us"), "baseline time must be a number > 0 (microseconds)")
+		if err := checkTime(f("baseline_us"), "baseline time", s.BaselineUs); err != nil {
+			return err
 		}
-		if !positive(s.VariantUs) {
-			return pitches.Errorf(pitches.EINVALID, f("variant_us"), "variant time must be a number > 0 (microseconds)")
+		if err := checkTime(f("variant_us"), "variant time", s.VariantUs); err != nil {
+			return err
 		}
 		nb, nv := len(s.BaselineSamplesUs), len(s.VariantSamplesUs)
 		if (nb == 0) != (nv == 0) {
@@ -168,13 +207,75 @@ func (r *ImportRequest) Validate(cat Catalog) error {
 			if len(xs) < 2 || len(xs) > maxImportSamples {
 				return pitches.Errorf(pitches.EINVALID, f(name), "give between 2 and %d samples", maxImportSamples)
 			}
+			total += len(xs)
+			if total > maxImportTotalSamples {
+				return pitches.Errorf(pitches.EINVALID, f(name), "an import holds at most %d samples over all shapes and both roles", maxImportTotalSamples)
+			}
 			for j, x := range xs {
-				if !positive(x) {
-					return pitches.Errorf(pitches.EINVALID, fmt.Sprintf("%s[%d]", f(name), j), "sample must be a number > 0 (microseconds)")
+				if err := checkTime(fmt.Sprintf("%s[%d]", f(name), j), "sample", x); err != nil {
+					return err
 				}
 			}
 		}
 	}
+	return nil
+}
+
+// checkTime requires a finite time in [minImportUs, maxImportUs]
+// microseconds: a denormal such as 1e-320 would make a speedup of 0 or +Inf.
+func checkTime(field, what string, x float64) error {
+	if !(x >= minImportUs && x <= maxImportUs) {
+		return pitches.Errorf(pitches.EINVALID, field, "%s must be a number of microseconds between %g and %g, got %g", what, minImportUs, maxImportUs, x)
+	}
+	return nil
+}
+
+// adoptDocument validates a full bench result document and takes the
+// run's description from it; given fields must agree with it.
+func (r *ImportRequest) adoptDocument() error {
+	if len(r.Shapes) > 0 {
+		return pitches.Errorf(pitches.EINVALID, "shapes", "give either shapes or a bench result document, not both")
+	}
+	res, err := ParseResult(r.Document, nil)
+	if err != nil {
+		return pitches.Errorf(pitches.EINVALID, "document", "not a valid web bench result document: %s", strings.TrimPrefix(err.Error(), "bench: "))
+	}
+	var d struct {
+		Problem string `json:"problem"`
+		Suite   string `json:"suite"`
+		Variant struct {
+			Spec string `json:"spec"`
+		} `json:"variant"`
+		Baseline *struct {
+			Spec string `json:"spec"`
+		} `json:"baseline"`
+		ExitCode int `json:"exit_code"`
+	}
+	if err := json.Unmarshal(r.Document, &d); err != nil {
+		return pitches.Errorf(pitches.EINVALID, "document", "not a valid web bench result document: %v", err)
+	}
+	if d.Baseline == nil || !(res.Speedup.Value > 0) {
+		return pitches.Errorf(pitches.EINVALID, "document", "the document pairs no baseline with the variant (no speedup to import); run bench with --baseline or --aa")
+	}
+	for _, f := range []struct {
+		name       string
+		given, doc string
+		dst        *string
+	}{{"problem", r.Problem, d.Problem, &r.Problem}, {"suite", r.Suite, d.Suite, &r.Suite},
+		{"variant", r.Variant, d.Variant.Spec, &r.Variant}, {"baseline", r.Baseline, d.Baseline.Spec, &r.Baseline}} {
+		if f.given != "" && f.given != f.doc {
+			return pitches.Errorf(pitches.EINVALID, f.name, "%s %q disagrees with the document's %q", f.name, f.given, f.doc)
+		}
+		*f.dst = f.doc
+	}
+	if r.Device == "" {
+		r.Device = res.DeviceName
+		if len(r.Device) > maxLabelLen {
+			r.Device = r.Device[:maxLabelLen]
+		}
+	}
+	r.docExit = d.ExitCode
+	r.parsed = res
 	return nil
 }
 
@@ -195,17 +296,34 @@ func checkLabel(field, s string) error {
 }
 
 // ImportResult computes the stored form of a validated import: the run and
-// its result. Speedups are baseline/variant per shape and their geometric
-// mean across shapes (measurement.md rule 9). Intervals exist only where raw
-// samples were given: a 95% percentile bootstrap of the ratio of medians,
-// resampling baseline and variant independently (imported samples are not
-// paired), with a fixed seed so an import is reproducible.
+// its result. A full bench document is stored as it is, with the status its
+// exit code and contents give (Classify). For bare times, speedups are
+// baseline/variant per shape and their geometric mean across shapes
+// (measurement.md rule 9). Intervals exist only where raw samples were
+// given: a 95% percentile bootstrap of the ratio of medians, resampling
+// baseline and variant independently (imported samples are not paired),
+// with a fixed seed so an import is reproducible. A shape reported
+// incorrect makes the run incorrect; a speedup over 10x makes it suspect.
 func (r *ImportRequest) ImportResult(by int64) (*Run, *Result, error) {
+	run := &Run{
+		Problem: r.Problem, Suite: r.Suite, Variant: r.Variant, Baseline: r.Baseline,
+		Device: r.Device, RequestedBy: by, PitchID: r.PitchID, Imported: true,
+	}
+	if r.parsed != nil {
+		res := r.parsed
+		res.DeviceName = firstNonEmpty(res.DeviceName, r.Device)
+		run.Status, run.Reason = Classify(r.docExit, res)
+		if !run.Status.Measured() {
+			return nil, nil, pitches.Errorf(pitches.EINVALID, "document", "the document holds no result to import: %s", run.Reason)
+		}
+		run.DeviceName = res.DeviceName
+		return run, res, nil
+	}
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("import: encode document: %w", err)
 	}
-	res := &Result{Doc: doc, Correct: true}
+	res := &Result{Doc: doc, Correct: true, DeviceName: r.Device}
 	withSamples := true
 	speedups := make([]float64, 0, len(r.Shapes))
 	for i, s := range r.Shapes {
@@ -219,6 +337,8 @@ func (r *ImportRequest) ImportResult(by int64) (*Run, *Result, error) {
 		}
 		if s.Correct == nil {
 			sh.Flags = append(sh.Flags, "correctness_not_reported")
+		} else if !*s.Correct {
+			res.Failures = append(res.Failures, Failure{Shape: i, Role: "variant", Check: "reported", Detail: "the import reports this shape incorrect"})
 		}
 		if len(s.BaselineSamplesUs) > 0 {
 			sh.BaselineSamples, sh.BaselineSEMUs = len(s.BaselineSamplesUs), sem(s.BaselineSamplesUs)
@@ -229,22 +349,44 @@ func (r *ImportRequest) ImportResult(by int64) (*Run, *Result, error) {
 		if !sh.Correct {
 			res.Correct = false
 		}
+		if sh.Speedup.Value > suspectSpeedup {
+			res.Suspect = append(res.Suspect, fmt.Sprintf("shape %d (%s): speedup %.2fx is over %gx the baseline", i, s.Label, sh.Speedup.Value, suspectSpeedup))
+		}
 		speedups = append(speedups, sh.Speedup.Value)
 		res.Shapes = append(res.Shapes, sh)
 	}
 	res.Speedup = Interval{Value: stats.GeoMean(speedups)}
+	if res.Speedup.Value > suspectSpeedup {
+		res.Suspect = append([]string{fmt.Sprintf("geomean speedup %.2fx is over %gx the baseline", res.Speedup.Value, suspectSpeedup)}, res.Suspect...)
+	}
 	if withSamples {
 		bootstrapImport(r.Shapes, res)
 	}
 	if !res.Correct {
 		res.Flags = append(res.Flags, "not_all_correct")
 	}
-	run := &Run{
-		Problem: r.Problem, Suite: r.Suite, Variant: r.Variant, Baseline: r.Baseline,
-		Device: r.Device, RequestedBy: by, PitchID: r.PitchID,
-		Imported: true, Status: StatusSucceeded,
+	switch {
+	case len(res.Failures) > 0:
+		run.Status, run.Reason = StatusIncorrect, IncorrectReason(res)
+	case len(res.Suspect) > 0:
+		run.Status, run.Reason = StatusSuspect, SuspectReason(res)
+		res.Flags = append(res.Flags, "suspect")
+	default:
+		// Correctness not reported is a flag, not a failed check: the
+		// seeds' results were published without it.
+		run.Status = StatusSucceeded
 	}
+	run.DeviceName = res.DeviceName
 	return run, res, nil
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
 
 // bootstrapImport fills per-shape and geomean 95% intervals.

@@ -34,10 +34,28 @@ func ParseResult(doc []byte, run *Run) (*Result, error) {
 		}
 	}
 	res := &Result{
-		Doc:     json.RawMessage(doc),
-		Correct: d.Summary.AllCorrect,
-		Flags:   append([]string(nil), d.Summary.Flags...),
+		Doc:        json.RawMessage(doc),
+		Correct:    d.Summary.AllCorrect,
+		Flags:      append([]string(nil), d.Summary.Flags...),
+		DeviceName: d.Fingerprint.DeviceModel,
+		Status:     d.Status,
 	}
+	if res.DeviceName == "" {
+		res.DeviceName = d.Device.Name
+	}
+	// Schema 2's failures and suspect reasons, read on their own so that
+	// this works whether or not bench.Result declares them yet; a schema 1
+	// document has neither (empty).
+	var v2 struct {
+		Summary struct {
+			Failures []Failure `json:"failures"`
+			Suspect  []string  `json:"suspect"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(doc, &v2); err != nil {
+		return nil, fmt.Errorf("decode result summary: %w", err)
+	}
+	res.Failures, res.Suspect = v2.Summary.Failures, v2.Summary.Suspect
 	if d.Summary.GeomeanSpeedup != nil {
 		res.Speedup.Value = *d.Summary.GeomeanSpeedup
 	}
@@ -85,8 +103,38 @@ func ParseResult(doc []byte, run *Run) (*Result, error) {
 			}
 		}
 		res.Shapes = append(res.Shapes, sh)
+		if !s.Correct {
+			res.failedChecks = append(res.failedChecks, shapeFailures(s)...)
+		}
 	}
 	return res, nil
+}
+
+// shapeFailures names the failed checks of an incorrect shape from its
+// per-check records: the schema 1 fallback for summary.failures.
+func shapeFailures(s bench.Shape) []Failure {
+	var out []Failure
+	for _, c := range s.Checks {
+		if c.Pass {
+			continue
+		}
+		check := c.Phase
+		if !c.InputsIntact {
+			check = "inputs_modified"
+		}
+		detail := fmt.Sprintf("%d of %d elements differ", c.Mismatches, c.Elements)
+		if c.NaNs > 0 {
+			detail += fmt.Sprintf(", %d not finite", c.NaNs)
+		}
+		if c.MaxAbsErr != nil {
+			detail += fmt.Sprintf(", max abs err %.3g (atol %.3g)", *c.MaxAbsErr, c.ATol)
+		}
+		out = append(out, Failure{Shape: s.Index, Role: c.Role, Check: check, Detail: detail})
+	}
+	if len(out) == 0 {
+		out = append(out, Failure{Shape: s.Index, Role: "variant", Check: "correct", Detail: "the shape is marked incorrect"})
+	}
+	return out
 }
 
 // shapeLabel names a shape the way the seeds' tables do: "g=8 N=4096 K=7168"

@@ -6,22 +6,51 @@ import (
 )
 
 // Status is where a run is in its life. It moves one way only:
-// queued -> running -> succeeded | failed | cancelled, and a queued run may be
-// cancelled or failed before it starts. A finished run is never restarted;
-// Requeue makes a new run with the same parameters.
+// queued -> running -> succeeded | incorrect | suspect | failed | cancelled,
+// and a queued run may be cancelled or failed before it starts. A finished
+// run is never restarted; Requeue makes a new run with the same parameters.
+//
+// Three statuses keep a result document and its shapes (Measured): succeeded
+// (bench exited 0, every shape correct, nothing suspect), incorrect (some
+// shape failed a correctness check; Reason names the shape and the check)
+// and suspect (every shape correct but a figure is implausible: below the
+// speed-of-light floor, or over 10x the baseline; Reason says which). Only a
+// succeeded run, or a suspect one an admin accepted with a written reason,
+// can be a pitch's result (PitchResult).
 type Status string
 
 const (
 	StatusQueued    Status = "queued"
 	StatusRunning   Status = "running"
 	StatusSucceeded Status = "succeeded"
+	StatusIncorrect Status = "incorrect"
+	StatusSuspect   Status = "suspect"
 	StatusFailed    Status = "failed"
 	StatusCancelled Status = "cancelled"
 )
 
+// Statuses lists every status, in the order of a run's life.
+var Statuses = []Status{StatusQueued, StatusRunning, StatusSucceeded, StatusIncorrect, StatusSuspect, StatusFailed, StatusCancelled}
+
 // Finished reports whether s is a terminal status.
 func (s Status) Finished() bool {
-	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled
+	return s != StatusQueued && s != StatusRunning
+}
+
+// Measured reports whether a run of status s holds a result document: the
+// measurement finished, whatever it found.
+func (s Status) Measured() bool {
+	return s == StatusSucceeded || s == StatusIncorrect || s == StatusSuspect
+}
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool {
+	for _, x := range Statuses {
+		if s == x {
+			return true
+		}
+	}
+	return false
 }
 
 // ReasonInterrupted is the failure reason of a run that was left "running" by
@@ -50,10 +79,21 @@ type Run struct {
 	RequeueOf   int64     `json:"requeue_of,omitzero"`   // the run this one repeats; 0 when none
 	Imported    bool      `json:"imported"`              // measured elsewhere and imported
 	Status      Status    `json:"status"`
-	Reason      string    `json:"reason,omitempty"` // why a run failed or was cancelled; empty otherwise
+	Reason      string    `json:"reason,omitempty"` // why a run failed, was cancelled, is incorrect or suspect; empty otherwise
 	CreatedAt   time.Time `json:"created_at"`
 	StartedAt   time.Time `json:"started_at,omitzero"`  // zero until running
 	FinishedAt  time.Time `json:"finished_at,omitzero"` // zero until finished
+
+	// DeviceName is the device model the result was measured on: the
+	// fingerprint's device_model of a bench document, or an import's label.
+	// The round's device class is matched against it. Empty until measured.
+	DeviceName string `json:"device_name,omitempty"`
+
+	// An admin's acceptance of a suspect run as a pitch's result, with the
+	// written reason (Accept). Zero unless accepted.
+	AcceptedBy   int64     `json:"accepted_by,omitzero"`
+	AcceptedAt   time.Time `json:"accepted_at,omitzero"`
+	AcceptReason string    `json:"accept_reason,omitempty"`
 
 	// Summary of the result; valid when HasResult.
 	HasResult bool     `json:"has_result"`
@@ -66,6 +106,15 @@ type Run struct {
 	Shapes []Shape         `json:"shapes,omitempty"`
 	Log    string          `json:"log,omitempty"`    // stdout lines that were not JSON (last 64 KiB)
 	Stderr string          `json:"stderr,omitempty"` // the child's stderr (last 64 KiB)
+}
+
+// Accepted reports whether r is a suspect run an admin accepted.
+func (r *Run) Accepted() bool { return r.Status == StatusSuspect && !r.AcceptedAt.IsZero() }
+
+// Counts reports whether r may count towards a pitch's result: succeeded, or
+// suspect and accepted, with a speedup.
+func (r *Run) Counts() bool {
+	return (r.Status == StatusSucceeded || r.Accepted()) && r.Speedup.Value > 0
 }
 
 // Interval is an estimate with an optional 95% interval. Lo and Hi are zero
@@ -108,11 +157,31 @@ type Shape struct {
 // Result is what a finished measurement stores, in one transaction: the
 // document as the child wrote it, the run summary, and the per-shape rows.
 type Result struct {
-	Doc     json.RawMessage
-	Speedup Interval
-	Correct bool
-	Flags   []string
-	Shapes  []Shape
+	Doc        json.RawMessage
+	Speedup    Interval
+	Correct    bool
+	Flags      []string
+	Shapes     []Shape
+	DeviceName string // the fingerprint's device model, or the import's label
+
+	// What the document says beyond the figures (schema 2's summary; empty
+	// for schema 1): the failed checks and the reasons the result is suspect.
+	Failures []Failure
+	Suspect  []string
+	// Status is the document's own status ("ok", "incorrect", "suspect",
+	// "error"); empty for an import of bare times.
+	Status string
+
+	failedChecks []Failure // per-shape failed checks, when Failures is empty (schema 1)
+}
+
+// Failure is one failed correctness check (summary.failures of a bench
+// result document, schema 2).
+type Failure struct {
+	Shape  int    `json:"shape"`
+	Role   string `json:"role"`
+	Check  string `json:"check"`
+	Detail string `json:"detail"`
 }
 
 // Finish carries what a finished child left behind, stored with its status.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 )
@@ -210,8 +211,9 @@ func (r *Runner) Requeue(ctx context.Context, id, by int64) (*Run, error) {
 	return run, nil
 }
 
-// Import validates an import document and stores it as a succeeded imported
-// run; a bad document stores nothing.
+// Import validates an import document and stores it as an imported run
+// (succeeded, incorrect or suspect: ImportResult); a bad document stores
+// nothing. Who may import where is pitches.Can(ActImportRun), the caller's.
 func (r *Runner) Import(ctx context.Context, req *ImportRequest, by int64) (*Run, error) {
 	if err := req.Validate(r.cfg.Catalog); err != nil {
 		return nil, err
@@ -221,6 +223,29 @@ func (r *Runner) Import(ctx context.Context, req *ImportRequest, by int64) (*Run
 		return nil, err
 	}
 	return r.cfg.Store.Import(ctx, run, res)
+}
+
+// MaxAcceptReason bounds an acceptance's written reason.
+const MaxAcceptReason = 2000
+
+// Accept records admin by's acceptance of suspect run id as a result, with
+// a written reason (non-empty, at most MaxAcceptReason bytes). Only an
+// admin may (403 otherwise); a run that is not suspect, or already
+// accepted, is ECONFLICT naming why; nothing changes on refusal.
+func (r *Runner) Accept(ctx context.Context, id int64, by *pitches.User, reason string) (*Run, error) {
+	if err := pitches.Can(by, pitches.ActAcceptRun, pitches.Target{}); err != nil {
+		return nil, err
+	}
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return nil, pitches.Errorf(pitches.EINVALID, "reason", "accepting a suspect run needs a written reason (why the figure is real)")
+	case len(reason) > MaxAcceptReason:
+		return nil, pitches.Errorf(pitches.EINVALID, "reason", "the reason is longer than %d bytes", MaxAcceptReason)
+	case !utf8.ValidString(reason) || strings.ContainsRune(reason, 0):
+		return nil, pitches.Errorf(pitches.EINVALID, "reason", "the reason must be UTF-8 text")
+	}
+	return r.cfg.Store.Accept(ctx, id, by.ID, reason)
 }
 
 // Get returns a run with its result, shapes and logs.

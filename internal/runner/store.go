@@ -23,6 +23,15 @@ type Store interface {
 	// document, its summary and its per-shape rows, all in one transaction.
 	MarkSucceeded(ctx context.Context, id int64, res *Result, fin Finish) error
 
+	// MarkMeasured is MarkSucceeded for any status that keeps a result
+	// (Status.Measured: succeeded, incorrect, suspect), with fin.Reason.
+	MarkMeasured(ctx context.Context, id int64, status Status, res *Result, fin Finish) error
+
+	// Accept records an admin's acceptance of suspect run id as a result,
+	// with the reason, by user by, at the store's clock. A run that is not
+	// suspect, or already accepted, is ECONFLICT naming why.
+	Accept(ctx context.Context, id, by int64, reason string) (*Run, error)
+
 	// MarkFailed moves a queued or running run to failed with fin.Reason.
 	MarkFailed(ctx context.Context, id int64, fin Finish) error
 
@@ -39,7 +48,8 @@ type Store interface {
 	Requeue(ctx context.Context, id, by int64) (*Run, error)
 
 	// Import stores a finished imported run with its result in one
-	// transaction (status succeeded, Imported set).
+	// transaction (run.Status: succeeded, incorrect or suspect; Imported
+	// set; the import's permissions are the caller's, pitches.Can).
 	Import(ctx context.Context, run *Run, res *Result) (*Run, error)
 
 	// Get returns a run with its result document, shapes and logs.

@@ -10,12 +10,14 @@ import (
 	"github.com/pitchtank/pitchtank/internal/pitches"
 )
 
-const roundCols = `id, number, title, rules, status, baseline, created_at`
+const roundCols = `id, number, title, rules, status, baseline, created_at, problem, suite, device_class, allow_imports`
 
 func scanRound(row interface{ Scan(...any) error }) (*pitches.Round, error) {
 	var r pitches.Round
 	var status, created string
-	if err := row.Scan(&r.ID, &r.Number, &r.Title, &r.Rules, &status, &r.Baseline, &created); err != nil {
+	m := &r.Measurement
+	if err := row.Scan(&r.ID, &r.Number, &r.Title, &r.Rules, &status, &r.Baseline, &created,
+		&m.Problem, &m.Suite, &m.DeviceClass, &m.AllowImports); err != nil {
 		return nil, err
 	}
 	r.Status = pitches.RoundStatus(status)
@@ -109,8 +111,16 @@ func (db *DB) CreateRound(ctx context.Context, by *pitches.User, in pitches.Roun
 	var out *pitches.Round
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		now := fmtTime(db.Now())
-		res, err := tx.ExecContext(ctx, `INSERT INTO rounds (number, title, rules, status, baseline, created_at, updated_at) VALUES (?, ?, ?, 'pitching', ?, ?, ?)`,
-			in.Number, strings.TrimSpace(in.Title), in.Rules, in.Baseline, now, now)
+		m := pitches.RoundMeasurement{}
+		if in.Measurement != nil {
+			m = trimMeasurement(*in.Measurement)
+		}
+		if m.Suite == "" {
+			m.Suite = "benchmarks"
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO rounds (number, title, rules, status, baseline, created_at, updated_at,
+			problem, suite, device_class, allow_imports) VALUES (?, ?, ?, 'pitching', ?, ?, ?, ?, ?, ?, ?)`,
+			in.Number, strings.TrimSpace(in.Title), in.Rules, in.Baseline, now, now, m.Problem, m.Suite, m.DeviceClass, m.AllowImports)
 		if isUnique(err) {
 			return pitches.Errorf(pitches.ECONFLICT, "number", "round %d already exists", in.Number)
 		}
@@ -164,6 +174,11 @@ func (db *DB) UpdateRound(ctx context.Context, by *pitches.User, number int, in 
 		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET title = ?, rules = ?, baseline = ?, updated_at = ? WHERE id = ?`,
 			strings.TrimSpace(in.Title), in.Rules, in.Baseline, fmtTime(db.Now()), r.ID); err != nil {
 			return fmt.Errorf("sqlite: update round %d: %w", number, err)
+		}
+		if in.Measurement != nil {
+			if err := setMeasurement(ctx, tx, r.ID, *in.Measurement); err != nil {
+				return fmt.Errorf("sqlite: update round %d: %w", number, err)
+			}
 		}
 		if !sameKeys(r.Criteria, in.Criteria) {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM personal_weights WHERE round_id = ?`, r.ID); err != nil {
@@ -334,6 +349,61 @@ func (db *DB) SetRoundBaseline(ctx context.Context, by *pitches.User, number int
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET baseline = ?, updated_at = ? WHERE id = ?`, baseline, fmtTime(db.Now()), r.ID); err != nil {
 			return fmt.Errorf("sqlite: set baseline of round %d: %w", number, err)
+		}
+		out, err = roundByNumber(ctx, tx, number)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func trimMeasurement(m pitches.RoundMeasurement) pitches.RoundMeasurement {
+	m.Problem, m.Suite, m.DeviceClass = strings.TrimSpace(m.Problem), strings.TrimSpace(m.Suite), strings.TrimSpace(m.DeviceClass)
+	return m
+}
+
+func setMeasurement(ctx context.Context, tx *sql.Tx, roundID int64, m pitches.RoundMeasurement) error {
+	m = trimMeasurement(m)
+	if m.Suite == "" {
+		m.Suite = "benchmarks"
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE rounds SET problem = ?, suite = ?, device_class = ?, allow_imports = ? WHERE id = ?`,
+		m.Problem, m.Suite, m.DeviceClass, m.AllowImports, roundID)
+	return err
+}
+
+// SetRoundMeasurement changes how the round's pitches are measured (and,
+// with it, its baseline), admins only, while the round is pitching or
+// judging: a closed round's results stay as they were published. Like
+// SetRoundBaseline it is not part of pitches.Service: the web layer checks
+// the measurement against the kernel catalogue first
+// (runner.CheckMeasurement).
+func (db *DB) SetRoundMeasurement(ctx context.Context, by *pitches.User, number int, m pitches.RoundMeasurement, baseline string) (*pitches.Round, error) {
+	if by == nil || by.Role != pitches.RoleAdmin {
+		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's measurement")
+	}
+	if err := pitches.ValidateMeasurement(trimMeasurement(m)); err != nil {
+		return nil, err
+	}
+	if err := pitches.ValidateVariant("baseline", strings.TrimSpace(baseline)); err != nil {
+		return nil, err
+	}
+	var out *pitches.Round
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		r, err := roundByNumber(ctx, tx, number)
+		if err != nil {
+			return err
+		}
+		if r.Status == pitches.RoundClosed {
+			return pitches.Errorf(pitches.ECONFLICT, "", "round %d is closed: its measurement stays as its results were published", number)
+		}
+		if err := setMeasurement(ctx, tx, r.ID, m); err != nil {
+			return fmt.Errorf("sqlite: set measurement of round %d: %w", number, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET baseline = ?, updated_at = ? WHERE id = ?`, strings.TrimSpace(baseline), fmtTime(db.Now()), r.ID); err != nil {
+			return fmt.Errorf("sqlite: set measurement of round %d: %w", number, err)
 		}
 		out, err = roundByNumber(ctx, tx, number)
 		return err

@@ -22,7 +22,8 @@ var _ runner.Store = (*DB)(nil)
 const (
 	runCols = `id, problem, suite, variant, baseline, device, seed, requested_by, pitch_id, requeue_of,
 		imported, status, reason, created_at, started_at, finished_at,
-		result IS NOT NULL, geomean, geomean_lo, geomean_hi, correct, flags`
+		result IS NOT NULL, geomean, geomean_lo, geomean_hi, correct, flags,
+		device_name, accepted_by, accepted_at, accept_reason`
 	runDetailCols = runCols + `, result, log, stderr`
 	shapeCols     = `run_id, idx, label, baseline_median_us, baseline_sem_us, baseline_samples,
 		variant_median_us, variant_sem_us, variant_samples, floor_us, floor_fraction,
@@ -106,23 +107,71 @@ func (db *DB) MarkRunning(ctx context.Context, id int64) error {
 // MarkSucceeded stores the result and its shapes with the status, in one
 // transaction: a run is never "succeeded" without its figures.
 func (db *DB) MarkSucceeded(ctx context.Context, id int64, r *runner.Result, fin runner.Finish) error {
+	return db.MarkMeasured(ctx, id, runner.StatusSucceeded, r, fin)
+}
+
+// MarkMeasured stores a finished measurement (succeeded, incorrect or
+// suspect) with its result and shapes, in one transaction.
+func (db *DB) MarkMeasured(ctx context.Context, id int64, status runner.Status, r *runner.Result, fin runner.Finish) error {
+	if !status.Measured() {
+		return fmt.Errorf("sqlite: mark run %d %s: not a status with a result", id, status)
+	}
 	if r == nil || len(r.Doc) == 0 {
-		return fmt.Errorf("sqlite: mark run %d succeeded: no result document", id)
+		return fmt.Errorf("sqlite: mark run %d %s: no result document", id, status)
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'succeeded', finished_at = ?, reason = '',
-			result = ?, geomean = ?, geomean_lo = ?, geomean_hi = ?, correct = ?, flags = ?, log = ?, stderr = ?
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ?, reason = ?,
+			result = ?, geomean = ?, geomean_lo = ?, geomean_hi = ?, correct = ?, flags = ?, log = ?, stderr = ?, device_name = ?
 			WHERE id = ? AND status = 'running'`,
-			fmtTime(db.Now()), string(r.Doc), runNullPos(r.Speedup.Value), runNullPos(r.Speedup.Lo), runNullPos(r.Speedup.Hi),
-			r.Correct, runJoinFlags(r.Flags), fin.Log, fin.Stderr, id)
+			string(status), fmtTime(db.Now()), fin.Reason, string(r.Doc), runNullPos(r.Speedup.Value), runNullPos(r.Speedup.Lo), runNullPos(r.Speedup.Hi),
+			r.Correct, runJoinFlags(r.Flags), fin.Log, fin.Stderr, r.DeviceName, id)
 		if err != nil {
-			return fmt.Errorf("sqlite: mark run %d succeeded: %w", id, err)
+			return fmt.Errorf("sqlite: mark run %d %s: %w", id, status, err)
 		}
 		if err := runTransitioned(ctx, tx, res, id, "record a result for"); err != nil {
 			return err
 		}
 		return insertRunShapes(ctx, tx, id, r.Shapes)
 	})
+}
+
+// Accept records an admin's acceptance of a suspect run. The reason was
+// checked by the runner; the state is checked here, in the same statement.
+func (db *DB) Accept(ctx context.Context, id, by int64, reason string) (*runner.Run, error) {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := checkRunRefs(ctx, tx, 0, by); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET accepted_by = ?, accepted_at = ?, accept_reason = ?
+			WHERE id = ? AND status = 'suspect' AND accepted_at IS NULL`, by, fmtTime(db.Now()), reason, id)
+		if err != nil {
+			return fmt.Errorf("sqlite: accept run %d: %w", id, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlite: accept run %d: %w", id, err)
+		}
+		if n == 1 {
+			return nil
+		}
+		var status string
+		var accepted sql.NullString
+		err = tx.QueryRowContext(ctx, `SELECT status, accepted_at FROM runs WHERE id = ?`, id).Scan(&status, &accepted)
+		if errors.Is(err, sql.ErrNoRows) {
+			return pitches.Errorf(pitches.ENOTFOUND, "", "run %d not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: accept run %d: read status: %w", id, err)
+		}
+		if accepted.Valid {
+			return pitches.Errorf(pitches.ECONFLICT, "", "run %d was already accepted on %s", id, accepted.String)
+		}
+		return pitches.Errorf(pitches.ECONFLICT, "", "run %d is %s, not suspect: only a suspect run is accepted (a succeeded run counts as it is; an incorrect or failed one never does)", id, status)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.Get(ctx, id)
 }
 
 // MarkFailed moves a queued or running run to failed.
@@ -214,6 +263,13 @@ func (db *DB) Import(ctx context.Context, run *runner.Run, r *runner.Result) (*r
 	if r == nil || len(r.Doc) == 0 {
 		return nil, errors.New("sqlite: import run: no result document")
 	}
+	status := run.Status
+	if status == "" {
+		status = runner.StatusSucceeded
+	}
+	if !status.Measured() {
+		return nil, fmt.Errorf("sqlite: import run: status %q has no result", status)
+	}
 	var id int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if err := checkRunRefs(ctx, tx, run.PitchID, run.RequestedBy); err != nil {
@@ -221,12 +277,13 @@ func (db *DB) Import(ctx context.Context, run *runner.Run, r *runner.Result) (*r
 		}
 		now := fmtTime(db.Now())
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
-			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, imported, status,
-			 created_at, started_at, finished_at, result, geomean, geomean_lo, geomean_hi, correct, flags)
-			VALUES (?, ?, ?, ?, ?, 0, ?, ?, 1, 'succeeded', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, imported, status, reason,
+			 created_at, started_at, finished_at, result, geomean, geomean_lo, geomean_hi, correct, flags, device_name)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.Problem, run.Suite, run.Variant, run.Baseline, run.Device, runNullID(run.RequestedBy), runNullID(run.PitchID),
+			string(status), run.Reason,
 			now, now, now, string(r.Doc), runNullPos(r.Speedup.Value), runNullPos(r.Speedup.Lo), runNullPos(r.Speedup.Hi),
-			r.Correct, runJoinFlags(r.Flags))
+			r.Correct, runJoinFlags(r.Flags), r.DeviceName)
 		if err != nil {
 			return fmt.Errorf("sqlite: insert imported run: %w", err)
 		}
@@ -412,17 +469,20 @@ func scanRun(row runRowScanner, detail bool) (*runner.Run, error) {
 		correct                         sql.NullBool
 		result                          sql.NullString
 		log, stderr                     string
+		acceptedBy                      sql.NullInt64
+		acceptedAt                      sql.NullString
 	)
 	dest := []any{&r.ID, &r.Problem, &r.Suite, &r.Variant, &r.Baseline, &r.Device, &r.Seed,
 		&requestedBy, &pitchID, &requeueOf, &r.Imported, &status, &r.Reason, &createdAt, &startedAt, &finishedAt,
-		&r.HasResult, &geomean, &geoLo, &geoHi, &correct, &flags}
+		&r.HasResult, &geomean, &geoLo, &geoHi, &correct, &flags,
+		&r.DeviceName, &acceptedBy, &acceptedAt, &r.AcceptReason}
 	if detail {
 		dest = append(dest, &result, &log, &stderr)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	r.RequestedBy, r.PitchID, r.RequeueOf = requestedBy.Int64, pitchID.Int64, requeueOf.Int64
+	r.RequestedBy, r.PitchID, r.RequeueOf, r.AcceptedBy = requestedBy.Int64, pitchID.Int64, requeueOf.Int64, acceptedBy.Int64
 	r.Status = runner.Status(status)
 	var err error
 	if r.CreatedAt, err = parseTime(createdAt); err != nil {
@@ -431,7 +491,7 @@ func scanRun(row runRowScanner, detail bool) (*runner.Run, error) {
 	for _, t := range []struct {
 		s   sql.NullString
 		dst *time.Time
-	}{{startedAt, &r.StartedAt}, {finishedAt, &r.FinishedAt}} {
+	}{{startedAt, &r.StartedAt}, {finishedAt, &r.FinishedAt}, {acceptedAt, &r.AcceptedAt}} {
 		p, err := parseNullTime(t.s)
 		if err != nil {
 			return nil, err
