@@ -115,6 +115,9 @@ type RunView struct {
 	Terms       []TermRow
 	CanCancel   bool
 	CanRequeue  bool
+	CanAccept   bool   // a suspect run an admin may accept as a result, with a written reason
+	Accepted    string // who accepted this suspect run, when and why
+	AcceptErr   string
 	Log         string
 	Stderr      string
 	Flash       string
@@ -137,10 +140,15 @@ type PredictionRow struct {
 type PitchResults struct {
 	Enabled     bool
 	Runs        []RunRow
-	Hidden      bool // results withheld: a shark who has not scored, round open
-	Locked      bool // predictions are locked: a succeeded run exists
-	AcceptedID  int64
-	Accepted    string // "0.7355x (imported: B200, measured elsewhere)"
+	Hidden      bool   // results withheld: a shark who has not scored, round open
+	Locked      bool   // predictions are locked: a succeeded run exists
+	AcceptedID  int64  // the newest run of the result
+	Accepted    string // the pooled result: "0.7355x [0.70, 0.78] over 3 runs"
+	Measurement string // the round's measurement in words
+	Pooled      string // how the runs pool: "3 runs: #4 1.21x, #7 1.19x, ...; run-to-run variation 1.2% (1.19x-1.23x)"
+	Counted     []ExcludedRow
+	NotCounted  []ExcludedRow // runs of the measurement that do not count, and why
+	Other       []ExcludedRow // "not this round's measurement", and why
 	Predictions []PredictionRow
 	ChartSVG    string
 	Terms       []TermRow
@@ -149,6 +157,12 @@ type PitchResults struct {
 	Baseline    string // the round's baseline the run compares against
 	Problems    []string
 	RunErr      *FormError
+}
+
+// ExcludedRow is a run of a pitch with what it means for the result.
+type ExcludedRow struct {
+	RunID int64
+	Text  string
 }
 
 // RecapRow is one pitch with a measured result on the round page.

@@ -10,15 +10,16 @@ import (
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
-// baselineSetter is the store's way to change a round's baseline outside
-// the rubric edit (sqlite implements it); servers over other services
-// answer that they cannot.
+// baselineSetter is the store's way to change a round's baseline and
+// measurement outside the rubric edit (sqlite implements it); servers over
+// other services answer that they cannot.
 type baselineSetter interface {
 	SetRoundBaseline(ctx context.Context, by *pitches.User, number int, baseline string) (*pitches.Round, error)
+	SetRoundMeasurement(ctx context.Context, by *pitches.User, number int, m pitches.RoundMeasurement, baseline string) (*pitches.Round, error)
 }
 
-// setBaseline checks the spec against the kernel manifest (the problem
-// pitches are measured on) and stores it.
+// setBaseline checks the spec against the kernel manifest (the problem of
+// the round's measurement) and stores it.
 func (s *server) setBaseline(ctx context.Context, u *pitches.User, n int, baseline string) (*pitches.Round, error) {
 	bs, ok := s.svc.(baselineSetter)
 	if !ok {
@@ -27,17 +28,92 @@ func (s *server) setBaseline(ctx context.Context, u *pitches.User, n int, baseli
 	if u == nil || u.Role != pitches.RoleAdmin {
 		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's baseline")
 	}
+	round, err := s.svc.Round(ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	baseline = strings.TrimSpace(baseline)
-	if baseline != "" {
-		ref, err := runner.KernelsCatalog{}.CheckVariant(defaultProblem, baseline)
-		if err != nil {
-			return nil, pitches.Errorf(pitches.EINVALID, "baseline", "%s", err.Error())
-		}
-		if ref {
-			return nil, pitches.Errorf(pitches.EINVALID, "baseline", "the reference variant is not a timed baseline; use \"baseline\" or a knob variant")
-		}
+	if baseline != "" && round.Measurement.Problem == "" {
+		return nil, pitches.Errorf(pitches.EINVALID, "baseline", "round %d declares no problem yet: set its measurement (problem, suite, baseline) instead", n)
+	}
+	if err := runner.CheckMeasurement(runner.KernelsCatalog{}, round.Measurement, baseline); err != nil {
+		return nil, err
 	}
 	return bs.SetRoundBaseline(ctx, u, n, baseline)
+}
+
+// measurementInput is the JSON body of PUT /api/rounds/{n}/measurement and
+// the round forms' measurement fields.
+type measurementInput struct {
+	Problem      string `json:"problem"`
+	Suite        string `json:"suite"`
+	Baseline     string `json:"baseline"`
+	DeviceClass  string `json:"device_class"`
+	AllowImports bool   `json:"allow_imports"`
+}
+
+func (in measurementInput) measurement() pitches.RoundMeasurement {
+	return pitches.RoundMeasurement{Problem: strings.TrimSpace(in.Problem), Suite: strings.TrimSpace(in.Suite),
+		DeviceClass: strings.TrimSpace(in.DeviceClass), AllowImports: in.AllowImports}
+}
+
+// setMeasurement checks the measurement against the kernel catalogue, as
+// runs are checked, and stores it with the baseline (admins, until the
+// round closes).
+func (s *server) setMeasurement(ctx context.Context, u *pitches.User, n int, in measurementInput) (*pitches.Round, error) {
+	bs, ok := s.svc.(baselineSetter)
+	if !ok {
+		return nil, pitches.Errorf(pitches.ECONFLICT, "", "this server cannot change a round's measurement")
+	}
+	if u == nil || u.Role != pitches.RoleAdmin {
+		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's measurement")
+	}
+	m := in.measurement()
+	if m.Problem == "" {
+		return nil, pitches.Errorf(pitches.EINVALID, "problem", "a measurement needs its problem")
+	}
+	if err := runner.CheckMeasurement(runner.KernelsCatalog{}, m, in.Baseline); err != nil {
+		return nil, err
+	}
+	return bs.SetRoundMeasurement(ctx, u, n, m, strings.TrimSpace(in.Baseline))
+}
+
+func (s *server) handleAPISetMeasurement(w http.ResponseWriter, r *http.Request) {
+	n, err := roundParam(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	var in measurementInput
+	if err := decodeJSON(r.Body, &in); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	round, err := s.setMeasurement(r.Context(), userFrom(r.Context()), n, in)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toRoundJSON(round, true))
+}
+
+func (s *server) handleAdminSetMeasurement(w http.ResponseWriter, r *http.Request) {
+	n, err := roundParam(r)
+	if err != nil {
+		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such round."))
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	f := r.PostForm
+	in := measurementInput{Problem: f.Get("problem"), Suite: f.Get("suite"), Baseline: f.Get("baseline"),
+		DeviceClass: f.Get("device_class"), AllowImports: f.Get("allow_imports") != ""}
+	if _, err := s.setMeasurement(r.Context(), userFrom(r.Context()), n, in); err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	redirect(w, r, "/admin/rounds#round-"+strconv.Itoa(n), "measurement")
 }
 
 func (s *server) handleAPISetBaseline(w http.ResponseWriter, r *http.Request) {

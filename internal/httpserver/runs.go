@@ -147,11 +147,23 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 			}
 			in.Variant = p.Variant
 		}
-		if strings.TrimSpace(in.Baseline) == "" {
-			round, err := s.svc.Round(ctx, p.RoundNumber)
-			if err != nil {
-				return nil, err
+		// What the request leaves out comes from the round's measurement,
+		// so that a pitch's run counts towards its result.
+		round, err := s.svc.Round(ctx, p.RoundNumber)
+		if err != nil {
+			return nil, err
+		}
+		m := runner.MeasurementOf(round)
+		if strings.TrimSpace(in.Problem) == "" {
+			if !m.Declared() {
+				return nil, pitches.Errorf(pitches.EINVALID, "problem", "round %d declares no measurement yet (an admin sets its problem); give a problem", round.Number)
 			}
+			in.Problem = m.Problem
+		}
+		if strings.TrimSpace(in.Suite) == "" {
+			in.Suite = m.Suite
+		}
+		if strings.TrimSpace(in.Baseline) == "" {
 			in.Baseline = round.Baseline
 		}
 	}
@@ -189,11 +201,11 @@ func (s *server) visibility(viewer *pitches.User) *visibility {
 	return &visibility{s: s, viewer: viewer, hidden: map[int64]bool{}, rounds: map[int]*pitches.Round{}}
 }
 
-// resultHidden applies scoring.md's rule "measured results of a pitch's
-// variant are not shown to a shark who has not yet scored it" while the
-// pitch's round is open. Runs of no pitch are never hidden.
+// resultHidden says whether the viewer may not see what is derived from
+// the results of pitchID's runs (pitches.CanSeeResults: blind judging while
+// the pitch's round is open). Runs of no pitch are never hidden.
 func (v *visibility) resultHidden(ctx context.Context, pitchID int64) (bool, error) {
-	if pitchID == 0 || v.viewer == nil || v.viewer.Role != pitches.RoleShark {
+	if pitchID == 0 || (v.viewer != nil && v.viewer.Role == pitches.RoleAdmin) {
 		return false, nil
 	}
 	if h, ok := v.hidden[pitchID]; ok {
@@ -213,49 +225,137 @@ func (v *visibility) resultHidden(ctx context.Context, pitchID int64) (bool, err
 		}
 		v.rounds[p.RoundNumber] = round
 	}
-	hidden := false
-	if round.Status != pitches.RoundClosed {
+	scored := false
+	if v.viewer != nil && v.viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed {
 		cards, _, err := v.s.svc.VisibleScorecards(ctx, v.viewer, pitchID)
 		if err != nil {
 			return false, err
 		}
-		hidden = true
 		for _, c := range cards {
 			if c.SharkID == v.viewer.ID {
-				hidden = false
+				scored = true
 			}
 		}
 	}
+	hidden := !pitches.CanSeeResults(v.viewer, round, p, scored)
 	v.hidden[pitchID] = hidden
 	return hidden, nil
 }
 
-// redact removes a run's measured figures (for a viewer who may not see them).
+// redact keeps of a run only what says what was asked and where it stands
+// (for a viewer who may not see its results). It lists what stays rather
+// than what goes, so a field added to runner.Run later is withheld until
+// someone decides it may be shown: the result document, shapes, speedup,
+// flags, the child's log and stderr (their last lines carry the geomean),
+// the failure or suspect reason (it quotes figures) and an acceptance's
+// written reason all go.
 func redact(run *runner.Run) {
-	run.HasResult = false
-	run.Speedup = runner.Interval{}
-	run.Correct = false
-	run.Flags = nil
-	run.Result = nil
-	run.Shapes = nil
-	run.Log = ""
+	*run = runner.Run{ID: run.ID, Problem: run.Problem, Suite: run.Suite, Variant: run.Variant, Baseline: run.Baseline,
+		Device: run.Device, Seed: run.Seed, RequestedBy: run.RequestedBy, PitchID: run.PitchID, RequeueOf: run.RequeueOf,
+		Imported: run.Imported, Status: run.Status, CreatedAt: run.CreatedAt, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt}
 }
 
-// acceptedRun is a pitch's result (runner/doc.go): its newest succeeded run
-// measured here with a speedup; where none exists, its newest imported one,
-// so results measured elsewhere score like any other. runs are newest first.
-func acceptedRun(runs []runner.Run) *runner.Run {
-	for i := range runs {
-		if r := &runs[i]; r.Status == runner.StatusSucceeded && !r.Imported && r.Speedup.Value > 0 {
-			return r
-		}
+// pitchResult applies the result rule (runner.ResultOf) to a pitch's runs
+// (newest first) under its round's measurement.
+func (v *visibility) pitchResult(ctx context.Context, p *pitches.Pitch, runs []runner.Run) (runner.PitchResult, error) {
+	round, err := v.round(ctx, p.RoundNumber)
+	if err != nil {
+		return runner.PitchResult{}, err
 	}
-	for i := range runs {
-		if r := &runs[i]; r.Status == runner.StatusSucceeded && r.Imported && r.Speedup.Value > 0 {
-			return r
-		}
+	return runner.ResultOf(runner.MeasurementOf(round), runs), nil
+}
+
+// round reads round n once per request.
+func (v *visibility) round(ctx context.Context, n int) (*pitches.Round, error) {
+	if r, ok := v.rounds[n]; ok {
+		return r, nil
 	}
-	return nil
+	r, err := v.s.svc.Round(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	v.rounds[n] = r
+	return r, nil
+}
+
+// resultTerms evaluates the viewer-visible deal terms of pitch p on its
+// result: the pooled speedup, the newest counted run's shapes, the other
+// counted runs as repeats (runner.PitchResult.TermsRun).
+func (s *server) resultTerms(ctx context.Context, viewer *pitches.User, p *pitches.Pitch, pr *runner.PitchResult) ([]termResult, error) {
+	latest := pr.Latest()
+	if latest == nil {
+		return nil, nil
+	}
+	full, err := s.runs.Get(ctx, latest.ID)
+	if err != nil {
+		return nil, err
+	}
+	run, repeats := pr.TermsRun(full)
+	return s.pitchTerms(ctx, viewer, p, run, repeats)
+}
+
+// resultText is a pitch's result: "0.7355x" for one run (with its
+// interval when known), "1.2010x [1.18, 1.22] over 3 runs" for several.
+func resultText(pr *runner.PitchResult) string {
+	t := speedupText(pr.Speedup)
+	if pr.N > 1 {
+		t += fmt.Sprintf(" over %d runs", pr.N)
+	}
+	if pr.N == 1 && pr.Imported {
+		t += " (" + deviceLabel(&pr.Counted[0]) + ")"
+	}
+	return t
+}
+
+// resultSource says where a result was measured.
+func resultSource(pr *runner.PitchResult) string {
+	if pr.N == 1 {
+		return deviceLabel(&pr.Counted[0])
+	}
+	src := fmt.Sprintf("%d runs pooled", pr.N)
+	if pr.Imported {
+		src += ", some imported"
+	}
+	return src
+}
+
+// measurementText says a round's measurement in words.
+func measurementText(m runner.Measurement) string {
+	if !m.Declared() {
+		return "not declared yet (an admin sets the round's problem, suite, baseline and device class); no run counts until then"
+	}
+	base := m.Baseline
+	if base == "" {
+		base = "baseline (bench's default)"
+	}
+	s := fmt.Sprintf("%s, suite %s, against %s", m.Problem, m.Suite, base)
+	if m.DeviceClass != "" {
+		s += fmt.Sprintf(", on a device matching %q", m.DeviceClass)
+	} else {
+		s += ", on any device"
+	}
+	if m.AllowImports {
+		s += "; imported runs count"
+	} else {
+		s += "; imported runs do not count"
+	}
+	return s
+}
+
+// pooledText says how a result pools its runs.
+func pooledText(pr *runner.PitchResult) string {
+	if pr.N < 2 {
+		if pr.N == 1 && pr.Imported {
+			return "One run, imported: " + deviceLabel(&pr.Counted[0]) + "."
+		}
+		return "One run; another run of the round's measurement adds to the result, it never replaces it."
+	}
+	s := fmt.Sprintf("Geometric mean of %d runs, 95%% interval across runs; run-to-run variation %.1f%% (sd of log speedups), range %.4fx-%.4fx.",
+		pr.N, 100*pr.SDLog, pr.Min, pr.Max)
+	if pr.Imported {
+		s += " Some runs are imported (measured elsewhere)."
+	}
+	return s
 }
 
 // deviceLabel says where a run was measured, marking imports as such.
@@ -287,8 +387,10 @@ func termsOf(t pitches.DealTerms) runner.Terms {
 }
 
 // repeatsOf are the comparable succeeded runs of run's configuration, for
-// the run-to-run variation term. run must come from Get.
-func (s *server) repeatsOf(ctx context.Context, run *runner.Run) ([]runner.Run, error) {
+// the run-to-run variation term, leaving out runs whose results vis hides
+// (they may measure another pitch with the same variant). run must come
+// from Get.
+func (s *server) repeatsOf(ctx context.Context, vis *visibility, run *runner.Run) ([]runner.Run, error) {
 	list, err := s.runs.List(ctx, runner.Filter{Problem: run.Problem, Variant: run.Variant, Baseline: run.Baseline,
 		Device: run.Device, Suite: run.Suite, Status: runner.StatusSucceeded, Limit: 20})
 	if err != nil {
@@ -297,6 +399,11 @@ func (s *server) repeatsOf(ctx context.Context, run *runner.Run) ([]runner.Run, 
 	var out []runner.Run
 	for _, o := range list {
 		if o.ID == run.ID {
+			continue
+		}
+		if hidden, err := vis.resultHidden(ctx, o.PitchID); err != nil {
+			return nil, err
+		} else if hidden {
 			continue
 		}
 		full, err := s.runs.Get(ctx, o.ID)
@@ -311,21 +418,21 @@ func (s *server) repeatsOf(ctx context.Context, run *runner.Run) ([]runner.Run, 
 }
 
 // pitchTerms evaluates the deal terms of the votes for a pitch that the
-// viewer may see, on run (from Get).
-func (s *server) pitchTerms(ctx context.Context, viewer *pitches.User, p *pitches.Pitch, run *runner.Run) ([]termResult, error) {
+// viewer may see, on run (from Get); repeats are the runs its variation is
+// measured against (nil: the comparable runs of its configuration).
+func (s *server) pitchTerms(ctx context.Context, viewer *pitches.User, p *pitches.Pitch, run *runner.Run, repeats []runner.Run) ([]termResult, error) {
 	votes, err := s.svc.VisibleVotes(ctx, viewer, p.RoundNumber)
 	if err != nil {
 		return nil, err
 	}
-	var repeats []runner.Run
-	loaded := false
+	loaded := repeats != nil
 	var out []termResult
 	for _, v := range votes {
 		if v.PitchID != p.ID || v.Terms.Empty() {
 			continue
 		}
 		if !loaded {
-			if repeats, err = s.repeatsOf(ctx, run); err != nil {
+			if repeats, err = s.repeatsOf(ctx, s.visibility(viewer), run); err != nil {
 				return nil, err
 			}
 			loaded = true

@@ -31,7 +31,9 @@ func (s *server) registerRunAPIRoutes(r chi.Router) {
 	r.Get("/runs/{id:[0-9]+}/events", s.handleRunEvents)
 	r.Post("/runs/{id:[0-9]+}/cancel", s.handleAPICancelRun)
 	r.Post("/runs/{id:[0-9]+}/requeue", s.handleAPIRequeueRun)
+	r.Post("/runs/{id:[0-9]+}/accept", s.handleAPIAcceptRun)
 	r.Put("/rounds/{number}/baseline", s.handleAPISetBaseline)
+	r.Put("/rounds/{number}/measurement", s.handleAPISetMeasurement)
 	r.Get("/rounds/{number}/results", s.handleRoundResults("json"))
 	r.Get("/rounds/{number}/results.json", s.handleRoundResults("json"))
 	r.Get("/rounds/{number}/results.csv", s.handleRoundResults("csv"))
@@ -89,7 +91,7 @@ func (s *server) loadRun(ctx context.Context, viewer *pitches.User, id int64, wi
 	if withTerms && run.HasResult && run.PitchID != 0 {
 		p, err := s.svc.Pitch(ctx, run.PitchID)
 		if err == nil {
-			if out.Terms, err = s.pitchTerms(ctx, viewer, p, run); err != nil {
+			if out.Terms, err = s.pitchTerms(ctx, viewer, p, run, nil); err != nil {
 				return nil, err
 			}
 		} else if pitches.ErrorCode(err) != pitches.ENOTFOUND {
@@ -124,12 +126,10 @@ func runFilter(q map[string][]string) (runner.Filter, error) {
 	}
 	f := runner.Filter{Problem: get("problem"), Variant: get("variant"), Baseline: get("baseline"), Device: get("device"), Suite: get("suite")}
 	if st := get("status"); st != "" {
-		switch runner.Status(st) {
-		case runner.StatusQueued, runner.StatusRunning, runner.StatusSucceeded, runner.StatusFailed, runner.StatusCancelled:
-			f.Status = runner.Status(st)
-		default:
-			return f, pitches.Errorf(pitches.EBADREQUEST, "status", "status must be queued, running, succeeded, failed or cancelled")
+		if !runner.Status(st).Valid() {
+			return f, pitches.Errorf(pitches.EBADREQUEST, "status", "status must be queued, running, succeeded, incorrect, suspect, failed or cancelled")
 		}
+		f.Status = runner.Status(st)
 	}
 	for _, p := range []struct {
 		key string
@@ -272,8 +272,10 @@ func (s *server) handleAPIImportRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := userFrom(r.Context())
-	if u.Role == pitches.RoleViewer {
-		s.apiError(w, r, pitches.Errorf(pitches.EFORBIDDEN, "", "viewers may not import runs"))
+	if u.Role == pitches.RoleViewer || u.Role == pitches.RoleShark {
+		// Refused before the body is read: sharks predict results, they do
+		// not supply them (pitches.ActImportRun).
+		s.apiError(w, r, pitches.Can(u, pitches.ActImportRun, pitches.Target{}))
 		return
 	}
 	req, err := runner.DecodeImport(r.Body)
@@ -284,17 +286,77 @@ func (s *server) handleAPIImportRun(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	if _, err := s.checkLaunch(r.Context(), u, req.PitchID); err != nil {
-		s.apiError(w, r, err)
-		return
+	if len(req.Document) > 0 && req.PitchID == 0 && req.Device == "" && req.Note == "" {
+		// A bare bench document has no room for these: they come in the
+		// query string (docs/runs-import.md).
+		q := r.URL.Query()
+		if v := q.Get("pitch_id"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				s.apiError(w, r, pitches.Errorf(pitches.EBADREQUEST, "pitch_id", "pitch_id must be a positive integer"))
+				return
+			}
+			req.PitchID = n
+		}
+		req.Device, req.Note = q.Get("device"), q.Get("note")
 	}
-	run, err := s.runs.Import(r.Context(), req, u.ID)
+	run, err := s.importRun(r.Context(), u, req)
 	if err != nil {
 		s.apiError(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/api/runs/"+strconv.FormatInt(run.ID, 10))
 	writeJSON(w, http.StatusCreated, runJSON{Run: run, DeviceLabel: deviceLabel(run)})
+}
+
+// importRun checks who may import for the pitch (pitches.ActImportRun: an
+// admin, or the pitch's contestant while its round is open and allows
+// imports; never a closed round) and stores the import.
+func (s *server) importRun(ctx context.Context, u *pitches.User, req *runner.ImportRequest) (*runner.Run, error) {
+	t := pitches.Target{}
+	if req.PitchID > 0 {
+		p, err := s.svc.Pitch(ctx, req.PitchID)
+		if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+			return nil, pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch %d does not exist", req.PitchID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		round, err := s.svc.Round(ctx, p.RoundNumber)
+		if err != nil {
+			return nil, err
+		}
+		t.Pitch, t.Round = p, round
+	}
+	if err := pitches.Can(u, pitches.ActImportRun, t); err != nil {
+		return nil, err
+	}
+	return s.runs.Import(ctx, req, u.ID)
+}
+
+func (s *server) handleAPIAcceptRun(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	if s.runs == nil {
+		s.apiError(w, r, errNoRunner)
+		return
+	}
+	var in struct {
+		Reason string `json:"reason"`
+	}
+	if err := decodeJSON(r.Body, &in); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	run, err := s.runs.Accept(r.Context(), id, userFrom(r.Context()), in.Reason)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runJSON{Run: run, DeviceLabel: deviceLabel(run)})
 }
 
 // handleRunEvents streams a run's events as server-sent events: the current
@@ -426,11 +488,9 @@ func writeRunsCSV(w io.Writer, runs []runJSON) error {
 			}
 			continue
 		}
+		noise := variantRelSEM(r) // the document's SEM/mean; empty without a loaded document
 		for _, sh := range r.Shapes {
-			relSEM := 0.0
-			if sh.VariantMedianUs > 0 {
-				relSEM = sh.VariantSEMUs / sh.VariantMedianUs
-			}
+			relSEM := noise[sh.Index]
 			row := append(append([]string(nil), base...), strconv.Itoa(sh.Index), sh.Label, csvFloat(sh.BaselineMedianUs), csvFloat(sh.VariantMedianUs),
 				csvFloat(relSEM), csvFloat(sh.Speedup.Value), csvFloat(sh.Speedup.Lo), csvFloat(sh.Speedup.Hi),
 				csvFloat(sh.FloorUs), csvFloat(sh.FractionOfFloor), strconv.FormatBool(sh.Correct), strings.Join(sh.Flags, " "))
@@ -485,6 +545,21 @@ func (s *server) handleAPIRunsExport(format string) http.HandlerFunc {
 		if err != nil {
 			s.apiError(w, r, err)
 			return
+		}
+		if format == "csv" {
+			// variant_rel_sem comes from each document (noise.go), which
+			// List does not load; hidden runs were redacted and stay so.
+			for i := range runs {
+				if runs[i].ResultHidden || len(runs[i].Shapes) == 0 {
+					continue
+				}
+				full, err := s.runs.Get(r.Context(), runs[i].ID)
+				if err != nil {
+					s.apiError(w, r, err)
+					return
+				}
+				runs[i].Result = full.Result
+			}
 		}
 		s.exportRuns(w, r, runs, "runs", format)
 	}

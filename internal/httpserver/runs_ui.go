@@ -29,6 +29,7 @@ func (s *server) registerRunPageRoutes(r chi.Router) {
 	r.Get("/runs/{id:[0-9]+}/events", s.handleRunEvents)
 	r.Post("/runs/{id:[0-9]+}/cancel", s.handleCancelRunForm)
 	r.Post("/runs/{id:[0-9]+}/requeue", s.handleRequeueRunForm)
+	r.Post("/runs/{id:[0-9]+}/accept", s.handleAcceptRunForm)
 	r.Post("/pitches/{id}/runs", s.handleRunPitch)
 	r.Get("/calibration", s.handleCalibration)
 	r.Get("/rounds/{number}/results.csv", s.handleRoundResults("csv"))
@@ -152,11 +153,9 @@ func (s *server) handleRunPitch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	u := userFrom(ctx)
-	problem := strings.TrimSpace(r.PostForm.Get("problem"))
-	if problem == "" {
-		problem = defaultProblem
-	}
-	run, err := s.submitRun(ctx, u, runRequest{Problem: problem, Pitch: id, Suite: r.PostForm.Get("suite"), Device: r.PostForm.Get("device")}, "")
+	// The round's measurement decides problem, suite and baseline
+	// (submitRun fills them); the form picks only the device.
+	run, err := s.submitRun(ctx, u, runRequest{Pitch: id, Device: r.PostForm.Get("device")}, "")
 	if err != nil {
 		if code := pitches.ErrorCode(err); code != pitches.EINVALID {
 			s.renderError(w, r, err)
@@ -176,9 +175,39 @@ func (s *server) handleRunPitch(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), "queued")
 }
 
-// defaultProblem is what a pitch is measured on: pitches name a variant,
-// not a problem, and the tournament's problem is the grouped GEMM.
-const defaultProblem = "nvfp4_group_gemm"
+// handleAcceptRunForm is the run page's "accept this suspect run" form
+// (admins only; runner.Accept decides).
+func (s *server) handleAcceptRunForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	if s.runs == nil {
+		s.renderError(w, r, errNoRunner)
+		return
+	}
+	ctx := r.Context()
+	u := userFrom(ctx)
+	if _, err := s.runs.Accept(ctx, id, u, r.PostForm.Get("reason")); err != nil {
+		if pitches.ErrorCode(err) != pitches.EINVALID {
+			s.renderError(w, r, err)
+			return
+		}
+		v, verr := s.runView(ctx, u, id)
+		if verr != nil {
+			s.renderError(w, r, verr)
+			return
+		}
+		v.AcceptErr = pitches.ErrorMessage(err)
+		s.render(w, r, errorStatus(err), templates.RunPage(s.chrome(r, "Run #"+strconv.FormatInt(id, 10), "runs"), *v))
+		return
+	}
+	redirect(w, r, "/runs/"+strconv.FormatInt(id, 10), "accepted")
+}
 
 func (s *server) handleCancelRunForm(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r)
@@ -267,6 +296,18 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	v.Progress = templates.ProgressView{Phase: string(run.Status), Shape: "—", Samples: "—", Median: "—"}
 	if rj.ResultHidden {
 		v.Log, v.Stderr = "", ""
+		if run.Status.Measured() {
+			// An incorrect or suspect run's reason quotes its figures.
+			v.Run.Reason = ""
+		}
+	}
+	v.CanAccept = viewer != nil && viewer.Role == pitches.RoleAdmin && run.Status == runner.StatusSuspect && !run.Accepted()
+	if run.Accepted() {
+		by := "an admin"
+		if u, err := s.svc.UserByID(ctx, run.AcceptedBy); err == nil {
+			by = u.DisplayName
+		}
+		v.Accepted = fmt.Sprintf("Accepted as a result by %s on %s: %s", by, run.AcceptedAt.UTC().Format("2006-01-02 15:04"), run.AcceptReason)
 	}
 	if !run.HasResult {
 		return v, nil
@@ -279,6 +320,7 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	}
 	var bars []charts.Bar
 	notReported := 0
+	noise := variantRelSEM(run)
 	for _, sh := range run.Shapes {
 		row := templates.ShapeRow{Label: sh.Label, Baseline: usText(sh.BaselineMedianUs), Variant: usText(sh.VariantMedianUs),
 			Speedup: "—", Interval: "—", FloorFrac: "—", Correct: sh.Correct, Noise: "—", Flags: sh.Flags}
@@ -297,8 +339,8 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 		if sh.FractionOfFloor > 0 {
 			row.FloorFrac = fmt.Sprintf("%.1f%%", 100*sh.FractionOfFloor)
 		}
-		if sh.VariantMedianUs > 0 && sh.VariantSEMUs > 0 {
-			row.Noise = fmt.Sprintf("%.2f%%", 100*sh.VariantSEMUs/sh.VariantMedianUs)
+		if rs, ok := noise[sh.Index]; ok {
+			row.Noise = fmt.Sprintf("%.2f%%", 100*rs) // the document's SEM/mean (noise.go)
 		}
 		v.Shapes = append(v.Shapes, row)
 	}
@@ -311,7 +353,10 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 		if json.Unmarshal(run.Result, &d) == nil {
 			v.ImportNote = d.Note
 		}
-	} else {
+	}
+	// A run measured here, or an import of a full bench document: the
+	// document's fingerprint and builds.
+	if !run.Imported || isBenchDoc(run.Result) {
 		var d benchDoc
 		if json.Unmarshal(run.Result, &d) == nil {
 			add := func(k, val string) {
@@ -351,8 +396,16 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	// chart, named in the note, and flag this run.
 	var pts []charts.Point
 	var mismatched []string
+	vis := s.visibility(viewer)
 	for i := len(hist) - 1; i >= 0; i-- {
 		h := hist[i]
+		// Another pitch may share the variant: its run stays out of the
+		// chart while its result is hidden from this viewer.
+		if hidden, err := vis.resultHidden(ctx, h.PitchID); err != nil {
+			return nil, err
+		} else if hidden {
+			continue
+		}
 		if h.ID != run.ID {
 			full, err := s.runs.Get(ctx, h.ID)
 			if err != nil {
@@ -377,6 +430,15 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 		v.HistoryNote += " Not comparable (another fingerprint), left out: " + strings.Join(mismatched, "; ") + "."
 	}
 	return v, nil
+}
+
+// isBenchDoc reports whether doc is a `web bench` result document (an
+// import of bare times is not).
+func isBenchDoc(doc []byte) bool {
+	var head struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	return json.Unmarshal(doc, &head) == nil && head.SchemaVersion > 0
 }
 
 func usText(x float64) string {
