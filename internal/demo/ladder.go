@@ -164,6 +164,10 @@ func (l *loader) roundLadder() error {
 		Number:   6,
 		Title:    "Round 6: the team's own ladder on Hopper",
 		Baseline: "baseline",
+		// The ladder was measured with web bench on an H100 and entered as
+		// imports. Its two dual-GEMM rungs are another problem: they are
+		// listed as "not this round's measurement" and score nothing here.
+		Measurement: &pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", Suite: runner.SuiteBenchmarks, DeviceClass: "H100", AllowImports: true},
 		Rules: "The pitchtank team files every step of its own optimisation ladder for the NVFP4 group and dual GEMM, " +
 			"with the speedup it predicted before measuring. Each step was then measured against the baseline on an " +
 			"H100 (benchmark shapes, paired, cold L2) and the measurement is entered as an imported run: the calibration " +

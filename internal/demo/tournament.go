@@ -42,6 +42,10 @@ func (l *loader) round1() error {
 		Number:   1,
 		Title:    "Round 1: four ways to speed up the NVFP4 dual GEMM",
 		Baseline: "baseline",
+		// Its one result is the seeds' B200 measurement, imported: taken on
+		// the grouped GEMM's benchmark shapes (g=8/g=2), so that is the
+		// round's problem, on any device, imports counting.
+		Measurement: &pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", Suite: runner.SuiteBenchmarks, AllowImports: true},
 		Rules: "Four contestants each pitch one optimisation of the NVFP4 dual GEMM kernel " +
 			"(128x128x256 MMA tile, one pipeline stage, 128 threads per block). Each shark scores every pitch, " +
 			"estimates its speedup and votes for one.",
@@ -155,9 +159,10 @@ func (l *loader) round1() error {
 
 func (l *loader) round2() error {
 	err := l.round(pitches.RoundInput{
-		Number:   2,
-		Title:    "Round 2: lessons from the regression",
-		Baseline: "baseline",
+		Number:      2,
+		Title:       "Round 2: lessons from the regression",
+		Baseline:    "baseline",
+		Measurement: &pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", Suite: runner.SuiteBenchmarks, AllowImports: true},
 		Rules: "Round 1's unanimous winner, three pipeline stages, was measured **slower** on every benchmark " +
 			"shape (24-46%), so the kernel is back to one stage. Pitches must explain why they will not fail " +
 			"the same way, with evidence about this kernel (4-bit data, fused dual GEMM, small M, block scales), " +
@@ -256,9 +261,10 @@ func (l *loader) round2() error {
 
 func (l *loader) round5() error {
 	err := l.round(pitches.RoundInput{
-		Number:   5,
-		Title:    "Round 5: wild cards",
-		Baseline: "baseline",
+		Number:      5,
+		Title:       "Round 5: wild cards",
+		Baseline:    "baseline",
+		Measurement: &pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", Suite: runner.SuiteBenchmarks, AllowImports: true},
 		Rules: "After four rounds of kernel tweaks, three wild cards question the approach itself: " +
 			"another language, another compiler path, another launch scheme.",
 		Criteria: round1Rubric,
