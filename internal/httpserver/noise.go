@@ -1,0 +1,80 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/pitchtank/pitchtank/internal/runner"
+)
+
+// The "Noise (rel SEM)" figure of a run's shapes: the relative standard
+// error of the variant's mean, SEM/mean, as the result document states it
+// (docs/bench-result.md, stats.rel_sem). The stored shape rows keep the SEM
+// and the median, not the mean; SEM/median is not the document's figure and
+// with a skewed sample (a few slow outliers) it is far off: a document
+// saying 37.7% was shown as 305%.
+
+// noiseDoc is the part of a result document the noise figure needs: a bench
+// document's per-shape stats, or an import's raw variant samples.
+type noiseDoc struct {
+	Shapes []struct {
+		Index   *int `json:"index"`
+		Variant *struct {
+			Stats struct {
+				RelSEM *float64 `json:"rel_sem"`
+			} `json:"stats"`
+		} `json:"variant_timing"`
+		VariantSamplesUs []float64 `json:"variant_samples_us"`
+	} `json:"shapes"`
+}
+
+// variantRelSEM returns the variant's relative SEM per shape index, for the
+// shapes whose document gives it (bench: stats.rel_sem; import: computed
+// from variant_samples_us, at least two samples). Shapes without it are
+// absent: the page shows "—" rather than a figure of another definition.
+// run.Result must be loaded (runner Get).
+func variantRelSEM(run *runner.Run) map[int]float64 {
+	out := map[int]float64{}
+	if len(run.Result) == 0 {
+		return out
+	}
+	var d noiseDoc
+	if json.Unmarshal(run.Result, &d) != nil {
+		return out
+	}
+	for i, s := range d.Shapes {
+		idx := i
+		if s.Index != nil {
+			idx = *s.Index
+		}
+		switch {
+		case s.Variant != nil && s.Variant.Stats.RelSEM != nil:
+			if x := *s.Variant.Stats.RelSEM; x >= 0 && !math.IsInf(x, 0) {
+				out[idx] = x
+			}
+		case len(s.VariantSamplesUs) >= 2:
+			if x, ok := relSEM(s.VariantSamplesUs); ok {
+				out[idx] = x
+			}
+		}
+	}
+	return out
+}
+
+// relSEM is stddev(n-1)/sqrt(n)/mean, the definition bench uses.
+func relSEM(xs []float64) (float64, bool) {
+	n := float64(len(xs))
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	if !(mean > 0) || math.IsInf(mean, 0) {
+		return 0, false
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss/(n-1)) / math.Sqrt(n) / mean, true
+}
