@@ -33,6 +33,7 @@ func (s *server) registerAPIRoutes(r chi.Router) {
 	r.Get("/rounds/{number}/weights", s.handleAPIWeights)
 	r.Put("/rounds/{number}/vote", s.handleAPIVote)
 	r.Get("/rounds/{number}/votes", s.handleAPIVotes)
+	r.Get("/rounds/{number}/votes/history", s.handleAPIVoteHistory)
 
 	r.Post("/pitches", s.handleAPIFilePitch)
 	r.Get("/pitches/{id}", s.handleAPIPitch)
@@ -40,6 +41,7 @@ func (s *server) registerAPIRoutes(r chi.Router) {
 	r.Post("/pitches/{id}/withdraw", s.handleAPIWithdraw)
 	r.Put("/pitches/{id}/scorecard", s.handleAPIScorecard)
 	r.Get("/pitches/{id}/scorecards", s.handleAPIScorecards)
+	r.Get("/pitches/{id}/scorecards/history", s.handleAPIScorecardHistory)
 
 	s.registerRunAPIRoutes(r)
 

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pitchtank/pitchtank/internal/charts"
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -36,15 +37,21 @@ type scoredPrediction struct {
 	RoundN    int          `json:"round"`
 	Imported  bool         `json:"imported"`
 	DeviceLbl string       `json:"device"`
+	// For an estimate: the scorecard version it comes from (the one current
+	// when the pitch's first result existed, pitches.PredictionAt) and,
+	// when the shark's card now says otherwise, the current estimate.
+	Version int            `json:"scorecard_version,omitempty"`
+	Now     *pitches.Range `json:"current_estimate,omitempty"`
 }
 
 // pitchOutcome is a pitch with its runs, accepted run and scored predictions,
 // as the viewer may see them.
 type pitchOutcome struct {
 	Pitch       *pitches.Pitch
-	Runs        []runner.Run // newest first
-	Accepted    *runner.Run  // nil when no result
-	Hidden      bool         // result withheld from the viewer
+	Runs        []runner.Run       // newest first
+	Accepted    *runner.Run        // the result's newest counted run; nil when no result
+	Hidden      bool               // result withheld from the viewer
+	Result      runner.PitchResult // the pooled result under the round's measurement; when Hidden only Has() is read (counts)
 	Predictions []scoredPrediction
 	Cards       []pitches.Scorecard
 }
@@ -60,10 +67,13 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 	if o.Hidden, err = vis.resultHidden(ctx, p.ID); err != nil {
 		return nil, err
 	}
+	if o.Result, err = vis.pitchResult(ctx, p, runs); err != nil {
+		return nil, err
+	}
 	if o.Hidden {
 		return o, nil
 	}
-	o.Accepted = acceptedRun(runs)
+	o.Accepted = o.Result.Latest()
 	if o.Accepted == nil {
 		return o, nil
 	}
@@ -72,18 +82,36 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 		return nil, err
 	}
 	o.Cards = cards
-	y := o.Accepted.Speedup.Value
-	add := func(who string, whoID int64, kind string, rg pitches.Range) {
+	y := o.Result.Speedup.Value // pooled over the runs that count
+	add := func(who string, whoID int64, kind string, rg pitches.Range) *scoredPrediction {
 		sc, err := runner.ScorePrediction(rg.Lo, rg.Hi, y)
 		if err != nil {
-			return // a prediction that cannot be scored (zero range) is left out
+			return nil // a prediction that cannot be scored (zero range) is left out
 		}
 		o.Predictions = append(o.Predictions, scoredPrediction{PitchID: p.ID, Who: who, WhoID: whoID, Kind: kind, Score: sc,
-			Pitch: p.Title, RunID: o.Accepted.ID, RoundN: p.RoundNumber, Imported: o.Accepted.Imported, DeviceLbl: deviceLabel(o.Accepted)})
+			Pitch: p.Title, RunID: o.Accepted.ID, RoundN: p.RoundNumber, Imported: o.Result.Imported, DeviceLbl: deviceLabel(o.Accepted)})
+		return &o.Predictions[len(o.Predictions)-1]
 	}
 	add(p.Contestant, p.ContestantID, "claim", p.Claim)
+	// A shark's prediction is the estimate as it stood when the pitch's
+	// first result existed, not a later edit (pitches.PredictionAt).
+	first := firstResultAt(runs)
 	for _, c := range cards {
-		add(c.Shark, c.SharkID, "estimate", c.Estimate)
+		hist, err := s.svc.ScorecardHistory(ctx, vis.viewer, p.ID, c.SharkID)
+		if err != nil {
+			return nil, fmt.Errorf("score the estimate of shark %d on pitch %d: %w", c.SharkID, p.ID, err)
+		}
+		pv, ok := pitches.PredictionAt(hist, first)
+		if !ok {
+			continue // first scored after the result: not a prediction
+		}
+		if sp := add(c.Shark, c.SharkID, "estimate", pv.Estimate); sp != nil {
+			sp.Version = pv.Version
+			if c.Estimate != pv.Estimate {
+				now := c.Estimate
+				sp.Now = &now
+			}
+		}
 	}
 	// Relative score: a predictor's interval score minus the median of the
 	// other predictors on the same pitch (Fatebook's relative Brier,
@@ -113,9 +141,35 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// firstResultAt is when a measured result of the pitch first existed: the
+// earliest finish (an import's creation) of its runs that hold a result,
+// whatever their status or measurement, since any of them shows a figure
+// to someone. Zero when none.
+func firstResultAt(runs []runner.Run) time.Time {
+	var first time.Time
+	for i := range runs {
+		r := &runs[i]
+		if !r.HasResult {
+			continue
+		}
+		at := r.FinishedAt
+		if at.IsZero() {
+			at = r.CreatedAt
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first
+}
+
 func predictionRow(p scoredPrediction) templates.PredictionRow {
+	rg := rangeStr(p.Score.Lo, p.Score.Hi)
+	if p.Now != nil {
+		rg += " (before the result; now " + rangeStr(p.Now.Lo, p.Now.Hi) + ")"
+	}
 	return templates.PredictionRow{
-		Who: p.Who, Kind: p.Kind, Range: rangeStr(p.Score.Lo, p.Score.Hi),
+		Who: p.Who, Kind: p.Kind, Range: rg,
 		IntervalScore: fmt.Sprintf("%.2f", p.Score.IntervalScore),
 		AbsLogError:   fmt.Sprintf("%.3f", p.Score.AbsLogError),
 		SignedLogErr:  fmt.Sprintf("%+.3f", p.Score.SignedLogErr),
@@ -150,10 +204,13 @@ func (s *server) runRow(ctx context.Context, vis *visibility, r *runner.Run, tit
 	}
 	s.addTitles(ctx, titles, r.PitchID)
 	row := templates.RunRow{ID: r.ID, Problem: r.Problem, Suite: r.Suite, Variant: r.Variant, Baseline: r.Baseline, Device: r.Device,
-		Status: string(r.Status), Reason: r.Reason, Imported: r.Imported, PitchID: r.PitchID, PitchTitle: titles[r.PitchID],
+		Status: string(r.Status), Imported: r.Imported, PitchID: r.PitchID, PitchTitle: titles[r.PitchID],
 		Created: r.CreatedAt.UTC().Format("2006-01-02 15:04"), Speedup: "—", Hidden: hidden, DeviceLabel: deviceLabel(r)}
 	if row.Baseline == "" {
 		row.Baseline = "(default)"
+	}
+	if !hidden {
+		row.Reason = r.Reason // a failed, incorrect or suspect run's reason quotes figures
 	}
 	if r.HasResult && !hidden {
 		row.Speedup = speedupText(r.Speedup)
@@ -192,14 +249,22 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 	if res.Runs, err = s.runRows(ctx, vis, o.Runs); err != nil {
 		return nil, err
 	}
+	res.Measurement = measurementText(o.Result.Measurement)
+	for _, x := range o.Result.NotCounted {
+		res.NotCounted = append(res.NotCounted, templates.ExcludedRow{RunID: x.Run.ID, Text: x.Why})
+	}
+	for _, x := range o.Result.Other {
+		res.Other = append(res.Other, templates.ExcludedRow{RunID: x.Run.ID, Text: x.Why})
+	}
 	if o.Accepted == nil {
 		return res, nil
 	}
 	a := o.Accepted
 	res.AcceptedID = a.ID
-	res.Accepted = fmt.Sprintf("%.4fx", a.Speedup.Value)
-	if a.Imported {
-		res.Accepted += " (" + deviceLabel(a) + ")"
+	res.Accepted = resultText(&o.Result)
+	res.Pooled = pooledText(&o.Result)
+	for _, r := range o.Result.Counted {
+		res.Counted = append(res.Counted, templates.ExcludedRow{RunID: r.ID, Text: speedupText(r.Speedup) + ", " + deviceLabel(&r)})
 	}
 	var cps []charts.Prediction
 	for _, sp := range o.Predictions {
@@ -210,12 +275,8 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 		}
 		cps = append(cps, charts.Prediction{Label: label, Lo: sp.Score.Lo, Hi: sp.Score.Hi, Hit: sp.Score.Hit})
 	}
-	res.ChartSVG = charts.Predictions(cps, a.Speedup.Value)
-	full, err := s.runs.Get(ctx, a.ID)
-	if err != nil {
-		return nil, err
-	}
-	terms, err := s.pitchTerms(ctx, viewer, p, full)
+	res.ChartSVG = charts.Predictions(cps, o.Result.Speedup.Value)
+	terms, err := s.resultTerms(ctx, viewer, p, &o.Result)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +306,7 @@ func (s *server) roundRecap(ctx context.Context, viewer *pitches.User, ps []pitc
 			return nil, err
 		}
 		if o.Hidden {
-			if acceptedRun(o.Runs) != nil {
+			if o.Result.Has() {
 				v.Hidden++
 			}
 			continue
@@ -255,21 +316,19 @@ func (s *server) roundRecap(ctx context.Context, viewer *pitches.User, ps []pitc
 		}
 		a := o.Accepted
 		row := templates.RecapRow{PitchID: p.ID, Title: p.Title, Claim: rangeStr(p.Claim.Lo, p.Claim.Hi),
-			Measured: fmt.Sprintf("%.4fx", a.Speedup.Value), Sentence: runner.Sentence(p.Claim.Lo, p.Claim.Hi, a.Speedup.Value),
-			RunID: a.ID, Source: deviceLabel(a)}
+			Measured: resultText(&o.Result), Sentence: runner.Sentence(p.Claim.Lo, p.Claim.Hi, o.Result.Speedup.Value),
+			RunID: a.ID, Source: resultSource(&o.Result)}
 		var ests []string
-		for _, c := range o.Cards {
-			ests = append(ests, c.Shark+" "+rangeStr(c.Estimate.Lo, c.Estimate.Hi))
+		for _, sp := range o.Predictions {
+			if sp.Kind == "estimate" { // as scored: the estimate before the result
+				ests = append(ests, sp.Who+" "+rangeStr(sp.Score.Lo, sp.Score.Hi))
+			}
 		}
 		row.Estimates = strings.Join(ests, "; ")
 		if row.Estimates == "" {
 			row.Estimates = "—"
 		}
-		full, err := s.runs.Get(ctx, a.ID)
-		if err != nil {
-			return nil, err
-		}
-		terms, err := s.pitchTerms(ctx, viewer, p, full)
+		terms, err := s.resultTerms(ctx, viewer, p, &o.Result)
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +373,7 @@ func (s *server) allOutcomes(ctx context.Context, viewer *pitches.User) ([]*pitc
 				return nil, 0, err
 			}
 			if o.Hidden {
-				if acceptedRun(o.Runs) != nil {
+				if o.Result.Has() {
 					hidden++
 				}
 				continue
@@ -402,11 +461,25 @@ func (s *server) handleCalibration(w http.ResponseWriter, r *http.Request) {
 }
 
 // roundResult is one row of a round's results export.
+// resultJSON is a pitch's pooled result in the exports (runner.PitchResult
+// without the runs themselves: their ids).
+type resultJSON struct {
+	Speedup     runner.Interval    `json:"speedup"`
+	N           int                `json:"n"`
+	SDLog       float64            `json:"sd_log,omitempty"`
+	Min         float64            `json:"min,omitempty"`
+	Max         float64            `json:"max,omitempty"`
+	Imported    bool               `json:"imported"`
+	Runs        []int64            `json:"runs"`
+	Measurement runner.Measurement `json:"measurement"`
+}
+
 type roundResult struct {
 	Pitch    int64              `json:"pitch_id"`
 	Title    string             `json:"title"`
 	Run      *runJSON           `json:"run,omitempty"`
 	Measured float64            `json:"measured_speedup,omitempty"`
+	Result   *resultJSON        `json:"result,omitempty"`
 	Hidden   bool               `json:"result_hidden,omitempty"`
 	Scores   []scoredPrediction `json:"predictions"`
 	Sentence string             `json:"recap,omitempty"`
@@ -451,8 +524,13 @@ func (s *server) handleRoundResults(format string) http.HandlerFunc {
 			if o.Accepted != nil {
 				a := o.Accepted
 				rr.Run = &runJSON{Run: a, DeviceLabel: deviceLabel(a)}
-				rr.Measured = a.Speedup.Value
-				rr.Sentence = runner.Sentence(ps[i].Claim.Lo, ps[i].Claim.Hi, a.Speedup.Value)
+				rr.Measured = o.Result.Speedup.Value // pooled over the runs that count
+				rr.Sentence = runner.Sentence(ps[i].Claim.Lo, ps[i].Claim.Hi, rr.Measured)
+				rr.Result = &resultJSON{Speedup: o.Result.Speedup, N: o.Result.N, SDLog: o.Result.SDLog, Min: o.Result.Min, Max: o.Result.Max,
+					Imported: o.Result.Imported, Measurement: o.Result.Measurement}
+				for _, c := range o.Result.Counted {
+					rr.Result.Runs = append(rr.Result.Runs, c.ID)
+				}
 			}
 			out = append(out, rr)
 		}

@@ -98,8 +98,24 @@ type server struct {
 // New returns the whole app as one handler: pages, API, static files, with
 // security headers, a body cap and cross-origin protection around all of it.
 func New(cfg Config, svc pitches.Service) (http.Handler, error) {
+	s := newServer(cfg, svc)
+	r := s.routes()
+
+	// Cross-origin protection wraps the whole router, so no state-changing
+	// browser request from another site reaches any handler (pages or API).
+	cop := http.NewCrossOriginProtection()
+	for _, o := range s.cfg.TrustedOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			return nil, fmt.Errorf("httpserver: trusted origin %q: %w", o, err)
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(s.handleCrossOrigin))
+	return cop.Handler(r), nil
+}
+
+func newServer(cfg Config, svc pitches.Service) *server {
 	cfg.defaults()
-	s := &server{
+	return &server{
 		cfg:       cfg,
 		svc:       svc,
 		log:       cfg.Logger,
@@ -108,24 +124,18 @@ func New(cfg Config, svc pitches.Service) (http.Handler, error) {
 		md:        newMarkdown(),
 		runs:      cfg.Runner,
 	}
+}
 
+// routes is every route of the app; the walk test (blind_test.go) visits
+// each of them, so a route added here is checked for leaks.
+func (s *server) routes() *chi.Mux {
 	r := chi.NewRouter()
 	r.Use(s.recoverer, securityHeaders, s.limitBody)
 	r.Get("/healthz", s.handleHealthz)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler(web.Static())))
 	r.Route("/api", s.registerAPIRoutes)
 	r.Group(s.registerPageRoutes)
-
-	// Cross-origin protection wraps the whole router, so no state-changing
-	// browser request from another site reaches any handler (pages or API).
-	cop := http.NewCrossOriginProtection()
-	for _, o := range cfg.TrustedOrigins {
-		if err := cop.AddTrustedOrigin(o); err != nil {
-			return nil, fmt.Errorf("httpserver: trusted origin %q: %w", o, err)
-		}
-	}
-	cop.SetDenyHandler(http.HandlerFunc(s.handleCrossOrigin))
-	return cop.Handler(r), nil
+	return r
 }
 
 // handleHealthz checks the database: with Ping where the service has it,

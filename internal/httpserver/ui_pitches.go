@@ -47,6 +47,22 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 	if v.Results, err = s.pitchResults(ctx, viewer, p, round); err != nil {
 		return nil, err
 	}
+	// Each visible card's versions, those stored after the first result marked.
+	hists, err := s.cardHistories(ctx, viewer, id, cards)
+	if err != nil {
+		return nil, err
+	}
+	first, err := s.pitchFirstResult(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v.Histories = map[int64][]templates.CardVersion{}
+	for _, h := range hists {
+		v.Histories[h.SharkID] = cardVersions(h.Versions, first)
+	}
+	if !first.IsZero() {
+		v.ResultAt = first.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
 	if v.CanScore {
 		f := templates.ScoreForm{Criteria: round.Criteria, Scores: map[string]string{}, Notes: map[string]string{}}
 		for _, c := range cards {

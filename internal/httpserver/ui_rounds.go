@@ -122,6 +122,9 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 	if v.Recap, err = s.roundRecap(ctx, viewer, ps); err != nil {
 		return nil, err
 	}
+	if v.VoteHistory, err = s.voteHistories(ctx, viewer, number, votes); err != nil {
+		return nil, err
+	}
 	if v.IsShark {
 		pw, err := s.svc.PersonalWeights(ctx, viewer.ID, number)
 		if err != nil {
