@@ -50,22 +50,24 @@ func ptxasFigures(log string) (regs, spill, stack int) {
 }
 
 func definesKey(d map[string]string) string {
-	keys := make([]string, 0, len(d))
-	for k := range d {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range sortedKeys(d) {
 		fmt.Fprintf(&b, "%s=%s;", k, d[k])
 	}
 	return b.String()
 }
 
-// TestCompileDeclaredSpace compiles every variant and every valid knob
-// combination of the declared space with NVRTC for sm_80 and sm_90 (and
-// sm_90a where this NVRTC knows it), as CI does with Debian's NVRTC 11.8.
-func TestCompileDeclaredSpace(t *testing.T) {
+// exhaustiveEnv turns on TestCompileDeclaredSpace: about 264 NVRTC modules,
+// six minutes on CI's two cores. .ci/run sets it in a step of its own;
+// `go test ./...` runs TestCompileFamilies instead.
+const exhaustiveEnv = "PITCHTANK_EXHAUSTIVE"
+
+// nvrtcTargets returns this NVRTC's version, its major number and the archs
+// the compile tests build for: sm_80 and sm_90, and sm_90a where the NVRTC
+// knows it (12.0+). Without NVRTC the test skips, or fails under
+// PITCHTANK_REQUIRE_NVRTC=1 (CI).
+func nvrtcTargets(t *testing.T) (ver string, major int, archs []string) {
+	t.Helper()
 	ver, err := gpu.NVRTCVersion()
 	if err != nil {
 		if os.Getenv("PITCHTANK_REQUIRE_NVRTC") == "1" {
@@ -73,83 +75,160 @@ func TestCompileDeclaredSpace(t *testing.T) {
 		}
 		t.Skipf("NVRTC is not installed here (%v); set PITCHTANK_REQUIRE_NVRTC=1 to make this a failure", err)
 	}
-	archs := []string{"sm_80", "sm_90"}
-	if major, _ := strconv.Atoi(strings.Split(ver, ".")[0]); major >= 12 {
+	archs = []string{"sm_80", "sm_90"}
+	major, _ = strconv.Atoi(strings.Split(ver, ".")[0])
+	if major >= 12 {
 		archs = append(archs, "sm_90a")
 	} else {
 		t.Logf("NVRTC %s predates sm_90a (12.0+): compiling for sm_80 and sm_90 only", ver)
 	}
+	return ver, major, archs
+}
 
-	major, _ := strconv.Atoi(strings.Split(ver, ".")[0])
-	var jobs []compileJob
-	seen := map[string]bool{}
-	skipped := map[string]bool{}
-	add := func(v kernels.Variant) {
-		for _, a := range archs {
-			// The TMA epilogue (cp.async.bulk) exists from sm_90 and PTX 8.0
-			// (CUDA 12.0): the source refuses other builds with #error and
-			// kernels.Plan refuses devices below sm_90, so those builds are
-			// skipped here (NVRTC 11.8 in CI compiles none of them; the
-			// device tests build them with the device's NVRTC).
-			d := v.Defines()
-			if (d["FG_EPI_TMA"] == "1" || d["EPI_TMA"] == "1") && (a == "sm_80" || major < 12) {
-				skipped[v.Name+" "+a] = true
-				continue
-			}
-			key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|" + a
-			if !seen[key] {
-				seen[key] = true
-				jobs = append(jobs, compileJob{v: v, arch: a})
-			}
+// jobSet collects the distinct modules to compile.
+type jobSet struct {
+	major   int // NVRTC's major version
+	jobs    []compileJob
+	seen    map[string]bool
+	skipped map[string]bool // builds this NVRTC or arch cannot make, logged
+}
+
+func newJobSet(major int) *jobSet {
+	return &jobSet{major: major, seen: map[string]bool{}, skipped: map[string]bool{}}
+}
+
+// add queues v for each of archs, once per distinct module.
+func (s *jobSet) add(v kernels.Variant, archs []string) {
+	for _, a := range archs {
+		// The TMA epilogue (cp.async.bulk) exists from sm_90 and PTX 8.0
+		// (CUDA 12.0): the source refuses other builds with #error and
+		// kernels.Plan refuses devices below sm_90, so those builds are
+		// skipped here (NVRTC 11.8 in CI compiles none of them; the
+		// device tests build them with the device's NVRTC).
+		d := v.Defines()
+		if (d["FG_EPI_TMA"] == "1" || d["EPI_TMA"] == "1") && (a == "sm_80" || s.major < 12) {
+			s.skipped[v.Name+" "+a] = true
+			continue
 		}
-		// The wgmma kernel's body exists only for sm_90a (NVRTC 12+); built
-		// for sm_80/sm_90 it is a trap. So that an NVRTC without sm_90a
-		// still checks it, its sm_90a path also goes through the C++ front
-		// end to PTX for compute_90 with the arch-feature macro set: types,
-		// templates and every wgmma width instantiated. The inline PTX
-		// (wgmma, mbarrier) is assembled only by the device's NVRTC 13.
-		if v.Base == "wgmma" && major < 12 {
-			key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|frontend"
-			if !seen[key] {
-				seen[key] = true
-				jobs = append(jobs, compileJob{v: v, arch: "compute_90", extra: map[string]string{"__CUDA_ARCH_FEAT_SM90_ALL": "1"}})
+		key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|" + a
+		if !s.seen[key] {
+			s.seen[key] = true
+			s.jobs = append(s.jobs, compileJob{v: v, arch: a})
+		}
+	}
+	// The wgmma kernel's body exists only for sm_90a (NVRTC 12+); built
+	// for sm_80/sm_90 it is a trap. So that an NVRTC without sm_90a
+	// still checks it, its sm_90a path also goes through the C++ front
+	// end to PTX for compute_90 with the arch-feature macro set: types,
+	// templates and every wgmma width instantiated. The inline PTX
+	// (wgmma, mbarrier) is assembled only by the device's NVRTC 13.
+	if v.Base == "wgmma" && s.major < 12 {
+		key := v.Problem + "|" + v.SourceFile + "|" + definesKey(v.Defines()) + "|frontend"
+		if !s.seen[key] {
+			s.seen[key] = true
+			s.jobs = append(s.jobs, compileJob{v: v, arch: "compute_90", extra: map[string]string{"__CUDA_ARCH_FEAT_SM90_ALL": "1"}})
+		}
+	}
+}
+
+// familyCombinations returns the concrete variants of family v's declared
+// space. A tile_m/tile_n=auto combination compiles as its candidates
+// (engine.Build), which must be concrete combinations of the same space:
+// they are checked here and compiled (or covered) with the rest.
+func familyCombinations(t *testing.T, p *kernels.Problem, v kernels.Variant) []kernels.Variant {
+	t.Helper()
+	combos := p.VariantCombinations(v.Base)
+	if len(combos) == 0 {
+		t.Fatalf("%s %s: empty knob space", p.Name, v.Base)
+	}
+	var vs, autos []kernels.Variant
+	names := map[string]bool{}
+	for _, k := range combos {
+		kv, err := p.WithKnobs(v, k)
+		if err != nil {
+			t.Fatalf("%s: enumerated combination rejected: %v", p.Name, err)
+		}
+		names[kv.Name] = true
+		if len(kv.Candidates()) != 1 || kv.Candidates()[0].Name != kv.Name {
+			autos = append(autos, kv)
+			continue
+		}
+		vs = append(vs, kv)
+	}
+	for _, av := range autos {
+		for _, cv := range av.Candidates() {
+			if !names[cv.Name] {
+				t.Errorf("%s %s: candidate %s is not in the declared space", p.Name, av.Name, cv.Name)
 			}
 		}
 	}
+	return vs
+}
+
+// splitTMA separates the tma-epilogue builds, which an NVRTC before 12 or
+// sm_80 skips, so that each side gets its own pairwise cover and the pairs
+// of the other knobs are compiled everywhere.
+func splitTMA(vs []kernels.Variant) (simt, tma []kernels.Variant) {
+	for _, kv := range vs {
+		if kv.Knobs.Epilogue == "tma" {
+			tma = append(tma, kv)
+		} else {
+			simt = append(simt, kv)
+		}
+	}
+	return simt, tma
+}
+
+// TestCompileFamilies is the compile check of `go test ./...`: every
+// variant as declared (each family's default and the reference) for every
+// arch, with the spill limits, and for each family a cover of its declared
+// space in which every define value that occurs in a valid combination is
+// compiled at least once, for the newest arch this NVRTC knows. About 30
+// modules (half a minute on two cores) against TestCompileDeclaredSpace's
+// 264 and their pairwise covers: a broken kernel or knob value still fails
+// `go test ./...` wherever NVRTC is installed.
+func TestCompileFamilies(t *testing.T) {
+	ver, major, archs := nvrtcTargets(t)
+	s := newJobSet(major)
+	newest := archs[len(archs)-1:]
 	for _, p := range kernels.Problems() {
 		for _, v := range p.Variants() {
-			add(v)
+			s.add(v, archs)
 			if v.Reference {
 				continue
 			}
-			combos := p.VariantCombinations(v.Base)
-			if len(combos) == 0 {
-				t.Fatalf("%s %s: empty knob space", p.Name, v.Base)
+			all := familyCombinations(t, p, v)
+			simt, tma := splitTMA(all)
+			cover := eachValue(v, simt)
+			if len(tma) > 0 {
+				cover = append(cover, eachValue(tma[0], tma)...)
 			}
-			var vs, autos []kernels.Variant
-			names := map[string]bool{}
-			for _, k := range combos {
-				kv, err := p.WithKnobs(v, k)
-				if err != nil {
-					t.Fatalf("%s: enumerated combination rejected: %v", p.Name, err)
-				}
-				names[kv.Name] = true
-				if len(kv.Candidates()) != 1 || kv.Candidates()[0].Name != kv.Name {
-					autos = append(autos, kv)
-					continue
-				}
-				vs = append(vs, kv)
+			t.Logf("%s %s: %d of %d combinations build every value", p.Name, v.Base, len(cover), len(all))
+			for _, kv := range cover {
+				s.add(kv, newest)
 			}
-			// A tile_m/tile_n=auto combination compiles as its candidates
-			// (engine.Build), which are concrete combinations of the same
-			// declared space: they are compiled (or covered) below.
-			for _, av := range autos {
-				for _, cv := range av.Candidates() {
-					if !names[cv.Name] {
-						t.Errorf("%s %s: candidate %s is not in the declared space", p.Name, av.Name, cv.Name)
-					}
-				}
+		}
+	}
+	compileJobs(t, ver, s)
+}
+
+// TestCompileDeclaredSpace compiles every variant and every valid knob
+// combination of the declared space with NVRTC for sm_80 and sm_90 (and
+// sm_90a where this NVRTC knows it), as CI does with Debian's NVRTC 11.8.
+// It runs only with PITCHTANK_EXHAUSTIVE=1 (.ci/run's own step).
+func TestCompileDeclaredSpace(t *testing.T) {
+	if os.Getenv(exhaustiveEnv) != "1" {
+		t.Skipf("the exhaustive compile (about 264 modules, six minutes on two cores) runs with %s=1, as .ci/run does; TestCompileFamilies compiles the defaults and every knob value once", exhaustiveEnv)
+	}
+	ver, major, archs := nvrtcTargets(t)
+	s := newJobSet(major)
+	for _, p := range kernels.Problems() {
+		for _, v := range p.Variants() {
+			s.add(v, archs)
+			if v.Reference {
+				continue
 			}
+			vs := familyCombinations(t, p, v)
 			if v.Base == "fused" {
 				// The fused space has more compile-relevant knobs than 2 CPUs
 				// compile in the time budget: every pair of knob values that
@@ -159,14 +238,7 @@ func TestCompileDeclaredSpace(t *testing.T) {
 				// each get their own cover: the pairs of the other knobs are
 				// compiled everywhere.
 				n := len(vs)
-				var simt, tma []kernels.Variant
-				for _, kv := range vs {
-					if kv.Knobs.Epilogue == "tma" {
-						tma = append(tma, kv)
-					} else {
-						simt = append(simt, kv)
-					}
-				}
+				simt, tma := splitTMA(vs)
 				vs = pairwise(v, simt)
 				if len(tma) > 0 {
 					vs = append(vs, pairwise(tma[0], tma)...)
@@ -202,13 +274,21 @@ func TestCompileDeclaredSpace(t *testing.T) {
 				t.Logf("%s baseline: %d of %d combinations (all with swap_ab=false and epilogue=simt, pairwise covers of the rest)", p.Name, len(vs), n)
 			}
 			for _, kv := range vs {
-				add(kv)
+				s.add(kv, archs)
 			}
 		}
 	}
-	for k := range skipped {
+	compileJobs(t, ver, s)
+}
+
+// compileJobs compiles s's modules on every CPU and checks each: it builds,
+// and the defaults do not spill beyond their limits.
+func compileJobs(t *testing.T, ver string, s *jobSet) {
+	t.Helper()
+	for k := range s.skipped {
 		t.Logf("skipped %s: epilogue=tma is built only for sm_90+ with NVRTC 12.0+ (this is NVRTC %s)", k, ver)
 	}
+	jobs := s.jobs
 	t.Logf("NVRTC %s: %d modules to compile on %d CPUs", ver, len(jobs), runtime.NumCPU())
 
 	type result struct {
@@ -282,13 +362,9 @@ func TestCompileDeclaredSpace(t *testing.T) {
 // family's default (def) always comes first. Host-only knobs (grid, launch)
 // are not defines, so they do not count.
 func pairwise(def kernels.Variant, vs []kernels.Variant) []kernels.Variant {
-	pairsOf := func(v kernels.Variant) []string {
+	return coverOf(def, vs, func(v kernels.Variant) []string {
 		d := v.Defines()
-		keys := make([]string, 0, len(d))
-		for k := range d {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := sortedKeys(d)
 		var ps []string
 		for i := range keys {
 			for j := i + 1; j < len(keys); j++ {
@@ -296,22 +372,50 @@ func pairwise(def kernels.Variant, vs []kernels.Variant) []kernels.Variant {
 			}
 		}
 		return ps
+	})
+}
+
+// eachValue picks, greedily, variants from vs until every (define, value)
+// setting that occurs in vs occurs in a picked one, def first: the smallest
+// cover that still builds every knob value once.
+func eachValue(def kernels.Variant, vs []kernels.Variant) []kernels.Variant {
+	return coverOf(def, vs, func(v kernels.Variant) []string {
+		d := v.Defines()
+		var out []string
+		for _, k := range sortedKeys(d) {
+			out = append(out, k+"="+d[k])
+		}
+		return out
+	})
+}
+
+func sortedKeys(d map[string]string) []string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
 	}
+	sort.Strings(keys)
+	return keys
+}
+
+// coverOf picks def, then greedily the variant of vs that adds the most
+// features not yet covered, until every feature of vs is covered.
+func coverOf(def kernels.Variant, vs []kernels.Variant, features func(kernels.Variant) []string) []kernels.Variant {
 	need := map[string]bool{}
 	for _, v := range vs {
-		for _, p := range pairsOf(v) {
+		for _, p := range features(v) {
 			need[p] = true
 		}
 	}
 	picked := []kernels.Variant{def}
-	for _, p := range pairsOf(def) {
+	for _, p := range features(def) {
 		delete(need, p)
 	}
 	for len(need) > 0 {
 		best, gain := -1, 0
 		for i, v := range vs {
 			g := 0
-			for _, p := range pairsOf(v) {
+			for _, p := range features(v) {
 				if need[p] {
 					g++
 				}
@@ -323,7 +427,7 @@ func pairwise(def kernels.Variant, vs []kernels.Variant) []kernels.Variant {
 		if best < 0 {
 			break
 		}
-		for _, p := range pairsOf(vs[best]) {
+		for _, p := range features(vs[best]) {
 			delete(need, p)
 		}
 		picked = append(picked, vs[best])
