@@ -139,6 +139,8 @@ func VariantKnobSpace(problem, base string) []KnobSpec {
 		return wgmmaKnobSpace(problem)
 	case "fault":
 		return faultKnobSpace
+	case "cheat":
+		return cheatKnobSpace
 	}
 	return nil
 }
@@ -157,6 +159,29 @@ func TestKernelsEnabled() bool { return os.Getenv(TestKernelsEnv) == "1" }
 var faultKnobSpace = []KnobSpec{
 	{Key: "mode", Values: []string{"illegal_address", "hang"}, Default: "illegal_address",
 		Doc: "illegal_address = store through C + 1 TiB (CUDA_ERROR_ILLEGAL_ADDRESS); hang = spin on a volatile global nothing writes (never ends)"},
+}
+
+// CheatModes are the test-only cheat family's modes (cheat.cu), in the
+// order of its CHEAT_MODE numbers.
+var CheatModes = []string{"replay", "sentinel", "keyed_content", "keyed_address", "detached", "alternate"}
+
+// cheatKnobSpace is the test-only cheat family's one knob (cheat.cu).
+var cheatKnobSpace = []KnobSpec{
+	{Key: "mode", Values: CheatModes, Default: "replay",
+		Doc: "replay = compute once, then leave C as it is; sentinel = compute only when C[0] is NaN (the old poison); keyed_content = replay a cached C while a few input bytes are unchanged; keyed_address = replay a cached C while C and A keep their addresses; detached = compute on a side stream the timer never waits for; alternate = compute every other execution"},
+}
+
+// cheatVariant is the test-only variant that cheats the timer (cheat.cu).
+// Like faultVariant it is reachable only through ResolveVariant with
+// TestKernelsEnabled.
+func (p *Problem) cheatVariant() Variant {
+	v := Variant{
+		Name: "cheat", Base: "cheat", Title: "TEST ONLY: a kernel that cheats the timer", Problem: p.Name,
+		Description: "cheat.cu: correct when it believes it is checked, skips or replays its work otherwise (see the mode knob). For the tests that show the bench catches and names every cheat; resolvable only with " + TestKernelsEnv + "=1.",
+		SourceFile:  "cheat.cu", MinArch: 80,
+	}
+	v.Knobs, _ = defaultKnobs(p.Name, "cheat")
+	return v
 }
 
 // faultVariant is the test-only variant that fails on purpose. It is not in
@@ -271,8 +296,9 @@ func knobsFrom(problem, base string, vals map[string]string) (Knobs, error) {
 		k.TileK, k.Epilogue, k.WarpRoles, k.Launch, k.SplitK, k.SwapAB = 128, "simt", "producer_consumer", "grouped", 1, true
 		k.BlocksPerSM, k.Grid = 1, "persistent"
 	}
-	if base == "fault" {
-		// One launch per group on the caller's stream (faultPlan).
+	if base == "fault" || base == "cheat" {
+		// One launch per group on the caller's stream (faultPlan,
+		// cheatPlan).
 		k.Launch = "sequential"
 	}
 	if vals["tile_m"] == "auto" {
@@ -367,7 +393,7 @@ func checkCombination(problem, base string, k Knobs) error {
 		return checkFused(problem, k)
 	case "wgmma":
 		return checkWgmma(problem, k)
-	case "fault":
+	case "fault", "cheat":
 		return nil // one knob; every declared value is valid
 	}
 	if k.tileAuto() {
@@ -485,6 +511,9 @@ func (p *Problem) ResolveVariant(spec string) (Variant, error) {
 	}
 	if !found && base == "fault" && TestKernelsEnabled() {
 		v, found = p.faultVariant(), true
+	}
+	if !found && base == "cheat" && TestKernelsEnabled() {
+		v, found = p.cheatVariant(), true
 	}
 	if !found {
 		return Variant{}, fmt.Errorf("kernels: unknown variant %q for %s (known: %s)", base, p.Name, strings.Join(names, ", "))
@@ -633,6 +662,10 @@ func (v Variant) Defines() map[string]string {
 		}
 		return d
 	}
+	if v.Base == "cheat" {
+		d["CHEAT_MODE"] = strconv.Itoa(1 + slices.Index(CheatModes, v.Knobs.Mode))
+		return d
+	}
 	if v.Base == "wgmma" {
 		return wgmmaDefines(v.Knobs, d)
 	}
@@ -703,8 +736,21 @@ func (v Variant) KernelNames() []string {
 		return []string{"fault_dual"}
 	case v.Base == "fault":
 		return []string{"fault_group"}
+	case v.Base == "cheat":
+		return []string{"cheat_before", "cheat_compute", "cheat_after"}
 	case v.Problem == "nvfp4_dual_gemm":
 		return []string{"gemm_dual"}
 	}
 	return []string{"gemm_group", "gemm_grouped"}
+}
+
+// HarnessSource is the measurement harness's own device code
+// (cuda/harness.cu): the seeded fill and row negation internal/bench runs
+// between timed samples. It is no variant and takes no knobs.
+func HarnessSource() (name, src string, err error) {
+	b, err := cudaFiles.ReadFile("cuda/harness.cu")
+	if err != nil {
+		return "", "", fmt.Errorf("kernels: read the harness source: %w", err)
+	}
+	return "harness.cu", string(b), nil
 }

@@ -88,6 +88,10 @@ type Plan struct {
 	// Resolved names the concrete variant a variant with auto tile sizes
 	// runs as on this shape (Variant.Resolve); "" for concrete variants.
 	Resolved string
+	// Detached (TEST ONLY: the cheat family's detached mode) leaves the
+	// side streams unjoined, so work continues after Run's stream is
+	// done: what the bench must catch. No real family sets it.
+	Detached bool
 }
 
 // Limits are the device facts a plan depends on.
@@ -155,6 +159,8 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 		return v.wgmmaPlan(s, lim)
 	case "fault":
 		return v.faultPlan(s), nil
+	case "cheat":
+		return v.cheatPlan(s), nil
 	}
 	if k.Epilogue == "tma" {
 		if a := archNumber(lim.Arch); a > 0 && a < 90 {
@@ -448,5 +454,35 @@ func (v Variant) faultPlan(s Shape) *Plan {
 		pl.Launches = append(pl.Launches, Launch{Kernel: kern,
 			Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{32, 1, 1}, Group: g, Args: args})
 	}
+	return pl
+}
+
+// cheatPlan runs the test-only cheat kernels (cheat.cu): cheat_before
+// decides, one compute launch per group (64x64 tiles of 16x16 threads)
+// does or skips the work, cheat_after keeps the books. In detached mode the
+// compute launches go to a side stream that Run never joins.
+func (v Variant) cheatPlan(s Shape) *Plan {
+	dual := v.Problem == "nvfp4_dual_gemm"
+	pl := &Plan{Mode: "sequential"}
+	stream := 0
+	if v.Knobs.Mode == "detached" {
+		pl.Mode, pl.Streams, pl.Detached, stream = "streams", 1, true, 1
+	}
+	one := [3]uint32{1, 1, 1}
+	pl.Launches = append(pl.Launches, Launch{Kernel: "cheat_before", Grid: one, Block: one, Group: -1,
+		Args: []Arg{ptr(BufA, 0), ptr(BufB, 0), ptr(BufC, 0), {Kind: ArgI64, Value: int64(s.SumM()) * int64(s.N)}}})
+	off := 0
+	for g, m := range s.M {
+		args := []Arg{ptr(BufA, g), ptr(BufSA, g), ptr(BufB, g), ptr(BufSB, g)}
+		if dual {
+			args = append(args, ptr(BufB2, g), ptr(BufSB2, g))
+		}
+		args = append(args, ptr(BufC, g), i32(m), i32(s.N), i32(s.K), i32(off))
+		pl.Launches = append(pl.Launches, Launch{Kernel: "cheat_compute",
+			Grid:  [3]uint32{uint32(ceilDiv(s.N, 64)), uint32(ceilDiv(m, 64)), 1},
+			Block: [3]uint32{16, 16, 1}, Group: g, Stream: stream, Args: args})
+		off += m * s.N
+	}
+	pl.Launches = append(pl.Launches, Launch{Kernel: "cheat_after", Grid: one, Block: one, Group: -1})
 	return pl
 }

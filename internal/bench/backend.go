@@ -57,10 +57,28 @@ type ShapeRunner interface {
 	// computed on the device, it is also compared with the CPU reference and
 	// that check returned.
 	Load(ctx context.Context, set int, seed uint64, checkCPU bool) (ref []float64, refCheck *RefCheck, err error)
-	// Check poisons the output of role's input set with NaN, runs one
-	// complete execution and returns the output (fp16 bits) and the input
-	// hashes before and after.
+	// Check runs one complete execution of role on input set `set` (the
+	// caller has scrambled its output first) and returns the output (fp16
+	// bits) and the input hashes before and after.
 	Check(ctx context.Context, role, set int) (out []uint16, hashBefore, hashAfter string, err error)
+	// Scramble readies role's input set for its next execution, outside
+	// any timed region and in order with it: when flipSeed is not 0 it
+	// negates the rows of the flip operand that flipBit selects (A's rows
+	// in the group GEMM, B2's in the dual GEMM: kernels/cuda/harness.cu);
+	// then, when poisonSeed is not 0, it fills the output and any workspace
+	// with random bytes drawn from poisonSeed.
+	Scramble(ctx context.Context, role, set int, poisonSeed, flipSeed uint64) error
+	// Probe is called right after Sample: settled says whether all the work
+	// the execution enqueued had finished when the stop event completed,
+	// and with read set, out is the output as it stood then, read without
+	// waiting for anything else.
+	Probe(ctx context.Context, role, set int, read bool) (out []uint16, settled bool, err error)
+	// Reload moves input set `set` of every role to fresh allocations (new
+	// buffers, the module loaded again) with new inputs drawn from seed,
+	// and returns their reference.
+	Reload(ctx context.Context, set int, seed uint64) ([]float64, error)
+	// InputHash hashes role's inputs of set as they are now.
+	InputHash(ctx context.Context, role, set int) (string, error)
 	// Sample times one complete execution of role on input set `set`, the
 	// cache flush outside the timed region, and returns nanoseconds.
 	Sample(ctx context.Context, role, set int) (float64, error)

@@ -61,10 +61,13 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		seeds      = fs.Int("seeds", 4, "fresh input sets per shape: each checked, all rotated while timing (rule 4: at least 4)")
 		dumpShapes = fs.Bool("dump-shapes", false, "print the selected shapes as JSON and exit (for bench/peer/peer.py)")
 		report     = fs.String("report", "", "validate a result document FILE and print it as Markdown tables (no run)")
+		guardSeed  = fs.Uint64("guard-seed", 0, "seed of the timing guard's checked samples, poison and content changes (default: drawn from the OS per run, recorded in the result; give the recorded one to replay a run)")
+		checkRate  = fs.Int("check-rate", DefaultCheckRate, "check a timed sample's output with probability 1/N (1 = every sample)")
+		unguarded  = fs.Bool("unguarded", false, "turn the timing guard off, to measure what it costs (the result is then always suspect)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: web bench --problem NAME --variant NAME [--baseline NAME] [--suite tests|benchmarks] [--shapes FILE] [--device N|cpu] [--seed N] [--aa] [--json FILE] [--cache-dir DIR] [--max-time DUR]")
-		fmt.Fprintln(stderr, "exit codes: 0 ok, 1 a kernel was incorrect on some shape, 2 usage or invalid input, 3 could not run (device, compile, CUDA error, timeout)")
+		fmt.Fprintln(stderr, "exit codes: 0 ok, 1 a kernel was incorrect on some shape, 2 usage or invalid input, 3 could not run (device, compile, CUDA error, timeout), 4 suspect (correct, but below the speed-of-light floor, over 10x, or --unguarded)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -201,6 +204,13 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		// variants (and is itself checked against the CPU reference on
 		// --suite tests), it is not a timed variant.
 		return usage("the GPU reference is not a timed variant: it checks the others (and is checked against the CPU reference on --suite tests); bench \"baseline\" or a knob variant instead")
+	}
+	cfg.GuardSeed, cfg.CheckRate, cfg.Unguarded = *guardSeed, *checkRate, *unguarded
+	if cfg.GuardSeed == 0 {
+		cfg.GuardSeed = NewGuardSeed()
+	}
+	if cfg.CheckRate < 1 || cfg.CheckRate > 1000 {
+		return usage("--check-rate %d: want 1..1000", cfg.CheckRate)
 	}
 	cfg.SeedsPerShape = *seeds
 	if cfg.SeedsPerShape < 1 || cfg.SeedsPerShape > 16 {

@@ -12,16 +12,13 @@ import (
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/internal/splitmix"
 	"github.com/pitchtank/pitchtank/kernels"
 )
 
 // CPUVariantName is the only variant the CPU device runs: nvfp4's float64
 // reference (parallel over all cores) rounded to fp16.
 const CPUVariantName = "reference"
-
-// cpuF16NaN fills outputs before a checked run, so that an element the run
-// does not write fails the comparison.
-const cpuF16NaN = 0x7E00
 
 // CPUBackend runs the CPU reference, timed with the wall clock, so the whole
 // flow (protocol, result document) works on a machine without a GPU. There
@@ -95,8 +92,28 @@ type cpuShape struct {
 	problem *kernels.Problem
 	shape   kernels.Shape
 	roles   int
-	in      []inputs     // per input set
+	in      [][]inputs   // per input set, per role: each role its own copy, as on a GPU
 	outs    [][][]uint16 // per input set, per role
+}
+
+func (r *cpuShape) roleInputs(role, set int) inputs { return r.in[set][role] }
+
+// clone copies every operand of in.
+func (in inputs) clone() inputs {
+	cp := func(o *nvfp4.Operand) *nvfp4.Operand {
+		return &nvfp4.Operand{Rows: o.Rows, K: o.K, Data: append([]byte{}, o.Data...), Scales: append([]byte{}, o.Scales...)}
+	}
+	if in.dual != nil {
+		d := *in.dual
+		d.A, d.B1, d.B2 = cp(d.A), cp(d.B1), cp(d.B2)
+		return inputs{dual: &d}
+	}
+	g := *in.group
+	g.A, g.B = make([]*nvfp4.Operand, len(in.group.A)), make([]*nvfp4.Operand, len(in.group.B))
+	for i := range g.A {
+		g.A[i], g.B[i] = cp(in.group.A[i]), cp(in.group.B[i])
+	}
+	return inputs{group: &g}
 }
 
 func (r *cpuShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
@@ -104,15 +121,19 @@ func (r *cpuShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool
 		return nil, nil, fmt.Errorf("cpu: input set %d after %d sets", set, len(r.in))
 	}
 	in := genInputs(r.problem, r.shape, seed)
+	copies := make([]inputs, r.roles)
+	for i := range copies {
+		copies[i] = in.clone()
+	}
 	if set == len(r.in) {
-		r.in = append(r.in, in)
+		r.in = append(r.in, copies)
 		outs := make([][]uint16, r.roles)
 		for i := range outs {
 			outs[i] = make([]uint16, outputElements(r.shape))
 		}
 		r.outs = append(r.outs, outs)
 	} else {
-		r.in[set] = in
+		r.in[set] = copies
 	}
 	// The reference is computed apart from the runs it checks: a run that
 	// left its output unwritten or wrote the wrong element fails.
@@ -123,7 +144,7 @@ func (r *cpuShape) exec(role, set int) error {
 	if set < 0 || set >= len(r.in) {
 		return fmt.Errorf("cpu: input set %d was not loaded", set)
 	}
-	ref := cpuReference(r.in[set])
+	ref := cpuReference(r.in[set][role])
 	out := r.outs[set][role]
 	if len(ref) != len(out) {
 		return fmt.Errorf("cpu: reference has %d elements, output %d", len(ref), len(out))
@@ -139,14 +160,11 @@ func (r *cpuShape) Check(ctx context.Context, role, set int) ([]uint16, string, 
 		return nil, "", "", fmt.Errorf("cpu: input set %d was not loaded", set)
 	}
 	out := r.outs[set][role]
-	for i := range out {
-		out[i] = cpuF16NaN
-	}
-	h0 := r.in[set].hash()
+	h0 := r.in[set][role].hash()
 	if err := r.exec(role, set); err != nil {
 		return nil, "", "", err
 	}
-	return append([]uint16{}, out...), h0, r.in[set].hash(), nil
+	return append([]uint16{}, out...), h0, r.in[set][role].hash(), nil
 }
 
 func (r *cpuShape) Sample(ctx context.Context, role, set int) (float64, error) {
@@ -178,3 +196,67 @@ func (r *cpuShape) Plan(role int) LaunchPlan {
 }
 
 func (r *cpuShape) Close() error { return nil }
+
+// Scramble does on the host what the GPU harness does on the device, to
+// the role's own copy of the inputs.
+func (r *cpuShape) Scramble(ctx context.Context, role, set int, poisonSeed, flipSeed uint64) error {
+	if set < 0 || set >= len(r.in) {
+		return fmt.Errorf("cpu: input set %d was not loaded", set)
+	}
+	if flipSeed != 0 {
+		in := r.roleInputs(role, set)
+		if in.dual != nil {
+			flipOperandRows(in.dual.B2, flipSeed, 0)
+		} else {
+			base := 0
+			for _, a := range in.group.A {
+				flipOperandRows(a, flipSeed, base)
+				base += a.Rows
+			}
+		}
+	}
+	if poisonSeed != 0 {
+		rng := splitmix.New(poisonSeed)
+		out := r.outs[set][role]
+		for i := range out {
+			out[i] = uint16(rng.Uint64())
+		}
+	}
+	return nil
+}
+
+// flipOperandRows negates the rows flipBit selects (both FP4 sign bits of
+// every byte), rows numbered from base.
+func flipOperandRows(o *nvfp4.Operand, seed uint64, base int) {
+	rb := o.K / 2
+	for r := range o.Rows {
+		if flipBit(seed, base+r) {
+			for i := r * rb; i < (r+1)*rb; i++ {
+				o.Data[i] ^= 0x88
+			}
+		}
+	}
+}
+
+func (r *cpuShape) Probe(ctx context.Context, role, set int, read bool) ([]uint16, bool, error) {
+	if !read {
+		return nil, true, nil
+	}
+	out, err := r.Output(ctx, role, set)
+	return out, true, err
+}
+
+func (r *cpuShape) Reload(ctx context.Context, set int, seed uint64) ([]float64, error) {
+	if set < 0 || set >= len(r.in) {
+		return nil, fmt.Errorf("cpu: reload input set %d of %d", set, len(r.in))
+	}
+	ref, _, err := r.Load(ctx, set, seed, false)
+	return ref, err
+}
+
+func (r *cpuShape) InputHash(ctx context.Context, role, set int) (string, error) {
+	if set < 0 || set >= len(r.in) {
+		return "", fmt.Errorf("cpu: input set %d was not loaded", set)
+	}
+	return r.roleInputs(role, set).hash(), nil
+}

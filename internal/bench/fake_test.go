@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
@@ -24,6 +25,12 @@ type fakeBackend struct {
 	wrong map[[2]int]bool
 	// writesInputs[role]: the role changes its inputs.
 	writesInputs map[int]bool
+	// cheat[role] makes the role's "kernel" game the timer the way the
+	// cheat family does on a GPU: "replay" computes once per set and then
+	// leaves the output alone, "detached" is never finished when the timer
+	// stops, "keyed" replays its first result per set whatever the inputs
+	// hold now, "timed_writes" writes its inputs only in timed launches.
+	cheat map[int]string
 	// calls records every Sample call as (shape, role), sets its input set.
 	calls  [][2]int
 	sets   []int
@@ -33,7 +40,7 @@ type fakeBackend struct {
 func newFake(timeNs func(shape, role, k int) float64) *fakeBackend {
 	return &fakeBackend{
 		ceil:   kernels.Ceilings{TensorFLOPS: 800e12, MemBytesPerSec: 3.35e12, Source: "fake"},
-		timeNs: timeNs, wrong: map[[2]int]bool{}, writesInputs: map[int]bool{},
+		timeNs: timeNs, wrong: map[[2]int]bool{}, writesInputs: map[int]bool{}, cheat: map[int]string{},
 	}
 }
 
@@ -55,31 +62,31 @@ func (f *fakeBackend) Reference() *Build {
 func (f *fakeBackend) Close() error { return nil }
 
 func (f *fakeBackend) Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error) {
-	fs := &fakeShape{f: f, idx: f.shapes, n: s.SumM() * s.N, roles: len(roles), counts: make([]int, len(roles))}
+	fs := &fakeShape{ran: map[[2]int]bool{}, cached: map[[2]int][]uint16{}, f: f, idx: f.shapes, n: s.SumM() * s.N, cols: s.N, roles: len(roles), counts: make([]int, len(roles))}
 	f.shapes++
 	return fs, nil
 }
 
 type fakeShape struct {
-	f             *fakeBackend
-	idx, n, roles int
-	ref           [][]float64  // per set
-	input         []string     // per set
-	outs          [][][]uint16 // per set, per role
-	counts        []int
+	f                   *fakeBackend
+	idx, n, cols, roles int
+	ref                 [][][]float64 // per set, per role: the exact result of the role's inputs now
+	input               [][]string    // per set, per role
+	outs                [][][]uint16  // per set, per role
+	counts              []int
+	ran                 map[[2]int]bool     // (role, set) executed since load
+	cached              map[[2]int][]uint16 // the "keyed" cheat's first result
+	timedCall           bool
 }
 
 func (s *fakeShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
 	if set != len(s.ref) {
 		return nil, nil, fmt.Errorf("fake: load set %d after %d", set, len(s.ref))
 	}
-	ref := make([]float64, s.n)
-	for i := range ref {
-		ref[i] = float64(int((seed+uint64(i))%17) - 8)
-	}
-	s.ref = append(s.ref, ref)
-	s.input = append(s.input, fmt.Sprintf("in-%d", seed))
-	s.outs = append(s.outs, make([][]uint16, s.roles))
+	s.ref = append(s.ref, nil)
+	s.input = append(s.input, nil)
+	s.outs = append(s.outs, nil)
+	ref := s.load(set, seed)
 	var rc *RefCheck
 	if checkCPU {
 		rc = &RefCheck{Elements: s.n, Tol: refVsCPUTol, Pass: true}
@@ -87,28 +94,66 @@ func (s *fakeShape) Load(ctx context.Context, set int, seed uint64, checkCPU boo
 	return ref, rc, nil
 }
 
+// load fills set with inputs drawn from seed, one copy per role.
+func (s *fakeShape) load(set int, seed uint64) []float64 {
+	ref := make([]float64, s.n)
+	for i := range ref {
+		ref[i] = float64(int((seed+uint64(i))%17) - 8)
+	}
+	s.ref[set] = make([][]float64, s.roles)
+	s.input[set] = make([]string, s.roles)
+	s.outs[set] = make([][]uint16, s.roles)
+	for r := range s.roles {
+		s.ref[set][r] = append([]float64{}, ref...)
+		s.input[set][r] = fmt.Sprintf("in-%d", seed)
+		s.outs[set][r] = make([]uint16, s.n)
+		delete(s.ran, [2]int{r, set})
+		delete(s.cached, [2]int{r, set})
+	}
+	return ref
+}
+
 func (s *fakeShape) exec(role, set int) {
+	key := [2]int{role, set}
+	first := !s.ran[key]
+	s.ran[key] = true
+	switch s.f.cheat[role] {
+	case "replay":
+		if !first {
+			return
+		}
+	case "keyed":
+		if c, ok := s.cached[key]; ok {
+			s.outs[set][role] = append([]uint16{}, c...)
+			return
+		}
+	}
 	out := make([]uint16, s.n)
-	for i, x := range s.ref[set] {
+	for i, x := range s.ref[set][role] {
 		out[i] = nvfp4.F16FromFloat64(x)
 	}
 	if s.f.wrong[[2]int{s.idx, role}] {
-		out[0] = nvfp4.F16FromFloat64(s.ref[set][0] + 1)
+		out[0] = nvfp4.F16FromFloat64(s.ref[set][role][0] + 1)
 	}
-	if s.f.writesInputs[role] {
-		s.input[set] += "!"
+	if s.f.writesInputs[role] || (s.f.cheat[role] == "timed_writes" && s.timedCall) {
+		s.input[set][role] += "!"
+	}
+	if s.f.cheat[role] == "keyed" {
+		s.cached[key] = append([]uint16{}, out...)
 	}
 	s.outs[set][role] = out
 }
 
 func (s *fakeShape) Check(ctx context.Context, role, set int) ([]uint16, string, string, error) {
-	h0 := s.input[set]
+	h0 := s.input[set][role]
 	s.exec(role, set)
-	return s.outs[set][role], h0, s.input[set], nil
+	return append([]uint16{}, s.outs[set][role]...), h0, s.input[set][role], nil
 }
 
 func (s *fakeShape) Sample(ctx context.Context, role, set int) (float64, error) {
+	s.timedCall = true
 	s.exec(role, set)
+	s.timedCall = false
 	s.f.calls = append(s.f.calls, [2]int{s.idx, role})
 	s.f.sets = append(s.f.sets, set)
 	t := s.f.timeNs(s.idx, role, s.counts[role])
@@ -117,7 +162,61 @@ func (s *fakeShape) Sample(ctx context.Context, role, set int) (float64, error) 
 }
 
 func (s *fakeShape) Output(ctx context.Context, role, set int) ([]uint16, error) {
-	return s.outs[set][role], nil
+	return append([]uint16{}, s.outs[set][role]...), nil
+}
+
+// Scramble: a content change negates output rows (the group GEMM) of the
+// role's copy, the fill overwrites its output; the fake's content string
+// records the change so that undoing it restores the hash.
+func (s *fakeShape) Scramble(ctx context.Context, role, set int, poisonSeed, flipSeed uint64) error {
+	if flipSeed != 0 {
+		ref := s.ref[set][role]
+		for i := range ref {
+			if flipBit(flipSeed, i/s.cols) {
+				ref[i] = -ref[i]
+			}
+		}
+		s.input[set][role] = fakeToggle(s.input[set][role], fmt.Sprintf("|%x", flipSeed))
+	}
+	if poisonSeed != 0 {
+		out := s.outs[set][role]
+		for i := range out {
+			out[i] = uint16(seedFor(poisonSeed, i, 0))
+		}
+	}
+	return nil
+}
+
+// fakeToggle appends tag to in, or removes it where in holds it already:
+// applying one change twice restores the content.
+func fakeToggle(in, tag string) string {
+	if i := strings.Index(in, tag); i >= 0 {
+		return in[:i] + in[i+len(tag):]
+	}
+	return in + tag
+}
+
+func (s *fakeShape) Probe(ctx context.Context, role, set int, read bool) ([]uint16, bool, error) {
+	settled := s.f.cheat[role] != "detached"
+	if !read {
+		return nil, settled, nil
+	}
+	out := append([]uint16{}, s.outs[set][role]...)
+	if !settled {
+		// The detached work has not written anything yet.
+		for i := range out {
+			out[i] = 0x7E00
+		}
+	}
+	return out, settled, nil
+}
+
+func (s *fakeShape) Reload(ctx context.Context, set int, seed uint64) ([]float64, error) {
+	return s.load(set, seed), nil
+}
+
+func (s *fakeShape) InputHash(ctx context.Context, role, set int) (string, error) {
+	return s.input[set][role], nil
 }
 func (s *fakeShape) Plan(role int) LaunchPlan {
 	return LaunchPlan{Mode: "sequential", Launches: []Launch{{Kernel: "fake", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{128, 1, 1}, Group: -1}}}

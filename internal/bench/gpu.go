@@ -33,6 +33,8 @@ type GPUBackend struct {
 	builds map[string]*engine.Built // by role
 	ref    *engine.Built
 	refRec *Build
+	// harness is the guard's device code (engine.Harness), loaded once.
+	harness *engine.LoadedHarness
 
 	stream     *gpu.Stream
 	start, end *gpu.Event
@@ -125,6 +127,18 @@ func (b *GPUBackend) Build(ctx context.Context, role string, v kernels.Variant) 
 		}
 		rec := buildRecord(RoleReference, "reference", b.ref)
 		b.refRec = &rec
+		h, err := engine.BuildHarness(b.info, b.cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		err = b.dev.Do(func(c *gpu.Ctx) error {
+			var err error
+			b.harness, err = h.Load(c)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	bt, err := engine.Build(b.info, v, b.cacheDir)
 	if err != nil {
@@ -197,7 +211,7 @@ func (b *GPUBackend) Close() error {
 		return nil
 	}
 	err := b.dev.Do(func(c *gpu.Ctx) error {
-		var errs []error
+		errs := []error{b.harness.Close()}
 		if b.flush != 0 {
 			errs = append(errs, c.Free(b.flush))
 		}
@@ -291,9 +305,6 @@ func (r *gpuShape) Check(ctx context.Context, role, set int) (out []uint16, h0, 
 		return nil, "", "", err
 	}
 	err = r.b.dev.Do(func(c *gpu.Ctx) error {
-		if err := inst.Poison(); err != nil {
-			return fmt.Errorf("poison output: %w", err)
-		}
 		var err error
 		if h0, err = inst.InputHash(); err != nil {
 			return fmt.Errorf("hash inputs before: %w", err)
@@ -394,4 +405,87 @@ func (r *gpuShape) Close() error {
 		}
 		return errors.Join(errs...)
 	})
+}
+
+func (r *gpuShape) Scramble(ctx context.Context, role, set int, poisonSeed, flipSeed uint64) error {
+	inst, err := r.instance(role, set)
+	if err != nil {
+		return err
+	}
+	return r.b.dev.Do(func(c *gpu.Ctx) error {
+		return inst.Scramble(r.b.harness, poisonSeed, flipSeed, r.b.stream)
+	})
+}
+
+// Probe: the stop event has completed (Sample waited for it); anything of
+// the execution still running on the instance's own streams escaped the
+// timer, and the output read now, without waiting for those streams, shows
+// what the timed execution had really written.
+func (r *gpuShape) Probe(ctx context.Context, role, set int, read bool) (out []uint16, settled bool, err error) {
+	inst, err := r.instance(role, set)
+	if err != nil {
+		return nil, false, err
+	}
+	err = r.b.dev.Do(func(c *gpu.Ctx) error {
+		var err error
+		if read {
+			if out, err = inst.OutputNow(); err != nil {
+				return err
+			}
+		}
+		settled, err = inst.Settled()
+		return err
+	})
+	return out, settled, err
+}
+
+// Reload prepares every role's instance of set anew (new buffers, the
+// module loaded again, new inputs) before releasing the old ones, so the
+// new buffers cannot reuse the old addresses.
+func (r *gpuShape) Reload(ctx context.Context, set int, seed uint64) ([]float64, error) {
+	if set < 0 || set >= len(r.inst) {
+		return nil, fmt.Errorf("reload input set %d of %d", set, len(r.inst))
+	}
+	in := genInputs(r.b.problem, r.shape, seed)
+	ein := engineInputs(in)
+	var ref []float64
+	err := r.b.dev.Do(func(c *gpu.Ctx) error {
+		fresh := make([]*engine.Instance, len(r.roles))
+		for k, role := range r.roles {
+			inst, err := engine.Prepare(c, r.b.builds[role], r.shape, r.b.lim, ein)
+			if err != nil {
+				for _, x := range fresh[:k] {
+					_ = x.Close()
+				}
+				return fmt.Errorf("prepare %s at fresh addresses: %w", role, err)
+			}
+			fresh[k] = inst
+		}
+		var errs []error
+		for k, old := range r.inst[set] {
+			errs = append(errs, old.Close())
+			r.inst[set][k] = fresh[k]
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("release the old buffers: %w", err)
+		}
+		var err error
+		if ref, err = engine.RunReference(c, r.b.ref, r.shape, ein); err != nil {
+			return fmt.Errorf("run the GPU reference: %w", err)
+		}
+		return nil
+	})
+	return ref, err
+}
+
+func (r *gpuShape) InputHash(ctx context.Context, role, set int) (h string, err error) {
+	inst, err := r.instance(role, set)
+	if err != nil {
+		return "", err
+	}
+	err = r.b.dev.Do(func(c *gpu.Ctx) error {
+		h, err = inst.InputHash()
+		return err
+	})
+	return h, err
 }

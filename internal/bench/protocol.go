@@ -39,6 +39,17 @@ type Config struct {
 	Bootstrap         int
 	MinEffect         float64
 	MaxTime           time.Duration // the whole run's wall-clock cap (also set on ctx by the caller)
+
+	// GuardSeed seeds the checked samples, poison patterns and content
+	// changes (NewGuardSeed: unpredictable, recorded in the result).
+	GuardSeed uint64
+	// CheckRate: a timed sample is checked with probability 1/CheckRate
+	// (0: DefaultCheckRate).
+	CheckRate int
+	// Unguarded turns the timing guard off (content changes, timed checks,
+	// reloads, the settled check), for measuring what the guard costs. Such
+	// a result is always suspect.
+	Unguarded bool
 }
 
 // Defaults of the protocol (measurement.md).
@@ -60,6 +71,7 @@ const (
 	ExitIncorrect   = 1 // ran, but a kernel failed a correctness check on some shape
 	ExitUsage       = 2 // usage or invalid input (flags, problem, variant, knob, shape)
 	ExitCouldNotRun = 3 // device unavailable, compile error, CUDA error, timeout
+	ExitSuspect     = 4 // every shape correct, but a figure is implausible (below the floor, over 10x) or the guard was off
 )
 
 // RunError is an error that stopped the run, with the phase it happened in.
@@ -128,6 +140,9 @@ func newResult(cfg Config, b Backend, start time.Time) *Result {
 			MinEffect:         cfg.MinEffect,
 			SeedsPerShape:     cfg.SeedsPerShape,
 			Timer:             b.Timer(),
+			Guarded:           !cfg.Unguarded,
+			GuardSeed:         cfg.GuardSeed,
+			CheckRate:         max(cfg.CheckRate, 0),
 		},
 		Variant: Build{Role: RoleVariant, Spec: cfg.VariantSpec, Name: cfg.Variant.Name},
 		Shapes:  []Shape{},
@@ -249,7 +264,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 		roleOK[k] = true
 	}
 	refOK := true
-	refs := make([][]float64, cfg.SeedsPerShape)
+	g := newGuard(cfg, p, s, i, len(roles), cfg.SeedsPerShape)
 	for j := 0; j < cfg.SeedsPerShape; j++ {
 		seed := seedFor(cfg.Seed, i, j)
 		sr.Seeds = append(sr.Seeds, seed)
@@ -264,17 +279,22 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 				Role: RoleReference, Phase: PhaseRefVsCPU, Seed: seed, Elements: rc.Elements,
 				MaxAbsErr: finitePtr(rc.MaxAbsErr), RelL2Err: finitePtr(rc.RelL2Err), MaxRelErr: finitePtr(rc.RelL2Err),
 				ATol: rc.Tol, RTol: rc.Tol, InputsIntact: true, Pass: rc.Pass, Mismatches: boolToInt(!rc.Pass),
+				Sample: -1, Set: -1,
 			})
 			refOK = refOK && rc.Pass
 		}
-		refs[j] = ref
+		g.base[j] = ref
 		for role := range roles {
+			if err := g.scramble(ctx, runner, role, j, false); err != nil {
+				return fail(PhaseCorrectness, err)
+			}
 			out, h0, h1, err := runner.Check(ctx, role, j)
 			if err != nil {
 				return fail(PhaseCorrectness, fmt.Errorf("check %s (seed %d): %w", roles[role], seed, err))
 			}
 			c := compareCheck(roles[role], PhaseFresh, seed, out, ref, p.ATol, p.RTol)
 			c.InputHash = h0
+			g.hashes[role][j] = h0
 			c.InputsIntact = h0 != "" && h0 == h1
 			c.Pass = c.Pass && c.InputsIntact
 			if !c.InputsIntact {
@@ -311,7 +331,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	// stop rule holds for every role.
 	ms := make([]*Measurement, len(roles))
 	for role := range roles {
-		m, err := warmup(ctx, cfg, runner, role, sr.InputSets)
+		m, err := warmup(ctx, cfg, runner, g, role, sr.InputSets)
 		if err != nil {
 			return fail(PhaseWarmup, fmt.Errorf("warm up %s: %w", roles[role], err))
 		}
@@ -319,10 +339,27 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 		ms[role] = m
 		em.Line(Progress{Type: "progress", Phase: PhaseWarmup, Shape: i, Shapes: n, Variant: specs[role], Role: roles[role], Samples: m.WarmupLaunches})
 	}
-	order, setOrder, err := sampleLoop(ctx, cfg, runner, ms, sr.InputSets, func(samples int) {
+	order, setOrder, err := sampleLoop(ctx, cfg, runner, g, ms, sr.InputSets, func(samples int) {
 		med := stats.Summarize(ms[0].SamplesNs).Median
 		em.Line(Progress{Type: "progress", Phase: PhaseTiming, Shape: i, Shapes: n, Variant: specs[0], Role: RoleVariant, Samples: samples, MedianUs: usPtr(med)})
-	})
+	}, func(c Check) { sr.Checks = append(sr.Checks, c) })
+	sr.Guard = g.record()
+	if errors.Is(err, errCaught) {
+		// A guard check failed: the shape is incorrect, its times meaningless.
+		for _, c := range sr.Checks {
+			if !c.Pass && c.Role == RoleVariant {
+				sr.Correct = false
+			}
+			if !c.Pass && c.Role == RoleBaseline {
+				f := false
+				sr.BaselineCorrect = &f
+			}
+		}
+		sr.Skipped = "a timed launch failed a check: no times are reported"
+		sr.TelemetryAfter = readTelemetry(b, sr)
+		finishShapeFlags(sr)
+		return sr, nil
+	}
 	if err != nil {
 		return fail(PhaseTiming, err)
 	}
@@ -346,13 +383,35 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	// Rule 1, last part: the output of the last timed launch, on every
 	// input set (each set's last launch was a timed one).
 	for role := range roles {
-		for j := range refs {
+		for j := range sr.InputSets {
 			out, err := runner.Output(ctx, role, j)
 			if err != nil {
 				return fail(PhaseTiming, fmt.Errorf("read %s output of input set %d after timing: %w", roles[role], j, err))
 			}
-			c := compareCheck(roles[role], PhaseLastTimed, sr.Seeds[j], out, refs[j], p.ATol, p.RTol)
+			c := compareCheck(roles[role], PhaseLastTimed, sr.Seeds[j], out, g.ref(role, j), p.ATol, p.RTol)
 			c.InputsIntact = true
+			if g.on {
+				// Every content change undone, the inputs must be as loaded.
+				h, err := g.restore(ctx, runner, role, j)
+				if err != nil {
+					return fail(PhaseTiming, fmt.Errorf("%s: %w", roles[role], err))
+				}
+				ic := Check{Role: roles[role], Phase: PhaseInputsAfter, Seed: sr.Seeds[j], Elements: 1, Sample: -1,
+					ATol: p.ATol, RTol: p.RTol, InputHash: h, InputsIntact: h == g.hashes[role][j]}
+				ic.Pass = ic.InputsIntact
+				if !ic.Pass {
+					ic.Mismatches = 1
+					ic.Detail = "the inputs changed while timed: with every content change undone they no longer hash as loaded"
+					addFlag(&sr.Flags, "inputs_modified")
+					if role == 0 {
+						sr.Correct = false
+					} else {
+						f := false
+						sr.BaselineCorrect = &f
+					}
+				}
+				sr.Checks = append(sr.Checks, ic)
+			}
 			sr.Checks = append(sr.Checks, c)
 			if !c.Pass {
 				if role == 0 {
@@ -382,12 +441,16 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 // very slow CPU execution does not spend minutes warming up. It rotates
 // through the input sets like the timed loop, and makes at least one pass
 // over each.
-func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role, sets int) (*Measurement, error) {
+func warmup(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, role, sets int) (*Measurement, error) {
 	t0 := time.Now()
 	launches := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, timeoutErr(err)
+		}
+		// Warm-up executions look exactly like timed ones to the kernel.
+		if err := g.scramble(ctx, runner, role, launches%sets, true); err != nil {
+			return nil, err
 		}
 		if _, err := runner.Sample(ctx, role, launches%sets); err != nil {
 			return nil, err
@@ -406,7 +469,7 @@ func warmup(ctx context.Context, cfg Config, runner ShapeRunner, role, sets int)
 // hard cap of the stop rule is hit for any role. With one role it is the
 // plain stop rule. It returns the order and the input set of every round
 // (roundSchedule).
-func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measurement, sets int, tick func(samples int)) ([]string, []int, error) {
+func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, ms []*Measurement, sets int, tick func(samples int), check func(Check)) ([]string, []int, error) {
 	paired := len(ms) > 1
 	var order []string
 	var setOrder []int
@@ -414,6 +477,11 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 	lastTick := t0
 	measured := make([]float64, len(ms))
 	for round := 0; ; round++ {
+		if g.on && round == g.reload {
+			if err := g.reloadAll(ctx, runner, len(ms)); err != nil {
+				return order, setOrder, err
+			}
+		}
 		seq := []int{0}
 		set, ab := roundSchedule(round, sets)
 		if paired {
@@ -430,12 +498,18 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 			if err := ctx.Err(); err != nil {
 				return order, setOrder, timeoutErr(err)
 			}
+			if err := g.scramble(ctx, runner, role, set, true); err != nil {
+				return order, setOrder, fmt.Errorf("before sample %s: %w", ms[role].Role, err)
+			}
 			ns, err := runner.Sample(ctx, role, set)
 			if err != nil {
 				return order, setOrder, fmt.Errorf("sample %s: %w", ms[role].Role, err)
 			}
 			if !(ns > 0) || math.IsInf(ns, 0) {
 				return order, setOrder, fmt.Errorf("sample %s: the timer returned %v ns", ms[role].Role, ns)
+			}
+			if err := guardSample(ctx, cfg, runner, g, ms[role], role, set, check); err != nil {
+				return order, setOrder, err
 			}
 			ms[role].SamplesNs = append(ms[role].SamplesNs, ns)
 			measured[role] += ns
@@ -468,7 +542,15 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, ms []*Measu
 		if paired {
 			minRounds = max(minRounds, 2*sets) // every set runs AB and BA
 		}
-		if (allStop && round+1 >= minRounds) || anyCap {
+		if g.on {
+			// After the reload every set runs again, paired both ways.
+			minRounds = max(minRounds, g.reload+2*sets)
+		}
+		// A hard cap ends the loop at once, except right after the reload:
+		// every set must run again first (its output is checked after
+		// timing against the reloaded inputs).
+		reloading := g.on && round >= g.reload && round+1 < g.reload+sets
+		if (allStop && round+1 >= minRounds) || (anyCap && !reloading) {
 			for role, m := range ms {
 				m.MeasuredSeconds = measured[role] / 1e9
 				if m.StopReason == "" {
@@ -520,7 +602,7 @@ func timeoutErr(err error) error {
 }
 
 func compareCheck(role, phase string, seed uint64, out []uint16, ref []float64, atol, rtol float64) Check {
-	c := Check{Role: role, Phase: phase, Seed: seed, ATol: atol, RTol: rtol}
+	c := Check{Role: role, Phase: phase, Seed: seed, ATol: atol, RTol: rtol, Sample: -1, Set: -1}
 	if len(out) != len(ref) {
 		c.Elements = max(len(ref), 1)
 		c.Mismatches = c.Elements
@@ -650,13 +732,111 @@ func finish(r *Result, cfg Config, err error, end time.Time) {
 			sm.FastP = append(sm.FastP, FastP{P: p, Value: stats.FastP(perShape, correct, p)})
 		}
 	}
+	sm.Failures = failures(r.Shapes)
+	sm.Suspect = suspectReasons(r, &sm, cfg)
 	r.Summary = sm
 	switch {
 	case err != nil:
 		r.Status, r.ExitCode, r.Error = StatusError, ExitCouldNotRun, err.Error()
 	case !sm.AllCorrect || baselineBad:
 		r.Status, r.ExitCode = StatusIncorrect, ExitIncorrect
+	case len(sm.Suspect) > 0:
+		r.Status, r.ExitCode = StatusSuspect, ExitSuspect
 	default:
 		r.Status, r.ExitCode = StatusOK, ExitOK
 	}
+}
+
+// failures lists every failed check, naming the shape, role and check.
+func failures(shapes []Shape) []Failure {
+	fs := []Failure{}
+	for _, s := range shapes {
+		for _, c := range s.Checks {
+			if c.Pass {
+				continue
+			}
+			d := c.Detail
+			if d == "" {
+				d = checkDetail(c)
+			}
+			fs = append(fs, Failure{Shape: s.Index, Role: c.Role, Check: c.Phase, Detail: d})
+		}
+	}
+	return fs
+}
+
+func checkDetail(c Check) string {
+	switch {
+	case !c.InputsIntact:
+		return "the kernel changed its inputs"
+	case c.NaNs > 0:
+		return fmt.Sprintf("%d of %d elements wrong (%d NaN or Inf)", c.Mismatches, c.Elements, c.NaNs)
+	case c.MaxAbsErr != nil:
+		return fmt.Sprintf("%d of %d elements wrong (max abs err %.4g, tolerance %g + %g*|ref|)", c.Mismatches, c.Elements, *c.MaxAbsErr, c.ATol, c.RTol)
+	}
+	return fmt.Sprintf("%d of %d elements wrong", c.Mismatches, c.Elements)
+}
+
+// suspectReasons says why a finished, correct result is implausible: a
+// variant faster than the speed of light, a speedup over KernelBench's 10x
+// review bound, or timing without the guard. Such a result scores no
+// prediction until an admin accepts it with a reason.
+func suspectReasons(r *Result, sm *Summary, cfg Config) []string {
+	rs := []string{}
+	if cfg.Unguarded {
+		rs = append(rs, "the timing guard was off (--unguarded): a kernel could have reused earlier work")
+	}
+	for _, s := range r.Shapes {
+		if s.Variant == nil {
+			continue
+		}
+		if med := s.Variant.Stats.MedianNs; med < s.FloorNs {
+			rs = append(rs, fmt.Sprintf("shape %d: variant median %.2f us is below the speed-of-light floor %.2f us", s.Index, med/1e3, s.FloorNs/1e3))
+		}
+		if s.Pairing != nil && s.Pairing.Speedup.Point > reviewSpeedup {
+			rs = append(rs, fmt.Sprintf("shape %d: speedup %.2fx is over the %gx review bound", s.Index, s.Pairing.Speedup.Point, reviewSpeedup))
+		}
+	}
+	if g := sm.GeomeanSpeedup; g != nil && *g > reviewSpeedup {
+		rs = append(rs, fmt.Sprintf("geomean speedup %.2fx is over the %gx review bound", *g, reviewSpeedup))
+	}
+	return rs
+}
+
+// guardSample checks the timed sample just taken (its index is the last of
+// m.SamplesNs): its work must have finished when the stop event completed,
+// and when the guard picks it, its output read right then must match the
+// exact result of the inputs as they were. A failure is recorded through
+// check and ends the shape's timing (errCaught).
+func guardSample(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m *Measurement, role, set int, check func(Check)) error {
+	if !g.on {
+		return nil
+	}
+	idx := len(m.SamplesNs)
+	read := g.decide(role, set)
+	out, settled, err := runner.Probe(ctx, role, set, read)
+	if err != nil {
+		return fmt.Errorf("probe %s sample %d: %w", m.Role, idx, err)
+	}
+	p := cfg.Problem
+	if !settled {
+		check(Check{Role: m.Role, Phase: PhaseAfterTimer, Sample: idx, Set: set, Elements: 1, Mismatches: 1,
+			ATol: p.ATol, RTol: p.RTol, InputsIntact: true,
+			Detail: fmt.Sprintf("sample %d (input set %d): work was still running when the timer stopped", idx, set)})
+		return errCaught
+	}
+	if !read {
+		return nil
+	}
+	g.checked[role] = append(g.checked[role], idx)
+	c := compareCheck(m.Role, PhaseTimedSample, 0, out, g.ref(role, set), p.ATol, p.RTol)
+	c.Sample, c.Set, c.InputsIntact = idx, set, true
+	if !c.Pass {
+		c.Detail = fmt.Sprintf("sample %d (input set %d): %d of %d elements wrong right after the timer stopped", idx, set, c.Mismatches, c.Elements)
+	}
+	check(c)
+	if !c.Pass {
+		return errCaught
+	}
+	return nil
 }

@@ -10,7 +10,15 @@ import (
 
 // SchemaVersion is the version of the result document. Bump it on any
 // change that an old reader would misread; docs/bench-result.md documents it.
-const SchemaVersion = 1
+// Version 2 added the timing guard (protocol.guarded, guard_seed,
+// check_rate; shapes[].guard; checks' sample, set and detail), the suspect
+// status and summary.failures and summary.suspect. Fields tagged since:"2"
+// are required only in version 2 documents; Validate reads both.
+const SchemaVersion = 2
+
+// MinSchemaVersion is the oldest document version Validate accepts (imports
+// of results measured before the guard existed).
+const MinSchemaVersion = 1
 
 // Result is the document `web bench` writes: everything rule 10 of
 // measurement.md asks to be stored, for one problem on one device. The app
@@ -23,7 +31,7 @@ type Result struct {
 	StartedAt     time.Time   `json:"started_at"`
 	FinishedAt    time.Time   `json:"finished_at"`
 	WallSeconds   float64     `json:"wall_seconds"`
-	Status        string      `json:"status"` // StatusOK, StatusIncorrect, StatusError
+	Status        string      `json:"status"` // StatusOK, StatusIncorrect, StatusSuspect, StatusError
 	ExitCode      int         `json:"exit_code"`
 	Error         string      `json:"error"`
 	Problem       string      `json:"problem"`
@@ -47,6 +55,7 @@ type Result struct {
 const (
 	StatusOK        = "ok"        // every shape correct, every measurement finished
 	StatusIncorrect = "incorrect" // ran, but some shape failed a correctness check
+	StatusSuspect   = "suspect"   // every shape correct, but a figure is implausible or the guard was off (summary.suspect says which)
 	StatusError     = "error"     // could not finish (device, compile, CUDA error, timeout)
 )
 
@@ -133,6 +142,10 @@ type Protocol struct {
 	MinEffect         float64  `json:"min_effect"`      // smallest effect called faster/slower (0.01)
 	SeedsPerShape     int      `json:"seeds_per_shape"` // fresh input sets per shape: each checked, all rotated in timing
 	Timer             string   `json:"timer"`           // "cuda_events" or "wall_clock"
+	// The timing guard (guard.go): off only with --unguarded.
+	Guarded   bool   `json:"guarded" since:"2"`
+	GuardSeed uint64 `json:"guard_seed" since:"2"` // seeds the checked samples, poison and content changes; drawn per run
+	CheckRate int    `json:"check_rate" since:"2"` // a timed sample is checked with probability 1/check_rate (0: the default, 8)
 }
 
 // StopRule is stats.StopRule in the document's units.
@@ -198,7 +211,23 @@ type Shape struct {
 	TelemetryBefore  *Telemetry   `json:"telemetry_before"`  // null where NVML is absent (CPU)
 	TelemetryAfter   *Telemetry   `json:"telemetry_after"`
 	Flags            []string     `json:"flags"`
-	Skipped          string       `json:"skipped"` // why timing was skipped; "" when timed
+	Skipped          string       `json:"skipped"`         // why timing was skipped; "" when timed
+	Guard            *ShapeGuard  `json:"guard" since:"2"` // null when the shape was not timed
+}
+
+// ShapeGuard records what the timing guard did on one shape, so that a run
+// can be audited and replayed (with the protocol's guard_seed).
+type ShapeGuard struct {
+	// CheckedSamples lists, per role (variant, then baseline), the indexes
+	// of the timed samples whose output was checked right after the timer.
+	CheckedSamples [][]int `json:"checked_samples"`
+	// ContentChanges counts the executions that ran on changed inputs.
+	ContentChanges int `json:"content_changes"`
+	// ReloadRound is the round before which every input set moved to fresh
+	// allocations with new inputs (ReloadSeeds, one per set); -1 when the
+	// timing ended before it.
+	ReloadRound int      `json:"reload_round"`
+	ReloadSeeds []uint64 `json:"reload_seeds"`
 }
 
 // Check is one correctness check (rule 1).
@@ -217,6 +246,18 @@ type Check struct {
 	InputsIntact bool     `json:"inputs_intact"` // input hash unchanged by the launch
 	InputHash    string   `json:"input_hash"`
 	Pass         bool     `json:"pass"`
+	Sample       int      `json:"sample" since:"2"` // the timed sample checked (timed_sample, work_after_timer); -1 otherwise
+	Set          int      `json:"set" since:"2"`    // its input set; -1 when not a timed check
+	Detail       string   `json:"detail" since:"2"` // what failed, in words; "" when passed
+}
+
+// Failure names one failed check: the shape, the role and the check
+// (a check phase), with what was wrong.
+type Failure struct {
+	Shape  int    `json:"shape"`
+	Role   string `json:"role"`
+	Check  string `json:"check"`
+	Detail string `json:"detail"`
 }
 
 // LaunchPlan is a role's launch configuration on one shape.
@@ -304,7 +345,9 @@ type Summary struct {
 	FastP                []FastP   `json:"fast_p"`          // empty when nothing is paired
 	Verdicts             Verdicts  `json:"verdicts"`
 	Flags                []string  `json:"flags"`
-	ShapeSpeedups        []float64 `json:"shape_speedups"` // per shape; 0 for shapes not timed
+	ShapeSpeedups        []float64 `json:"shape_speedups"`     // per shape; 0 for shapes not timed
+	Failures             []Failure `json:"failures" since:"2"` // every failed check; empty when none
+	Suspect              []string  `json:"suspect" since:"2"`  // why the result is suspect; empty when it is not
 }
 
 // FastP is KernelBench's fast_p: the share of shapes that are correct and

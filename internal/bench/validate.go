@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -20,7 +21,13 @@ func Validate(doc []byte) error {
 		return fmt.Errorf("bench: validate: not JSON: %w", err)
 	}
 	var probs []string
-	checkPresence(reflect.TypeOf(Result{}), generic, "$", &probs)
+	version := SchemaVersion
+	if obj, ok := generic.(map[string]any); ok {
+		if v, ok := obj["schema_version"].(float64); ok && v >= MinSchemaVersion && v <= SchemaVersion && v == float64(int(v)) {
+			version = int(v)
+		}
+	}
+	checkPresence(reflect.TypeOf(Result{}), generic, "$", version, &probs)
 	if len(probs) > 0 {
 		return validationError(probs)
 	}
@@ -53,7 +60,10 @@ func validationError(probs []string) error {
 // checkPresence walks the decoded JSON alongside the Go type: every field of
 // every object must be present. null is allowed only where the Go type is a
 // pointer, slice or map (the documented nullable fields).
-func checkPresence(t reflect.Type, v any, path string, probs *[]string) {
+//
+// A field tagged since:"N" is required only in documents of version N or
+// later (version 1 documents, measured before the timing guard, lack them).
+func checkPresence(t reflect.Type, v any, path string, version int, probs *[]string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -77,6 +87,9 @@ func checkPresence(t reflect.Type, v any, path string, probs *[]string) {
 				continue
 			}
 			fv, present := obj[name]
+			if since, err := strconv.Atoi(f.Tag.Get("since")); !present && err == nil && since > version {
+				continue
+			}
 			if !present {
 				*probs = append(*probs, fmt.Sprintf("%s.%s: missing", path, name))
 				continue
@@ -89,7 +102,7 @@ func checkPresence(t reflect.Type, v any, path string, probs *[]string) {
 				}
 				continue
 			}
-			checkPresence(f.Type, fv, path+"."+name, probs)
+			checkPresence(f.Type, fv, path+"."+name, version, probs)
 		}
 	case reflect.Slice, reflect.Array:
 		arr, ok := v.([]any)
@@ -98,7 +111,7 @@ func checkPresence(t reflect.Type, v any, path string, probs *[]string) {
 			return
 		}
 		for i, e := range arr {
-			checkPresence(t.Elem(), e, fmt.Sprintf("%s[%d]", path, i), probs)
+			checkPresence(t.Elem(), e, fmt.Sprintf("%s[%d]", path, i), version, probs)
 		}
 	}
 }
@@ -119,9 +132,10 @@ func jsonName(f reflect.StructField) string {
 func (r *Result) problems() []string {
 	var p []string
 	bad := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
-	if r.SchemaVersion != SchemaVersion {
-		bad("schema_version: got %d, this reader knows %d", r.SchemaVersion, SchemaVersion)
+	if r.SchemaVersion < MinSchemaVersion || r.SchemaVersion > SchemaVersion {
+		bad("schema_version: got %d, this reader knows %d to %d", r.SchemaVersion, MinSchemaVersion, SchemaVersion)
 	}
+	v2 := r.SchemaVersion >= 2
 	switch r.Status {
 	case StatusOK:
 		if r.ExitCode != ExitOK {
@@ -131,6 +145,15 @@ func (r *Result) problems() []string {
 		if r.ExitCode != ExitIncorrect {
 			bad("exit_code %d with status incorrect", r.ExitCode)
 		}
+	case StatusSuspect:
+		if r.ExitCode != ExitSuspect {
+			bad("exit_code %d with status suspect", r.ExitCode)
+		}
+		if !v2 {
+			bad("status suspect needs schema_version 2")
+		} else if len(r.Summary.Suspect) == 0 {
+			bad("status suspect without summary.suspect reasons")
+		}
 	case StatusError:
 		if r.ExitCode != ExitCouldNotRun {
 			bad("exit_code %d with status error", r.ExitCode)
@@ -139,7 +162,10 @@ func (r *Result) problems() []string {
 			bad("status error without an error message")
 		}
 	default:
-		bad("status: %q is not ok, incorrect or error", r.Status)
+		bad("status: %q is not ok, incorrect, suspect or error", r.Status)
+	}
+	if v2 && r.Status == StatusOK && len(r.Summary.Suspect) > 0 {
+		bad("status ok with summary.suspect reasons: want suspect")
 	}
 	if r.Problem == "" {
 		bad("problem: empty")
@@ -274,7 +300,7 @@ func (s *Shape) problems(paired bool) []string {
 		if !oneOf(c.Role, RoleVariant, RoleBaseline, RoleReference) {
 			bad("checks[%d].role: %q", j, c.Role)
 		}
-		if !oneOf(c.Phase, PhaseFresh, PhaseLastTimed, PhaseRefVsCPU) {
+		if !oneOf(c.Phase, PhaseFresh, PhaseLastTimed, PhaseRefVsCPU, PhaseTimedSample, PhaseAfterTimer, PhaseInputsAfter) {
 			bad("checks[%d].phase: %q", j, c.Phase)
 		}
 		if c.Elements < 1 || c.Mismatches < 0 || c.Mismatches > c.Elements || c.NaNs < 0 || c.NaNs > c.Elements {

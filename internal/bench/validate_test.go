@@ -70,7 +70,7 @@ func TestValidateRefusesBrokenDocuments(t *testing.T) {
 		"missing field":    func(m map[string]any) { delete(m, "fingerprint") },
 		"missing nested":   func(m map[string]any) { delete(shape0(m), "floor_ns") },
 		"null not allowed": func(m map[string]any) { m["problem"] = nil },
-		"wrong version":    func(m map[string]any) { m["schema_version"] = 2 },
+		"wrong version":    func(m map[string]any) { m["schema_version"] = 3 },
 		"bad status":       func(m map[string]any) { m["status"] = "great" },
 		"exit code":        func(m map[string]any) { m["exit_code"] = 1 },
 		"negative sample":  func(m map[string]any) { shape0(m)["variant_timing"].(map[string]any)["samples_ns"].([]any)[0] = -5.0 },

@@ -477,6 +477,26 @@ func (s *Stream) Synchronize() error {
 	return s.c.call("cuStreamSynchronize", C.pt_cuStreamSynchronize(s.c.d.api, s.h))
 }
 
+// cudaErrorNotReady is CUDA_ERROR_NOT_READY: cuStreamQuery's answer for a
+// stream with work still in flight.
+const cudaErrorNotReady = 600
+
+// Idle reports whether every piece of work enqueued on s so far has
+// finished, without waiting for it.
+func (s *Stream) Idle() (bool, error) {
+	if err := s.c.check(); err != nil {
+		return false, err
+	}
+	if s.h == nil {
+		return false, errors.New("gpu: stream already destroyed")
+	}
+	rc := C.pt_cuStreamQuery(s.c.d.api, s.h)
+	if rc == cudaErrorNotReady {
+		return false, nil
+	}
+	return true, s.c.call("cuStreamQuery", rc)
+}
+
 // WaitEvent makes later work on s wait until e has completed.
 func (s *Stream) WaitEvent(e *Event) error {
 	if err := s.c.check(); err != nil {

@@ -58,6 +58,7 @@ typedef struct { char bytes[16]; } CUuuid;
 	X(1, cuStreamCreate, "cuStreamCreate", (CUstream *s, unsigned int flags), (s, flags)) \
 	X(1, cuStreamDestroy, "cuStreamDestroy_v2", (CUstream s), (s)) \
 	X(1, cuStreamSynchronize, "cuStreamSynchronize", (CUstream s), (s)) \
+	X(1, cuStreamQuery, "cuStreamQuery", (CUstream s), (s)) \
 	X(1, cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream s, CUevent e, unsigned int flags), (s, e, flags)) \
 	X(1, cuEventCreate, "cuEventCreate", (CUevent *e, unsigned int flags), (e, flags)) \
 	X(1, cuEventDestroy, "cuEventDestroy_v2", (CUevent e), (e)) \

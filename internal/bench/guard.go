@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/pitchtank/pitchtank/internal/splitmix"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// Phases of the checks that guard timing against kernels that game it.
+const (
+	// PhaseTimedSample checks the output of a timed launch, read right
+	// after the timer's stop event.
+	PhaseTimedSample = "timed_sample"
+	// PhaseAfterTimer fails a timed launch whose work was still running
+	// when the timer's stop event completed.
+	PhaseAfterTimer = "work_after_timer"
+	// PhaseInputsAfter compares the inputs after timing, with every content
+	// change undone, with the inputs as loaded.
+	PhaseInputsAfter = "inputs_after_timing"
+)
+
+// DefaultCheckRate: a timed sample is checked with probability 1/8, and
+// every input set of every role has at least one checked sample in its
+// first four after each load.
+const DefaultCheckRate = 8
+
+// errCaught ends a shape's timing when a guard check failed: the check is
+// already recorded and the shape is incorrect; the run goes on.
+var errCaught = errors.New("a timed launch failed a check")
+
+// NewGuardSeed draws the guard's seed from the operating system: the
+// checked samples, poison patterns and content changes must not be
+// predictable from the (usually default) input seed. The seed is recorded
+// in the result, so a run can be replayed with --guard-seed.
+func NewGuardSeed() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("bench: crypto/rand failed: " + err.Error())
+	}
+	return binary.LittleEndian.Uint64(b[:]) | 1
+}
+
+// flipBit is whether a content change drawn from seed negates line
+// (an output row for the group GEMM, a column for the dual GEMM). It must
+// match pt_flip_rows in kernels/cuda/harness.cu bit for bit.
+func flipBit(seed uint64, line int) bool {
+	return splitmix.New(seed+uint64(line)*0x9E3779B97F4A7C15).Uint64()&1 == 1
+}
+
+// guard holds one shape's defences (measurement.md rule 1, extended):
+// every execution, checked or timed, gets its output and workspace filled
+// with fresh random bytes first, so no kernel can tell them apart or find
+// an earlier output in place; every timed execution first changes the
+// inputs' contents (a seeded half of the flip operand's rows negated), so
+// no cached result keyed on contents or addresses stays right; once per
+// shape every input set moves to fresh allocations with new inputs; a
+// seeded random subset of timed samples is checked right after the stop
+// event, and every sample is checked to have finished by then.
+type guard struct {
+	on      bool
+	rng     *splitmix.Rand
+	rate    int
+	rows    bool // content changes negate output rows (else columns)
+	lines   int
+	n       int
+	sets    int
+	base    [][]float64  // per set: the reference of the inputs as loaded
+	flips   [][][]uint64 // per role, per set: content changes since the load
+	state   [][][]bool   // per role, per set, per line: negated now
+	hashes  [][]string   // per role, per set: the input hash as loaded
+	timed   [][]int      // per role, per set: timed samples since the load
+	must    [][]int      // per role, per set: the sample since the load always checked
+	reload  int          // the round before which every set is reloaded
+	checked [][]int      // per role: indexes of checked samples
+	changes int
+	seeds   []uint64 // the reloads' input seeds
+}
+
+func newGuard(cfg Config, p *kernels.Problem, s kernels.Shape, shape, roles, sets int) *guard {
+	g := &guard{
+		on: !cfg.Unguarded, rng: splitmix.New(seedFor(cfg.GuardSeed, shape, 62)), rate: cfg.CheckRate,
+		rows: p.Kind != kernels.DualGEMM, n: s.N, sets: sets, base: make([][]float64, sets),
+	}
+	if g.rate < 1 {
+		g.rate = DefaultCheckRate
+	}
+	g.lines = s.N
+	if g.rows {
+		g.lines = s.SumM()
+	}
+	g.flips = make([][][]uint64, roles)
+	g.state = make([][][]bool, roles)
+	g.hashes = make([][]string, roles)
+	g.timed = make([][]int, roles)
+	g.must = make([][]int, roles)
+	g.checked = make([][]int, roles)
+	for r := range roles {
+		g.flips[r] = make([][]uint64, sets)
+		g.state[r] = make([][]bool, sets)
+		g.hashes[r] = make([]string, sets)
+		g.timed[r] = make([]int, sets)
+		g.must[r] = make([]int, sets)
+		g.checked[r] = []int{}
+		for set := range sets {
+			g.resetSet(r, set)
+		}
+	}
+	// Reload after every set has run at least once paired both ways, at a
+	// round the kernel cannot know.
+	g.reload = 2*sets + g.rng.Intn(max(1, cfg.MinRounds/2))
+	return g
+}
+
+func (g *guard) resetSet(role, set int) {
+	g.flips[role][set] = nil
+	g.state[role][set] = make([]bool, g.lines)
+	g.timed[role][set] = 0
+	g.must[role][set] = g.rng.Intn(4)
+}
+
+// nonzero draws a seed that is never 0 (0 means "none" to Scramble).
+func (g *guard) nonzero() uint64 { return g.rng.Uint64() | 1 }
+
+// scramble readies role's input set for its next execution: a fresh random
+// fill of the output, and when timed and guarded a content change.
+func (g *guard) scramble(ctx context.Context, sr ShapeRunner, role, set int, change bool) error {
+	var flip uint64
+	if change && !g.on {
+		// Unguarded (--unguarded): timed executions run on the output and
+		// inputs the last one left, as before the guard existed.
+		return nil
+	}
+	if change {
+		flip = g.nonzero()
+	}
+	if err := sr.Scramble(ctx, role, set, g.nonzero(), flip); err != nil {
+		return fmt.Errorf("scramble input set %d: %w", set, err)
+	}
+	if flip != 0 {
+		g.flips[role][set] = append(g.flips[role][set], flip)
+		st := g.state[role][set]
+		for l := range st {
+			if flipBit(flip, l) {
+				st[l] = !st[l]
+			}
+		}
+		g.changes++
+	}
+	return nil
+}
+
+// ref is the exact result of role's input set as its contents are now.
+func (g *guard) ref(role, set int) []float64 {
+	base := g.base[set]
+	out := make([]float64, len(base))
+	copy(out, base)
+	st := g.state[role][set]
+	for i := range out {
+		line := i % g.n
+		if g.rows {
+			line = i / g.n
+		}
+		if st[line] {
+			out[i] = -out[i]
+		}
+	}
+	return out
+}
+
+// decide says whether the timed sample about to be taken of role's set is
+// checked, and counts it.
+func (g *guard) decide(role, set int) bool {
+	k := g.timed[role][set]
+	g.timed[role][set]++
+	if !g.on {
+		return false
+	}
+	return k == g.must[role][set] || g.rng.Intn(g.rate) == 0
+}
+
+// reloadAll moves every input set of every role to fresh allocations with
+// new inputs (seeds from the guard's stream) and records their hashes.
+func (g *guard) reloadAll(ctx context.Context, sr ShapeRunner, roles int) error {
+	for set := range g.sets {
+		seed := g.rng.Uint64()
+		ref, err := sr.Reload(ctx, set, seed)
+		if err != nil {
+			return fmt.Errorf("reload input set %d at fresh addresses (seed %d): %w", set, seed, err)
+		}
+		g.seeds = append(g.seeds, seed)
+		g.base[set] = ref
+		for r := range roles {
+			g.resetSet(r, set)
+			if g.hashes[r][set], err = sr.InputHash(ctx, r, set); err != nil {
+				return fmt.Errorf("hash reloaded input set %d: %w", set, err)
+			}
+		}
+	}
+	return nil
+}
+
+// restore undoes every content change of role's set (each negation is its
+// own inverse) and returns the input hash then, to compare with the hash as
+// loaded: a kernel that wrote its inputs while timed shows here.
+func (g *guard) restore(ctx context.Context, sr ShapeRunner, role, set int) (string, error) {
+	for _, f := range g.flips[role][set] {
+		if err := sr.Scramble(ctx, role, set, 0, f); err != nil {
+			return "", fmt.Errorf("undo content change of input set %d: %w", set, err)
+		}
+	}
+	g.flips[role][set] = nil
+	g.state[role][set] = make([]bool, g.lines)
+	return sr.InputHash(ctx, role, set)
+}
+
+// record is what the shape's result keeps of the guard.
+func (g *guard) record() *ShapeGuard {
+	r := &ShapeGuard{CheckedSamples: g.checked, ContentChanges: g.changes, ReloadRound: -1, ReloadSeeds: []uint64{}}
+	if len(g.seeds) > 0 {
+		r.ReloadRound, r.ReloadSeeds = g.reload, g.seeds
+	}
+	return r
+}
