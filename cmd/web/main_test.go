@@ -19,6 +19,42 @@ import (
 	"github.com/pitchtank/pitchtank/internal/sqlite"
 )
 
+// The real binary, built once for the tests that start it (TestMain
+// removes it).
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+	out  []byte
+}
+
+// builtWeb builds this package's binary on first use and returns its path.
+// A build failure fails the calling test with the compiler's output.
+func builtWeb(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "web-test-bin-")
+		if built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "web")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build ./cmd/web: %v\n%s", built.err, built.out)
+	}
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 // cli runs the CLI in-process.
 func cli(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -226,11 +262,7 @@ func TestBinarySIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "web")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtWeb(t)
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "p.db"), "--no-demo")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

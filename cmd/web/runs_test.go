@@ -26,10 +26,7 @@ func TestBinaryRunCancelledOnShutdown(t *testing.T) {
 		t.Skip("builds the binary and starts a CPU bench; skipped with -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "web")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtWeb(t)
 	dbPath := filepath.Join(dir, "p.db")
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", dbPath, "--no-demo", "--devices", "cpu", "--run-timeout", "10m")
 	stdout, err := cmd.StdoutPipe()
