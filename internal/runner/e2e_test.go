@@ -15,15 +15,16 @@ import (
 
 var updateFixture = flag.Bool("update-fixture", false, "rewrite "+fixtureAA+" from the end-to-end run's result document")
 
-// benchReady skips the test unless cmd/web builds and its bench subcommand works.
+// benchReady fails the test unless cmd/web built and its bench subcommand
+// answers: a broken `web bench` is a failure here, not a reason to skip.
 func benchReady(t *testing.T) {
 	t.Helper()
 	if webBin == "" {
-		t.Skip("end-to-end needs cmd/web: " + webBuildErr)
+		t.Fatal("end-to-end needs cmd/web: " + webBuildErr)
 	}
 	out, err := exec.Command(webBin, "bench", "--problem", groupProblem, "--device", "cpu", "--suite", "tests", "--dump-shapes").CombinedOutput()
 	if err != nil {
-		t.Skipf("web bench is not implemented in this build yet (%v): %s", err, strings.TrimSpace(string(out)))
+		t.Fatalf("web bench --dump-shapes: %v\n%s", err, strings.TrimSpace(string(out)))
 	}
 }
 

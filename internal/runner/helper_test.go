@@ -31,7 +31,8 @@ const (
 )
 
 // webBin is cmd/web built by TestMain; empty when it does not build, with
-// webBuildErr saying why.
+// webBuildErr saying why (the end-to-end tests then fail with it; the
+// others, which do not start it, still run).
 var webBin, webBuildErr string
 
 func TestMain(m *testing.M) {
