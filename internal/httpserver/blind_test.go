@@ -37,6 +37,7 @@ type blindFixture struct {
 	secret, open      *pitches.Pitch
 	measured, failed  *runner.Run // measured here with log and stderr; failed quoting figures
 	suspect           *runner.Run // suspect, accepted with a reason quoting figures
+	incorrect         *runner.Run // incorrect, its reason quoting figures
 	imported, openRun *runner.Run // imports of Secret and Open, same variant and device
 	running           *runner.Run // a live run whose progress carries the median
 	runIDs, pitchIDs  []int64
@@ -105,6 +106,7 @@ func newBlindFixture(t *testing.T) *blindFixture {
 	f.measured = finishMeasured(runner.StatusSucceeded, "")
 	f.failed = finishMeasured(runner.StatusFailed, "crashed after shape 0: median 123.457 us, geomean so far 7.3191x")
 	f.suspect = finishMeasured(runner.StatusSuspect, "suspect: shape 0: median 123.457 us is below the floor")
+	f.incorrect = finishMeasured(runner.StatusIncorrect, "incorrect: shape 0: variant check timed_sample after a 123.457 us median")
 	if _, err := a.db.Accept(ctx, f.suspect.ID, a.users["admin"].ID, "checked by hand: 7.3191x is real"); err != nil {
 		t.Fatalf("accept: %v", err)
 	}
@@ -151,7 +153,7 @@ func newBlindFixture(t *testing.T) *blindFixture {
 			t.Fatal("no progress from the stand-in child within 10s")
 		}
 	}
-	f.runIDs = []int64{f.measured.ID, f.failed.ID, f.suspect.ID, f.imported.ID, f.openRun.ID, f.running.ID}
+	f.runIDs = []int64{f.measured.ID, f.failed.ID, f.suspect.ID, f.incorrect.ID, f.imported.ID, f.openRun.ID, f.running.ID}
 	f.pitchIDs = []int64{f.secret.ID, f.open.ID}
 	return f
 }
@@ -268,6 +270,7 @@ func TestBlindJudgingWalk(t *testing.T) {
 		t.Fatalf("the walk found only %d URLs: %v", len(urls), urls)
 	}
 
+	t.Logf("walking %d URLs", len(urls))
 	admin := f.walk(t, urls, "admin")
 	for _, fig := range hiddenFigures {
 		found := false
