@@ -188,12 +188,18 @@ type RoundForm struct {
 	Baseline string
 	Criteria []CriterionRow
 	Err      *FormError
+	// The round's measurement: problem (one of Problems), suite, device
+	// class, whether imports count.
+	Problem, Suite, DeviceClass string
+	AllowImports                bool
+	Problems                    []string
 }
 
 type AdminRoundsView struct {
-	Rounds []pitches.Round
-	Form   RoundForm
-	Flash  string
+	Rounds   []pitches.Round
+	Problems []string // kernel problems a round's measurement may name
+	Form     RoundForm
+	Flash    string
 }
 
 type ConfirmStatusView struct {

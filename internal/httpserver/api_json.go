@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
 // JSON shapes of the API's responses. They are separate from the domain
@@ -25,12 +26,16 @@ type roundJSON struct {
 	Baseline  string              `json:"baseline,omitempty"`
 	Criteria  []criterionJSON     `json:"criteria"`
 	CreatedAt time.Time           `json:"created_at"`
+	// How the round's pitches are measured (with the baseline).
+	Measurement *runner.Measurement `json:"measurement,omitempty"`
 }
 
 func toRoundJSON(r *pitches.Round, withDetail bool) roundJSON {
 	out := roundJSON{Number: r.Number, Title: r.Title, Status: r.Status, CreatedAt: r.CreatedAt, Criteria: []criterionJSON{}}
 	if withDetail {
 		out.Rules, out.Baseline = r.Rules, r.Baseline
+		m := runner.MeasurementOf(r)
+		out.Measurement = &m
 	}
 	for _, c := range r.Criteria {
 		cj := criterionJSON{Key: c.Key, Name: c.Name, Weight: c.Weight}

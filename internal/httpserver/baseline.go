@@ -152,3 +152,12 @@ func (s *server) handleAdminSetBaseline(w http.ResponseWriter, r *http.Request) 
 	}
 	redirect(w, r, "/admin/rounds#round-"+strconv.Itoa(n), "baseline")
 }
+
+// checkRoundMeasurement checks a round form's or request's measurement (and
+// baseline) against the kernel catalogue before the round is stored.
+func checkRoundMeasurement(in pitches.RoundInput) error {
+	if in.Measurement == nil {
+		return nil
+	}
+	return runner.CheckMeasurement(runner.KernelsCatalog{}, *in.Measurement, in.Baseline)
+}

@@ -96,10 +96,24 @@ type roundRequest struct {
 	Rules    string             `json:"rules"`
 	Baseline string             `json:"baseline"`
 	Criteria []criterionRequest `json:"criteria"`
+	// Measurement is how the round's pitches are measured; absent: a new
+	// round declares none, an edit leaves it as it is.
+	Measurement *measurementRequest `json:"measurement"`
+}
+
+type measurementRequest struct {
+	Problem      string `json:"problem"`
+	Suite        string `json:"suite"`
+	DeviceClass  string `json:"device_class"`
+	AllowImports bool   `json:"allow_imports"`
 }
 
 func (q roundRequest) input() pitches.RoundInput {
 	in := pitches.RoundInput{Number: q.Number, Title: q.Title, Rules: q.Rules, Baseline: q.Baseline}
+	if m := q.Measurement; m != nil {
+		in.Measurement = &pitches.RoundMeasurement{Problem: strings.TrimSpace(m.Problem), Suite: strings.TrimSpace(m.Suite),
+			DeviceClass: strings.TrimSpace(m.DeviceClass), AllowImports: m.AllowImports}
+	}
 	for _, c := range q.Criteria {
 		in.Criteria = append(in.Criteria, pitches.Criterion{Key: c.Key, Name: c.Name, Description: c.Description, Weight: c.Weight})
 	}
@@ -176,7 +190,11 @@ func decodeRound(r io.Reader) (pitches.RoundInput, error) {
 	if err := decodeJSON(r, &q); err != nil {
 		return pitches.RoundInput{}, err
 	}
-	return q.input(), nil
+	in := q.input()
+	if err := checkRoundMeasurement(in); err != nil {
+		return pitches.RoundInput{}, err
+	}
+	return in, nil
 }
 
 func decodePitch(r io.Reader) (pitches.PitchInput, error) {

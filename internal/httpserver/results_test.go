@@ -160,6 +160,7 @@ func TestDemoPitchScoresMatchWorkedExample(t *testing.T) {
 func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
 	a.round(1)
+	a.measure(1, runner.Measurement{Problem: "nvfp4_group_gemm", Baseline: "baseline", AllowImports: true})
 	p := a.pitch("alice", 1, "Three stages")
 	a.status(1, pitches.RoundJudging)
 	card := map[string]any{"scores": map[string]float64{"speedup": 7, "feasibility": 9, "risk": 8, "pitch_quality": 8},
@@ -169,7 +170,7 @@ func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 	imp := fmt.Sprintf(`{"device":"B200","problem":"nvfp4_group_gemm","variant":"baseline?stages=3","baseline":"baseline","pitch_id":%d,
 		"shapes":[{"label":"g=8 N=4096 K=7168","baseline_us":373,"variant_us":488,"correct":true}]}`, p.ID)
 	var run runner.Run
-	a.api("POST", "/api/runs/import", "pragmatist", imp).wantStatus(t, http.StatusCreated).decode(t, &run)
+	a.api("POST", "/api/runs/import", "admin", imp).wantStatus(t, http.StatusCreated).decode(t, &run)
 
 	// The Oracle has not scored: no figures for him.
 	var got struct {
@@ -224,6 +225,7 @@ func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 func TestRoundBaseline(t *testing.T) {
 	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
 	a.round(1)
+	a.measure(1, runner.Measurement{Problem: "nvfp4_group_gemm"})
 	a.status(1, pitches.RoundJudging)
 	var round struct {
 		Baseline string `json:"baseline"`

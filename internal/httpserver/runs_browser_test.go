@@ -94,7 +94,8 @@ func TestBrowserRunsFormToSucceeded(t *testing.T) {
 // round's baseline.
 func TestPitchRunButton(t *testing.T) {
 	a, _ := newRunsApp(t, runner.Config{Devices: []string{"0", "cpu"}}, false)
-	if _, err := a.db.CreateRound(context.Background(), a.users["admin"], pitches.RoundInput{Number: 1, Title: "R1", Baseline: "baseline", Criteria: rubric}); err != nil {
+	if _, err := a.db.CreateRound(context.Background(), a.users["admin"], pitches.RoundInput{Number: 1, Title: "R1", Baseline: "baseline", Criteria: rubric,
+		Measurement: &pitches.RoundMeasurement{Problem: "nvfp4_dual_gemm", Suite: "tests"}}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := a.db.FilePitch(context.Background(), a.users["alice"], pitches.PitchInput{RoundNumber: 1, Title: "Three stages",
@@ -115,7 +116,9 @@ func TestPitchRunButton(t *testing.T) {
 		t.Fatalf("run from the pitch page: %d %v %s", r.status, r.header, r.body)
 	}
 	runs, _ := a.db.List(context.Background(), runner.Filter{PitchID: p.ID})
-	if len(runs) != 1 || runs[0].Variant != "baseline?stages=3" || runs[0].Baseline != "baseline" || runs[0].Device != "0" {
+	// The round's measurement decides problem and suite: the form picks the device.
+	if len(runs) != 1 || runs[0].Variant != "baseline?stages=3" || runs[0].Baseline != "baseline" || runs[0].Device != "0" ||
+		runs[0].Problem != "nvfp4_dual_gemm" || runs[0].Suite != "tests" {
 		t.Fatalf("queued %+v", runs)
 	}
 	page := b.get(r.header.Get("Location")).wantStatus(t, http.StatusOK).body

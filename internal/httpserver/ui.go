@@ -114,21 +114,23 @@ func (s *server) formErr(r *http.Request, err error) *templates.FormError {
 // flashes are the messages a PRG redirect can ask for; only these keys are
 // shown, so a crafted URL cannot put arbitrary text on the page.
 var flashes = map[string]string{
-	"scored":    "Scorecard saved. The total shown is the one pitchtank computed.",
-	"voted":     "Vote recorded.",
-	"filed":     "Pitch filed.",
-	"edited":    "Pitch saved.",
-	"withdrawn": "Pitch withdrawn.",
-	"weights":   "Your weights for this round are saved.",
-	"created":   "Round opened.",
-	"updated":   "Round saved.",
-	"status":    "Round status changed.",
-	"user":      "User added.",
-	"role":      "Role changed.",
-	"queued":    "Run queued.",
-	"cancelled": "Run cancelled.",
-	"requeued":  "Run queued again with the same parameters.",
-	"baseline":  "Baseline saved.",
+	"scored":      "Scorecard saved. The total shown is the one pitchtank computed.",
+	"voted":       "Vote recorded.",
+	"filed":       "Pitch filed.",
+	"edited":      "Pitch saved.",
+	"withdrawn":   "Pitch withdrawn.",
+	"weights":     "Your weights for this round are saved.",
+	"created":     "Round opened.",
+	"updated":     "Round saved.",
+	"status":      "Round status changed.",
+	"user":        "User added.",
+	"role":        "Role changed.",
+	"queued":      "Run queued.",
+	"cancelled":   "Run cancelled.",
+	"requeued":    "Run queued again with the same parameters.",
+	"baseline":    "Baseline saved.",
+	"measurement": "Measurement saved: pitch results follow it.",
+	"accepted":    "Suspect run accepted as a result; your reason is recorded.",
 }
 
 func flashFrom(r *http.Request) string { return flashes[r.URL.Query().Get("ok")] }

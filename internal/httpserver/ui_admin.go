@@ -25,6 +25,7 @@ func (s *server) registerAdminRoutes(r chi.Router) {
 	r.Get("/rounds/{number}/status", s.handleAdminStatusConfirm)
 	r.Post("/rounds/{number}/status", s.handleAdminStatus)
 	r.Post("/rounds/{number}/baseline", s.handleAdminSetBaseline)
+	r.Post("/rounds/{number}/measurement", s.handleAdminSetMeasurement)
 	r.Get("/users", s.handleAdminUsers)
 	r.Post("/users", s.handleAdminCreateUser)
 	r.Post("/users/{id}/role", s.handleAdminSetRole)
@@ -44,9 +45,11 @@ func (s *server) requireAdmin(next http.Handler) http.Handler {
 const blankRows = 3
 
 func roundForm(rd *pitches.Round) templates.RoundForm {
-	f := templates.RoundForm{}
+	f := templates.RoundForm{Suite: "benchmarks", Problems: problemNames()}
 	if rd != nil {
-		f = templates.RoundForm{Editing: true, Number: strconv.Itoa(rd.Number), Title: rd.Title, Rules: rd.Rules, Baseline: rd.Baseline}
+		f = templates.RoundForm{Editing: true, Number: strconv.Itoa(rd.Number), Title: rd.Title, Rules: rd.Rules, Baseline: rd.Baseline,
+			Problem: rd.Measurement.Problem, Suite: rd.Measurement.Suite, DeviceClass: rd.Measurement.DeviceClass,
+			AllowImports: rd.Measurement.AllowImports, Problems: problemNames()}
 		for _, c := range rd.Criteria {
 			f.Criteria = append(f.Criteria, templates.CriterionRow{Key: c.Key, Name: c.Name, Description: c.Description, Weight: strconv.Itoa(c.Weight)})
 		}
@@ -72,6 +75,13 @@ func roundFormInput(r *http.Request) (templates.RoundForm, pitches.RoundInput, *
 		return ""
 	}
 	in := pitches.RoundInput{Title: f.Title, Rules: f.Rules, Baseline: f.Baseline}
+	// The measurement's fields; a form without a problem declares none.
+	f.Problem, f.Suite = strings.TrimSpace(r.PostForm.Get("problem")), strings.TrimSpace(r.PostForm.Get("suite"))
+	f.DeviceClass, f.AllowImports = strings.TrimSpace(r.PostForm.Get("device_class")), r.PostForm.Get("allow_imports") != ""
+	f.Problems = problemNames()
+	if f.Problem != "" {
+		in.Measurement = &pitches.RoundMeasurement{Problem: f.Problem, Suite: f.Suite, DeviceClass: f.DeviceClass, AllowImports: f.AllowImports}
+	}
 	var ferr *templates.FormError
 	for i := range keys {
 		row := templates.CriterionRow{Key: at(keys, i), Name: at(names, i), Description: at(descs, i), Weight: at(weights, i)}
@@ -110,7 +120,7 @@ func (s *server) adminRoundsView(r *http.Request, f templates.RoundForm) (templa
 		}
 		f.Number = strconv.Itoa(next)
 	}
-	return templates.AdminRoundsView{Rounds: rounds, Form: f, Flash: flashFrom(r)}, nil
+	return templates.AdminRoundsView{Rounds: rounds, Problems: problemNames(), Form: f, Flash: flashFrom(r)}, nil
 }
 
 func (s *server) handleAdminRounds(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +139,10 @@ func (s *server) handleAdminCreateRound(w http.ResponseWriter, r *http.Request) 
 	f, in, ferr := roundFormInput(r)
 	status := http.StatusUnprocessableEntity
 	if ferr == nil {
-		_, err := s.svc.CreateRound(r.Context(), userFrom(r.Context()), in)
+		err := checkRoundMeasurement(in)
+		if err == nil {
+			_, err = s.svc.CreateRound(r.Context(), userFrom(r.Context()), in)
+		}
 		if err == nil {
 			redirect(w, r, "/admin/rounds", "created")
 			return
@@ -180,7 +193,10 @@ func (s *server) handleAdminEditRound(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusUnprocessableEntity
 	if ferr == nil {
-		_, err := s.svc.UpdateRound(r.Context(), userFrom(r.Context()), rd.Number, in)
+		err := checkRoundMeasurement(in)
+		if err == nil {
+			_, err = s.svc.UpdateRound(r.Context(), userFrom(r.Context()), rd.Number, in)
+		}
 		if err == nil {
 			redirect(w, r, "/admin/rounds", "updated")
 			return
@@ -275,4 +291,13 @@ func (s *server) handleAdminSetRole(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect(w, r, "/admin/users", "role")
+}
+
+// problemNames are the kernel catalogue's problems, for the measurement forms.
+func problemNames() []string {
+	var out []string
+	for _, p := range problemOptions() {
+		out = append(out, p.Name)
+	}
+	return out
 }

@@ -211,3 +211,26 @@ func notCountedWhy(r *Run) string {
 	}
 	return "no speedup (nothing was paired with a baseline)"
 }
+
+// TermsRun is what deal terms are evaluated on for a pitch's result: its
+// newest counted run (latest, read with its shapes) carrying the pooled
+// speedup, with the other counted runs as its repeats, so that a term
+// "geomean >= 1.4x" reads the pooled figure and "variation < 5%" the spread
+// across the runs that count. nil when the pitch has no result.
+func (p *PitchResult) TermsRun(latest *Run) (*Run, []Run) {
+	if !p.Has() || latest == nil {
+		return nil, nil
+	}
+	run := *latest
+	run.Speedup = p.Speedup
+	var repeats []Run
+	for _, r := range p.Counted {
+		if r.ID != latest.ID {
+			repeats = append(repeats, r)
+		}
+	}
+	if repeats == nil {
+		repeats = []Run{} // not nil: the caller must not look for repeats elsewhere
+	}
+	return &run, repeats
+}
