@@ -1431,7 +1431,7 @@ func RunPage(c Chrome, v RunView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.Hidden {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 138, "<section class=\"card\"><p class=\"hidden-note\">This run measures a pitch whose results stay hidden from you while its round is open: a shark sees them once they have scored the pitch, everyone once the round closes.</p></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 138, "<section class=\"card\"><p class=\"hidden-note\">This run measures a pitch whose results stay hidden until you submit your scorecard (sharks) or the round closes.</p></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -2223,7 +2223,7 @@ func pitchResultsView(pitchID int64, r PitchResults) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if r.Hidden {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 223, "<p class=\"hidden-note\">Measured results of this pitch stay hidden from you while its round is open: a shark sees them once they have scored the pitch, everyone once the round closes.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 223, "<p class=\"hidden-note\">Measured results of this pitch stay hidden until you submit your scorecard (sharks) or the round closes.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
