@@ -14,9 +14,12 @@ import (
 
 // ladderH100JSON holds the per-shape medians of the team's ladder, measured
 // on an H100 with `web bench --suite benchmarks --baseline baseline` (paired,
-// cold L2, 4 input sets). It was extracted once, by a throwaway script, from
-// the result documents of two device calls of 2026-11-22 on an NVIDIA H100
-// 80GB HBM3 (driver 580.159.04, NVRTC 13.0): call B (`bash
+// cold L2, 4 input sets). dev/ladderjson writes it from the result documents
+// (`go run ./dev/ladderjson -merge internal/demo/ladder_h100.json -o
+// internal/demo/ladder_h100.json DOC...` adds or replaces rungs; only the
+// documents' file names are kept). The documents are those of two device
+// calls of 2026-11-22 on an NVIDIA H100 80GB HBM3 (driver 580.159.04,
+// NVRTC 13.0): call B (`bash
 // dev/gpucall/final.sh 560`, files g_*.json and d_fused.json) for every rung
 // but the grouped launch, which comes from call A (`bash bench/device.sh`,
 // grouped.json); the wgmma rungs come from a later call the same day
