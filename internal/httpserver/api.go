@@ -319,6 +319,10 @@ func (s *server) handleAPIPitch(w http.ResponseWriter, r *http.Request) {
 	for i := range cards {
 		out.Scorecards = append(out.Scorecards, toScorecardJSON(&cards[i]))
 	}
+	if err := s.markChanged(r.Context(), id, out.Scorecards); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -371,7 +375,12 @@ func (s *server) handleAPIScorecard(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toScorecardJSON(c))
+	out := []scorecardJSON{toScorecardJSON(c)}
+	if err := s.markChanged(r.Context(), id, out); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out[0])
 }
 
 func (s *server) handleAPIScorecards(w http.ResponseWriter, r *http.Request) {
@@ -388,6 +397,10 @@ func (s *server) handleAPIScorecards(w http.ResponseWriter, r *http.Request) {
 	out := make([]scorecardJSON, 0, len(cards))
 	for i := range cards {
 		out = append(out, toScorecardJSON(&cards[i]))
+	}
+	if err := s.markChanged(r.Context(), id, out); err != nil {
+		s.apiError(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"scorecards": out, "hidden": hidden})
 }

@@ -95,6 +95,8 @@ type scorecardJSON struct {
 	TypedTotal    *float64           `json:"typed_total,omitempty"`
 	Version       int                `json:"version"`
 	CreatedAt     time.Time          `json:"created_at"`
+	// Stored after the pitch's first result existed (pitches.ChangedAfterResult).
+	ChangedAfterResult bool `json:"changed_after_result"`
 }
 
 func toScorecardJSON(c *pitches.Scorecard) scorecardJSON {

@@ -16,13 +16,6 @@ import (
 // pitches.CanSeeVotes, enforced by the store), with the versions stored
 // after the pitch's first result marked (pitches.ChangedAfterResult).
 
-// voteHistorian is the store's vote history (sqlite.DB.VoteHistory), which
-// pitches.Service does not declare; a service without it answers that the
-// history is not kept.
-type voteHistorian interface {
-	VoteHistory(ctx context.Context, viewer *pitches.User, round int, sharkID int64) ([]pitches.Vote, error)
-}
-
 // pitchFirstResult is when the pitch's first measured result existed
 // (firstResultAt), zero when none or when the server measures nothing.
 func (s *server) pitchFirstResult(ctx context.Context, pitchID int64) (time.Time, error) {
@@ -34,6 +27,18 @@ func (s *server) pitchFirstResult(ctx context.Context, pitchID int64) (time.Time
 		return time.Time{}, fmt.Errorf("find the first result of pitch %d: %w", pitchID, err)
 	}
 	return firstResultAt(runs), nil
+}
+
+// markChanged sets changed_after_result on current cards (API) of pitchID.
+func (s *server) markChanged(ctx context.Context, pitchID int64, cards []scorecardJSON) error {
+	first, err := s.pitchFirstResult(ctx, pitchID)
+	if err != nil {
+		return err
+	}
+	for i := range cards {
+		cards[i].ChangedAfterResult = pitches.ChangedAfterResult(pitches.Scorecard{CreatedAt: cards[i].CreatedAt}, first)
+	}
+	return nil
 }
 
 // cardHistory is one shark's versions of a pitch's card.
@@ -72,13 +77,9 @@ func cardVersions(vs []pitches.Scorecard, first time.Time) []templates.CardVersi
 // voteHistories returns every version of the votes of the round that
 // viewer may see (the sharks of VisibleVotes), oldest first per shark.
 func (s *server) voteHistories(ctx context.Context, viewer *pitches.User, round int, current []pitches.Vote) ([]templates.VoteVersions, error) {
-	vh, ok := s.svc.(voteHistorian)
-	if !ok {
-		return nil, nil
-	}
 	out := make([]templates.VoteVersions, 0, len(current))
 	for _, v := range current {
-		vs, err := vh.VoteHistory(ctx, viewer, round, v.SharkID)
+		vs, err := s.svc.VoteHistory(ctx, viewer, round, v.SharkID)
 		if err != nil {
 			return nil, err
 		}
@@ -87,18 +88,12 @@ func (s *server) voteHistories(ctx context.Context, viewer *pitches.User, round 
 	return out, nil
 }
 
-// scorecardVersionJSON is one version with its mark.
-type scorecardVersionJSON struct {
-	scorecardJSON
-	ChangedAfterResult bool `json:"changed_after_result"`
-}
-
 type cardHistoryJSON struct {
-	SharkID            int64                  `json:"shark_id"`
-	Shark              string                 `json:"shark"`
-	ChangedAfterResult bool                   `json:"changed_after_result"`
-	ScoredVersion      int                    `json:"scored_version,omitempty"`
-	Versions           []scorecardVersionJSON `json:"versions"`
+	SharkID            int64           `json:"shark_id"`
+	Shark              string          `json:"shark"`
+	ChangedAfterResult bool            `json:"changed_after_result"`
+	ScoredVersion      int             `json:"scored_version,omitempty"`
+	Versions           []scorecardJSON `json:"versions"`
 }
 
 // handleAPIScorecardHistory is GET /api/pitches/{id}/scorecards/history.
@@ -134,9 +129,11 @@ func (s *server) handleAPIScorecardHistory(w http.ResponseWriter, r *http.Reques
 		out.FirstResultAt = &first
 	}
 	for _, h := range hists {
-		ch := cardHistoryJSON{SharkID: h.SharkID, Shark: h.Shark, Versions: []scorecardVersionJSON{}}
+		ch := cardHistoryJSON{SharkID: h.SharkID, Shark: h.Shark, Versions: []scorecardJSON{}}
 		for _, cv := range cardVersions(h.Versions, first) {
-			ch.Versions = append(ch.Versions, scorecardVersionJSON{scorecardJSON: toScorecardJSON(&cv.Card), ChangedAfterResult: cv.ChangedAfter})
+			cj := toScorecardJSON(&cv.Card)
+			cj.ChangedAfterResult = cv.ChangedAfter
+			ch.Versions = append(ch.Versions, cj)
 			ch.ChangedAfterResult = ch.ChangedAfterResult || cv.ChangedAfter
 			if cv.Scored {
 				ch.ScoredVersion = cv.Card.Version
@@ -158,10 +155,6 @@ func (s *server) handleAPIVoteHistory(w http.ResponseWriter, r *http.Request) {
 	current, err := s.svc.VisibleVotes(ctx, viewer, n)
 	if err != nil {
 		s.apiError(w, r, err)
-		return
-	}
-	if _, ok := s.svc.(voteHistorian); !ok {
-		s.apiError(w, r, pitches.Errorf(pitches.ECONFLICT, "", "this server's store keeps no vote history"))
 		return
 	}
 	hists, err := s.voteHistories(ctx, viewer, n, current)

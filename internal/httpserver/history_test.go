@@ -151,6 +151,24 @@ func TestScorecardAndVoteHistory(t *testing.T) {
 		}
 	}
 
+	// The current cards say so too.
+	var cur struct {
+		Scorecards []scorecardJSON `json:"scorecards"`
+	}
+	a.api("GET", fmt.Sprintf("/api/pitches/%d/scorecards", p.ID), "admin", nil).wantStatus(t, http.StatusOK).decode(t, &cur)
+	for _, c := range cur.Scorecards {
+		if want := c.SharkID == a.users["oracle"].ID; c.ChangedAfterResult != want {
+			t.Errorf("current card of %s: changed_after_result %v, want %v", c.Shark, c.ChangedAfterResult, want)
+		}
+	}
+	clk.set(t0.Add(3*time.Hour + time.Minute))
+	var again scorecardJSON
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "pragmatist", map[string]any{"scores": scoresWith(7, 0, 0).Scores,
+		"estimate": map[string]float64{"lo": 0.9, "hi": 1.2}}).wantStatus(t, http.StatusOK).decode(t, &again)
+	if !again.ChangedAfterResult || again.Version != 2 {
+		t.Fatalf("a card changed after the result comes back as %+v", again)
+	}
+
 	// Same visibility as the scorecards: a shark who has not scored sees
 	// none of the others' histories, another contestant neither; a shark
 	// who scored sees them all.
@@ -166,7 +184,7 @@ func TestScorecardAndVoteHistory(t *testing.T) {
 
 	// The page: each card's history, collapsed, the late version marked.
 	page := a.browser().login("admin").get(fmt.Sprintf("/pitches/%d", p.ID)).wantStatus(t, http.StatusOK).body
-	wantContains(t, page, "History: 3 version(s)", "History: 1 version(s)", "changed after the result", "scored estimate",
+	wantContains(t, page, "History: 3 version(s)", "History: 2 version(s)", "changed after the result", "scored estimate",
 		"1.1x – 1.3x", "REJECT", t0.Add(time.Hour).Format("2006-01-02 15:04 UTC"))
 	third2 := a.browser().login("third").get(fmt.Sprintf("/pitches/%d", p.ID)).wantStatus(t, http.StatusOK).body
 	wantNotContains(t, third2, "History:", "1.1x – 1.3x")

@@ -287,6 +287,9 @@ type Service interface {
 	// Votes.
 	CastVote(ctx context.Context, by *User, round int, in VoteInput) (*Vote, error)
 	VisibleVotes(ctx context.Context, viewer *User, round int) ([]Vote, error)
+	// VoteHistory is every version of a shark's vote in the round, oldest
+	// first, under the same visibility (CanSeeVotes; one's own always).
+	VoteHistory(ctx context.Context, viewer *User, round int, sharkID int64) ([]Vote, error)
 
 	// Standings, computed by ComputeStandings from the stored scorecards and
 	// votes. Rows of pitches whose scores the viewer may not yet see (a shark

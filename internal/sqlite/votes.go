@@ -107,7 +107,7 @@ func (db *DB) VisibleVotes(ctx context.Context, viewer *pitches.User, round int)
 }
 
 // VoteHistory returns every version of a shark's vote in a round, oldest
-// first. Not part of pitches.Service; the same visibility applies.
+// first; the same visibility as VisibleVotes applies.
 func (db *DB) VoteHistory(ctx context.Context, viewer *pitches.User, round int, sharkID int64) ([]pitches.Vote, error) {
 	r, err := roundByNumber(ctx, db.r, round)
 	if err != nil {
