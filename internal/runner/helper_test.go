@@ -162,6 +162,36 @@ func helperChild(mode string, args []string) int {
 		return 3
 	case "server": // the crash-recovery test's server process
 		return serverChild()
+	case "panic": // a Go panic: the runtime prints the panic and exits 2, with no usage line
+		progress(0, 9)
+		var shapes []int
+		_ = shapes[3] // index out of range
+		return 0
+	case "usage": // bench refusing its input: the usage error line, exit 2
+		fmt.Println(`{"type":"error","phase":"usage","message":"--variant: unknown knob \"stagez\"","exit_code":2}`)
+		fmt.Fprintln(os.Stderr, "web bench: --variant: unknown knob \"stagez\"")
+		return 2
+	}
+	// "doc:PATH:CODE": write the document at PATH as the result and exit CODE
+	// (the status tests' documents: incorrect, suspect, ...).
+	if rest, ok := strings.CutPrefix(mode, "doc:"); ok {
+		i := strings.LastIndexByte(rest, ':')
+		code, err := strconv.Atoi(rest[i+1:])
+		if i < 0 || err != nil {
+			fmt.Fprintln(os.Stderr, "bad doc mode", mode)
+			return 70
+		}
+		doc, err := os.ReadFile(rest[:i])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "read document:", err)
+			return 70
+		}
+		progress(0, 9)
+		if err := os.WriteFile(jsonPath, doc, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "write result:", err)
+			return 70
+		}
+		return code
 	}
 	fmt.Fprintln(os.Stderr, "unknown stand-in mode", mode)
 	return 70
