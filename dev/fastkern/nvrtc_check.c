@@ -1,8 +1,8 @@
 /* nvrtc_check: compile a CUDA source with whatever NVRTC it is pointed at
  * (default: Debian's NVRTC 11.8, the oldest the app supports) for one arch,
  * to prove the kernel sources need no toolkit headers. Build and run here:
- *   cc -O1 -o /tmp/nvrtc_check dev/fastkern/nvrtc_check.c -ldl
- *   /tmp/nvrtc_check kernels/cuda/fast_group_gemm.cu sm_90 [-DNAME=VALUE ...]
+ *   cc -O1 -o bin/nvrtc_check dev/fastkern/nvrtc_check.c -ldl
+ *   bin/nvrtc_check kernels/cuda/fast_group_gemm.cu sm_90 [-DNAME=VALUE ...]
  * Exit status 0 only when the compile succeeds; the NVRTC log is printed. */
 #include <dlfcn.h>
 #include <stdio.h>

@@ -110,12 +110,12 @@ var ladderPitches = map[string]ladderPitch{
 	"nvfp4_group_gemm fused": {"rewrite", "A new kernel: one persistent launch walks a tile table of all groups, A and B swapped " +
 		"so N fills the MMA's 16-row side, a 4-stage cp.async pipeline, branch-free register decode, and the output " +
 		"staged through shared memory for 16-byte stores.\n\n" +
-		"- Measured in an nvcc harness first (dev/fastkern/NOTES.md).\n- Limited by instruction issue for the decode, not by memory."},
+		"- Measured in an nvcc harness first (docs/kernel-notes.md).\n- Limited by instruction issue for the decode, not by memory."},
 	"nvfp4_group_gemm wgmma": {"rewrite", "Ladder step 3 on Hopper: split the block into roles. A producer warpgroup copies the " +
 		"raw token FP4 and decodes it once per block into shared memory, in the swizzled layout wgmma reads; two consumer " +
 		"warpgroups decode their 64 weight rows each straight into wgmma's register fragment and issue 64x128x16 wgmmas. " +
 		"One decoded weight register now feeds 128 token columns instead of 8.\n\n" +
-		"- Prediction from the nvcc harness on an H100 (74 us geomean against fused's 116 us, dev/fastkern/NOTES.md) " +
+		"- Prediction from the nvcc harness on an H100 (74 us geomean against fused's 116 us, docs/kernel-notes.md) " +
 		"times fused's measured 3.64: about 5.5x the baseline.\n- Hopper only (sm_90a): the B200 has no wgmma."},
 	"nvfp4_group_gemm wgmma?tile_m=64": {"tiling", "The wgmma kernel with 64-token tiles: tail tiles waste less tensor " +
 		"time, but every weight register is decoded for half as many columns.\n\n" +
