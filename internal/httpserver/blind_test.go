@@ -258,9 +258,10 @@ func (f *blindFixture) walk(t *testing.T, urls []string, login string) map[strin
 }
 
 // TestBlindJudgingWalk visits every GET route of the router as a shark who
-// has not scored a pitch with a distinctive result, and finds none of its
-// figures anywhere; the same walk as an admin finds each of them, so the
-// figures are really there to leak.
+// has not scored a pitch with a distinctive result (and as another
+// contestant and a viewer), and finds none of its figures anywhere; the
+// same walk as an admin finds each of them, so the figures are really there
+// to leak.
 func TestBlindJudgingWalk(t *testing.T) {
 	start := time.Now()
 	f := newBlindFixture(t)
@@ -296,12 +297,20 @@ func TestBlindJudgingWalk(t *testing.T) {
 		}
 	}
 
-	shark := f.walk(t, urls, "oracle")
-	for _, u := range urls {
-		for _, fig := range hiddenFigures {
-			if i := strings.Index(shark[u], fig); i >= 0 {
-				lo, hi := max(0, i-120), min(len(shark[u]), i+120)
-				t.Errorf("oracle (has not scored Secret) sees %q at %s: …%s…", fig, u, shark[u][lo:hi])
+	// The shark who has not scored Secret, and the others the rule hides
+	// it from while the round is open: another contestant, a viewer.
+	var shark map[string]string
+	for _, login := range []string{"oracle", "bob", "vera"} {
+		bodies := f.walk(t, urls, login)
+		if login == "oracle" {
+			shark = bodies
+		}
+		for _, u := range urls {
+			for _, fig := range hiddenFigures {
+				if i := strings.Index(bodies[u], fig); i >= 0 {
+					lo, hi := max(0, i-120), min(len(bodies[u]), i+120)
+					t.Errorf("%s sees Secret's %q at %s: …%s…", login, fig, u, bodies[u][lo:hi])
+				}
 			}
 		}
 	}
