@@ -231,7 +231,8 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 	if err != nil {
 		return nil, err
 	}
-	res := &templates.PitchResults{Enabled: true, Hidden: o.Hidden, Devices: s.runs.Devices(), Baseline: round.Baseline}
+	res := &templates.PitchResults{Enabled: true, Hidden: o.Hidden, Devices: s.runs.Devices(), Baseline: round.Baseline,
+		Measurement: measurementText(runner.MeasurementOf(round))}
 	for _, po := range problemOptions() {
 		res.Problems = append(res.Problems, po.Name)
 	}
@@ -249,7 +250,6 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 	if res.Runs, err = s.runRows(ctx, vis, o.Runs); err != nil {
 		return nil, err
 	}
-	res.Measurement = measurementText(o.Result.Measurement)
 	for _, x := range o.Result.NotCounted {
 		res.NotCounted = append(res.NotCounted, templates.ExcludedRow{RunID: x.Run.ID, Text: x.Why})
 	}
