@@ -16,15 +16,18 @@
 // in its own process group (Pdeathsig set, so it dies with the server). Its
 // stdout is read line by line: progress lines go to subscribers, an error
 // line becomes the failure reason, other text is kept as log; the last 64 KiB
-// of stderr is kept. When the child exits 0 (or 1, kernel incorrect) with a
-// document that passes bench.Validate and matches the run, the document, its
-// summary and its shapes are stored with the "succeeded" status in one
-// transaction (an incorrect kernel is a succeeded run with Correct false and
-// the flag "incorrect": the measurement finished, the kernel failed). Every
-// other ending fails the run with a reason a person can act on:
+// of stderr is kept. When the child exits 0, 1 (kernel incorrect) or 4
+// (suspect) with a document that passes bench.Validate and matches the run,
+// Classify decides the status from the exit code and the document, and the
+// document, its summary and its shapes are stored with it in one
+// transaction: succeeded (exit 0, every shape correct, nothing suspect),
+// incorrect (the reason names the shape and the failed check) or suspect
+// (the reason lists summary.suspect). Every other ending fails the run with a
+// reason a person can act on:
 //
 //	crashed: killed by signal 6 (aborted) (stderr: panic: ...)
 //	crashed: exit status 42 (stderr: ...)
+//	crashed: exit status 2 without bench's usage error (a Go panic exits 2) (stderr: panic: ...)
 //	timed out after 15m0s (time limit); the process group was killed
 //	could not run (exit 3): CUDA_ERROR_ILLEGAL_ADDRESS: ...
 //	bench refused its input (exit 2): ...
@@ -76,17 +79,16 @@
 //	GET  /api/runs.csv|.json    export: r.List(ctx, Filter{..., WithShapes: true}),
 //	                            one row per run and shape.
 //
-// Pages: a pitch page lists r.List(ctx, Filter{PitchID: id}). The accepted
-// result of a pitch is its newest succeeded, non-imported run with
-// Speedup.Value > 0 (a CPU run without --aa has no baseline and no speedup).
-// For it, score the claim and each shark's estimate with
-// ScorePrediction(lo, hi, run.Speedup.Value) (interval score alpha 0.2 on
-// log speedups, absolute and signed log error, hit, Sentence) and evaluate
-// the winning pitch's Terms with EvaluateTerms(terms, run, repeats), repeats
-// being r.List(ctx, Filter{Problem, Variant, Baseline, Device, Suite,
-// Status: StatusSucceeded}) for the same configuration, each read with Get
-// and kept only where Comparable(run, other) holds (same device model,
-// driver and NVRTC; pages show the reason otherwise). Two rules stay with
+// Pages: a pitch page lists r.List(ctx, Filter{PitchID: id}). The result
+// of a pitch is ResultOf(MeasurementOf(round), runs): its runs that match
+// the round's measurement (problem, suite, baseline, device class; imports
+// only where the round allows them) and succeeded, or are suspect and were
+// accepted (Accept), pooled (geomean over runs, interval across runs,
+// run-to-run variation; docs/bench-result.md, "The result rule"). Score the
+// claim and each shark's estimate with ScorePrediction(lo, hi,
+// result.Speedup.Value) (interval score alpha 0.2 on log speedups, absolute
+// and signed log error, hit, Sentence) and evaluate the winning pitch's
+// Terms with EvaluateTerms on result.TermsRun(newest counted run). Two rules stay with
 // the web layer and the pitches service, since they concern people rather
 // than runs: measured results of a pitch are not shown to a shark who has not
 // yet scored it, and predictions are locked once a succeeded run of the
