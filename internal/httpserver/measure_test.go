@@ -197,7 +197,9 @@ func TestImportFullBenchDocument(t *testing.T) {
 	env := fmt.Sprintf(`{"pitch_id":%d,"variant":"baseline","document":%s}`, p.ID, doc)
 	a.api("POST", "/api/runs/import", "alice", env).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "variant")
 	env = fmt.Sprintf(`{"pitch_id":%d,"note":"from the lab","document":%s}`, p.ID, doc)
-	a.api("POST", "/api/runs/import", "alice", env).wantStatus(t, http.StatusCreated)
+	var second runner.Run
+	a.api("POST", "/api/runs/import", "alice", env).wantStatus(t, http.StatusCreated).decode(t, &second)
+	wantContains(t, a.browser().login("admin").get(fmt.Sprintf("/runs/%d", second.ID)).body, "from the lab", d.Fingerprint.Key)
 }
 
 // Accepting a suspect run: admins only, with a reason; a run that is not

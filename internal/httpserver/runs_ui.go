@@ -349,8 +349,9 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 		v.CorrectText = fmt.Sprintf("correctness not reported for %d of %d shapes", notReported, len(run.Shapes))
 	}
 	if run.Imported {
+		v.ImportNote = run.Note
 		var d importDoc
-		if json.Unmarshal(run.Result, &d) == nil {
+		if v.ImportNote == "" && json.Unmarshal(run.Result, &d) == nil {
 			v.ImportNote = d.Note
 		}
 	}

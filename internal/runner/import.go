@@ -307,7 +307,7 @@ func checkLabel(field, s string) error {
 func (r *ImportRequest) ImportResult(by int64) (*Run, *Result, error) {
 	run := &Run{
 		Problem: r.Problem, Suite: r.Suite, Variant: r.Variant, Baseline: r.Baseline,
-		Device: r.Device, RequestedBy: by, PitchID: r.PitchID, Imported: true,
+		Device: r.Device, RequestedBy: by, PitchID: r.PitchID, Imported: true, Note: r.Note,
 	}
 	if r.parsed != nil {
 		res := r.parsed

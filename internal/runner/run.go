@@ -95,6 +95,9 @@ type Run struct {
 	AcceptedAt   time.Time `json:"accepted_at,omitzero"`
 	AcceptReason string    `json:"accept_reason,omitempty"`
 
+	// Note is an imported run's note: where the numbers come from.
+	Note string `json:"note,omitempty"`
+
 	// Summary of the result; valid when HasResult.
 	HasResult bool     `json:"has_result"`
 	Speedup   Interval `json:"speedup"` // geometric mean of the per-shape speedups, with its interval when known

@@ -23,7 +23,7 @@ const (
 	runCols = `id, problem, suite, variant, baseline, device, seed, requested_by, pitch_id, requeue_of,
 		imported, status, reason, created_at, started_at, finished_at,
 		result IS NOT NULL, geomean, geomean_lo, geomean_hi, correct, flags,
-		device_name, accepted_by, accepted_at, accept_reason`
+		device_name, accepted_by, accepted_at, accept_reason, note`
 	runDetailCols = runCols + `, result, log, stderr`
 	shapeCols     = `run_id, idx, label, baseline_median_us, baseline_sem_us, baseline_samples,
 		variant_median_us, variant_sem_us, variant_samples, floor_us, floor_fraction,
@@ -278,12 +278,12 @@ func (db *DB) Import(ctx context.Context, run *runner.Run, r *runner.Result) (*r
 		now := fmtTime(db.Now())
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
 			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, imported, status, reason,
-			 created_at, started_at, finished_at, result, geomean, geomean_lo, geomean_hi, correct, flags, device_name)
-			VALUES (?, ?, ?, ?, ?, 0, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			 created_at, started_at, finished_at, result, geomean, geomean_lo, geomean_hi, correct, flags, device_name, note)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			run.Problem, run.Suite, run.Variant, run.Baseline, run.Device, runNullID(run.RequestedBy), runNullID(run.PitchID),
 			string(status), run.Reason,
 			now, now, now, string(r.Doc), runNullPos(r.Speedup.Value), runNullPos(r.Speedup.Lo), runNullPos(r.Speedup.Hi),
-			r.Correct, runJoinFlags(r.Flags), r.DeviceName)
+			r.Correct, runJoinFlags(r.Flags), r.DeviceName, run.Note)
 		if err != nil {
 			return fmt.Errorf("sqlite: insert imported run: %w", err)
 		}
@@ -475,7 +475,7 @@ func scanRun(row runRowScanner, detail bool) (*runner.Run, error) {
 	dest := []any{&r.ID, &r.Problem, &r.Suite, &r.Variant, &r.Baseline, &r.Device, &r.Seed,
 		&requestedBy, &pitchID, &requeueOf, &r.Imported, &status, &r.Reason, &createdAt, &startedAt, &finishedAt,
 		&r.HasResult, &geomean, &geoLo, &geoHi, &correct, &flags,
-		&r.DeviceName, &acceptedBy, &acceptedAt, &r.AcceptReason}
+		&r.DeviceName, &acceptedBy, &acceptedAt, &r.AcceptReason, &r.Note}
 	if detail {
 		dest = append(dest, &result, &log, &stderr)
 	}

@@ -48,7 +48,7 @@ func TestMigration102KeepsRunsAndShapes(t *testing.T) {
 		`INSERT INTO runs (id, problem, suite, variant, device, status, created_at, result, geomean, correct, requeue_of)
 			VALUES (2, 'nvfp4_group_gemm', 'benchmarks', 'baseline', '0', 'succeeded', '2026-01-01T00:00:00.000000000Z', '{}', 0.9, 0, 1)`,
 		`INSERT INTO runs (id, problem, suite, variant, device, status, created_at, result, geomean, correct, imported)
-			VALUES (3, 'nvfp4_group_gemm', 'benchmarks', 'x', 'B200', 'succeeded', '2026-01-01T00:00:00.000000000Z', '{}', 0.74, 0, 1)`,
+			VALUES (3, 'nvfp4_group_gemm', 'benchmarks', 'x', 'B200', 'succeeded', '2026-01-01T00:00:00.000000000Z', '{"note":"round 1 recap"}', 0.74, 0, 1)`,
 		`INSERT INTO runs (id, problem, suite, variant, device, status, reason, created_at) VALUES (4, 'p', 'tests', 'v', 'cpu', 'failed', 'boom', '2026-01-01T00:00:00.000000000Z')`,
 		`INSERT INTO run_shapes (run_id, idx, label, correct) VALUES (1, 0, 'a', 1), (1, 1, 'b', 1), (2, 0, 'a', 0), (3, 0, 'a', 0)`,
 		`UPDATE run_shapes SET flags = 'correctness_not_reported' WHERE run_id = 3`,
@@ -78,6 +78,9 @@ func TestMigration102KeepsRunsAndShapes(t *testing.T) {
 		if run.Status != want.status || run.DeviceName != want.deviceName || len(run.Shapes) != want.shapes {
 			t.Errorf("run %d after migration: status %s device %q shapes %d; want %s %q %d", want.id, run.Status, run.DeviceName, len(run.Shapes), want.status, want.deviceName, want.shapes)
 		}
+	}
+	if run, _ := db.Get(ctx, 3); run.Note != "round 1 recap" {
+		t.Errorf("run 3: note %q after migration 104", run.Note)
 	}
 	if run, _ := db.Get(ctx, 2); run.RequeueOf != 1 || !strings.Contains(run.Reason, "incorrect") {
 		t.Errorf("run 2: requeue_of %d, reason %q", run.RequeueOf, run.Reason)
