@@ -262,7 +262,9 @@ func (v *visibility) pitchResult(ctx context.Context, p *pitches.Pitch, runs []r
 	if err != nil {
 		return runner.PitchResult{}, err
 	}
-	return runner.ResultOf(runner.MeasurementOf(round), runs), nil
+	m := runner.MeasurementOf(round)
+	m.Variant = p.Variant
+	return runner.ResultOf(m, runs), nil
 }
 
 // round reads round n once per request.

@@ -19,6 +19,11 @@ type Measurement struct {
 	// "H100" matches "NVIDIA H100 80GB HBM3". Empty: any device.
 	DeviceClass  string `json:"device_class"`
 	AllowImports bool   `json:"allow_imports"`
+	// Variant is the pitch's kernel variant, when the caller knows it: a run
+	// measured here of another variant (a knob tweak someone tried on the
+	// pitch) is not the pitch's measurement. Imports are not held to it:
+	// their variant is a free label from another harness.
+	Variant string `json:"-"`
 }
 
 // MeasurementOf is round's measurement. An empty suite means benchmarks.
@@ -93,6 +98,8 @@ func (m Measurement) Mismatch(run *Run) (field, why string) {
 		return "baseline", fmt.Sprintf("baseline %s, the round measures against %s", orDefault(run.Baseline), orDefault(m.Baseline))
 	case run.Imported && !m.AllowImports:
 		return "imported", "imported, and the round does not count imports"
+	case !run.Imported && m.Variant != "" && run.Variant != m.Variant:
+		return "variant", fmt.Sprintf("variant %s, the pitch's variant is %s", run.Variant, m.Variant)
 	}
 	if m.DeviceClass != "" {
 		name := run.DeviceName

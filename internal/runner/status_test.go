@@ -226,7 +226,7 @@ func TestClassify(t *testing.T) {
 }
 
 func run(id int64, problem, suite, baseline, device string, imported bool, status runner.Status, speedup float64) runner.Run {
-	return runner.Run{ID: id, Problem: problem, Suite: suite, Baseline: baseline, Device: device, DeviceName: device,
+	return runner.Run{ID: id, Problem: problem, Suite: suite, Variant: "v", Baseline: baseline, Device: device, DeviceName: device,
 		Imported: imported, Status: status, HasResult: status.Measured(), Speedup: runner.Interval{Value: speedup, Lo: speedup * 0.98, Hi: speedup * 1.02}}
 }
 
@@ -292,6 +292,16 @@ func TestResultOf(t *testing.T) {
 	if one.N != 1 || one.Speedup != runs[len(runs)-1].Speedup {
 		t.Fatalf("one run: %+v", one.Speedup)
 	}
+	// The pitch's variant: a run measured here of another variant does not
+	// count; imports carry free labels and are not held to it.
+	m.Variant = "v"
+	tweak := run(11, g, "benchmarks", "baseline", h100, false, runner.StatusSucceeded, 5)
+	tweak.Variant = "v?stages=3"
+	pr = runner.ResultOf(m, append([]runner.Run{tweak}, runs...))
+	if pr.N != 3 || pr.Other[0].Run.ID != 11 || pr.Other[0].Field != "variant" {
+		t.Fatalf("a knob tweak of the pitch: n %d, other %+v", pr.N, pr.Other[0])
+	}
+	m.Variant = ""
 	// No declared measurement: nothing counts.
 	if pr := runner.ResultOf(runner.Measurement{}, runs); pr.Has() || len(pr.Other) != len(runs) {
 		t.Fatalf("undeclared: %+v", pr)
