@@ -121,24 +121,48 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// allowLogin applies the per-IP and per-login token buckets. The IP bucket
-// is charged first and the login bucket only when the IP had a token, so a
-// flood from one address cannot fill the login map with made-up names; a
-// guesser spreading tries over many addresses still drains the login's
-// bucket.
-func (s *server) allowLogin(r *http.Request, login string) error {
-	refused := pitches.Errorf(pitches.ERATELIMITED, "", "too many login attempts; wait a minute and try again")
-	if !s.ipLimit.allow(clientIP(r)) {
-		return refused
-	}
+// Login rate limits, in the manner of GitHub and HotCRP: failures are what
+// is counted, never successes, and a failure elsewhere never locks the real
+// user out.
+//
+//   - ipLimit: failed logins per client address, whatever the login. An
+//     address out of tries is refused (429) before its password is checked.
+//   - nameLimit: failed logins per (login, address) pair, a backoff for one
+//     address hammering one account; a successful login from that address
+//     resets it. Another address, the real user's, is not affected: the
+//     login is never locked as a whole, so nobody can lock someone out by
+//     guessing wrong on purpose.
+//
+// A successful login uses up no allowance at all. A guesser spreading over
+// many addresses gets each address's small budget, against bcrypt at the
+// server's cost and 8-character passwords.
+func loginKey(r *http.Request, login string) string {
 	key := strings.ToLower(strings.TrimSpace(login))
 	if len(key) > 64 {
 		key = key[:64] // logins are short; this only bounds the map key
 	}
-	if !s.nameLimit.allow(key) {
-		return refused
+	return key + "\x00" + clientIP(r)
+}
+
+// allowLogin says whether this address may try this login now.
+func (s *server) allowLogin(r *http.Request, login string) error {
+	if !s.ipLimit.has(clientIP(r)) || !s.nameLimit.has(loginKey(r, login)) {
+		return pitches.Errorf(pitches.ERATELIMITED, "", "too many failed login attempts from your address; wait a minute and try again")
 	}
 	return nil
+}
+
+// loginFailed charges a failed attempt to the address and to the pair.
+func (s *server) loginFailed(r *http.Request, login string) {
+	s.ipLimit.take(clientIP(r))
+	s.nameLimit.take(loginKey(r, login))
+}
+
+// loginSucceeded clears the pair's backoff; the address's failures stay
+// counted, so logging in to one's own account between guesses at others
+// does not buy more guesses.
+func (s *server) loginSucceeded(r *http.Request, login string) {
+	s.nameLimit.reset(loginKey(r, login))
 }
 
 // safeNext keeps post-login redirects on this site: a path, never a URL with

@@ -37,6 +37,42 @@ func newLimiter(burst int, refill time.Duration, now func() time.Time) *limiter 
 func (l *limiter) allow(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	b := l.refilled(key)
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// has reports whether key has a token, without taking it: the login limits
+// are checked before the password and charged only for a failure.
+func (l *limiter) has(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refilled(key).tokens >= 1
+}
+
+// take uses up a token of key (it may go below one; has then says no).
+func (l *limiter) take(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.refilled(key)
+	if b.tokens > 0 {
+		b.tokens--
+	}
+}
+
+// reset fills key's bucket again.
+func (l *limiter) reset(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.buckets, key)
+}
+
+// refilled returns key's bucket with the tokens regained since its last use.
+// The caller holds l.mu.
+func (l *limiter) refilled(key string) *bucket {
 	now := l.now()
 	l.sweep(now)
 	b, ok := l.buckets[key]
@@ -49,11 +85,7 @@ func (l *limiter) allow(key string) bool {
 		b.tokens = l.burst
 	}
 	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+	return b
 }
 
 // sweep drops full buckets now and then so the map does not grow with every

@@ -120,7 +120,7 @@ func newServer(cfg Config, svc pitches.Service) *server {
 		svc:       svc,
 		log:       cfg.Logger,
 		ipLimit:   newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
-		nameLimit: newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
+		nameLimit: newLimiter((cfg.LoginBurst+1)/2, cfg.LoginRefill, cfg.Now), // per (login, address): see auth.go
 		md:        newMarkdown(),
 		runs:      cfg.Runner,
 	}

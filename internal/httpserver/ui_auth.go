@@ -36,12 +36,15 @@ func (s *server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	u, err := s.svc.Authenticate(r.Context(), login, password)
 	if err != nil {
 		if pitches.ErrorCode(err) == pitches.EUNAUTHORIZED || pitches.ErrorCode(err) == pitches.ENOTFOUND || pitches.ErrorCode(err) == pitches.EINVALID {
-			// One message for unknown login and wrong password alike.
-			err = pitches.Errorf(pitches.EUNAUTHORIZED, "", "Wrong login or password.")
+			s.loginFailed(r, login)
+			// One message for unknown login, wrong password and a
+			// deactivated user alike; the password field is named.
+			err = pitches.Errorf(pitches.EUNAUTHORIZED, "password", "Wrong login or password.")
 		}
 		fail(err)
 		return
 	}
+	s.loginSucceeded(r, login)
 	secret, err := s.svc.CreateSession(r.Context(), u.ID, s.cfg.SessionTTL)
 	if err != nil {
 		fail(err)

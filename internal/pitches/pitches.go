@@ -27,6 +27,9 @@ type User struct {
 	DisplayName string // e.g. "The Performance Oracle"
 	Role        Role
 	CreatedAt   time.Time
+	// DeactivatedAt is set when an admin deactivated the user: they cannot
+	// log in and their sessions and tokens no longer work.
+	DeactivatedAt *time.Time
 }
 
 // RoundStatus moves one way only: pitching -> judging -> closed.
@@ -249,6 +252,10 @@ type Service interface {
 	UserByID(ctx context.Context, id int64) (*User, error)
 	Users(ctx context.Context) ([]User, error)
 	SetUserRole(ctx context.Context, by *User, userID int64, role Role) error
+	// ChangePassword sets by's own password, given the current one.
+	ChangePassword(ctx context.Context, by *User, oldPassword, newPassword string) error
+	// SetUserActive deactivates (active=false) or reactivates a user; admins only.
+	SetUserActive(ctx context.Context, by *User, userID int64, active bool) error
 
 	// Sessions (browser) and tokens (API): opaque random secrets, stored hashed.
 	CreateSession(ctx context.Context, userID int64, ttl time.Duration) (secret string, err error)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -23,9 +24,24 @@ const (
 	tokenPrefix   = "ptt_"
 )
 
-// dummyHash is compared against when a login does not exist, so that an
-// unknown login costs as much time as a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("pitchtank-no-such-user"), bcrypt.MinCost)
+// dummyHashes are compared against when a login does not exist, so that an
+// unknown login costs as much time as a wrong password. One per bcrypt cost:
+// a dummy cheaper than the real hashes (bcrypt.MinCost takes ~1 ms against
+// ~70 ms at the default cost) would tell a guesser which logins exist.
+var dummyHashes sync.Map // cost -> []byte
+
+func dummyHash(cost int) []byte {
+	if h, ok := dummyHashes.Load(cost); ok {
+		return h.([]byte)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte("pitchtank-no-such-user"), cost)
+	if err != nil {
+		// Only an out-of-range cost fails; CreateUser would have failed too.
+		h, _ = bcrypt.GenerateFromPassword([]byte("pitchtank-no-such-user"), bcrypt.DefaultCost)
+	}
+	dummyHashes.Store(cost, h)
+	return h
+}
 
 func (db *DB) CreateUser(ctx context.Context, login, displayName string, role pitches.Role, password string) (*pitches.User, error) {
 	for _, err := range []error{pitches.ValidateLogin(login), pitches.ValidateDisplayName(displayName),
@@ -57,12 +73,13 @@ func (db *DB) CreateUser(ctx context.Context, login, displayName string, role pi
 	return u, nil
 }
 
-const userCols = `id, login, display_name, role, created_at`
+const userCols = `id, login, display_name, role, created_at, deactivated_at`
 
 func scanUser(row interface{ Scan(...any) error }) (*pitches.User, error) {
 	var u pitches.User
 	var role, created string
-	if err := row.Scan(&u.ID, &u.Login, &u.DisplayName, &role, &created); err != nil {
+	var deactivated sql.NullString
+	if err := row.Scan(&u.ID, &u.Login, &u.DisplayName, &role, &created, &deactivated); err != nil {
 		return nil, err
 	}
 	u.Role = pitches.Role(role)
@@ -71,31 +88,117 @@ func scanUser(row interface{ Scan(...any) error }) (*pitches.User, error) {
 		return nil, err
 	}
 	u.CreatedAt = t
+	if u.DeactivatedAt, err = parseNullTime(deactivated); err != nil {
+		return nil, err
+	}
 	return &u, nil
 }
 
+// Authenticate checks a login and password. Every failure costs one bcrypt
+// comparison at the cost of real hashes (unknown login, wrong password,
+// deactivated user alike), so timing does not tell which logins exist.
 func (db *DB) Authenticate(ctx context.Context, login, password string) (*pitches.User, error) {
 	var hash string
-	var u *pitches.User
 	row := db.r.QueryRowContext(ctx, `SELECT password_hash, `+userCols+` FROM users WHERE login = ?`, login)
-	var role, created string
-	var uu pitches.User
-	err := row.Scan(&hash, &uu.ID, &uu.Login, &uu.DisplayName, &role, &created)
+	u, err := scanUser(scanPrefix{row, &hash})
 	if errors.Is(err, sql.ErrNoRows) {
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(dummyHash(db.BcryptCost), []byte(password))
 		return nil, pitches.ErrUnauthorized
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: authenticate %q: %w", login, err)
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || u.DeactivatedAt != nil {
 		return nil, pitches.ErrUnauthorized
 	}
-	uu.Role = pitches.Role(role)
-	if uu.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
+	return u, nil
+}
+
+// scanPrefix scans leading columns into pre before handing the rest to
+// scanUser's destinations.
+type scanPrefix struct {
+	row interface{ Scan(...any) error }
+	pre any
+}
+
+func (p scanPrefix) Scan(dest ...any) error { return p.row.Scan(append([]any{p.pre}, dest...)...) }
+
+// ChangePassword sets a user's own password; the old one must be given, so a
+// session left open on a shared machine cannot be turned into a takeover.
+func (db *DB) ChangePassword(ctx context.Context, by *pitches.User, oldPassword, newPassword string) error {
+	if by == nil {
+		return pitches.Errorf(pitches.EUNAUTHORIZED, "", "log in to change your password")
 	}
-	u = &uu
+	if err := pitches.ValidatePassword(newPassword); err != nil {
+		return pitches.Errorf(pitches.EINVALID, "new_password", "new password %s", pitches.ErrorMessage(err))
+	}
+	if oldPassword == newPassword {
+		return pitches.Errorf(pitches.EINVALID, "new_password", "the new password must differ from the current one")
+	}
+	var hash string
+	err := db.r.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = ?`, by.ID).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return pitches.Errorf(pitches.ENOTFOUND, "", "user %d not found", by.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: change password of user %d: load: %w", by.ID, err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(oldPassword)) != nil {
+		return pitches.Errorf(pitches.EINVALID, "old_password", "the current password is wrong")
+	}
+	newHash, err := bcrypt.GenerateFromPassword([]byte(newPassword), db.BcryptCost)
+	if err != nil {
+		return fmt.Errorf("sqlite: change password of user %d: hash: %w", by.ID, err)
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, string(newHash), by.ID); err != nil {
+			return fmt.Errorf("sqlite: change password of user %d: %w", by.ID, err)
+		}
+		return nil
+	})
+}
+
+// SetUserActive deactivates or reactivates a user (admins only). A
+// deactivated user's sessions are deleted and their tokens stop working;
+// their pitches, scorecards and votes stay. Admins cannot deactivate
+// themselves, so there is always someone left to undo it.
+func (db *DB) SetUserActive(ctx context.Context, by *pitches.User, userID int64, active bool) error {
+	if err := pitches.Can(by, pitches.ActManageUsers, pitches.Target{}); err != nil {
+		return err
+	}
+	if !active && by.ID == userID {
+		return pitches.Errorf(pitches.ECONFLICT, "user", "you cannot deactivate yourself; ask another admin")
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := userByID(ctx, tx, userID); err != nil {
+			return err
+		}
+		if active {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET deactivated_at = NULL WHERE id = ?`, userID); err != nil {
+				return fmt.Errorf("sqlite: reactivate user %d: %w", userID, err)
+			}
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET deactivated_at = coalesce(deactivated_at, ?) WHERE id = ?`,
+			fmtTime(db.Now()), userID); err != nil {
+			return fmt.Errorf("sqlite: deactivate user %d: %w", userID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, userID); err != nil {
+			return fmt.Errorf("sqlite: deactivate user %d: delete sessions: %w", userID, err)
+		}
+		return nil
+	})
+}
+
+// UserByLogin finds a user by login (the command line names users so).
+func (db *DB) UserByLogin(ctx context.Context, login string) (*pitches.User, error) {
+	u, err := scanUser(db.r.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE login = ?`, login))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.Errorf(pitches.ENOTFOUND, "login", "no user with login %q", login)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load user %q: %w", login, err)
+	}
 	return u, nil
 }
 
@@ -199,8 +302,9 @@ func (db *DB) UserBySession(ctx context.Context, secret string) (*pitches.User, 
 	if !strings.HasPrefix(secret, sessionPrefix) {
 		return nil, pitches.ErrUnauthorized
 	}
-	u, err := scanUser(db.r.QueryRowContext(ctx, `SELECT u.id, u.login, u.display_name, u.role, u.created_at
-		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.secret_hash = ? AND s.expires_at > ?`,
+	u, err := scanUser(db.r.QueryRowContext(ctx, `SELECT u.id, u.login, u.display_name, u.role, u.created_at, u.deactivated_at
+		FROM sessions s JOIN users u ON u.id = s.user_id
+		WHERE s.secret_hash = ? AND s.expires_at > ? AND u.deactivated_at IS NULL`,
 		hashSecret(secret), fmtTime(db.Now())))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, pitches.ErrUnauthorized
@@ -305,7 +409,8 @@ func (db *DB) UserByToken(ctx context.Context, secret string) (*pitches.User, er
 	var role, created string
 	var used sql.NullString
 	err := db.r.QueryRowContext(ctx, `SELECT t.id, t.last_used_at, u.id, u.login, u.display_name, u.role, u.created_at
-		FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = ? AND t.revoked_at IS NULL`,
+		FROM api_tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.secret_hash = ? AND t.revoked_at IS NULL AND u.deactivated_at IS NULL`,
 		hashSecret(secret)).Scan(&tokID, &used, &u.ID, &u.Login, &u.DisplayName, &role, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, pitches.ErrUnauthorized
