@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,8 +15,19 @@ import (
 // fields and trailing data. Failures come back as *pitches.Error: bad_request
 // naming the field where encoding/json tells us which, or too_large when the
 // body cap (http.MaxBytesReader) was hit.
+//
+// It is strict in the ways docs/api.md promises (strictjson.go): keys match
+// case-sensitively, a key given twice is refused, and null is refused where
+// a value is required, each naming the field.
 func decodeJSON(r io.Reader, dst any) error {
-	dec := json.NewDecoder(r)
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := checkStrictJSON(body, dst); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
@@ -230,6 +242,11 @@ func decodeWeights(r io.Reader) (map[string]int, error) {
 	// (encoding/json names no field for the values of a top-level map).
 	var raw map[string]json.RawMessage
 	if err := decodeJSON(r, &raw); err != nil {
+		if f := pitches.ErrorField(err); f != "" {
+			// The body is the weights object itself; name its keys as
+			// the per-value errors below do.
+			return nil, pitches.Errorf(pitches.ErrorCode(err), "weights."+f, "%s", strings.Replace(pitches.ErrorMessage(err), f, "weights."+f, 1))
+		}
 		return nil, err
 	}
 	if raw == nil {

@@ -43,11 +43,15 @@ func invalid(field, format string, args ...any) *Error {
 	return Errorf(EINVALID, field, format, args...)
 }
 
-// checkText enforces the shared rules on free text: valid UTF-8 and a size cap.
-// Character limits count runes (what a person sees); byte limits guard storage.
+// checkText enforces the shared rules on free text: valid UTF-8 without
+// control characters, and a size cap. Character limits count runes (what a
+// person sees); byte limits guard storage.
 func checkText(field, s string, maxChars, maxBytes int) *Error {
 	if !utf8.ValidString(s) {
 		return invalid(field, "must be valid UTF-8 text")
+	}
+	if i, r := controlChar(s); i >= 0 {
+		return invalid(field, "must not contain control characters (found U+%04X at byte %d)", r, i)
 	}
 	if maxChars > 0 && utf8.RuneCountInString(s) > maxChars {
 		return invalid(field, "must be at most %d characters", maxChars)
@@ -56,6 +60,22 @@ func checkText(field, s string, maxChars, maxBytes int) *Error {
 		return invalid(field, "must be at most %d bytes", maxBytes)
 	}
 	return nil
+}
+
+// controlChar finds the first control character other than tab, newline and
+// carriage return: NUL truncates text in C tools and some exports, and
+// escape sequences (ESC, CSI in C1) rewrite a terminal that prints a title
+// or a note from the CLI, a log or a CSV. Returns -1 when there is none.
+func controlChar(s string) (int, rune) {
+	for i, r := range s {
+		if r == '\t' || r == '\n' || r == '\r' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return i, r
+		}
+	}
+	return -1, 0
 }
 
 func checkRequiredText(field, s string, maxChars, maxBytes int) *Error {

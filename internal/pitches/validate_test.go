@@ -171,3 +171,28 @@ func TestValidateOthers(t *testing.T) {
 		}
 	}
 }
+
+func TestControlCharactersRefused(t *testing.T) {
+	criteria := []Criterion{{Key: "speedup", Name: "Speedup", Weight: 100}}
+	for _, c := range []struct {
+		name, field string
+		err         error
+	}{
+		{"NUL in a title", "title", ValidatePitch(PitchInput{RoundNumber: 1, Title: "Stages\x00", Body: "b", Claim: Range{Lo: 1, Hi: 1}, Variant: "baseline"})},
+		{"ESC in a title", "title", ValidatePitch(PitchInput{RoundNumber: 1, Title: "\x1b[2JStages", Body: "b", Claim: Range{Lo: 1, Hi: 1}, Variant: "baseline"})},
+		{"CSI (C1) in a body", "body", ValidatePitch(PitchInput{RoundNumber: 1, Title: "T", Body: "a\u009b31mb", Claim: Range{Lo: 1, Hi: 1}, Variant: "baseline"})},
+		{"BEL in a note", "notes.speedup", ValidateScorecard(criteria, ScorecardInput{Scores: map[string]float64{"speedup": 5},
+			Notes: map[string]string{"speedup": "ding\x07"}, Estimate: Range{Lo: 1, Hi: 1}})},
+		{"DEL in a token label", "label", ValidateTokenLabel("laptop\x7f")},
+		{"backspace in a round title", "title", ValidateRound(RoundInput{Number: 1, Title: "R\bound", Criteria: criteria})},
+	} {
+		if ErrorCode(c.err) != EINVALID || ErrorField(c.err) != c.field {
+			t.Errorf("%s: %v (field %q), want invalid naming %s", c.name, c.err, ErrorField(c.err), c.field)
+		}
+	}
+	// Tabs and line breaks are text, not control.
+	if err := ValidateScorecard(criteria, ScorecardInput{Scores: map[string]float64{"speedup": 5},
+		Notes: map[string]string{"speedup": "line one\r\n\tline two"}, Estimate: Range{Lo: 1, Hi: 1}}); err != nil {
+		t.Fatalf("a note with tabs and line breaks: %v", err)
+	}
+}
