@@ -3,7 +3,7 @@
 //
 //	web                         same as "web serve"
 //	web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies] [--trusted-origin URL]...
-//	          [--devices 0,1,cpu] [--run-timeout 15m]
+//	          [--devices 0,1,cpu] [--run-timeout 15m] [--slurm-config slurm.json]
 //	web user add --db PATH --name LOGIN --role ROLE [--display NAME]   (password on stdin)
 //	web token create --db PATH --user LOGIN [--label TEXT]
 //	web backup --db PATH --to FILE
@@ -45,7 +45,7 @@ func main() {
 const usage = `usage:
   web                        run the web app (same as "web serve")
   web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies] [--trusted-origin URL]...
-            [--devices 0,1,cpu] [--run-timeout 15m]
+            [--devices 0,1,cpu] [--run-timeout 15m] [--slurm-config slurm.json]
   web user add --db PATH --name LOGIN --role admin|shark|contestant|viewer [--display NAME]
                              (reads the password from stdin)
   web token create --db PATH --user LOGIN [--label TEXT]
@@ -140,6 +140,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&trusted, "trusted-origin", "an origin (scheme://host[:port]) allowed to post cross-origin, e.g. a proxy's public URL; repeatable")
 	devicesFlag := fs.String("devices", "", "devices runs may use, comma-separated GPU ordinals and/or cpu (default: every GPU found, plus cpu)")
 	runTimeout := fs.Duration("run-timeout", runner.DefaultTimeLimit, "the most one run may take before its process group is killed")
+	slurmConfig := fs.String("slurm-config", "", "JSON file naming Slurm targets that join the devices (docs/scale.md)")
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
@@ -150,6 +151,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	devices, err := serveDevices(*devicesFlag, log)
 	if err != nil {
 		return usageError(stderr, "web serve: "+err.Error())
+	}
+	remotes, err := slurmRemotes(*slurmConfig, log)
+	if err != nil {
+		return usageError(stderr, "web serve: --slurm-config: "+err.Error())
 	}
 
 	db, err := sqlite.Open(*dbPath)
@@ -178,7 +183,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	runs, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: devices, TimeLimit: *runTimeout, Logger: log})
+	runs, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: devices, TimeLimit: *runTimeout, Logger: log, Remote: remotes})
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage
@@ -220,7 +225,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(endStreams)
-	fmt.Fprintf(stdout, "pitchtank listening on http://%s (devices: %s)\n", ln.Addr(), strings.Join(devices, ", "))
+	fmt.Fprintf(stdout, "pitchtank listening on http://%s (devices: %s)\n", ln.Addr(), strings.Join(runs.Devices(), ", "))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

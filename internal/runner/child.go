@@ -69,7 +69,8 @@ func BenchArgs(run *Run, resultPath string, timeLimit time.Duration) []string {
 
 // execute takes a claimed run through its child process to a stored outcome.
 func (r *Runner) execute(run *Run) {
-	a := &activeRun{cancel: make(chan string, 1), done: make(chan struct{})}
+	ex := r.executor(run.Device)
+	a := &activeRun{cancel: make(chan string, 1), done: make(chan struct{}), remote: ex != nil}
 	r.mu.Lock()
 	r.active[run.ID] = a
 	r.mu.Unlock()
@@ -101,6 +102,10 @@ func (r *Runner) execute(run *Run) {
 	default:
 	}
 
+	if ex != nil {
+		r.runRemote(run, a, ex, false)
+		return
+	}
 	status, res, fin := r.runChild(run, a)
 	r.finish(run, status, res, fin)
 }
@@ -280,16 +285,25 @@ func (r *Runner) killGroup(pgid int, waitCh <-chan error) error {
 // first), 3 could not run. Anything else is a crash: a signal, another code,
 // or exit 2 without the usage line (the Go runtime exits 2 on a panic).
 func (r *Runner) judge(run *Run, waitErr error, resultPath string, out *childOutput, stderr string) (Status, *Result, string) {
-	code := 0
+	code, sig := 0, 0
 	if waitErr != nil {
 		var ee *exec.ExitError
 		if !errors.As(waitErr, &ee) {
 			return StatusFailed, nil, "could not wait for the child: " + waitErr.Error()
 		}
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return StatusFailed, nil, withStderr(fmt.Sprintf("crashed: killed by signal %d (%v)", int(ws.Signal()), ws.Signal()), out.errorMsg, stderr)
+			sig = int(ws.Signal())
 		}
 		code = ee.ExitCode()
+	}
+	return r.judgeExit(run, code, sig, resultPath, out, stderr)
+}
+
+// judgeExit is judge for a child that exited with code, or was killed by
+// signal sig (non-zero): here or on a remote device (Outcome.Exited).
+func (r *Runner) judgeExit(run *Run, code, sig int, resultPath string, out *childOutput, stderr string) (Status, *Result, string) {
+	if sig != 0 {
+		return StatusFailed, nil, withStderr(fmt.Sprintf("crashed: killed by signal %d (%v)", sig, syscall.Signal(sig)), out.errorMsg, stderr)
 	}
 	switch code {
 	case exitOK, exitIncorrect, exitSuspect:

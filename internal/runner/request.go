@@ -49,6 +49,12 @@ func (r *Request) Normalize() {
 // returns a *pitches.Error with code EINVALID naming the first bad field.
 // It does not normalize; call Normalize first.
 func (r *Request) Validate(cat Catalog, devices []string) error {
+	return r.validate(cat, devices, func(d string) bool { return d == "cpu" })
+}
+
+// validate is Validate where isCPU says which devices run bench with
+// --device cpu (a remote device may: Executor.CPU).
+func (r *Request) validate(cat Catalog, devices []string, isCPU func(string) bool) error {
 	if r.Problem == "" {
 		return pitches.Errorf(pitches.EINVALID, "problem", "a problem is required")
 	}
@@ -82,7 +88,7 @@ func (r *Request) Validate(cat Catalog, devices []string) error {
 	}
 	// What `web bench` accepts per device kind, checked here so that a run
 	// bench would refuse is never queued.
-	if r.Device == "cpu" {
+	if isCPU(r.Device) {
 		if !varRef {
 			return pitches.Errorf(pitches.EINVALID, "variant", "the cpu device runs only the reference variant (%q needs a GPU)", r.Variant)
 		}

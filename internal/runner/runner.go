@@ -54,6 +54,9 @@ type Config struct {
 	// TempDir holds the per-run result files; default os.TempDir().
 	TempDir string
 	Logger  *slog.Logger
+	// Remote are devices whose runs an Executor runs elsewhere (Slurm
+	// targets); their names join Devices.
+	Remote []Remote
 }
 
 // Runner is the durable run queue: runs live in the Store, one worker per
@@ -77,6 +80,7 @@ type Runner struct {
 type activeRun struct {
 	cancel chan string   // receives the cancellation reason; buffered 1
 	done   chan struct{} // closed once its outcome is stored
+	remote bool          // run by an Executor: a shutdown leaves it going
 }
 
 // New checks cfg and returns a Runner that has not started yet.
@@ -98,6 +102,9 @@ func New(cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("runner: new: device %q listed twice", d)
 		}
 		seen[d] = true
+	}
+	if err := checkRemote(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.TimeLimit <= 0 {
 		cfg.TimeLimit = DefaultTimeLimit
@@ -141,7 +148,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.started = true
 	r.mu.Unlock()
-	ids, err := r.cfg.Store.MarkInterrupted(ctx)
+	ids, resume, err := r.interruptLeftOver(ctx)
 	if err != nil {
 		return fmt.Errorf("runner: start: mark interrupted runs: %w", err)
 	}
@@ -163,9 +170,15 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		r.log.Warn("queued run failed: its device is gone", "run", q.ID, "device", q.Device)
 	}
-	for _, d := range r.cfg.Devices {
+	for i := range resume {
 		r.wg.Add(1)
-		go r.worker(d)
+		go r.resume(&resume[i])
+	}
+	for _, d := range r.cfg.Devices {
+		for range r.workers(d) {
+			r.wg.Add(1)
+			go r.worker(d)
+		}
 	}
 	return nil
 }
@@ -174,7 +187,7 @@ func (r *Runner) Start(ctx context.Context) error {
 // *pitches.Error with code EINVALID naming the field, and queues nothing.
 func (r *Runner) Submit(ctx context.Context, req Request) (*Run, error) {
 	req.Normalize()
-	if err := req.Validate(r.cfg.Catalog, r.cfg.Devices); err != nil {
+	if err := r.validate(&req); err != nil {
 		return nil, err
 	}
 	if r.isClosed() {
@@ -309,6 +322,9 @@ func (r *Runner) Close(ctx context.Context) error {
 	r.closed = true
 	close(r.quit)
 	for _, a := range r.active {
+		if a.remote {
+			continue // it goes on without this server (Execution.Quit)
+		}
 		select {
 		case a.cancel <- "server shutting down":
 		default:

@@ -1,0 +1,193 @@
+package slurm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/runner"
+)
+
+// Config is the server's Slurm configuration (`web serve --slurm-config
+// FILE`, JSON; docs/scale.md has an example).
+type Config struct {
+	// Web is the web binary's path on the compute nodes (a shared
+	// filesystem, or the same install on every node). Empty: this server's
+	// own executable, which is right when the nodes see the server's files.
+	Web string `json:"web"`
+	// Spool is the directory the server and the nodes share: each run's job
+	// script, stdout, stderr and result document go to Spool/run-ID.
+	Spool string `json:"spool"`
+	// BinDir holds sbatch, squeue, sacct and scancel; empty: PATH.
+	BinDir string `json:"bin_dir"`
+	// PollInterval is how often one squeue call asks about every job in
+	// flight; default "2s".
+	PollInterval string `json:"poll_interval"`
+	// Targets are the devices that are Slurm partitions.
+	Targets []TargetConfig `json:"targets"`
+}
+
+// TargetConfig is one target as written in the file.
+type TargetConfig struct {
+	Name        string   `json:"name"`
+	Partition   string   `json:"partition"`
+	Gres        string   `json:"gres"`
+	Account     string   `json:"account"`
+	TimeLimit   string   `json:"time_limit"`   // e.g. "20m"; empty: --run-timeout
+	BenchDevice string   `json:"bench_device"` // "0" (default) or "cpu"
+	MaxJobs     int      `json:"max_jobs"`     // default 4
+	SbatchArgs  []string `json:"sbatch_args"`
+}
+
+// Limits of a configuration.
+const (
+	MaxTargets       = 64
+	MaxJobsPerTarget = 10000
+	minPoll          = 100 * time.Millisecond
+)
+
+// sbatch options pitchtank sets itself; a target's sbatch_args may not.
+var ownOptions = []string{"--parsable", "--job-name", "-J", "--partition", "-p", "--gres", "--account", "-A", "--time", "-t",
+	"--comment", "--chdir", "-D", "--output", "-o", "--error", "-e", "--wrap", "--requeue", "--no-requeue", "--array", "-a"}
+
+// ParseConfig reads and checks a configuration. Every error names the field
+// ("targets[1].gres: ...").
+func ParseConfig(data []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("slurm config: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("slurm config: more than one JSON value")
+	}
+	if c.Web != "" && !filepath.IsAbs(c.Web) {
+		return nil, fmt.Errorf("slurm config: web: %q is not an absolute path (the nodes run it from any directory)", c.Web)
+	}
+	if c.Spool == "" {
+		return nil, errors.New("slurm config: spool: a directory the server and the nodes share is required")
+	}
+	if !filepath.IsAbs(c.Spool) {
+		return nil, fmt.Errorf("slurm config: spool: %q is not an absolute path", c.Spool)
+	}
+	if c.BinDir != "" && !filepath.IsAbs(c.BinDir) {
+		return nil, fmt.Errorf("slurm config: bin_dir: %q is not an absolute path", c.BinDir)
+	}
+	if c.PollInterval != "" {
+		d, err := time.ParseDuration(c.PollInterval)
+		if err != nil || d < minPoll {
+			return nil, fmt.Errorf("slurm config: poll_interval: %q is not a duration of at least %s", c.PollInterval, minPoll)
+		}
+	}
+	if len(c.Targets) == 0 {
+		return nil, errors.New("slurm config: targets: name at least one")
+	}
+	if len(c.Targets) > MaxTargets {
+		return nil, fmt.Errorf("slurm config: targets: at most %d", MaxTargets)
+	}
+	seen := map[string]bool{}
+	for i := range c.Targets {
+		t := &c.Targets[i]
+		field := fmt.Sprintf("slurm config: targets[%d]", i)
+		if err := runner.CheckRemoteName(t.Name); err != nil {
+			return nil, fmt.Errorf("%s.name: %w", field, err)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("%s.name: %q is listed twice", field, t.Name)
+		}
+		seen[t.Name] = true
+		for name, v := range map[string]string{"partition": t.Partition, "gres": t.Gres, "account": t.Account} {
+			if strings.ContainsAny(v, " \t\n'\"") {
+				return nil, fmt.Errorf("%s.%s: %q may not hold spaces or quotes", field, name, v)
+			}
+		}
+		if t.TimeLimit != "" {
+			d, err := time.ParseDuration(t.TimeLimit)
+			if err != nil || d < time.Second {
+				return nil, fmt.Errorf("%s.time_limit: %q is not a duration of at least 1s (e.g. \"20m\")", field, t.TimeLimit)
+			}
+		}
+		switch {
+		case t.BenchDevice == "":
+			t.BenchDevice = "0"
+		case t.BenchDevice == "cpu":
+		default:
+			if n, err := strconv.Atoi(t.BenchDevice); err != nil || n < 0 || strconv.Itoa(n) != t.BenchDevice {
+				return nil, fmt.Errorf("%s.bench_device: %q is neither a GPU ordinal on the node (0: the GPU Slurm allocated) nor \"cpu\"", field, t.BenchDevice)
+			}
+		}
+		if t.BenchDevice != "cpu" && t.Gres == "" {
+			return nil, fmt.Errorf("%s.gres: a GPU target needs a GPU from Slurm, e.g. \"gpu:h100:1\" (or bench_device \"cpu\")", field)
+		}
+		switch {
+		case t.MaxJobs == 0:
+			t.MaxJobs = 4
+		case t.MaxJobs < 0 || t.MaxJobs > MaxJobsPerTarget:
+			return nil, fmt.Errorf("%s.max_jobs: %d is not between 1 and %d", field, t.MaxJobs, MaxJobsPerTarget)
+		}
+		for j, a := range t.SbatchArgs {
+			name, _, _ := strings.Cut(a, "=")
+			if !strings.HasPrefix(a, "-") {
+				return nil, fmt.Errorf("%s.sbatch_args[%d]: %q is not an option (write --qos=high, one argument each)", field, j, a)
+			}
+			for _, own := range ownOptions {
+				if name == own {
+					return nil, fmt.Errorf("%s.sbatch_args[%d]: pitchtank sets %s itself (use the target's fields)", field, j, own)
+				}
+			}
+		}
+	}
+	return &c, nil
+}
+
+// LoadConfig reads the file at path with ParseConfig.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("slurm config: %w", err)
+	}
+	return ParseConfig(data)
+}
+
+// Remotes builds the runner's remote devices: one Executor per target,
+// sharing one Client and one Poller. It creates the spool directory.
+func (c *Config) Remotes(log *slog.Logger) ([]runner.Remote, *Poller, error) {
+	web := c.Web
+	if web == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, nil, fmt.Errorf("slurm config: web: find this executable: %w", err)
+		}
+		web = exe
+	}
+	if err := os.MkdirAll(c.Spool, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("slurm config: spool: %w", err)
+	}
+	poll := 2 * time.Second
+	if c.PollInterval != "" {
+		poll, _ = time.ParseDuration(c.PollInterval)
+	}
+	client := &Client{BinDir: c.BinDir}
+	poller := &Poller{Client: client, Interval: poll, Logger: log}
+	remotes := make([]runner.Remote, 0, len(c.Targets))
+	for _, t := range c.Targets {
+		var limit time.Duration
+		if t.TimeLimit != "" {
+			limit, _ = time.ParseDuration(t.TimeLimit)
+		}
+		remotes = append(remotes, runner.Remote{Name: t.Name, Executor: &Executor{
+			Target: Target{Name: t.Name, Partition: t.Partition, Gres: t.Gres, Account: t.Account, TimeLimit: limit,
+				BenchDevice: t.BenchDevice, MaxJobs: t.MaxJobs, SbatchArgs: t.SbatchArgs},
+			Client: client, Poller: poller, Web: web, Spool: c.Spool, Logger: log,
+		}})
+	}
+	return remotes, poller, nil
+}
