@@ -306,6 +306,10 @@ func compileJobs(t *testing.T, ver string, s *jobSet) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			src, err := j.v.Source()
+			var hdrs map[string]string
+			if err == nil {
+				hdrs, err = j.v.Headers()
+			}
 			if err == nil {
 				var c *gpu.Compiled
 				defs := j.v.Defines()
@@ -316,7 +320,7 @@ func compileJobs(t *testing.T, ver string, s *jobSet) {
 				if strings.HasPrefix(j.arch, "compute_") {
 					flags = nil // PTX only: no ptxas
 				}
-				c, err = gpu.Compile(j.v.SourceFile, src, gpu.CompileOptions{Arch: j.arch, Defines: defs, Flags: flags})
+				c, err = gpu.Compile(j.v.SourceFile, src, gpu.CompileOptions{Arch: j.arch, Defines: defs, Flags: flags, Headers: hdrs})
 				if err == nil {
 					results[i] = result{job: j}
 					results[i].regs, results[i].spill, results[i].stack = ptxasFigures(c.Log)

@@ -10,6 +10,42 @@ import (
 // per block into shared memory; two consumer warpgroups decode their weight
 // rows into wgmma's register fragment and issue wgmma.mma_async. Group GEMM
 // only (the dual GEMM keeps the fused family).
+//
+// This file and cuda/wg_group_gemm.cu are the whole family: what it takes
+// to add one.
+
+func init() { registerFamily(wgmmaFamily{}) }
+
+type wgmmaFamily struct{}
+
+func (wgmmaFamily) Info() FamilyInfo { return FamilyInfo{Name: "wgmma", Order: 30} }
+
+func (wgmmaFamily) KnobSpace(problem string) []KnobSpec { return wgmmaKnobSpace(problem) }
+
+// Fixed by the kernel (wg_group_gemm.cu): 128-wide K chunks, swapped, one
+// persistent grouped launch, one block per SM.
+func (wgmmaFamily) Fixed(string) Knobs {
+	return Knobs{TileK: 128, Epilogue: "simt", WarpRoles: "producer_consumer", Launch: "grouped", SplitK: 1, SwapAB: true,
+		BlocksPerSM: 1, Grid: "persistent"}
+}
+
+func (wgmmaFamily) Check(problem string, k Knobs) error { return checkWgmma(problem, k) }
+func (wgmmaFamily) MinArch(string, Knobs) int           { return 90 }
+
+func (wgmmaFamily) Defines(v Variant, d map[string]string) map[string]string {
+	return wgmmaDefines(v.Knobs, d)
+}
+
+func (wgmmaFamily) Entries(Variant) []string { return []string{"wg_group_gemm"} }
+
+// CheckDevice: wgmma exists on sm_90a only: Blackwell (sm_100) has tcgen05
+// instead, so every other device is refused before anything is built.
+func (wgmmaFamily) CheckDevice(v Variant, arch string) error {
+	if a := archNumber(arch); a != 0 && a != 90 {
+		return fmt.Errorf("kernels: %s uses wgmma, which exists on Hopper (sm_90a) only; the device is %s", v.Name, arch)
+	}
+	return nil
+}
 
 // wgmmaConsumers is the kernel's consumer warpgroup count (WG_CONS): two,
 // so one decodes while the other's wgmmas run.
@@ -25,7 +61,7 @@ func wgmmaRawStages(k Knobs) int {
 }
 
 func wgmmaKnobSpace(problem string) []KnobSpec {
-	if problem == "nvfp4_dual_gemm" {
+	if isDual(problem) {
 		return nil
 	}
 	return []KnobSpec{
@@ -37,15 +73,18 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 	}
 }
 
-// wgmmaVariant is the family's default variant of problem.
-func wgmmaVariant(problem string) Variant {
+// Variant is the family's default variant of p; the dual GEMM has none.
+func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
+	if p.Dual() {
+		return Variant{}, false
+	}
 	v := Variant{
-		Name: "wgmma", Base: "wgmma", Title: "Warp-specialized wgmma: producer warpgroup, consumer warpgroups", Problem: problem,
+		Name: "wgmma", Base: "wgmma", Title: "Warp-specialized wgmma: producer warpgroup, consumer warpgroups", Problem: p.Name,
 		Description: "wg_group_gemm.cu (Hopper sm_90a only): one persistent launch over the fused family's tile table, one block per SM. A producer warpgroup cp.asyncs the raw token FP4 bytes and scales, decodes them once per block to fp16 with the scale folded in and writes them in wgmma's 128-byte-swizzled K-major layout to a ring of shared-memory stages (full/empty mbarriers); two consumer warpgroups decode their 64 weight rows each into wgmma's register A fragment and issue wgmma.mma_async m64nNk16 with the tokens as the shared-memory B operand, so one decoded weight register feeds up to 128 token columns. Output staged in shared memory for 16-byte stores.",
 		SourceFile:  "wg_group_gemm.cu", MinArch: 90,
 	}
-	v.Knobs, _ = defaultKnobs(problem, "wgmma")
-	return v
+	v.Knobs, _ = defaultKnobs(p.Name, wgmmaFamily{})
+	return v, true
 }
 
 // wgmmaBlocks is how many 64-row weight blocks each consumer holds (WG_MB).
@@ -74,7 +113,7 @@ func wgmmaSharedBytesRS(k Knobs, rs int) int {
 // most 168 registers each, and a consumer holds tile_m/2 fp32 accumulators
 // per 64-row block plus 32 fragment registers per block.
 func checkWgmma(problem string, k Knobs) error {
-	if problem == "nvfp4_dual_gemm" {
+	if isDual(problem) {
 		return fmt.Errorf("kernels: the wgmma family is for the group GEMM")
 	}
 	mb := wgmmaBlocks(k)
@@ -105,13 +144,12 @@ func wgmmaDefines(k Knobs, d map[string]string) map[string]string {
 	return d
 }
 
-// wgmmaPlan is one persistent launch (one block per SM) over the fused
+// Plan is one persistent launch (one block per SM) over the fused
 // family's table: FgGroup descriptors, then FgTile entries in FusedTiles
-// order. wgmma exists on sm_90a only: Blackwell (sm_100) has tcgen05
-// instead, so every other device is refused before anything is built.
-func (v Variant) wgmmaPlan(s Shape, lim Limits) (*Plan, error) {
-	if a := archNumber(lim.Arch); a != 0 && a != 90 {
-		return nil, fmt.Errorf("kernels: %s uses wgmma, which exists on Hopper (sm_90a) only; the device is %s (use fused or baseline)", v.Name, lim.Arch)
+// order. A device other than sm_90a is refused first (CheckDevice).
+func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
+	if err := v.CheckDevice(lim.Arch); err != nil {
+		return nil, err
 	}
 	k := v.Knobs
 	smem := WgmmaSharedBytes(k)

@@ -110,7 +110,8 @@ func tileCandidates(problem string, k Knobs) []Knobs {
 // variant with tile_m=auto or tile_n=auto one per candidate tile (the
 // modules an engine must compile to run it on any shape), otherwise v.
 func (v Variant) Candidates() []Variant {
-	if v.Base != "baseline" || !v.Knobs.tileAuto() {
+	tr, ok := v.family().(tileResolver)
+	if !ok || !v.Knobs.tileAuto() {
 		return []Variant{v}
 	}
 	p, err := LookupProblem(v.Problem)
@@ -118,7 +119,7 @@ func (v Variant) Candidates() []Variant {
 		return []Variant{v}
 	}
 	var out []Variant
-	for _, k := range tileCandidates(v.Problem, v.Knobs) {
+	for _, k := range tr.candidates(v.Problem, v.Knobs) {
 		out = append(out, p.withValidKnobs(v, k))
 	}
 	return out
@@ -128,7 +129,8 @@ func (v Variant) Candidates() []Variant {
 // with limits lim: for tile auto the candidate BaselineTile picks,
 // otherwise v itself.
 func (v Variant) Resolve(s Shape, lim Limits) (Variant, error) {
-	if v.Base != "baseline" || !v.Knobs.tileAuto() {
+	tr, ok := v.family().(tileResolver)
+	if !ok || !v.Knobs.tileAuto() {
 		return v, nil
 	}
 	p, err := LookupProblem(v.Problem)
@@ -138,7 +140,7 @@ func (v Variant) Resolve(s Shape, lim Limits) (Variant, error) {
 	if err := p.CheckShape(s); err != nil {
 		return Variant{}, err
 	}
-	k, err := BaselineTile(v.Problem, s, v.Knobs, lim)
+	k, err := tr.resolve(v.Problem, s, v.Knobs, lim)
 	if err != nil {
 		return Variant{}, fmt.Errorf("kernels: %s: %w", v.Name, err)
 	}
@@ -160,7 +162,7 @@ func BaselineTile(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
 		return k, nil
 	}
 	if lim.SMs <= 0 {
-		def, _ := defaultKnobs(problem, "baseline")
+		def, _ := defaultKnobs(problem, baselineFamily{})
 		for _, c := range cands {
 			if c.TileM == def.TileM && c.TileN == def.TileN {
 				return c, nil

@@ -51,9 +51,13 @@ func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, erro
 	if err != nil {
 		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
 	}
+	hdrs, err := v.Headers()
+	if err != nil {
+		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
+	}
 	cands := v.Candidates()
 	if len(cands) == 1 && cands[0].Name == v.Name {
-		c, err := gpu.Compile(v.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: v.Defines(), Flags: buildFlags(), CacheDir: cacheDir})
+		c, err := gpu.Compile(v.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: v.Defines(), Flags: buildFlags(), CacheDir: cacheDir, Headers: hdrs})
 		if err != nil {
 			return nil, fmt.Errorf("engine: build %s for %s: %w", v.Name, arch, err)
 		}
@@ -73,7 +77,7 @@ func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			comps[i], errs[i] = gpu.Compile(cv.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: cv.Defines(), Flags: buildFlags(), CacheDir: cacheDir})
+			comps[i], errs[i] = gpu.Compile(cv.SourceFile, src, gpu.CompileOptions{Arch: arch, Defines: cv.Defines(), Flags: buildFlags(), CacheDir: cacheDir, Headers: hdrs})
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("engine: build %s (candidate %s) for %s: %w", v.Name, cv.Name, arch, errs[i])
 			}
@@ -199,6 +203,23 @@ func inputKeys(dual bool, s kernels.Shape) []bufKey {
 // plan's side streams and events, and for graph mode captures the launches
 // into a graph. On error everything it made is released.
 func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Inputs) (inst *Instance, err error) {
+	return prepare(c, b, s, lim, in, nil)
+}
+
+// Relocate prepares a new instance of the same variant and shape whose
+// inputs are copies of i's inputs as they are now, in buffers allocated
+// while i's still exist (so at other addresses), with the module loaded
+// anew (so no __device__ state survives). The caller closes i.
+func (i *Instance) Relocate(lim kernels.Limits) (*Instance, error) {
+	if i.closed {
+		return nil, ErrClosed
+	}
+	return prepare(i.c, i.b, i.shape, lim, Inputs{}, i)
+}
+
+// prepare is Prepare, with the inputs copied device to device from `from`
+// instead of uploaded from in when from is set.
+func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Inputs, from *Instance) (inst *Instance, err error) {
 	p, err := kernels.LookupProblem(b.Variant.Problem)
 	if err != nil {
 		return nil, err
@@ -206,8 +227,10 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 	if err := p.CheckShape(s); err != nil {
 		return nil, err
 	}
-	if err := in.check(p, s); err != nil {
-		return nil, err
+	if from == nil {
+		if err := in.check(p, s); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := b.Variant.Plan(s, lim)
 	if err != nil {
@@ -273,12 +296,17 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 		return nil
 	}
 	for _, k := range inputKeys(i.dual, s) {
-		o, scales := in.operand(k.buf, k.group)
-		n := len(o.Data)
-		if scales {
-			n = len(o.Scales)
+		var n int64
+		if from != nil {
+			n = from.bufs[k].bytes
+		} else {
+			o, scales := in.operand(k.buf, k.group)
+			n = int64(len(o.Data))
+			if scales {
+				n = int64(len(o.Scales))
+			}
 		}
-		if err = alloc(k, int64(n)); err != nil {
+		if err = alloc(k, n); err != nil {
 			return nil, err
 		}
 	}
@@ -292,7 +320,12 @@ func Prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 			return nil, err
 		}
 	}
-	if err = i.Upload(in); err != nil {
+	if from != nil {
+		err = i.copyInputs(from)
+	} else {
+		err = i.Upload(in)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// The split-K workspace: every byte a launch reads from it is written
@@ -684,4 +717,21 @@ func RunReference(c *gpu.Ctx, b *Built, s kernels.Shape, in Inputs) (out []float
 		out[n] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*n:]))
 	}
 	return out, nil
+}
+
+// copyInputs copies every input buffer of from into i's (same shape), and
+// waits until done.
+func (i *Instance) copyInputs(from *Instance) error {
+	if err := i.c.Synchronize(); err != nil {
+		return fmt.Errorf("engine: copy inputs: synchronize: %w", err)
+	}
+	for _, k := range inputKeys(i.dual, i.shape) {
+		if err := i.c.CopyDtoD(i.bufs[k].ptr, from.bufs[k].ptr, i.bufs[k].bytes, nil); err != nil {
+			return fmt.Errorf("engine: copy %s[%d]: %w", k.buf, k.group, err)
+		}
+	}
+	if err := i.c.Synchronize(); err != nil {
+		return fmt.Errorf("engine: copy inputs: synchronize: %w", err)
+	}
+	return nil
 }

@@ -153,6 +153,9 @@ type CompileOptions struct {
 	Defines  map[string]string // passed as -DK=V in sorted key order; V "" gives -DK
 	Flags    []string          // extra NVRTC options, e.g. "-lineinfo", in order
 	CacheDir string            // "" = no cache
+	// Headers are the files an #include "name" finds, by name (passed to
+	// nvrtcCreateProgram); the cache key covers every name and content.
+	Headers map[string]string
 }
 
 // Compiled is the output of Compile. Cubin holds a cubin (ELF) for an sm_
@@ -162,7 +165,7 @@ type Compiled struct {
 	Cubin        []byte
 	Log          string
 	Arch         string
-	Key          string // hex sha256 of source, options, arch and NVRTC version
+	Key          string // hex sha256 of source, headers, options, arch and NVRTC version
 	CacheHit     bool
 	NVRTCVersion string
 	Duration     time.Duration // of the NVRTC call, or of the cache read on a hit

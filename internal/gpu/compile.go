@@ -62,6 +62,10 @@ func Compile(name, src string, opt CompileOptions) (*Compiled, error) {
 	if !archRE.MatchString(opt.Arch) {
 		return nil, fmt.Errorf("gpu: compile %s: arch %q is not of the form sm_90a, sm_80 or compute_90", name, opt.Arch)
 	}
+	hdrNames, err := headerNames(opt.Headers)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: compile %s: %w", name, err)
+	}
 	opts, err := compileOptions(opt)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile %s: %w", name, err)
@@ -71,7 +75,7 @@ func Compile(name, src string, opt CompileOptions) (*Compiled, error) {
 		return nil, err
 	}
 	ptx := strings.HasPrefix(opt.Arch, "compute_")
-	key := cacheKey(src, opts, opt.Arch, nvrtcLib.version)
+	key := cacheKeyHeaders(src, opts, opt.Arch, nvrtcLib.version, hdrNames, opt.Headers)
 	out := &Compiled{Arch: opt.Arch, Key: key, NVRTCVersion: nvrtcLib.version, Options: opts}
 
 	ext := ".cubin"
@@ -90,7 +94,7 @@ func Compile(name, src string, opt CompileOptions) (*Compiled, error) {
 	}
 
 	start := time.Now()
-	bin, log, err := nvrtcCompile(api, name, src, opt.Arch, opts, ptx)
+	bin, log, err := nvrtcCompile(api, name, src, opt.Arch, opts, ptx, hdrNames, opt.Headers)
 	out.Duration = time.Since(start)
 	if err != nil {
 		return nil, err
@@ -145,9 +149,33 @@ func compileOptions(opt CompileOptions) ([]string, error) {
 	return opts, nil
 }
 
-// cacheKey hashes everything that decides the compiler's output. Fields are
-// length-prefixed so no two inputs share an encoding.
+// headerNames checks the header names (one line, no NUL, not empty, no
+// NUL in the contents) and returns them sorted.
+func headerNames(h map[string]string) ([]string, error) {
+	names := make([]string, 0, len(h))
+	for n, body := range h {
+		if n == "" || strings.ContainsAny(n, "\x00\n\r") {
+			return nil, fmt.Errorf("header name %q must be non-empty, one line", n)
+		}
+		if strings.IndexByte(body, 0) >= 0 {
+			return nil, fmt.Errorf("header %s contains a NUL byte", n)
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// cacheKey hashes everything that decides the output of a compile without
+// headers. Fields are length-prefixed so no two inputs share an encoding.
 func cacheKey(src string, opts []string, arch, version string) string {
+	return cacheKeyHeaders(src, opts, arch, version, nil, nil)
+}
+
+// cacheKeyHeaders is cacheKey with headers: they come after the source, by
+// sorted name, and only when there are any, so keys of header-less
+// compiles are those of earlier releases.
+func cacheKeyHeaders(src string, opts []string, arch, version string, hdrNames []string, hdrs map[string]string) string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
 	field(cacheFormat)
@@ -158,6 +186,13 @@ func cacheKey(src string, opts []string, arch, version string) string {
 		field(o)
 	}
 	field(src)
+	if len(hdrNames) > 0 {
+		field(fmt.Sprintf("headers %d", len(hdrNames)))
+		for _, n := range hdrNames {
+			field(n)
+			field(hdrs[n])
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -191,7 +226,7 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // nvrtcCompile runs one NVRTC program and returns its output and log.
-func nvrtcCompile(api *C.pt_nvrtc_api, name, src, arch string, opts []string, ptx bool) ([]byte, string, error) {
+func nvrtcCompile(api *C.pt_nvrtc_api, name, src, arch string, opts []string, ptx bool, hdrNames []string, hdrs map[string]string) ([]byte, string, error) {
 	nvrtcMu.Lock()
 	defer nvrtcMu.Unlock()
 
@@ -215,8 +250,29 @@ func nvrtcCompile(api *C.pt_nvrtc_api, name, src, arch string, opts []string, pt
 	fail := func(op string, rc C.nvrtcResult) error {
 		return fmt.Errorf("nvrtc: %s %s: %s (%d)", op, name, C.GoString(C.pt_nvrtcGetErrorString(api, rc)), int(rc))
 	}
+	// Headers: two C arrays of C strings (contents, names), as NVRTC takes
+	// them.
+	nh := len(hdrNames)
+	var hsrc, hname **C.char
+	if nh > 0 {
+		psize := C.size_t(unsafe.Sizeof(uintptr(0)))
+		hsrc = (**C.char)(C.malloc(C.size_t(nh) * psize))
+		hname = (**C.char)(C.malloc(C.size_t(nh) * psize))
+		defer C.free(unsafe.Pointer(hsrc))
+		defer C.free(unsafe.Pointer(hname))
+		srcs, names := unsafe.Slice(hsrc, nh), unsafe.Slice(hname, nh)
+		for i, n := range hdrNames {
+			srcs[i], names[i] = C.CString(hdrs[n]), C.CString(n)
+		}
+		defer func() {
+			for i := range nh {
+				C.free(unsafe.Pointer(srcs[i]))
+				C.free(unsafe.Pointer(names[i]))
+			}
+		}()
+	}
 	var prog C.nvrtcProgram
-	if rc := C.pt_nvrtcCreateProgram(api, &prog, csrc, cname, 0, nil, nil); rc != 0 {
+	if rc := C.pt_nvrtcCreateProgram(api, &prog, csrc, cname, C.int(nh), hsrc, hname); rc != 0 {
 		return nil, "", fail("nvrtcCreateProgram", rc)
 	}
 	defer C.pt_nvrtcDestroyProgram(api, &prog)
