@@ -8,6 +8,7 @@
 //	web token create --db PATH --user LOGIN [--label TEXT]
 //	web backup --db PATH --to FILE
 //	web bench ...               (see README, "Benchmarks")
+//	web kernel check [--problem NAME] [--json] PATH   (docs/kernel-contract.md)
 package main
 
 import (
@@ -51,6 +52,8 @@ const usage = `usage:
   web token create --db PATH --user LOGIN [--label TEXT]
   web backup --db PATH --to FILE
   web bench ...              run the kernel benchmark harness
+  web kernel check [--problem NAME] [--json] PATH
+                             compile a submitted kernel for every architecture the local NVRTC supports
 `
 
 // Exit codes: 0 done, 1 the command failed, 2 it was called wrongly.
@@ -70,6 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serve(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:])
+	case "kernel":
+		return kernelCmd(args[1:], stdout, stderr)
 	case "user":
 		if len(args) < 2 || args[1] != "add" {
 			return usageError(stderr, "web user: the only subcommand is \"add\"")

@@ -64,9 +64,10 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		guardSeed  = fs.Uint64("guard-seed", 0, "seed of the timing guard's checked samples, poison and content changes (default: drawn from the OS per run, recorded in the result; give the recorded one to replay a run)")
 		checkRate  = fs.Int("check-rate", DefaultCheckRate, "check a timed sample's output with probability 1/N (1 = every sample)")
 		unguarded  = fs.Bool("unguarded", false, "turn the timing guard off, to measure what it costs (the result is then always suspect)")
+		kernelDir  = fs.String("kernel", "", "a submitted kernel's folder (manifest.json and its files, docs/kernel-contract.md): --variant \"kernel\" or \"kernel?KNOB=V\" names it (default --problem: the manifest's)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: web bench --problem NAME --variant NAME [--baseline NAME] [--suite tests|benchmarks] [--shapes FILE] [--device N|cpu] [--seed N] [--aa] [--json FILE] [--cache-dir DIR] [--max-time DUR]")
+		fmt.Fprintln(stderr, "usage: web bench --problem NAME --variant NAME [--kernel DIR] [--baseline NAME] [--suite tests|benchmarks] [--shapes FILE] [--device N|cpu] [--seed N] [--aa] [--json FILE] [--cache-dir DIR] [--max-time DUR]")
 		fmt.Fprintln(stderr, "exit codes: 0 ok, 1 a kernel was incorrect on some shape, 2 usage or invalid input, 3 could not run (device, compile, CUDA error, timeout), 4 suspect (correct, but below the speed-of-light floor, over 10x, or --unguarded)")
 		fs.PrintDefaults()
 	}
@@ -90,6 +91,24 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		}
 		fmt.Fprint(stdout, Markdown(r))
 		return ExitOK
+	}
+	// A submitted kernel is checked before anything else reads the
+	// problem: its manifest names the problem when --problem does not.
+	var sub *kernels.Submission
+	if *kernelDir != "" {
+		if *device == "cpu" {
+			return usage("--kernel runs a submitted kernel, which needs a GPU; --device cpu runs only the CPU reference (drop --kernel, or pick a GPU with --device N)")
+		}
+		s, err := kernels.LoadSubmission(*kernelDir)
+		if err != nil {
+			return usage("--kernel %s: %v", *kernelDir, err)
+		}
+		sub = s
+		if *problem == "" {
+			*problem = sub.Manifest.Problem
+		} else if *problem != sub.Manifest.Problem {
+			return usage("--kernel %s is a kernel for %s, not --problem %s", *kernelDir, sub.Manifest.Problem, *problem)
+		}
 	}
 	if *problem == "" {
 		return usage("--problem is required (known: %s)", problemNames())
@@ -174,6 +193,9 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 			return usage("--device cpu can pair only the CPU reference with itself (--aa); %q needs a GPU", baseSpec)
 		}
 	} else {
+		if varSpec == "" && sub != nil {
+			varSpec = "kernel"
+		}
 		if varSpec == "" {
 			return usage("--variant is required (known for %s: %s; knobs: \"baseline?stages=3\")", p.Name, variantNames(p))
 		}
@@ -181,7 +203,13 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 			baseSpec = "baseline"
 		}
 	}
-	v, err := p.ResolveVariant(varSpec)
+	resolve := func(spec string) (kernels.Variant, error) {
+		if sub != nil && kernels.IsSubmissionSpec(spec) {
+			return p.ResolveSubmission(sub, spec)
+		}
+		return p.ResolveVariant(spec)
+	}
+	v, err := resolve(varSpec)
 	if err != nil {
 		return usage("--variant: %v", err)
 	}
@@ -193,7 +221,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		Stop: stats.DefaultStopRule, WarmupMinLaunches: 10, WarmupMin: 100 * time.Millisecond,
 	}
 	if baseSpec != "" {
-		bv, err := p.ResolveVariant(baseSpec)
+		bv, err := resolve(baseSpec)
 		if err != nil {
 			return usage("--baseline: %v", err)
 		}

@@ -47,6 +47,14 @@ func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, erro
 	if cc := dev.CCMajor*10 + dev.CCMinor; dev.CCMajor > 0 && cc < v.MinArch {
 		return nil, fmt.Errorf("engine: build %s: needs sm_%d or newer, the device is sm_%d", v.Name, v.MinArch, cc)
 	}
+	if dev.CCMajor > 0 {
+		if err := v.CheckDevice(arch); err != nil {
+			return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
+		}
+	}
+	if v.Kernel != nil && v.Kernel.Manifest.Kind != kernels.KindCUDA {
+		return loadAsIs(v, arch)
+	}
 	src, err := v.Source()
 	if err != nil {
 		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
@@ -94,6 +102,44 @@ func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, erro
 	}
 	b.Compiled, b.Options, b.PtxasLog = comps[0], comps[0].Options, log.String()
 	return b, nil
+}
+
+// loadAsIs is Build for a submitted PTX or cubin/fatbin: nothing is
+// compiled here. PTX goes to the driver's JIT when Prepare loads it (the
+// loader adds the terminating NUL); a cubin or fatbin loads as is, and
+// CheckDevice has refused it already when it has no code for arch.
+func loadAsIs(v kernels.Variant, arch string) (*Built, error) {
+	m := v.Kernel.Manifest
+	img := v.Kernel.Files[m.Source]
+	note := "cubin/fatbin loaded as is: no compile here; registers and spills are those of the loaded code (see kernels)"
+	if m.Kind == kernels.KindPTX {
+		note = "PTX compiled by the driver's JIT at load for " + arch + " (no NVRTC, no ptxas report here)"
+	}
+	c := &gpu.Compiled{Cubin: img, Arch: arch, Key: v.SourceHash(), Log: note, Options: []string{"kind=" + m.Kind}}
+	return &Built{Variant: v, Compiled: c, Options: c.Options, Arch: arch, PtxasLog: note, Attrs: map[string]gpu.FuncAttrs{}}, nil
+}
+
+// CUDA driver errors of a module the device cannot take.
+const (
+	cudaErrorNoBinaryForGPU        = 209
+	cudaErrorInvalidPTX            = 218
+	cudaErrorUnsupportedPTXVersion = 222
+)
+
+// loadError says why b's module did not load, naming the device's
+// architecture when the image has no code for it (a submitted cubin) or
+// its PTX is too new for the driver.
+func loadError(b *Built, err error) error {
+	var ce *gpu.CUDAError
+	if errors.As(err, &ce) {
+		switch ce.Code {
+		case cudaErrorNoBinaryForGPU:
+			return fmt.Errorf("engine: load module of %s: it has no code for the device's architecture %s (build it for %s, or submit PTX or CUDA source): %w", b.Variant.Name, b.Arch, b.Arch, err)
+		case cudaErrorInvalidPTX, cudaErrorUnsupportedPTXVersion:
+			return fmt.Errorf("engine: load module of %s: the driver's JIT refused its PTX for %s (a PTX ISA version newer than the driver, or a .target the device lacks): %w", b.Variant.Name, b.Arch, err)
+		}
+	}
+	return fmt.Errorf("engine: load module of %s: %w", b.Variant.Name, err)
 }
 
 // module returns the compiled module b runs on shape s and the key of its
@@ -250,7 +296,7 @@ func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 		return nil, err
 	}
 	if i.mod, err = c.LoadModule(comp.Cubin); err != nil {
-		return nil, fmt.Errorf("engine: load module of %s: %w", b.Variant.Name, err)
+		return nil, loadError(b, err)
 	}
 	for _, l := range plan.Launches {
 		f, ok := i.funcs[l.Kernel]
