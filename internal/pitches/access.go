@@ -18,6 +18,7 @@ const (
 	ActVote          Action = "vote"                 // shark; round judging, pitch active, in round
 	ActImportRun     Action = "import a run"         // admin (not on a closed round); the pitch's contestant while pitching/judging if the round allows imports
 	ActAcceptRun     Action = "accept a suspect run" // admin
+	ActUploadKernel  Action = "upload a kernel"      // the pitch's contestant or an admin; round pitching, pitch active
 )
 
 // Target is what an action is about. Fill what the action needs: Round for
@@ -132,6 +133,18 @@ var rules = map[Action]rule{
 		return nil
 	}},
 	ActAcceptRun: {roles: []Role{RoleAdmin}},
+	// Uploading replaces a pitch's kernel, so it follows the pitch edit
+	// rule (its contestant, while the round is pitching), with admins
+	// allowed too: they fix a broken upload for a contestant.
+	ActUploadKernel: {roles: []Role{RoleContestant, RoleShark, RoleAdmin}, state: func(u *User, t Target) *Error {
+		if t.Pitch.ContestantID != u.ID && u.Role != RoleAdmin {
+			return Errorf(EFORBIDDEN, "", "only the pitch's contestant or an admin may upload its kernel")
+		}
+		if err := needStatus(t.Round, "upload or replace kernels", RoundPitching); err != nil {
+			return err
+		}
+		return needActive(t.Pitch)
+	}},
 	ActVote: {roles: []Role{RoleShark}, state: func(u *User, t Target) *Error {
 		if err := needStatus(t.Round, "vote", RoundJudging); err != nil {
 			return err
@@ -155,8 +168,8 @@ var rules = map[Action]rule{
 // missing part is a programming error, reported instead of a nil dereference.
 var (
 	needsRound = map[Action]bool{ActEditRound: true, ActAdvanceRound: true, ActFilePitch: true, ActEditPitch: true,
-		ActWithdrawPitch: true, ActScore: true, ActSetWeights: true, ActVote: true}
-	needsPitch = map[Action]bool{ActEditPitch: true, ActWithdrawPitch: true, ActScore: true, ActVote: true}
+		ActWithdrawPitch: true, ActScore: true, ActSetWeights: true, ActVote: true, ActUploadKernel: true}
+	needsPitch = map[Action]bool{ActEditPitch: true, ActWithdrawPitch: true, ActScore: true, ActVote: true, ActUploadKernel: true}
 )
 
 // Can returns nil when user may do action on target, else an *Error:

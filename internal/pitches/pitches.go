@@ -304,4 +304,7 @@ type Service interface {
 	// and their figures zeroed; the winner is reported only once the round is closed
 	// or to viewers who may see every row.
 	Standings(ctx context.Context, viewer *User, round int) (*Standings, error)
+
+	// Submitted kernels: see KernelService (kernels.go).
+	KernelService
 }

@@ -122,7 +122,12 @@ func ValidateVariant(field, v string) error {
 		return invalid(field, "must be at most %d characters", MaxVariantChars)
 	}
 	name, query, hasQuery := strings.Cut(v, "?")
-	if !variantNameRe.MatchString(name) {
+	if hash, ok := strings.CutPrefix(name, KernelVariantPrefix); ok {
+		// A submitted kernel, named by its hash (kernels.go).
+		if !ValidKernelHash(hash) {
+			return invalid(field, "a submitted kernel is named kernel:<hash>, the 64 hex digits of its sha256 (got %q)", name)
+		}
+	} else if !variantNameRe.MatchString(name) {
 		return invalid(field, "name must use only letters, digits, '_', '.' and '-', e.g. baseline?stages=3")
 	}
 	if hasQuery {

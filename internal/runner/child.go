@@ -45,12 +45,19 @@ func BenchCommand(exe string, timeLimit time.Duration) CommandFunc {
 
 // BenchArgs are the arguments of `web bench` for run, starting with "bench":
 // bench --problem P --variant V [--baseline B] [--aa] --suite S --device D
-// [--seed N] --max-time T --json FILE. A run whose baseline is its variant is
+// [--seed N] --max-time T --json FILE. A run of a submitted kernel
+// (kernel:<hash>?knobs) gets --kernel DIR --variant 'kernel?knobs' instead
+// of its variant, DIR being KernelDir(resultPath). A run whose baseline is its variant is
 // an A/A run (--aa). --max-time is 90% of the runner's limit, so that bench
 // normally stops on its own, reports why and releases the GPU before the
 // runner has to kill it.
 func BenchArgs(run *Run, resultPath string, timeLimit time.Duration) []string {
 	args := []string{"bench", "--problem", run.Problem, "--variant", run.Variant}
+	if _, knobs, ok := pitches.ParseKernelVariant(run.Variant); ok {
+		// A submitted kernel: its files are in the run's kernel folder
+		// (runChild writes them), and bench names it "kernel".
+		args = []string{"bench", "--problem", run.Problem, "--kernel", KernelDir(resultPath), "--variant", pitches.KernelVariantSpec(knobs)}
+	}
 	if run.Baseline != "" {
 		args = append(args, "--baseline", run.Baseline)
 		if run.Baseline == run.Variant {
@@ -167,6 +174,14 @@ func (r *Runner) runChild(run *Run, a *activeRun) (Status, *Result, Finish) {
 	}
 	defer os.RemoveAll(dir)
 	resultPath := filepath.Join(dir, "result.json")
+	if hash, _, ok := pitches.ParseKernelVariant(run.Variant); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err := r.writeKernel(ctx, hash, KernelDir(resultPath))
+		cancel()
+		if err != nil {
+			return StatusFailed, nil, Finish{Reason: "could not start: " + err.Error()}
+		}
+	}
 
 	cmd, err := r.cfg.Command(run, resultPath)
 	if err != nil {

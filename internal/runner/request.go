@@ -67,12 +67,22 @@ func (r *Request) validate(cat Catalog, devices []string, isCPU func(string) boo
 	if r.Variant == "" {
 		return pitches.Errorf(pitches.EINVALID, "variant", "a variant is required")
 	}
-	varRef, err := cat.CheckVariant(r.Problem, r.Variant)
-	if err != nil {
-		return pitches.Errorf(pitches.EINVALID, "variant", "%s", message(err))
+	// A submitted kernel (kernel:<hash>) is checked against its stored
+	// manifest by Runner.Submit (kernel.go): the catalog knows built-ins only.
+	_, _, submitted := pitches.ParseKernelVariant(r.Variant)
+	varRef := false
+	if !submitted {
+		var err error
+		if varRef, err = cat.CheckVariant(r.Problem, r.Variant); err != nil {
+			return pitches.Errorf(pitches.EINVALID, "variant", "%s", message(err))
+		}
 	}
 	baseRef := false
+	if _, _, ok := pitches.ParseKernelVariant(r.Baseline); ok {
+		return pitches.Errorf(pitches.EINVALID, "baseline", "the baseline must be a built-in variant (e.g. \"baseline\"); a submitted kernel is measured against it")
+	}
 	if r.Baseline != "" {
+		var err error
 		if baseRef, err = cat.CheckVariant(r.Problem, r.Baseline); err != nil {
 			return pitches.Errorf(pitches.EINVALID, "baseline", "%s", message(err))
 		}

@@ -29,7 +29,7 @@ func ParseResult(doc []byte, run *Run) (*Result, error) {
 		if d.Suite != run.Suite {
 			return nil, fmt.Errorf("result is for suite %q, the run asked for %q", d.Suite, run.Suite)
 		}
-		if d.Variant.Spec != run.Variant {
+		if d.Variant.Spec != run.Variant && d.Variant.Spec != benchVariant(run.Variant) {
 			return nil, fmt.Errorf("result is for variant %q, the run asked for %q", d.Variant.Spec, run.Variant)
 		}
 	}

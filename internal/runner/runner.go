@@ -54,6 +54,9 @@ type Config struct {
 	// TempDir holds the per-run result files; default os.TempDir().
 	TempDir string
 	Logger  *slog.Logger
+	// Kernels holds the submitted kernels that `kernel:<hash>` variants
+	// name (internal/sqlite); nil: such runs are refused.
+	Kernels KernelStore
 	// Remote are devices whose runs an Executor runs elsewhere (Slurm
 	// targets); their names join Devices.
 	Remote []Remote
@@ -188,6 +191,9 @@ func (r *Runner) Start(ctx context.Context) error {
 func (r *Runner) Submit(ctx context.Context, req Request) (*Run, error) {
 	req.Normalize()
 	if err := r.validate(&req); err != nil {
+		return nil, err
+	}
+	if err := r.checkKernelRequest(ctx, &req); err != nil {
 		return nil, err
 	}
 	if r.isClosed() {
