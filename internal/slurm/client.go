@@ -322,7 +322,7 @@ func ParseSacct(out string) (map[string]Info, error) {
 		if code, sig, ok := parseExit(f[3]); ok {
 			in.ExitCode, in.Signal, in.HasExit = code, sig, true
 		}
-		if in.Node == "None assigned" {
+		if in.Node == "None assigned" || in.Node == "(null)" {
 			in.Node = ""
 		}
 		m[id] = in

@@ -1,0 +1,68 @@
+package slurm
+
+import (
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"web": "/shared/bin/web", "spool": "/shared/pitchtank", "poll_interval": "1s",
+		"targets": [{"name": "h100", "partition": "gpu", "gres": "gpu:h100:1", "account": "kern", "time_limit": "20m", "max_jobs": 16, "sbatch_args": ["--qos=high"]},
+		            {"name": "cluster-cpu", "bench_device": "cpu"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := c.Targets[0]; h.BenchDevice != "0" || h.MaxJobs != 16 {
+		t.Errorf("h100 target: %+v", h)
+	}
+	if cpu := c.Targets[1]; cpu.BenchDevice != "cpu" || cpu.MaxJobs != 4 {
+		t.Errorf("cpu target defaults: %+v", cpu)
+	}
+	bad := map[string]string{
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu"}], "extra": 1}`:                           `unknown field "extra"`,
+		`{"targets": [{"name": "a", "bench_device": "cpu"}]}`:                                                      "spool: a directory",
+		`{"spool": "rel", "targets": [{"name": "a", "bench_device": "cpu"}]}`:                                      "spool: \"rel\" is not an absolute path",
+		`{"spool": "/s", "web": "web", "targets": [{"name": "a", "bench_device": "cpu"}]}`:                         "web: \"web\" is not an absolute path",
+		`{"spool": "/s", "poll_interval": "1ms", "targets": [{"name": "a", "bench_device": "cpu"}]}`:               "poll_interval",
+		`{"spool": "/s", "targets": []}`:                                                                           "targets: name at least one",
+		`{"spool": "/s", "targets": [{"name": "cpu", "bench_device": "cpu"}]}`:                                     "targets[0].name",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu"}, {"name": "a", "bench_device": "cpu"}]}`: "targets[1].name: \"a\" is listed twice",
+		`{"spool": "/s", "targets": [{"name": "a"}]}`:                                                              "targets[0].gres: a GPU target needs",
+		`{"spool": "/s", "targets": [{"name": "a", "gres": "gpu:1", "bench_device": "gpu"}]}`:                      "targets[0].bench_device",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "time_limit": "soon"}]}`:                 "targets[0].time_limit",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "max_jobs": -1}]}`:                       "targets[0].max_jobs",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "partition": "a b"}]}`:                   "targets[0].partition",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "sbatch_args": ["--time=5"]}]}`:          "targets[0].sbatch_args[0]: pitchtank sets --time",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "sbatch_args": ["qos"]}]}`:               "targets[0].sbatch_args[0]: \"qos\" is not an option",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu"}]} {}`:                                    "more than one JSON value",
+	}
+	for in, want := range bad {
+		_, err := ParseConfig([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseConfig(%s) = %v, want an error with %q", in, err, want)
+		}
+	}
+}
+
+func TestRemotes(t *testing.T) {
+	spool := filepath.Join(t.TempDir(), "spool")
+	c, err := ParseConfig([]byte(`{"web": "/opt/web", "spool": "` + spool + `", "poll_interval": "250ms",
+		"targets": [{"name": "h100", "gres": "gpu:h100:1", "time_limit": "20m", "max_jobs": 8}, {"name": "b200", "gres": "gpu:b200:1"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remotes, poller, err := c.Remotes(slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(remotes) != 2 || remotes[0].Name != "h100" || remotes[1].Name != "b200" || poller.Interval != 250*time.Millisecond {
+		t.Fatalf("remotes %+v, poll %s", remotes, poller.Interval)
+	}
+	h := remotes[0].Executor.(*Executor)
+	if h.Slots() != 8 || h.CPU() || h.Target.TimeLimit != 20*time.Minute || h.Web != "/opt/web" || h.Poller != remotes[1].Executor.(*Executor).Poller {
+		t.Errorf("h100 executor: %+v", h)
+	}
+}
