@@ -116,16 +116,30 @@ func (f kernelFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		return nil, err
 	}
 	l := f.s.Manifest.Launch
-	if lim.MaxSharedOptin > 0 && l.SharedBytes > lim.MaxSharedOptin {
-		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block (launch.shared_bytes); the device allows %d", v.Name, l.SharedBytes, lim.MaxSharedOptin)
+	smem := f.SharedBytes(v.Knobs)
+	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
+		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block (launch.shared_bytes); the device allows %d", v.Name, smem, lim.MaxSharedOptin)
 	}
 	e := f.s.Manifest.Entry
 	return perGroupPlan(v.Name, v.Knobs.Launch, isDual(v.Problem), s, perGroup{
 		Group: e, Dual: e, Grouped: e,
 		Block: [3]uint32{uint32(l.Block[0]), uint32(l.Block[1]), uint32(l.Block[2])},
-		TileM: l.TileM, TileN: l.TileN, SharedBytes: l.SharedBytes,
+		TileM: l.TileM, TileN: l.TileN, SharedBytes: smem,
 		Launches: f.launchValues(v.Problem),
 	})
+}
+
+// SharedBytes is the dynamic shared memory per block with knobs k:
+// launch.shared_bytes, or a knob value's own (ManifestKnob.SharedBytes).
+func (f kernelFamily) SharedBytes(k Knobs) int {
+	n := f.s.Manifest.Launch.SharedBytes
+	vals := f.knobValues(k)
+	for _, mk := range f.s.Manifest.Knobs {
+		if b, ok := mk.SharedBytes[vals[mk.Key]]; ok {
+			n = b
+		}
+	}
+	return n
 }
 
 // CheckDevice refuses a device below min_arch, and for a cubin or fatbin
@@ -147,3 +161,6 @@ func (f kernelFamily) CheckDevice(v Variant, arch string) error {
 	}
 	return nil
 }
+
+// SharedBytes is the dynamic shared memory per block of v, a variant of s.
+func (s *Submission) SharedBytes(v Variant) int { return kernelFamily{s}.SharedBytes(v.Knobs) }

@@ -61,6 +61,11 @@ type ManifestKnob struct {
 	Values  []string `json:"values"`
 	Default string   `json:"default"`
 	Doc     string   `json:"doc,omitempty"`
+	// SharedBytes, when set, is the dynamic shared memory per block for
+	// some of the values (e.g. one ring slot per stage): it replaces
+	// launch.shared_bytes while the knob has that value (a later knob's
+	// wins over an earlier one's).
+	SharedBytes map[string]int `json:"shared_bytes,omitempty"`
 }
 
 // Submission kinds.
@@ -410,6 +415,14 @@ func (m *Manifest) checkKnobs() error {
 		}
 		if !slices.Contains(k.Values, k.Default) {
 			return subErr(f+".default", "%q is not one of the values (%s)", k.Default, strings.Join(k.Values, ", "))
+		}
+		for v, n := range k.SharedBytes {
+			if !slices.Contains(k.Values, v) {
+				return subErr(f+".shared_bytes", "%q is not one of the values (%s)", v, strings.Join(k.Values, ", "))
+			}
+			if n < 0 || n > maxSharedBytes {
+				return subErr(f+".shared_bytes", "%s: %d: want 0..%d", v, n, maxSharedBytes)
+			}
 		}
 	}
 	return nil

@@ -268,7 +268,7 @@ func Check(s *kernels.Submission) (*Report, error) {
 	for _, arch := range archs {
 		ar := ArchReport{Arch: arch, OK: true}
 		for _, v := range variants {
-			vr := compile(v, arch, m.Launch.SharedBytes)
+			vr := compile(v, arch, s.SharedBytes(v))
 			if !vr.OK {
 				ar.OK, rep.OK = false, false
 			}
