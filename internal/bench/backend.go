@@ -77,6 +77,9 @@ type ShapeRunner interface {
 	// buffers, the module loaded again) with new inputs drawn from seed,
 	// and returns their reference.
 	Reload(ctx context.Context, set int, seed uint64) ([]float64, error)
+	// Relocate moves input set `set` of every role to fresh allocations
+	// (new buffers, the module loaded again) with the inputs as they are.
+	Relocate(ctx context.Context, set int) error
 	// InputHash hashes role's inputs of set as they are now.
 	InputHash(ctx context.Context, role, set int) (string, error)
 	// Sample times one complete execution of role on input set `set`, the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/engine"
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
 	"github.com/pitchtank/pitchtank/internal/splitmix"
 	"github.com/pitchtank/pitchtank/kernels"
@@ -209,8 +210,9 @@ func (r *cpuShape) Scramble(ctx context.Context, role, set int, poisonSeed, flip
 			flipOperandRows(in.dual.B2, flipSeed, 0)
 		} else {
 			base := 0
-			for _, a := range in.group.A {
+			for g, a := range in.group.A {
 				flipOperandRows(a, flipSeed, base)
+				flipOperandRows(in.group.B[g], flipSeed, engine.FlipColumnBase)
 				base += a.Rows
 			}
 		}
@@ -252,6 +254,18 @@ func (r *cpuShape) Reload(ctx context.Context, set int, seed uint64) ([]float64,
 	}
 	ref, _, err := r.Load(ctx, set, seed, false)
 	return ref, err
+}
+
+// Relocate copies every role's inputs of set (the CPU has no addresses a
+// kernel could key on, but the copy keeps the contract).
+func (r *cpuShape) Relocate(ctx context.Context, set int) error {
+	if set < 0 || set >= len(r.in) {
+		return fmt.Errorf("cpu: relocate input set %d of %d", set, len(r.in))
+	}
+	for role, in := range r.in[set] {
+		r.in[set][role] = in.clone()
+	}
+	return nil
 }
 
 func (r *cpuShape) InputHash(ctx context.Context, role, set int) (string, error) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/engine"
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
@@ -77,6 +78,7 @@ type fakeShape struct {
 	ran                 map[[2]int]bool     // (role, set) executed since load
 	cached              map[[2]int][]uint16 // the "keyed" cheat's first result
 	timedCall           bool
+	relocated           int
 }
 
 func (s *fakeShape) Load(ctx context.Context, set int, seed uint64, checkCPU bool) ([]float64, *RefCheck, error) {
@@ -172,7 +174,7 @@ func (s *fakeShape) Scramble(ctx context.Context, role, set int, poisonSeed, fli
 	if flipSeed != 0 {
 		ref := s.ref[set][role]
 		for i := range ref {
-			if flipBit(flipSeed, i/s.cols) {
+			if flipBit(flipSeed, i/s.cols) != flipBit(flipSeed, engine.FlipColumnBase+i%s.cols) {
 				ref[i] = -ref[i]
 			}
 		}
@@ -213,6 +215,16 @@ func (s *fakeShape) Probe(ctx context.Context, role, set int, read bool) ([]uint
 
 func (s *fakeShape) Reload(ctx context.Context, set int, seed uint64) ([]float64, error) {
 	return s.load(set, seed), nil
+}
+
+// Relocate forgets what the "kernels" remember about the set's buffers
+// (a cache keyed on addresses misses after a move).
+func (s *fakeShape) Relocate(ctx context.Context, set int) error {
+	s.relocated++
+	for r := range s.roles {
+		delete(s.cached, [2]int{r, set})
+	}
+	return nil
 }
 
 func (s *fakeShape) InputHash(ctx context.Context, role, set int) (string, error) {

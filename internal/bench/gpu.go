@@ -478,6 +478,36 @@ func (r *gpuShape) Reload(ctx context.Context, set int, seed uint64) ([]float64,
 	return ref, err
 }
 
+// Relocate copies every role's inputs of set to new buffers, allocated
+// while the old ones exist, then releases the old ones.
+func (r *gpuShape) Relocate(ctx context.Context, set int) error {
+	if set < 0 || set >= len(r.inst) {
+		return fmt.Errorf("relocate input set %d of %d", set, len(r.inst))
+	}
+	return r.b.dev.Do(func(c *gpu.Ctx) error {
+		fresh := make([]*engine.Instance, len(r.roles))
+		for k, old := range r.inst[set] {
+			inst, err := old.Relocate(r.b.lim)
+			if err != nil {
+				for _, x := range fresh[:k] {
+					_ = x.Close()
+				}
+				return fmt.Errorf("relocate %s: %w", r.roles[k], err)
+			}
+			fresh[k] = inst
+		}
+		var errs []error
+		for k, old := range r.inst[set] {
+			errs = append(errs, old.Close())
+			r.inst[set][k] = fresh[k]
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("release the old buffers: %w", err)
+		}
+		return nil
+	})
+}
+
 func (r *gpuShape) InputHash(ctx context.Context, role, set int) (h string, err error) {
 	inst, err := r.instance(role, set)
 	if err != nil {

@@ -6,9 +6,12 @@ import (
 	"testing"
 )
 
-// guardedConfig is fakeConfig with a fixed guard seed (reproducible).
+// guardedConfig is fakeConfig with a fixed guard seed (reproducible), on
+// test shapes with many rows: a content change negates a seeded half of
+// them, and with one row a stale output would match half the time.
 func guardedConfig(n int, paired bool) Config {
 	cfg := fakeConfig(n, paired)
+	cfg.Shapes = cfg.Problem.Tests[3 : 3+n]
 	cfg.GuardSeed = 0x5eed
 	return cfg
 }
@@ -34,8 +37,8 @@ func TestGuardPassesAnHonestKernel(t *testing.T) {
 		if len(g.CheckedSamples) != 2 || len(g.CheckedSamples[0]) == 0 || len(g.CheckedSamples[1]) == 0 {
 			t.Fatalf("shape %d: checked samples %v: want some for both roles", s.Index, g.CheckedSamples)
 		}
-		if g.ReloadRound < 2*cfg.SeedsPerShape || len(g.ReloadSeeds) != cfg.SeedsPerShape {
-			t.Fatalf("shape %d: reload round %d seeds %v", s.Index, g.ReloadRound, g.ReloadSeeds)
+		if g.MoveRound < 2*cfg.SeedsPerShape || g.FreshSet < 0 || g.FreshSet >= cfg.SeedsPerShape || g.FreshSeed == 0 {
+			t.Fatalf("shape %d: move round %d fresh set %d seed %d", s.Index, g.MoveRound, g.FreshSet, g.FreshSeed)
 		}
 		if g.ContentChanges < s.Pairing.Rounds*2 {
 			t.Fatalf("shape %d: %d content changes for %d rounds", s.Index, g.ContentChanges, s.Pairing.Rounds)
@@ -141,9 +144,23 @@ func TestImplausibleResultsAreSuspect(t *testing.T) {
 			return 1e6 * (1 - 0.95*float64(1-role)) * noise(shape, role, k, 0.001)
 		})
 		r, code, _ := runFake(t, guardedConfig(1, true), f)
-		want := []string{"shape 0: speedup", "geomean speedup"}
-		if code != ExitSuspect || len(r.Summary.Suspect) != 2 || !strings.HasPrefix(r.Summary.Suspect[0], want[0]) || !strings.HasPrefix(r.Summary.Suspect[1], want[1]) {
+		if code != ExitSuspect || len(r.Summary.Suspect) != 1 || !strings.HasPrefix(r.Summary.Suspect[0], "geomean speedup 20.00x") {
 			t.Fatalf("exit %d suspect %v", code, r.Summary.Suspect)
+		}
+	})
+	t.Run("one shape over 10x, geomean under", func(t *testing.T) {
+		// Real kernels beat a per-group baseline by 10-23x on the 16-group
+		// test shape (H100, 2026-11-23): flagged on the shape, not suspect.
+		f := newFake(func(shape, role, k int) float64 {
+			x := 1e6 * noise(shape, role, k, 0.001)
+			if role == 0 {
+				x /= []float64{12, 2}[shape]
+			}
+			return x
+		})
+		r, code, _ := runFake(t, guardedConfig(2, true), f)
+		if code != ExitOK || len(r.Summary.Suspect) != 0 || !slices.Contains(r.Shapes[0].Flags, "speedup_over_10x") {
+			t.Fatalf("exit %d suspect %v flags %v", code, r.Summary.Suspect, r.Shapes[0].Flags)
 		}
 	})
 	t.Run("plausible", func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/pitchtank/pitchtank/internal/nvfp4"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -388,7 +387,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 			if err != nil {
 				return fail(PhaseTiming, fmt.Errorf("read %s output of input set %d after timing: %w", roles[role], j, err))
 			}
-			c := compareCheck(roles[role], PhaseLastTimed, sr.Seeds[j], out, g.ref(role, j), p.ATol, p.RTol)
+			c := compareCheck(roles[role], PhaseLastTimed, sr.Seeds[j], g.compareFlipped(role, j, out), g.base[j], p.ATol, p.RTol)
 			c.InputsIntact = true
 			if g.on {
 				// Every content change undone, the inputs must be as loaded.
@@ -478,7 +477,7 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m
 	measured := make([]float64, len(ms))
 	for round := 0; ; round++ {
 		if g.on && round == g.reload {
-			if err := g.reloadAll(ctx, runner, len(ms)); err != nil {
+			if err := g.moveAll(ctx, runner, len(ms)); err != nil {
 				return order, setOrder, err
 			}
 		}
@@ -608,7 +607,7 @@ func compareCheck(role, phase string, seed uint64, out []uint16, ref []float64, 
 		c.Mismatches = c.Elements
 		return c
 	}
-	k := nvfp4.Compare(out, ref, atol, rtol)
+	k := compareParallel(out, ref, atol, rtol)
 	c.Elements, c.Mismatches, c.NaNs = k.Elements, k.Mismatches, k.NaNs
 	c.MaxAbsErr, c.MaxRelErr, c.RelL2Err = finitePtr(k.MaxAbsErr), finitePtr(k.MaxRelErr), finitePtr(k.RelL2Err)
 	c.Pass = k.Pass
@@ -778,8 +777,11 @@ func checkDetail(c Check) string {
 }
 
 // suspectReasons says why a finished, correct result is implausible: a
-// variant faster than the speed of light, a speedup over KernelBench's 10x
-// review bound, or timing without the guard. Such a result scores no
+// variant faster than the speed of light on any shape, a geomean speedup
+// over KernelBench's 10x review bound, or timing without the guard. One
+// shape over 10x is only flagged (speedup_over_10x): honest kernels beat the
+// per-group baseline by 13-23x on the 16-group test shape (H100,
+// 2026-11-23, docs/BENCHMARKS.md). Such a result scores no
 // prediction until an admin accepts it with a reason.
 func suspectReasons(r *Result, sm *Summary, cfg Config) []string {
 	rs := []string{}
@@ -792,9 +794,6 @@ func suspectReasons(r *Result, sm *Summary, cfg Config) []string {
 		}
 		if med := s.Variant.Stats.MedianNs; med < s.FloorNs {
 			rs = append(rs, fmt.Sprintf("shape %d: variant median %.2f us is below the speed-of-light floor %.2f us", s.Index, med/1e3, s.FloorNs/1e3))
-		}
-		if s.Pairing != nil && s.Pairing.Speedup.Point > reviewSpeedup {
-			rs = append(rs, fmt.Sprintf("shape %d: speedup %.2fx is over the %gx review bound", s.Index, s.Pairing.Speedup.Point, reviewSpeedup))
 		}
 	}
 	if g := sm.GeomeanSpeedup; g != nil && *g > reviewSpeedup {
@@ -829,7 +828,7 @@ func guardSample(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, 
 		return nil
 	}
 	g.checked[role] = append(g.checked[role], idx)
-	c := compareCheck(m.Role, PhaseTimedSample, 0, out, g.ref(role, set), p.ATol, p.RTol)
+	c := compareCheck(m.Role, PhaseTimedSample, 0, g.compareFlipped(role, set, out), g.base[set], p.ATol, p.RTol)
 	c.Sample, c.Set, c.InputsIntact = idx, set, true
 	if !c.Pass {
 		c.Detail = fmt.Sprintf("sample %d (input set %d): %d of %d elements wrong right after the timer stopped", idx, set, c.Mismatches, c.Elements)

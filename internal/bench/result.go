@@ -223,11 +223,13 @@ type ShapeGuard struct {
 	CheckedSamples [][]int `json:"checked_samples"`
 	// ContentChanges counts the executions that ran on changed inputs.
 	ContentChanges int `json:"content_changes"`
-	// ReloadRound is the round before which every input set moved to fresh
-	// allocations with new inputs (ReloadSeeds, one per set); -1 when the
-	// timing ended before it.
-	ReloadRound int      `json:"reload_round"`
-	ReloadSeeds []uint64 `json:"reload_seeds"`
+	// MoveRound is the round before which every input set moved to fresh
+	// allocations; -1 when the timing ended before it.
+	MoveRound int `json:"move_round"`
+	// FreshSet is the input set that then also got new inputs, drawn from
+	// FreshSeed; -1 with MoveRound.
+	FreshSet  int    `json:"fresh_set"`
+	FreshSeed uint64 `json:"fresh_seed"`
 }
 
 // Check is one correctness check (rule 1).

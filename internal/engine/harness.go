@@ -83,15 +83,18 @@ func (h *LoadedHarness) flipRows(c *gpu.Ctx, p gpu.DevPtr, rows, rowBytes int, s
 		p, int32(rows), int32(rowBytes), seed, int32(rowBase))
 }
 
-// FlipsOutputRows says how the harness's row negation shows in C: for the
-// group GEMM it negates rows of every group's A, so output rows (numbered
-// across the groups, in Output's concatenated order) flip; for the dual
-// GEMM it negates rows of B2, so output columns flip.
-func FlipsOutputRows(p *kernels.Problem) bool { return p.Kind != kernels.DualGEMM }
+// FlipColumnBase numbers the flip bits of output columns in the group
+// GEMM: a content change negates row R of the A operands (bit R, rows
+// numbered across the groups in Output's order) and row n of every group's
+// B (bit FlipColumnBase + n), so output element (R, n) changes sign when
+// exactly one of the two bits is set. In the dual GEMM it negates row n of
+// B2 (bit n), so output column n changes sign (silu(A B1^T) is not odd,
+// so A and B1 stay).
+const FlipColumnBase = 1 << 20
 
 // Scramble enqueues on s, before an execution and outside any timed
 // region: when flipSeed is not 0, the negation of a seeded half of the rows
-// of the flip operand (FlipsOutputRows says which); then, when poisonSeed
+// of the flip operands (FlipColumnBase says which); then, when poisonSeed
 // is not 0, a random fill drawn from it of the output and the split-K
 // workspace. The
 // caller tracks the flips to know the exact result (kernels/cuda/harness.cu
@@ -112,6 +115,9 @@ func (i *Instance) Scramble(h *LoadedHarness, poisonSeed, flipSeed uint64, s *gp
 			for g, m := range i.shape.M {
 				if err := h.flipRows(i.c, i.bufs[bufKey{kernels.BufA, g}].ptr, m, rowBytes, flipSeed, base, s); err != nil {
 					return fmt.Errorf("engine: negate rows of A[%d]: %w", g, err)
+				}
+				if err := h.flipRows(i.c, i.bufs[bufKey{kernels.BufB, g}].ptr, i.shape.N, rowBytes, flipSeed, FlipColumnBase, s); err != nil {
+					return fmt.Errorf("engine: negate rows of B[%d]: %w", g, err)
 				}
 				base += m
 			}

@@ -12,10 +12,12 @@
 // flipping the sign bit of both FP4 codes of every byte in them (e2m1's
 // sign is bit 3 of each nibble). That changes the inputs' contents between
 // samples while the exact result stays known on the host: in the group GEMM
-// a negated row of A negates that row of C; in the dual GEMM a negated row
-// of B2 negates that column of C (silu(A B1^T) * (A B2^T) is linear in
-// B2). Every product and sum is negated exactly, so the reference is the old
-// one with those rows or columns negated.
+// a negated row of A negates that row of C and a negated row of B that
+// column (both are flipped, so even M = 1 changes N bits); in the dual GEMM
+// a negated row of B2 negates that column of C (silu(A B1^T) * (A B2^T) is
+// linear in B2). Every product and sum is negated exactly, so the
+// reference is the old one with those rows and columns negated
+// (engine.FlipColumnBase numbers the bits).
 //
 // The row mask must match internal/bench's flipBit bit for bit: row r flips
 // when the splitmix64 finaliser of seed + (r + 1) * golden is odd.
