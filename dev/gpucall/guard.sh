@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device call for issue 9: the timing guard on the GPU machine.
 #   bash dev/gpucall/guard.sh [TOTAL_SECONDS] [all | a comma list of honest,cheats,aa]
+# lite: a quick subset of honest.
 # honest: every family's default and the knobs that change how a run
 #   touches memory (graph, streams, grouped, split-K workspace, swap_ab,
 #   the TMA epilogue) pass the guard on the test shapes (the content
@@ -43,6 +44,13 @@ if want honest; then
 	for v in baseline fused 'baseline?launch=graph'; do
 		gb "honest_dual_$v" $D tests "$v"
 	done
+fi
+if want lite; then
+	# The families whose code paths differ most, after a change to the guard.
+	for v in baseline wgmma 'fused?split_k=2' 'baseline?launch=graph'; do
+		gb "honest_group_$v" $G tests "$v"
+	done
+	gb honest_dual_fused $D tests fused
 fi
 if want aa; then
 	gb aa_group_guarded $G benchmarks baseline --aa
