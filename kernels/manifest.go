@@ -118,6 +118,10 @@ type Variant struct {
 //go:embed cuda/*.cu cuda/*.cuh
 var cudaFiles embed.FS
 
+// readCUDA reads an embedded CUDA file (tests swap it to see what an edit
+// of a source or header does).
+var readCUDA = cudaFiles.ReadFile
+
 func (p *Problem) dual() bool { return p.Kind == DualGEMM }
 
 // Dual reports whether p is a dual GEMM (one A, B1 and B2, SiLU gate).
@@ -393,7 +397,7 @@ func (v Variant) Source() (string, error) {
 	if v.Kernel != nil {
 		return string(v.Kernel.Files[v.Kernel.Manifest.Source]), nil
 	}
-	b, err := cudaFiles.ReadFile("cuda/" + v.SourceFile)
+	b, err := readCUDA("cuda/" + v.SourceFile)
 	if err != nil {
 		return "", fmt.Errorf("kernels: read source of %s: %w", v.Name, err)
 	}
@@ -403,7 +407,7 @@ func (v Variant) Source() (string, error) {
 // Headers are the headers NVRTC gets with the variant's source, by the
 // name an #include uses: the shared header, and a submission's own.
 func (v Variant) Headers() (map[string]string, error) {
-	b, err := cudaFiles.ReadFile("cuda/" + CommonHeader)
+	b, err := readCUDA("cuda/" + CommonHeader)
 	if err != nil {
 		return nil, fmt.Errorf("kernels: read %s: %w", CommonHeader, err)
 	}
