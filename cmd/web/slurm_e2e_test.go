@@ -472,3 +472,32 @@ func notesOf(log string) string {
 	}
 	return b.String()
 }
+
+// A bad --slurm-config stops serve before it opens anything: exit 2 and a
+// message naming the file's field. No Slurm needed.
+func TestServeRefusesBadSlurmConfig(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		`{"spool": "/s", "targets": [{"name": "h100"}]}`:                                        `targets[0].gres: a GPU target needs a GPU from Slurm`,
+		`{"spool": "/s", "targets": [{"name": "cpu", "bench_device": "cpu"}]}`:                  `targets[0].name`,
+		`{"spool": "/s", "targets": [{"name": "x", "bench_device": "cpu", "tme_limit": "5m"}]}`: `unknown field "tme_limit"`,
+	}
+	for body, want := range cases {
+		cfg := filepath.Join(dir, "slurm.json")
+		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db := filepath.Join(dir, "p.db")
+		code, _, stderr := cliDB(t, "", "serve", "--addr", "127.0.0.1:0", "--db", db, "--no-demo", "--devices", "cpu", "--slurm-config", cfg)
+		if code != exitUsage || !strings.Contains(stderr, "--slurm-config: slurm config: "+want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", body, code, stderr, want)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Errorf("%s: serve created the database before refusing its Slurm config", body)
+		}
+	}
+	code, _, stderr := cliDB(t, "", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "p.db"), "--slurm-config", filepath.Join(dir, "missing.json"))
+	if code != exitUsage || !strings.Contains(stderr, "missing.json") {
+		t.Errorf("a missing file: exit %d, %q", code, stderr)
+	}
+}

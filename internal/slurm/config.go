@@ -64,7 +64,12 @@ func ParseConfig(data []byte) (*Config, error) {
 	dec.DisallowUnknownFields()
 	var c Config
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("slurm config: %w", err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fmt.Errorf("slurm config: %s: %s is not a JSON %s", te.Field, te.Value, te.Type)
+		}
+		// "json: unknown field "x"" and syntax errors, which say where.
+		return nil, fmt.Errorf("slurm config: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return nil, errors.New("slurm config: more than one JSON value")

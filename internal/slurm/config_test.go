@@ -38,6 +38,7 @@ func TestParseConfig(t *testing.T) {
 		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "sbatch_args": ["--time=5"]}]}`:          "targets[0].sbatch_args[0]: pitchtank sets --time",
 		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "sbatch_args": ["qos"]}]}`:               "targets[0].sbatch_args[0]: \"qos\" is not an option",
 		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu"}]} {}`:                                    "more than one JSON value",
+		`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu", "max_jobs": "8"}]}`:                      "targets.max_jobs: string is not a JSON int",
 	}
 	for in, want := range bad {
 		_, err := ParseConfig([]byte(in))
