@@ -5,6 +5,8 @@ package templates
 // them with text already formatted, so the templates stay free of
 // arithmetic.
 
+import "net/url"
+
 // RunRow is one run in a list.
 type RunRow struct {
 	ID          int64
@@ -157,6 +159,7 @@ type PitchResults struct {
 	Baseline    string // the round's baseline the run compares against
 	Problems    []string
 	RunErr      *FormError
+	CannotRun   string // why no run can start here (the pitch's variant needs a GPU this server lacks)
 }
 
 // ExcludedRow is a run of a pitch with what it means for the result.
@@ -209,4 +212,36 @@ type CalibrationView struct {
 	Groups  []CalGroup
 	Pitches int // pitches with a measured result counted
 	Hidden  int // pitches left out for this viewer (hidden-score rule)
+}
+
+// ExportQuery is the page's filter as a query string ("" or "?problem=…"),
+// so that the export links export what the page lists.
+func (v RunsView) ExportQuery() string {
+	q := url.Values{}
+	for k, val := range v.Filter {
+		if val != "" {
+			q.Set(k, val)
+		}
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// uniqueVariants is every problem's variant names once each, in first-seen
+// order: most problems share baseline and reference, and the suggestions
+// list should not repeat them.
+func uniqueVariants(problems []ProblemOption) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range problems {
+		for _, name := range p.Variants {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }

@@ -18,6 +18,13 @@ type Chrome struct {
 	User  *pitches.User // nil when not logged in
 	Title string
 	Nav   string // which nav entry is current: "home", "rounds", "tokens", "admin"
+	// ReplaceURL, set on a page that answers a refused form post, is the
+	// form's own GET address: app.js puts it in place of the POST's entry
+	// (history.replaceState), so Back and Forward never offer to resubmit.
+	ReplaceURL string
+	// PublicRounds: anonymous visitors may read closed rounds
+	// (--public-closed-rounds), so the nav offers them Rounds.
+	PublicRounds bool
 }
 
 // FormError is the one error a form submission came back with; Field names
@@ -29,6 +36,26 @@ type FormError struct {
 
 // For returns the message when the error is about field (or a sub-field of
 // it, e.g. "claim" matches "claim.lo"), else "".
+// Text is the message as the form's summary shows it: naming the field
+// when the message does not already, so that every refused post says which
+// input is wrong even where the field has no inline slot.
+func (e *FormError) Text() string {
+	if e == nil {
+		return ""
+	}
+	if e.Field == "" || strings.Contains(strings.ToLower(e.Message), strings.ToLower(fieldLabel(e.Field))) {
+		return e.Message
+	}
+	return fieldLabel(e.Field) + ": " + e.Message
+}
+
+// fieldLabel turns a field path ("notes.speedup", "claim.lo",
+// "criteria[1].weight") into words a form reader knows.
+func fieldLabel(field string) string {
+	r := strings.NewReplacer("_", " ", ".", " ", "[", " ", "]", "")
+	return r.Replace(field)
+}
+
 func (e *FormError) For(field string) string {
 	if e == nil || e.Field == "" {
 		return ""
@@ -65,6 +92,25 @@ type StandingsView struct {
 	Closed  bool
 	Winner  string // title of the winning pitch, "" when none shown
 	AnyHide bool
+	Viewer  *pitches.User // nil: anonymous
+}
+
+// hiddenUntil says when a hidden standings row opens to this viewer: sharks
+// see a pitch's scores once they score it, everyone else (contestants,
+// viewers, anonymous visitors) when the round closes.
+func hiddenUntil(u *pitches.User) string {
+	if u != nil && u.Role == pitches.RoleShark {
+		return "hidden until you score it"
+	}
+	return "hidden until the round closes"
+}
+
+// rankWithheld says when this viewer will see the ranking and the winner.
+func rankWithheld(u *pitches.User) string {
+	if u != nil && u.Role == pitches.RoleShark {
+		return "Listed in filing order: the ranking and the winner are shown once you have scored every pitch, or when the round closes."
+	}
+	return "Listed in filing order: the ranking and the winner are shown when the round closes."
 }
 
 type RoundsView struct {

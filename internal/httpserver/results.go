@@ -3,7 +3,6 @@ package httpserver
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -237,7 +236,20 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 		res.Problems = append(res.Problems, po.Name)
 	}
 	if _, err := s.checkLaunch(ctx, viewer, p.ID); err == nil && p.Variant != "" {
-		res.CanRun = true
+		// Offer only the devices that can run this variant; with none,
+		// say why instead of a button that always fails.
+		var usable []string
+		for _, d := range res.Devices {
+			if deviceRuns(d, p.Variant) {
+				usable = append(usable, d)
+			}
+		}
+		if len(usable) > 0 {
+			res.CanRun, res.Devices = true, usable
+		} else {
+			res.CannotRun = "This server cannot run " + p.Variant + ": its only device is the CPU, which runs just the reference kernel (no GPU is attached). " +
+				"Run it on a server with a GPU, or import a result measured elsewhere (docs/runs-import.md)."
+		}
 	}
 	for _, r := range o.Runs {
 		if r.Status == runner.StatusSucceeded {
@@ -550,7 +562,7 @@ func (s *server) handleRoundResults(format string) http.HandlerFunc {
 			writeDownload(w, name, format, buf.Bytes())
 			return
 		}
-		cw := csv.NewWriter(&buf)
+		cw := newCSVWriter(&buf) // neutralises formula cells (csvsafe.go)
 		_ = cw.Write([]string{"round", "pitch_id", "pitch", "run_id", "device", "imported", "measured_speedup", "predictor", "kind",
 			"lo", "hi", "interval_score", "abs_log_error", "signed_log_error", "hit", "relative_interval_score", "recap"})
 		for _, rr := range out {

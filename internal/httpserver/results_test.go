@@ -217,7 +217,7 @@ func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 	vote["terms"] = map[string]any{"max_variation": 2}
 	a.api("PUT", "/api/rounds/1/vote", "pragmatist", vote).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "terms.max_variation")
 	vote["terms"] = map[string]any{"min_speedup": 2}
-	a.api("PUT", "/api/rounds/1/vote", "pragmatist", vote).wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "min_speedup")
+	a.api("PUT", "/api/rounds/1/vote", "pragmatist", vote).wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "terms.min_speedup")
 }
 
 // The round's baseline is the admin's to set, in the API and on the admin

@@ -3,7 +3,6 @@ package httpserver
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -473,7 +472,7 @@ func csvTime(t time.Time) string {
 }
 
 func writeRunsCSV(w io.Writer, runs []runJSON) error {
-	cw := csv.NewWriter(w)
+	cw := newCSVWriter(w) // neutralises formula cells (csvsafe.go)
 	if err := cw.Write(runCSVHeader); err != nil {
 		return err
 	}
@@ -537,13 +536,13 @@ func (s *server) handleAPIRunsExport(format string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, err := runFilter(r.URL.Query())
 		if err != nil {
-			s.apiError(w, r, err)
+			s.errorFor(w, r, err)
 			return
 		}
 		f.WithShapes = true
 		runs, err := s.listRuns(r.Context(), userFrom(r.Context()), f)
 		if err != nil {
-			s.apiError(w, r, err)
+			s.errorFor(w, r, err)
 			return
 		}
 		if format == "csv" {
@@ -555,7 +554,7 @@ func (s *server) handleAPIRunsExport(format string) http.HandlerFunc {
 				}
 				full, err := s.runs.Get(r.Context(), runs[i].ID)
 				if err != nil {
-					s.apiError(w, r, err)
+					s.errorFor(w, r, err)
 					return
 				}
 				runs[i].Result = full.Result

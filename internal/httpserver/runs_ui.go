@@ -23,6 +23,10 @@ import (
 func (s *server) registerRunPageRoutes(r chi.Router) {
 	r.Get("/runs", s.handleRunsPage)
 	r.Post("/runs", s.handleLaunchRun)
+	// The /runs page's export links, for a logged-in browser (the /api
+	// ones need a token).
+	r.Get("/runs.csv", s.handleAPIRunsExport("csv"))
+	r.Get("/runs.json", s.handleAPIRunsExport("json"))
 	r.Get("/runs/{id:[0-9]+}", s.handleRunPage)
 	r.Get("/runs/{id:[0-9]+}.csv", s.handleRunCSV)
 	r.Get("/runs/{id:[0-9]+}.json", s.handleRunJSON)
@@ -51,6 +55,32 @@ func problemOptions() []templates.ProblemOption {
 	return out
 }
 
+// defaultRunForm fills the /runs form with values that run on this
+// server's devices: on a GPU, the benchmark suite against the bench's
+// default baseline; with only the cpu device (which runs just the reference,
+// paired with itself), the test suite as an A/A run, which finishes in
+// seconds instead of ending with "nothing paired".
+func defaultRunForm(devices []string) templates.RunForm {
+	for _, d := range devices {
+		if d != "cpu" {
+			return templates.RunForm{Suite: "benchmarks", Device: d}
+		}
+	}
+	return templates.RunForm{Variant: "reference", Baseline: "reference", Suite: "tests", Device: "cpu"}
+}
+
+// deviceRuns says whether a pitch's variant can run on device: the cpu
+// device runs only the reference variant (runner's request rules; bench
+// --device cpu times the CPU reference), every GPU runs any variant its
+// architecture compiles.
+func deviceRuns(device, variant string) bool {
+	if device != "cpu" {
+		return true
+	}
+	name, _, _ := strings.Cut(variant, "?")
+	return name == "reference"
+}
+
 func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Values) (*templates.RunsView, error) {
 	v := &templates.RunsView{Enabled: s.runs != nil, Filter: map[string]string{}}
 	for _, k := range []string{"problem", "variant", "device", "status", "pitch"} {
@@ -61,7 +91,7 @@ func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Value
 	}
 	v.CanLaunch = viewer.Role != pitches.RoleViewer
 	v.Problems, v.Devices = problemOptions(), s.runs.Devices()
-	v.Form.Suite = "benchmarks"
+	v.Form = defaultRunForm(v.Devices)
 	f, err := runFilter(q)
 	if err != nil {
 		f = runner.Filter{} // a malformed filter on a page just shows everything
@@ -442,11 +472,30 @@ func isBenchDoc(doc []byte) bool {
 	return json.Unmarshal(doc, &head) == nil && head.SchemaVersion > 0
 }
 
+// usText prints a time given in microseconds: GPU kernel times in µs with
+// two decimals, as bench reports them (123.46 µs); longer times (the CPU
+// reference takes seconds) in ms or s with three significant digits,
+// 5.64 s rather than "5642860.94 µs".
 func usText(x float64) string {
 	if !(x > 0) {
 		return "—"
 	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
+	if x < 1e3 {
+		return strconv.FormatFloat(x, 'f', 2, 64) + " µs"
+	}
+	unit := "ms"
+	x /= 1e3
+	if x >= 1e3 {
+		x, unit = x/1e3, "s"
+	}
+	prec := 2
+	switch {
+	case x >= 100:
+		prec = 0
+	case x >= 10:
+		prec = 1
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64) + " " + unit
 }
 
 func (s *server) handleRunPage(w http.ResponseWriter, r *http.Request) {
@@ -461,5 +510,10 @@ func (s *server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Flash = flashFrom(r)
+	if key := r.URL.Query().Get("ok"); (key == "queued" || key == "requeued") && !v.Live {
+		// The redirect after queueing says "Run queued."; once the run
+		// has finished (a reload, a bookmark) that is no longer news.
+		v.Flash = ""
+	}
 	s.render(w, r, http.StatusOK, templates.RunPage(s.chrome(r, "Run #"+strconv.FormatInt(id, 10), "runs"), *v))
 }

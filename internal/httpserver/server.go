@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
@@ -34,6 +35,10 @@ type Config struct {
 	// client IP and per login name (default 10 attempts, one more every 30s).
 	LoginBurst  int
 	LoginRefill time.Duration
+	// PublicClosedRounds lets anonymous visitors read closed rounds (their
+	// standings, pitches and results: nothing is hidden once a round is
+	// closed). Open rounds always need a login.
+	PublicClosedRounds bool
 	// TrustedOrigins are extra origins (scheme://host[:port]) allowed to make
 	// state-changing cross-origin requests; normally none.
 	TrustedOrigins []string
@@ -130,12 +135,19 @@ func newServer(cfg Config, svc pitches.Service) *server {
 // each of them, so a route added here is checked for leaks.
 func (s *server) routes() *chi.Mux {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, securityHeaders, s.limitBody)
+	// GetHead answers HEAD with the GET handler (headers, no body), as
+	// HTTP says every GET resource should; chi alone would say 405.
+	r.Use(s.recoverer, securityHeaders, s.limitBody, middleware.GetHead)
 	r.Get("/healthz", s.handleHealthz)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler(web.Static())))
 	r.Route("/api", s.registerAPIRoutes)
 	r.Group(s.registerPageRoutes)
 	return r
+	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		// Browsers ask for /favicon.ico on pages they opened without the
+		// layout's <link rel="icon"> (a JSON error, an export).
+		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
+	})
 }
 
 // handleHealthz checks the database: with Ping where the service has it,

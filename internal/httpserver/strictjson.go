@@ -201,4 +201,3 @@ func readBody(r io.Reader) ([]byte, error) {
 	}
 	return b, nil
 }
-

@@ -72,7 +72,23 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c te
 }
 
 func (s *server) chrome(r *http.Request, title, nav string) templates.Chrome {
-	return templates.Chrome{User: userFrom(r.Context()), Title: title, Nav: nav}
+	c := templates.Chrome{User: userFrom(r.Context()), Title: title, Nav: nav, PublicRounds: s.cfg.PublicClosedRounds}
+	if r.Method == http.MethodPost {
+		// A page rendered for a POST is a refused form (successes
+		// redirect): app.js swaps the entry for the form's GET address.
+		c.ReplaceURL = formPageURL(r)
+	}
+	return c
+}
+
+// formPageURL is the GET address of the page a form was posted from: the
+// Referer's path when it is this site's, else the POST's own path (most
+// forms post to the address that shows them).
+func formPageURL(r *http.Request) string {
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host && ref.Path != "" {
+		return safeNext(ref.RequestURI())
+	}
+	return safeNext(r.URL.Path)
 }
 
 // renderError shows err as an error page with its mapped status; an

@@ -63,7 +63,7 @@ func (s *server) standingsView(ctx context.Context, viewer *pitches.User, round 
 	if err != nil {
 		return nil, err
 	}
-	v := &templates.StandingsView{S: st, Closed: round.Status == pitches.RoundClosed}
+	v := &templates.StandingsView{S: st, Closed: round.Status == pitches.RoundClosed, Viewer: viewer}
 	for _, p := range st.Pitches {
 		if p.Hidden {
 			v.AnyHide = true

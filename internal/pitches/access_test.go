@@ -109,7 +109,7 @@ func TestVisibility(t *testing.T) {
 		winner       bool
 	}{
 		{"shark before", shark, open, false, false, false, false},
-		{"shark after", shark, open, true, true, true, false},
+		{"shark after", shark, open, true, true, true, true}, // did: scored every pitch
 		{"admin open", &User{Role: RoleAdmin}, open, false, true, true, true},
 		{"contestant open", &User{Role: RoleContestant}, open, true, false, false, false},
 		{"viewer open", &User{Role: RoleViewer}, open, false, false, false, false},
@@ -123,7 +123,7 @@ func TestVisibility(t *testing.T) {
 		if got := CanSeeVotes(tc.u, tc.r, tc.did); got != tc.votes {
 			t.Errorf("%s: votes %v, want %v", tc.name, got, tc.votes)
 		}
-		if got := CanSeeWinner(tc.u, tc.r); got != tc.winner {
+		if got := CanSeeWinner(tc.u, tc.r, tc.did); got != tc.winner {
 			t.Errorf("%s: winner %v, want %v", tc.name, got, tc.winner)
 		}
 	}

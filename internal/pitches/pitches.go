@@ -143,7 +143,12 @@ type PitchStanding struct {
 	BiasCorrected float64 // mean of each shark's z-scored totals within the round
 	Votes         int
 	FiledAt       time.Time
-	Hidden        bool // figures withheld from this viewer (hidden-score rule)
+	Hidden        bool  // figures withheld from this viewer (hidden-score rule)
+	ContestantID  int64 // who filed it: a shark's own pitch is not theirs to score
+	// Rank is the row's place by RankRule, shared by rows the rule cannot
+	// separate (1, 2, 2, 4); 0 for a pitch that is not ranked: withdrawn,
+	// not scored and not voted for yet, or ranks withheld from this viewer.
+	Rank int
 }
 
 // TieRule names the rule that decided the winner, in the order scoring.md records.
@@ -163,7 +168,14 @@ type Standings struct {
 	Pitches     []PitchStanding
 	WinnerID    int64 // 0 when no active pitch has votes
 	DecidedBy   TieRule
+	// RanksShown is false when this viewer may not see the ranking yet
+	// (CanSeeWinner): rows are then in filing order and every Rank is 0.
+	RanksShown bool
 }
+
+// RankRule says in words what decides a pitch's place, for the page.
+const RankRule = "Ranked by most votes, then higher mean weighted total, then lower spread; pitches equal on all three share a place " +
+	"(the winner among them is the earlier filed). Withdrawn pitches and pitches nobody has scored or voted for yet are not ranked."
 
 // Token is a personal API token. The secret is shown once, at creation.
 type Token struct {

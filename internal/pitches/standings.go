@@ -59,8 +59,9 @@ func ComputeStandings(round *Round, pitches []Pitch, cards []Scorecard, votes []
 			PitchID:    p.ID,
 			Title:      p.Title,
 			Contestant: p.Contestant,
-			Status:     p.Status,
-			FiledAt:    p.CreatedAt,
+			Status:       p.Status,
+			FiledAt:      p.CreatedAt,
+			ContestantID: p.ContestantID,
 		}
 	}
 
@@ -122,15 +123,30 @@ func ComputeStandings(round *Round, pitches []Pitch, cards []Scorecard, votes []
 		}
 	}
 
+	// Ranked rows first (best first), then active pitches nobody has
+	// judged yet (filing order), then withdrawn ones.
 	sort.SliceStable(rows, func(a, b int) bool {
 		ra, rb := rows[a], rows[b]
-		if (ra.Status == PitchActive) != (rb.Status == PitchActive) {
-			return ra.Status == PitchActive
+		if ga, gb := rankGroup(ra), rankGroup(rb); ga != gb {
+			return ga < gb
+		}
+		if rankGroup(ra) != 0 {
+			return ra.FiledAt.Before(rb.FiledAt) || (ra.FiledAt.Equal(rb.FiledAt) && ra.PitchID < rb.PitchID)
 		}
 		_, less := compareRows(ra, rb)
 		return less
 	})
+	for i := range rows {
+		if rankGroup(rows[i]) != 0 {
+			break
+		}
+		rows[i].Rank = i + 1
+		if i > 0 && sameRank(rows[i-1], rows[i]) {
+			rows[i].Rank = rows[i-1].Rank
+		}
+	}
 	st.Pitches = rows
+	st.RanksShown = true
 
 	st.DecidedBy = DecidedByNoVotes
 	if len(rows) == 0 || rows[0].Status != PitchActive || rows[0].Votes == 0 {
@@ -144,6 +160,27 @@ func ComputeStandings(round *Round, pitches []Pitch, cards []Scorecard, votes []
 		}
 	}
 	return st
+}
+
+// rankGroup: 0 for rows that are ranked (active, with a scorecard or a
+// vote), 1 for active pitches nobody has judged yet, 2 for withdrawn ones.
+// An unjudged pitch has no mean total to rank by; listing it "16th with
+// 0.00" would read as a verdict.
+func rankGroup(r PitchStanding) int {
+	switch {
+	case r.Status != PitchActive:
+		return 2
+	case r.Scorecards == 0 && r.Votes == 0:
+		return 1
+	}
+	return 0
+}
+
+// sameRank: the rank rule cannot separate a and b (filing order breaks
+// the winner's tie, but is not merit, so it does not split a place).
+func sameRank(a, b PitchStanding) bool {
+	rule, _ := compareRows(a, b)
+	return rule == DecidedByFiling || rule == ""
 }
 
 // compareRows orders two rows by the winner rules and says which rule

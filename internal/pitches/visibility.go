@@ -49,13 +49,46 @@ func CanSeeVotes(viewer *User, round *Round, viewerVoted bool) bool {
 	return false
 }
 
-// CanSeeWinner: the winner is reported once the round is closed, and to
-// admins before that.
-func CanSeeWinner(viewer *User, round *Round) bool {
+// CanSeeWinner reports whether viewer may see the winner and the ranking of
+// round: everyone once the round is closed; admins always (they run it and
+// do not judge it); a shark once they have scored every active pitch they
+// may score (all but their own), as the round page promises: by then every
+// row is visible to them anyway, and the ranking anchors no score they have
+// yet to give. Contestants, viewers and anonymous visitors wait for the
+// close. scoredAll: the viewer has a scorecard on every such pitch.
+func CanSeeWinner(viewer *User, round *Round, scoredAll bool) bool {
 	if round != nil && round.Status == RoundClosed {
 		return true
 	}
-	return viewer != nil && viewer.Role == RoleAdmin
+	if viewer == nil {
+		return false
+	}
+	switch viewer.Role {
+	case RoleAdmin:
+		return true
+	case RoleShark:
+		return scoredAll
+	}
+	return false
+}
+
+// ScoredAll reports whether the viewer has scored every active pitch of the
+// standings that is not their own (false when there is none to score).
+func ScoredAll(st *Standings, viewer *User, scored map[int64]bool) bool {
+	if viewer == nil {
+		return false
+	}
+	any := false
+	for _, r := range st.Pitches {
+		if r.Status != PitchActive || r.ContestantID == viewer.ID {
+			continue
+		}
+		if !scored[r.PitchID] {
+			return false
+		}
+		any = true
+	}
+	return any
 }
 
 // ApplyVisibility withholds from st what viewer may not see. scored holds the
@@ -78,9 +111,13 @@ func ApplyVisibility(st *Standings, viewer *User, round *Round, scored map[int64
 			r.Votes = 0
 		}
 	}
-	if !CanSeeWinner(viewer, round) {
+	if !CanSeeWinner(viewer, round, ScoredAll(st, viewer, scored)) {
 		st.WinnerID = 0
 		st.DecidedBy = ""
+		st.RanksShown = false
+		for i := range st.Pitches {
+			st.Pitches[i].Rank = 0
+		}
 		sort.SliceStable(st.Pitches, func(a, b int) bool {
 			pa, pb := st.Pitches[a], st.Pitches[b]
 			if !pa.FiledAt.Equal(pb.FiledAt) {

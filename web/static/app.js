@@ -48,7 +48,9 @@
         var r = document.querySelector("[data-run-reason]");
         if (r) { r.textContent = ev.reason; r.hidden = false; }
       }
-      window.location.reload();
+      // Reload without ?ok=queued: "Run queued." does not belong on the
+      // finished run's page.
+      window.location.replace(window.location.pathname + window.location.hash);
     });
     src.addEventListener("progress", function (e) {
       var p = JSON.parse(e.data).progress;
@@ -64,7 +66,18 @@
     };
   }
 
+  // A page answering a refused form post names the form's GET address;
+  // putting it in place of the POST's history entry means Back, Forward and
+  // reload never ask to resubmit the form.
+  function replacePostEntry() {
+    var url = document.body.getAttribute("data-replace-url");
+    if (url && url.charAt(0) === "/" && url.charAt(1) !== "/" && window.history.replaceState) {
+      window.history.replaceState(null, "", url);
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    replacePostEntry();
     document.querySelectorAll("form[data-score-form]").forEach(liveTotal);
     document.querySelectorAll("[data-run][data-live]").forEach(followRun);
   });
