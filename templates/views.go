@@ -181,6 +181,9 @@ type PitchView struct {
 	// ResultAt is when the pitch's first measured result existed ("" when
 	// none): versions stored after it are marked.
 	ResultAt string
+	// Kernel is the pitch's submitted kernel and its upload form
+	// (kernel.templ); nil when the server keeps no kernels.
+	Kernel *KernelPanel
 }
 
 // CardVersion is one stored version of a scorecard in its history.

@@ -44,6 +44,7 @@ func (s *server) registerAPIRoutes(r chi.Router) {
 	r.Get("/pitches/{id}/scorecards/history", s.handleAPIScorecardHistory)
 
 	s.registerRunAPIRoutes(r)
+	s.registerKernelAPIRoutes(r)
 
 	r.Get("/tokens", s.handleAPITokens)
 	r.Post("/tokens", s.handleAPICreateToken)

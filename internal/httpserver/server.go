@@ -54,6 +54,10 @@ type Config struct {
 	// wait for open run pages.
 	Streams context.Context
 	Logger  *slog.Logger
+	// Kernels checks kernel uploads (manifest, architectures, the compile
+	// report of `web kernel check` as a child). Nil: the form and the
+	// architectures are checked, and nothing is compiled.
+	Kernels *runner.SubmissionChecker
 	Now     func() time.Time
 }
 

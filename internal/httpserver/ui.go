@@ -51,6 +51,7 @@ func (s *server) registerPageRoutes(r chi.Router) {
 		r.Post("/tokens/{id}/revoke", s.handleRevokeToken)
 
 		s.registerRunPageRoutes(r)
+		s.registerKernelPageRoutes(r)
 
 		r.Route("/admin", s.registerAdminRoutes)
 	})

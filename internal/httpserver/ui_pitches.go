@@ -44,6 +44,9 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 		CanScore:    pitches.Can(viewer, pitches.ActScore, target) == nil,
 		CanVote:     pitches.Can(viewer, pitches.ActVote, target) == nil,
 	}
+	if v.Kernel, err = s.kernelPanel(ctx, viewer, p, round); err != nil {
+		return nil, err
+	}
 	if v.Results, err = s.pitchResults(ctx, viewer, p, round); err != nil {
 		return nil, err
 	}

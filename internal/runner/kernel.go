@@ -58,7 +58,7 @@ func (r *Runner) checkKernelRequest(ctx context.Context, req *Request) error {
 	if k.Manifest.Problem != req.Problem {
 		return pitches.Errorf(pitches.EINVALID, "variant", "kernel %s (%s) solves %s, not %s", short(hash), k.Manifest.Name, k.Manifest.Problem, req.Problem)
 	}
-	if err := checkKernelKnobs(k.Manifest, knobs); err != nil {
+	if err := CheckKernelKnobs(k.Manifest, knobs); err != nil {
 		return err
 	}
 	if req.Device == "cpu" {
@@ -67,9 +67,9 @@ func (r *Runner) checkKernelRequest(ctx context.Context, req *Request) error {
 	return nil
 }
 
-// checkKernelKnobs checks knob overrides (the spec's part after '?')
+// CheckKernelKnobs checks knob overrides (the spec's part after '?')
 // against the knobs the manifest declares.
-func checkKernelKnobs(m pitches.KernelManifest, query string) error {
+func CheckKernelKnobs(m pitches.KernelManifest, query string) error {
 	if query == "" {
 		return nil
 	}

@@ -226,7 +226,8 @@ func (c *SubmissionChecker) compileReport(ctx context.Context, problem string, f
 		if m := reportMessage(raw); m != "" {
 			msg = m
 		}
-		if strings.Contains(strings.ToLower(msg), "nvrtc") {
+		// Exit 3 is `web kernel check`'s "no NVRTC here".
+		if ee.ExitCode() == 3 || strings.Contains(strings.ToLower(msg), "nvrtc") {
 			return pitches.CompileReport{Status: "not compiled", Message: "not compiled here: NVRTC unavailable (" + lastBytes(msg, 500) + ")", Report: raw}
 		}
 		return pitches.CompileReport{Status: "not compiled", Message: fmt.Sprintf("not compiled here: the compile check exited %d: %s", ee.ExitCode(), lastBytes(msg, 2000)), Report: raw}
