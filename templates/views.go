@@ -428,3 +428,9 @@ type TermsForm struct {
 	MinGeomean, MaxRegression, MaxVariation string
 	Correct                                 bool
 }
+
+// AccountView is the account page: password change.
+type AccountView struct {
+	Flash string
+	Err   *FormError
+}

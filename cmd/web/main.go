@@ -46,9 +46,10 @@ func main() {
 const usage = `usage:
   web                        run the web app (same as "web serve")
   web serve [--addr HOST:PORT] [--db PATH] [--no-demo] [--secure-cookies] [--trusted-origin URL]...
-            [--devices 0,1,cpu] [--run-timeout 15m] [--slurm-config slurm.json]
+            [--public-closed-rounds] [--devices 0,1,cpu] [--run-timeout 15m] [--slurm-config slurm.json]
   web user add --db PATH --name LOGIN --role admin|shark|contestant|viewer [--display NAME]
                              (reads the password from stdin)
+  web user deactivate|reactivate --db PATH --name LOGIN
   web token create --db PATH --user LOGIN [--label TEXT]
   web backup --db PATH --to FILE
   web bench ...              run the kernel benchmark harness
@@ -76,8 +77,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "kernel":
 		return kernelCmd(args[1:], stdout, stderr)
 	case "user":
+		if len(args) >= 2 && (args[1] == "deactivate" || args[1] == "reactivate") {
+			return userSetActive(ctx, args[1], args[2:], stdout, stderr)
+		}
 		if len(args) < 2 || args[1] != "add" {
-			return usageError(stderr, "web user: the only subcommand is \"add\"")
+			return usageError(stderr, "web user: the subcommands are \"add\", \"deactivate\" and \"reactivate\"")
 		}
 		return userAdd(ctx, args[2:], stdin, stdout, stderr)
 	case "token":
@@ -141,6 +145,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dbPath := fs.String("db", "./pitchtank.db", "SQLite database file (created if missing)")
 	noDemo := fs.Bool("no-demo", false, "do not load the demo tournament into an empty database")
 	secure := fs.Bool("secure-cookies", false, "mark session cookies Secure (set this behind a TLS proxy)")
+	publicClosed := fs.Bool("public-closed-rounds", false, "let visitors who are not logged in read closed rounds")
 	var trusted originList
 	fs.Var(&trusted, "trusted-origin", "an origin (scheme://host[:port]) allowed to post cross-origin, e.g. a proxy's public URL; repeatable")
 	devicesFlag := fs.String("devices", "", "devices runs may use, comma-separated GPU ordinals and/or cpu (default: every GPU found, plus cpu)")
@@ -211,7 +216,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 
-	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams}, db)
+	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, PublicClosedRounds: *publicClosed, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage
@@ -334,6 +339,38 @@ func userAdd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "added user %s (%s, id %d)\n", u.Login, u.Role, u.ID)
+	return exitOK
+}
+
+// userSetActive deactivates or reactivates a user from the command line.
+// Whoever runs it holds the database file, so it acts as an admin that is
+// nobody in particular (ID 0): it may deactivate any account, the last
+// admin's included, which is how a locked-out operator recovers too.
+func userSetActive(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("user "+verb, flag.ContinueOnError)
+	dbPath := fs.String("db", "", "SQLite database file")
+	name := fs.String("name", "", "login name")
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	if *dbPath == "" || *name == "" {
+		return usageError(stderr, "web user "+verb+": --db and --name are required")
+	}
+	db, err := openExisting(*dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "web user %s: %v\n", verb, err)
+		return exitFail
+	}
+	defer db.Close()
+	u, err := db.UserByLogin(ctx, *name)
+	if err == nil {
+		err = db.SetUserActive(ctx, &pitches.User{Role: pitches.RoleAdmin, Login: "(command line)"}, u.ID, verb == "reactivate")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "web user %s: %s\n", verb, describe(err))
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "%sd user %s\n", verb, u.Login)
 	return exitOK
 }
 

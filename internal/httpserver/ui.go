@@ -49,6 +49,8 @@ func (s *server) registerPageRoutes(r chi.Router) {
 		r.Get("/tokens", s.handleTokens)
 		r.Post("/tokens", s.handleCreateToken)
 		r.Post("/tokens/{id}/revoke", s.handleRevokeToken)
+		r.Get("/account", s.handleAccount)
+		r.Post("/account/password", s.handleChangePassword)
 
 		s.registerRunPageRoutes(r)
 		s.registerKernelPageRoutes(r)
@@ -142,6 +144,9 @@ var flashes = map[string]string{
 	"status":      "Round status changed.",
 	"user":        "User added.",
 	"role":        "Role changed.",
+	"deactivated": "User deactivated: they cannot log in, and their sessions and tokens no longer work.",
+	"reactivated": "User reactivated.",
+	"password":    "Password changed.",
 	"queued":      "Run queued.",
 	"cancelled":   "Run cancelled.",
 	"requeued":    "Run queued again with the same parameters.",

@@ -29,6 +29,7 @@ func (s *server) registerAdminRoutes(r chi.Router) {
 	r.Get("/users", s.handleAdminUsers)
 	r.Post("/users", s.handleAdminCreateUser)
 	r.Post("/users/{id}/role", s.handleAdminSetRole)
+	r.Post("/users/{id}/active", s.handleAdminSetActive)
 }
 
 func (s *server) requireAdmin(next http.Handler) http.Handler {
@@ -291,6 +292,39 @@ func (s *server) handleAdminSetRole(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect(w, r, "/admin/users", "role")
+}
+
+// handleAdminSetActive deactivates (active=0) or reactivates (active=1) a user.
+func (s *server) handleAdminSetActive(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such user."))
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	active := r.PostForm.Get("active")
+	if active != "0" && active != "1" {
+		err = pitches.Errorf(pitches.EINVALID, "active", "active must be 0 (deactivate) or 1 (reactivate)")
+	} else {
+		err = s.svc.SetUserActive(r.Context(), userFrom(r.Context()), id, active == "1")
+	}
+	if err != nil {
+		v, verr := s.adminUsersView(r)
+		if verr != nil {
+			s.renderError(w, r, verr)
+			return
+		}
+		v.RoleErr, v.Flash = s.formErr(r, err), ""
+		s.render(w, r, errorStatus(err), templates.AdminUsersPage(s.chrome(r, "Admin: users", "admin"), v))
+		return
+	}
+	if active == "1" {
+		redirect(w, r, "/admin/users", "reactivated")
+		return
+	}
+	redirect(w, r, "/admin/users", "deactivated")
 }
 
 // problemNames are the kernel catalogue's problems, for the measurement forms.

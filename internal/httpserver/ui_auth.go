@@ -113,3 +113,22 @@ func (s *server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 	}
 	redirect(w, r, "/tokens", "")
 }
+
+func (s *server) handleAccount(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, templates.AccountPage(s.chrome(r, "Account", "account"), templates.AccountView{Flash: flashFrom(r)}))
+}
+
+// handleChangePassword changes the logged-in user's password; the store
+// checks the current one. Other sessions stay logged in: ending them is
+// what deactivation is for.
+func (s *server) handleChangePassword(w http.ResponseWriter, r *http.Request) {
+	if !s.parseForm(w, r) {
+		return
+	}
+	err := s.svc.ChangePassword(r.Context(), userFrom(r.Context()), r.PostForm.Get("old_password"), r.PostForm.Get("new_password"))
+	if err != nil {
+		s.render(w, r, errorStatus(err), templates.AccountPage(s.chrome(r, "Account", "account"), templates.AccountView{Err: s.formErr(r, err)}))
+		return
+	}
+	redirect(w, r, "/account", "password")
+}

@@ -56,9 +56,9 @@ func ComputeStandings(round *Round, pitches []Pitch, cards []Scorecard, votes []
 	for i, p := range pitches {
 		index[p.ID] = i
 		rows[i] = PitchStanding{
-			PitchID:    p.ID,
-			Title:      p.Title,
-			Contestant: p.Contestant,
+			PitchID:      p.ID,
+			Title:        p.Title,
+			Contestant:   p.Contestant,
 			Status:       p.Status,
 			FiledAt:      p.CreatedAt,
 			ContestantID: p.ContestantID,

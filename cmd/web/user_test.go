@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/sqlite"
+)
+
+// web user deactivate: the user cannot log in and their token stops
+// working; reactivate undoes it; an unknown login is an error.
+func TestUserDeactivate(t *testing.T) {
+	db := emptyDB(t)
+	if code, _, stderr := cli(t, "a long enough password\n", "user", "add", "--db", db, "--name", "ada", "--role", "shark"); code != 0 {
+		t.Fatalf("user add: %d %q", code, stderr)
+	}
+	code, out, _ := cli(t, "", "token", "create", "--db", db, "--user", "ada")
+	if code != 0 {
+		t.Fatal("token create failed")
+	}
+	tok := strings.TrimSpace(out)
+	if code, out, stderr := cli(t, "", "user", "deactivate", "--db", db, "--name", "ada"); code != 0 || !strings.Contains(out, "deactivated user ada") {
+		t.Fatalf("deactivate: %d %q %q", code, out, stderr)
+	}
+	s, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Authenticate(ctx, "ada", "a long enough password"); err == nil {
+		t.Fatal("a deactivated user logs in")
+	}
+	if _, err := s.UserByToken(ctx, tok); err == nil {
+		t.Fatal("a deactivated user's token works")
+	}
+	s.Close()
+	if code, _, _ := cli(t, "", "user", "reactivate", "--db", db, "--name", "ada"); code != 0 {
+		t.Fatal("reactivate failed")
+	}
+	if s, err = sqlite.Open(db); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Authenticate(ctx, "ada", "a long enough password"); err != nil {
+		t.Fatalf("reactivated user cannot log in: %v", err)
+	}
+	if code, _, stderr := cli(t, "", "user", "deactivate", "--db", db, "--name", "nobody"); code != 1 || !strings.Contains(stderr, "nobody") {
+		t.Fatalf("unknown login: %d %q", code, stderr)
+	}
+	if code, _, _ := cli(t, "", "user", "deactivate", "--db", db); code != 2 {
+		t.Fatalf("missing --name: exit %d, want 2", code)
+	}
+}
