@@ -1,0 +1,71 @@
+package kernelcheck
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Which architectures a check compiles, per NVRTC release and min_arch,
+// and why it skips the others.
+func TestPlan(t *testing.T) {
+	cases := []struct {
+		ver     string
+		minArch int
+		archs   []string
+		skipped []string
+	}{
+		{"11.8", 80, []string{"sm_80", "sm_90"}, []string{"sm_90a", "sm_100a", "sm_120a"}},
+		{"12.4", 80, []string{"sm_80", "sm_90a"}, []string{"sm_100a", "sm_120a"}},
+		{"12.8", 80, []string{"sm_80", "sm_90a", "sm_100a", "sm_120a"}, nil},
+		{"13.0", 90, []string{"sm_90a", "sm_100a", "sm_120a"}, []string{"sm_80"}},
+		{"13.0", 100, []string{"sm_100a", "sm_120a"}, []string{"sm_80", "sm_90a"}},
+	}
+	for _, c := range cases {
+		archs, skipped := Plan(c.ver, c.minArch)
+		var sk []string
+		for _, s := range skipped {
+			sk = append(sk, s.Arch)
+			if s.Reason == "" {
+				t.Errorf("%s: skip of %s without a reason", c.ver, s.Arch)
+			}
+		}
+		if !slices.Equal(archs, c.archs) || !slices.Equal(sk, c.skipped) {
+			t.Errorf("NVRTC %s min_arch %d: archs %v skipped %v, want %v %v", c.ver, c.minArch, archs, sk, c.archs, c.skipped)
+		}
+	}
+	_, skipped := Plan("11.8", 80)
+	if !strings.Contains(skipped[0].Reason, "compiled for sm_90 instead") || !strings.Contains(skipped[1].Reason, "needs 12.8 or newer") {
+		t.Errorf("reasons %+v", skipped)
+	}
+}
+
+// ptxas -v's figures per entry point, as NVRTC 11.8 prints them.
+func TestParsePtxas(t *testing.T) {
+	log := `ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'gemm_grouped' for 'sm_80'
+ptxas info    : Function properties for gemm_grouped
+ptxas         .     8 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads
+ptxas info    : Used 213 registers, 376 bytes cmem[0]
+ptxas info    : Compiling entry function 'clear_gemm' for 'sm_80'
+ptxas info    : Function properties for clear_gemm
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 46 registers, 33280 bytes smem, 376 bytes cmem[0]
+`
+	got := ParsePtxas(log)
+	want := []Entry{
+		{Name: "gemm_grouped", Registers: 213, StackBytes: 8, SpillStores: 12, SpillLoads: 16},
+		{Name: "clear_gemm", Registers: 46, SharedStatic: 33280},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// NVRTC's "file(line): " becomes "file:line: ".
+func TestFileLine(t *testing.T) {
+	in := "clear_gemm.cu(42): error: expected a \";\"\n\n1 error detected in the compilation of \"clear_gemm.cu\".\n"
+	if got := FileLine(in); !strings.HasPrefix(got, "clear_gemm.cu:42: error: expected") || !strings.Contains(got, `compilation of "clear_gemm.cu"`) {
+		t.Errorf("%q", got)
+	}
+}
