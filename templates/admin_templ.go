@@ -295,7 +295,7 @@ func AdminRoundsPage(c Chrome, v AdminRoundsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " <section class=\"card\"><h1>Rounds</h1><table class=\"table\"><thead><tr><th>Round</th><th>Status</th><th>Rubric</th><th>Baseline</th><th>Measurement</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " <section class=\"card\"><h1 id=\"admin-rounds-h\">Rounds</h1><div class=\"table-scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"admin-rounds-h\"><table class=\"table admin-rounds\"><thead><tr><th>Round</th><th>Status</th><th>Rubric</th><th>Baseline</th><th>Measurement</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -580,7 +580,7 @@ func AdminRoundsPage(c Chrome, v AdminRoundsView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "</tbody></table></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "</tbody></table></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
