@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Device calls of issue 10's submitted kernels. From the repository root on the
+# GPU machine, with bin/ carried (built here, see README.md):
+#   CGO_ENABLED=1 go build -o bin/web ./cmd/web
+#   CGO_ENABLED=1 go test -c -o bin/engine.test ./internal/engine
+#   CGO_ENABLED=1 go test -c -o bin/kernelcheck.test ./internal/kernelcheck
+#   CGO_ENABLED=1 go test -c -o bin/kernels.test ./kernels
+#
+#   bash dev/gpucall/kernels.sh check [TOTAL]  # engine device tests of submissions (the examples as
+#                                              # CUDA in every launch mode, PTX through the driver JIT,
+#                                              # a cubin as is, a wrong-arch cubin refused, a buggy
+#                                              # kernel caught); the Blackwell compile test (every family
+#                                              # default and example for sm_90a/sm_100a/sm_120a, figures
+#                                              # in $OUT/compile.jsonl); the fused families again, whose
+#                                              # helpers moved into cuda/pt_common.cuh
+#   bash dev/gpucall/kernels.sh bench [TOTAL]  # web bench --kernel of the examples paired with baseline;
+#                                              # with nvcc on the machine, a PTX and a cubin of the clear
+#                                              # example built by nvcc, benched the same way
+# TOTAL (default 540 s) caps the whole call. Output: $OUT/steps.txt, $OUT/*.log, $OUT/summary.md,
+# $OUT/results.tar.gz.
+set -u
+: "${OUT:?set OUT to a folder for the results}"
+cd "$(dirname "$0")/../.."
+MODE=${1:?check or bench}
+TOTAL=${2:-540}
+START=$(date +%s)
+. dev/gpucall/lib.sh
+{
+	date -u +%FT%TZ
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+} >"$OUT/device.txt" 2>&1
+export PITCHTANK_REQUIRE_NVRTC=1
+export PITCHTANK_TEST_CACHE=/tmp/pt-test-cache
+mkdir -p "$PITCHTANK_TEST_CACHE"
+# kbench NAME DIR SPEC: web bench of a submission folder against baseline.
+kbench() {
+	local mt=$(($(left) - 15))
+	[ "$mt" -gt 90 ] && mt=90
+	step "$1" 100 bench.log ./bin/web bench --kernel "$2" --variant "$3" --baseline baseline \
+		--suite benchmarks --device 0 --cache-dir "$C" --max-time "${mt}s" --json "$R/$1.json"
+}
+case "$MODE" in
+check)
+	step submitted 240 engine.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestSubmitted'
+	(cd internal/kernelcheck && PITCHTANK_COMPILE_RECORD="$OUT/compile.jsonl" \
+		step blackwell 200 compile.log ../../bin/kernelcheck.test -test.v -test.timeout 600s -test.run '^TestCompileBlackwellAndBeyond$')
+	step header 150 header.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^(TestVariantsCorrectAllShapes)$'
+	grep -E -- '^(---|ok|FAIL|PASS)|shapes correct|WRONG|refused|build:|panic|sm_1[02]0a' "$OUT"/engine.log "$OUT"/compile.log "$OUT"/header.log 2>/dev/null |
+		cut -c1-300 >"$OUT/summary.md"
+	;;
+bench)
+	kbench g_clear examples/kernels/clear kernel
+	kbench g_kbaseline examples/kernels/baseline kernel
+	kbench g_kbaseline_s3 examples/kernels/baseline 'kernel?stages=3'
+	if command -v nvcc >/dev/null; then
+		sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+		for kind in ptx cubin; do
+			d=/tmp/pt-sub-$kind
+			rm -rf "$d" && mkdir -p "$d"
+			if [ $kind = ptx ]; then
+				nvcc -ptx -arch=compute_80 -Iexamples/kernels/clear -Ikernels/cuda -o "$d/clear_gemm.ptx" examples/kernels/clear/clear_gemm.cu
+			else
+				nvcc -cubin -arch=sm_$sm -Ikernels/cuda -o "$d/clear_gemm.cubin" examples/kernels/clear/clear_gemm.cu
+			fi
+			python3 - "$d" "$kind" <<'PY'
+import json, sys
+d, kind = sys.argv[1], sys.argv[2]
+m = json.load(open("examples/kernels/clear/manifest.json"))
+m["kind"], m["source"] = kind, "clear_gemm." + kind
+m["knobs"] = []  # built with the default STAGES
+json.dump(m, open(d + "/manifest.json", "w"), indent=2)
+PY
+			./bin/web kernel check "$d" >>"$OUT/check.log" 2>&1
+			kbench g_clear_$kind "$d" kernel
+		done
+	else
+		echo "no nvcc here: PTX and cubin benches skipped" | tee -a "$OUT/steps.txt"
+	fi
+	TITLE="submitted kernels bench call" summarize
+	;;
+*)
+	echo "usage: kernels.sh check|bench [TOTAL]" >&2
+	exit 2
+	;;
+esac
+pack
+head -80 "$OUT/summary.md"
+echo "done in $(($(date +%s) - START))s"
