@@ -434,3 +434,10 @@ type AccountView struct {
 	Flash string
 	Err   *FormError
 }
+
+// LandingView is the home page of a visitor who is not logged in.
+type LandingView struct {
+	Demo   bool            // the demo's logins work here (README lists them)
+	Public bool            // closed rounds are readable without a login
+	Closed []pitches.Round // the closed rounds, when Public
+}

@@ -192,8 +192,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	// The landing page mentions the demo's logins only where they work:
+	// one bcrypt check of a demo password at start (an admin may have
+	// changed it, or there is no demo).
+	_, demoErr := db.Authenticate(ctx, demo.Logins[len(demo.Logins)-2].Login, demo.Logins[len(demo.Logins)-2].Password)
+	demoLogins := demoErr == nil
 
-	runs, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: devices, TimeLimit: *runTimeout, Logger: log, Remote: remotes})
+	runs, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: devices, TimeLimit: *runTimeout, Logger: log, Remote: remotes, Kernels: db})
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage
@@ -216,7 +221,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 
-	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, PublicClosedRounds: *publicClosed, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams}, db)
+	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, PublicClosedRounds: *publicClosed, DemoLogins: demoLogins, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams,
+		Kernels: kernelChecker(devices, log)}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage

@@ -39,6 +39,9 @@ type Config struct {
 	// standings, pitches and results: nothing is hidden once a round is
 	// closed). Open rounds always need a login.
 	PublicClosedRounds bool
+	// DemoLogins says the demo tournament's public logins work here, so
+	// the landing page may say so (cmd/web sets it).
+	DemoLogins bool
 	// TrustedOrigins are extra origins (scheme://host[:port]) allowed to make
 	// state-changing cross-origin requests; normally none.
 	TrustedOrigins []string
@@ -143,15 +146,15 @@ func (s *server) routes() *chi.Mux {
 	// HTTP says every GET resource should; chi alone would say 405.
 	r.Use(s.recoverer, securityHeaders, s.limitBody, middleware.GetHead)
 	r.Get("/healthz", s.handleHealthz)
-	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler(web.Static())))
-	r.Route("/api", s.registerAPIRoutes)
-	r.Group(s.registerPageRoutes)
-	return r
 	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		// Browsers ask for /favicon.ico on pages they opened without the
 		// layout's <link rel="icon"> (a JSON error, an export).
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
+	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler(web.Static())))
+	r.Route("/api", s.registerAPIRoutes)
+	r.Group(s.registerPageRoutes)
+	return r
 }
 
 // handleHealthz checks the database: with Ping where the service has it,

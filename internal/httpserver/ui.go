@@ -29,17 +29,20 @@ func (s *server) registerPageRoutes(r chi.Router) {
 	r.Post("/login", s.handleLogin)
 	r.Post("/logout", s.handleLogout)
 
+	// The home page is the landing page for anonymous visitors; the round
+	// and pitch pages check CanReadRound (closed rounds may be public).
+	r.Get("/", s.handleHome)
+	r.Get("/rounds", s.handleRounds)
+	r.Get("/rounds/{number}", s.handleRound)
+	r.Get("/pitches/{id:[0-9]+}", s.handlePitch)
+
 	r.Group(func(r chi.Router) {
 		r.Use(s.requireLogin)
-		r.Get("/", s.handleHome)
-		r.Get("/rounds", s.handleRounds)
-		r.Get("/rounds/{number}", s.handleRound)
 		r.Post("/rounds/{number}/weights", s.handleSetWeights)
 		r.Post("/rounds/{number}/vote", s.handleVote)
 
 		r.Get("/pitches/new", s.handleNewPitchForm)
 		r.Post("/pitches", s.handleFilePitch)
-		r.Get("/pitches/{id}", s.handlePitch)
 		r.Get("/pitches/{id}/edit", s.handleEditPitchForm)
 		r.Post("/pitches/{id}/edit", s.handleEditPitch)
 		r.Get("/pitches/{id}/withdraw", s.handleWithdrawForm)

@@ -34,10 +34,14 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 	// The forms offered are exactly what the domain's permission table
 	// (pitches.Can) allows; the service checks again on submit.
 	target := pitches.Target{Round: round, Pitch: p}
-	own := p.ContestantID == viewer.ID
+	var viewerID int64 // 0: an anonymous reader of a public closed round
+	if viewer != nil {
+		viewerID = viewer.ID
+	}
+	own := viewer != nil && p.ContestantID == viewer.ID
 	v := &templates.PitchView{
 		Pitch: *p, Round: *round, BodyHTML: s.md.render(p.Body), Titles: titles,
-		Cards: cards, Hidden: hidden, ViewerID: viewer.ID, Criteria: round.Criteria,
+		Cards: cards, Hidden: hidden, ViewerID: viewerID, Criteria: round.Criteria,
 		CanRepitch:  own && s.anyPitching(ctx),
 		CanEdit:     pitches.Can(viewer, pitches.ActEditPitch, target) == nil,
 		CanWithdraw: pitches.Can(viewer, pitches.ActWithdrawPitch, target) == nil,
@@ -150,7 +154,12 @@ func (s *server) handlePitch(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, err)
 		return
 	}
-	v, err := s.pitchView(r.Context(), userFrom(r.Context()), id)
+	viewer := userFrom(r.Context())
+	if viewer == nil && !s.anonymousMayRead(r, id) {
+		toLogin(w, r)
+		return
+	}
+	v, err := s.pitchView(r.Context(), viewer, id)
 	if err != nil {
 		s.renderError(w, r, err)
 		return
@@ -417,4 +426,18 @@ func termsForm(t pitches.DealTerms) templates.TermsForm {
 		f.MaxVariation = fmtNum(math.Round(*t.MaxVariation*1e6) / 1e4)
 	}
 	return f
+}
+
+// anonymousMayRead: the pitch's round is closed and the server makes closed
+// rounds public (pitches.CanReadRound).
+func (s *server) anonymousMayRead(r *http.Request, pitchID int64) bool {
+	if !s.cfg.PublicClosedRounds {
+		return false
+	}
+	p, err := s.svc.Pitch(r.Context(), pitchID)
+	if err != nil {
+		return false
+	}
+	round, err := s.svc.Round(r.Context(), p.RoundNumber)
+	return err == nil && pitches.CanReadRound(nil, round, true)
 }

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,10 @@ import (
 
 func (s *server) handleHome(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if userFrom(ctx) == nil {
+		s.handleLanding(w, r)
+		return
+	}
 	round, err := s.svc.CurrentRound(ctx)
 	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
 		s.render(w, r, http.StatusOK, templates.HomePage(s.chrome(r, "", "home"), templates.HomeView{}))
@@ -78,11 +83,47 @@ func (s *server) standingsView(ctx context.Context, viewer *pitches.User, round 
 	return v, nil
 }
 
+// handleLanding tells an anonymous visitor what pitchtank is, how to get in
+// (and that demo logins exist, when the demo is loaded), and lists the
+// closed rounds they may read when the server makes them public.
+func (s *server) handleLanding(w http.ResponseWriter, r *http.Request) {
+	v := templates.LandingView{Demo: s.cfg.DemoLogins, Public: s.cfg.PublicClosedRounds}
+	if s.cfg.PublicClosedRounds {
+		rounds, err := s.svc.Rounds(r.Context())
+		if err != nil {
+			s.renderError(w, r, err)
+			return
+		}
+		for _, rd := range rounds {
+			if pitches.CanReadRound(nil, &rd, true) {
+				v.Closed = append(v.Closed, rd)
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, templates.LandingPage(s.chrome(r, "", "home"), v))
+}
+
+// toLogin sends an anonymous visitor to the login form and back.
+func toLogin(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+}
+
 func (s *server) handleRounds(w http.ResponseWriter, r *http.Request) {
-	rounds, err := s.svc.Rounds(r.Context())
+	viewer := userFrom(r.Context())
+	if viewer == nil && !s.cfg.PublicClosedRounds {
+		toLogin(w, r)
+		return
+	}
+	all, err := s.svc.Rounds(r.Context())
 	if err != nil {
 		s.renderError(w, r, err)
 		return
+	}
+	var rounds []pitches.Round
+	for _, rd := range all {
+		if pitches.CanReadRound(viewer, &rd, s.cfg.PublicClosedRounds) {
+			rounds = append(rounds, rd)
+		}
 	}
 	s.render(w, r, http.StatusOK, templates.RoundsPage(s.chrome(r, "Rounds", "rounds"), templates.RoundsView{Rounds: rounds}))
 }
@@ -114,7 +155,7 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 		Round: *round, RulesHTML: s.md.render(round.Rules), Pitches: ps, Titles: titles,
 		Standings: st, Votes: votes,
 		CanFile: pitches.Can(viewer, pitches.ActFilePitch, pitches.Target{Round: round}) == nil,
-		IsShark: viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed,
+		IsShark: viewer != nil && viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed,
 	}
 	if strings.TrimSpace(round.Rules) == "" {
 		v.RulesHTML = ""
@@ -171,7 +212,15 @@ func (s *server) handleRound(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no such round."))
 		return
 	}
-	v, err := s.roundView(r.Context(), userFrom(r.Context()), n)
+	viewer := userFrom(r.Context())
+	if viewer == nil {
+		round, err := s.svc.Round(r.Context(), n)
+		if err != nil || !pitches.CanReadRound(nil, round, s.cfg.PublicClosedRounds) {
+			toLogin(w, r)
+			return
+		}
+	}
+	v, err := s.roundView(r.Context(), viewer, n)
 	if err != nil {
 		s.renderError(w, r, err)
 		return

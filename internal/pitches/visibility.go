@@ -165,3 +165,15 @@ func CanSeeResults(viewer *User, round *Round, p *Pitch, viewerScored bool) bool
 	}
 	return false
 }
+
+// CanReadRound reports whether viewer may open round's pages at all. Every
+// logged-in user may. Anonymous visitors may read a closed round (nothing
+// in it is hidden any more) when the server lets them (publicClosed, the
+// --public-closed-rounds option); an open round needs a login, since its
+// pages are per viewer.
+func CanReadRound(viewer *User, round *Round, publicClosed bool) bool {
+	if viewer != nil {
+		return true
+	}
+	return publicClosed && round != nil && round.Status == RoundClosed
+}
