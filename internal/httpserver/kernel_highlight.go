@@ -20,12 +20,17 @@ import (
 // highlighting is the slow part of the page.
 const maxHighlightBytes = 256 << 10
 
-var highlighter = chromahtml.New(
-	chromahtml.WithClasses(true),
-	chromahtml.WithLineNumbers(true),
-	chromahtml.WithLinkableLineNumbers(true, "L"),
-	chromahtml.ClassPrefix("hl-"),
-)
+// formatter renders with classes (prefixed "hl-", as in app.css) and
+// numbered lines whose anchors start with anchor (one per file, so that
+// several files on a page have distinct ids).
+func formatter(anchor string) *chromahtml.Formatter {
+	return chromahtml.New(
+		chromahtml.WithClasses(true),
+		chromahtml.WithLineNumbers(true),
+		chromahtml.WithLinkableLineNumbers(true, anchor),
+		chromahtml.ClassPrefix("hl-"),
+	)
+}
 
 // lexerFor picks the lexer by the file's kind: CUDA C++ for sources and
 // headers, JSON for the manifest; PTX has no lexer and is shown plain.
@@ -48,21 +53,22 @@ func lexerFor(name string) chroma.Lexer {
 	return chroma.Coalesce(l)
 }
 
-// highlight renders a source file as HTML (classes only).
-func highlight(name string, src []byte) (string, error) {
+// highlight renders a source file as HTML (classes only); line n's
+// anchor is anchor+n.
+func highlight(name, anchor string, src []byte) (string, error) {
 	if len(src) > maxHighlightBytes {
-		return highlightWith(lexers.Fallback, src)
+		return highlightWith(lexers.Fallback, anchor, src)
 	}
-	return highlightWith(lexerFor(name), src)
+	return highlightWith(lexerFor(name), anchor, src)
 }
 
-func highlightWith(l chroma.Lexer, src []byte) (string, error) {
+func highlightWith(l chroma.Lexer, anchor string, src []byte) (string, error) {
 	it, err := l.Tokenise(nil, string(src))
 	if err != nil {
 		return "", fmt.Errorf("highlight: tokenise: %w", err)
 	}
 	var buf bytes.Buffer
-	if err := highlighter.Format(&buf, styles.Get("github"), it); err != nil {
+	if err := formatter(anchor).Format(&buf, styles.Get("github"), it); err != nil {
 		return "", fmt.Errorf("highlight: format: %w", err)
 	}
 	return buf.String(), nil

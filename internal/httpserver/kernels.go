@@ -155,10 +155,10 @@ func (s *server) kernelView(ctx context.Context, viewer *pitches.User, hash stri
 	v := &templates.KernelView{Hash: k.Hash, Manifest: k.Manifest, Size: k.Size, Author: k.Author,
 		Created: k.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")}
 	v.Launch = launchText(k.Raw)
-	for _, f := range k.Files {
+	for i, f := range k.Files {
 		fv := templates.KernelFileView{Name: f.Name, Size: len(f.Data), Main: f.Name == k.Manifest.Source}
 		if f.Text() {
-			if fv.HTML, err = highlight(f.Name, f.Data); err != nil {
+			if fv.HTML, err = highlight(f.Name, fmt.Sprintf("f%d-L", i+1), f.Data); err != nil {
 				return nil, err
 			}
 		} else {

@@ -79,14 +79,15 @@ func (r *Runner) execute(run *Run) {
 	ex := r.executor(run.Device)
 	a := &activeRun{cancel: make(chan string, 1), done: make(chan struct{}), remote: ex != nil}
 	r.mu.Lock()
+	if _, taken := r.active[run.ID]; taken {
+		// A remote device's workers claim from one queue: another worker
+		// took this run first and will mark it running.
+		r.mu.Unlock()
+		return
+	}
 	r.active[run.ID] = a
 	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.active, run.ID)
-		r.mu.Unlock()
-		close(a.done)
-	}()
+	defer r.release(run.ID, a)
 
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	err := r.cfg.Store.MarkRunning(ctx, run.ID)

@@ -191,17 +191,44 @@ func (r *Runner) interruptLeftOver(ctx context.Context) ([]int64, []Run, error) 
 	return ids, resume, nil
 }
 
+// queueResumed hands the runs an earlier server left on remote devices to
+// their devices' workers, which take them before new runs: a resumed run
+// holds one of the device's slots like any other. They are active at once,
+// so that a cancel waiting for a slot reaches the executor (scancel) when a
+// worker takes the run, rather than only the store.
+func (r *Runner) queueResumed(runs []Run) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resumed == nil {
+		r.resumed = map[string][]*Run{}
+	}
+	for i := range runs {
+		r.resumed[runs[i].Device] = append(r.resumed[runs[i].Device], &runs[i])
+		r.active[runs[i].ID] = &activeRun{cancel: make(chan string, 1), done: make(chan struct{}), remote: true}
+		r.hub.publish(Event{RunID: runs[i].ID, Type: "status", Status: StatusRunning})
+	}
+}
+
+// nextResumed returns a run of device to resume, or nil.
+func (r *Runner) nextResumed(device string) *Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.resumed[device]
+	if len(q) == 0 {
+		return nil
+	}
+	r.resumed[device] = q[1:]
+	return q[0]
+}
+
 // resume takes over a run an earlier server left running on a remote device.
 func (r *Runner) resume(run *Run) {
-	defer r.wg.Done()
 	ex := r.executor(run.Device)
-	a := &activeRun{cancel: make(chan string, 1), done: make(chan struct{}), remote: true}
 	r.mu.Lock()
-	r.active[run.ID] = a
+	a := r.active[run.ID] // registered by queueResumed
 	r.mu.Unlock()
 	defer r.release(run.ID, a)
 	r.log.Info("resuming a run left running by an earlier server", "run", run.ID, "device", run.Device)
-	r.hub.publish(Event{RunID: run.ID, Type: "status", Status: StatusRunning})
 	r.runRemote(run, a, ex, true)
 }
 

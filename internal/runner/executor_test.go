@@ -92,7 +92,9 @@ func TestRemoteRunThroughExecutor(t *testing.T) {
 // The cpu device's rules follow Executor.CPU: a cpu target takes only the
 // reference, a GPU target never times it. Nothing is queued on refusal.
 func TestRemoteDeviceKindRules(t *testing.T) {
-	idle := func(*runner.Run, *runner.Execution) runner.Outcome { return runner.Outcome{Status: runner.StatusFailed, Reason: "unused"} }
+	idle := func(*runner.Run, *runner.Execution) runner.Outcome {
+		return runner.Outcome{Status: runner.StatusFailed, Reason: "unused"}
+	}
 	r := newRunner(t, runner.Config{Devices: []string{"cpu"}, Remote: []runner.Remote{
 		{Name: "cpus", Executor: &scripted{slots: 1, cpu: true, run: idle}},
 		{Name: "h100", Executor: &scripted{slots: 1, run: idle}},
@@ -287,5 +289,59 @@ func TestRemoteConfigRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.remote, err, c.want)
 		}
+	}
+}
+
+// Runs resumed after a restart hold the device's slots like new ones (no
+// more than Slots in flight), and a cancel of one still waiting for a slot
+// reaches the executor when a worker takes it.
+func TestResumedRunsTakeSlots(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+	ctx := context.Background()
+	var left []int64
+	for range 3 {
+		run, err := db.Enqueue(ctx, remoteRequest("cluster"))
+		if err == nil {
+			err = db.MarkRunning(ctx, run.ID)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, run.ID)
+	}
+	release := make(chan struct{})
+	ex := &scripted{slots: 1, cpu: true}
+	ex.run = func(run *runner.Run, x *runner.Execution) runner.Outcome {
+		if !x.Resumed {
+			t.Errorf("run %d was not resumed", run.ID)
+		}
+		if run.ID == left[2] {
+			return runner.Outcome{Status: runner.StatusCancelled, Reason: <-x.Cancel}
+		}
+		<-release
+		return measured(t, x)
+	}
+	r := newRunner(t, runner.Config{Store: db, Devices: []string{"cpu"}, Remote: []runner.Remote{{Name: "cluster", Executor: ex}}})
+	cancelled := make(chan error, 1)
+	go func() { cancelled <- r.Cancel(ctx, left[2]) }()
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	if err := <-cancelled; err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range left {
+		got := waitDone(t, r, id, 10*time.Second)
+		want := runner.StatusSucceeded
+		if i == 2 {
+			want = runner.StatusCancelled
+		}
+		if got.Status != want {
+			t.Errorf("run %d: %s %q, want %s", id, got.Status, got.Reason, want)
+		}
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.most != 1 || len(ex.calls) != 3 {
+		t.Errorf("%d executions, at most %d at once; want 3, one at a time", len(ex.calls), ex.most)
 	}
 }

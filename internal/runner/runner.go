@@ -70,8 +70,9 @@ type Runner struct {
 	hub  *hub
 	wake map[string]chan struct{}
 
-	mu      sync.Mutex // guards active and the check-then-cancel of queued runs
+	mu      sync.Mutex // guards active, resumed and the check-then-cancel of queued runs
 	active  map[int64]*activeRun
+	resumed map[string][]*Run // per remote device: runs to resume (Start), taken by its workers
 	started bool
 	closed  bool
 
@@ -173,10 +174,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		r.log.Warn("queued run failed: its device is gone", "run", q.ID, "device", q.Device)
 	}
-	for i := range resume {
-		r.wg.Add(1)
-		go r.resume(&resume[i])
-	}
+	r.queueResumed(resume)
 	for _, d := range r.cfg.Devices {
 		for range r.workers(d) {
 			r.wg.Add(1)
@@ -373,6 +371,11 @@ func (r *Runner) worker(device string) {
 		case <-r.quit:
 			return
 		default:
+		}
+		// Runs an earlier server left on a remote device take a slot first.
+		if run := r.nextResumed(device); run != nil {
+			r.resume(run)
+			continue
 		}
 		run, err := r.cfg.Store.ClaimNext(context.Background(), device)
 		if err != nil {
