@@ -45,6 +45,8 @@ func TestSubmissionRefusals(t *testing.T) {
 		{field: "knobs[0].define", edit: func(m map[string]any) { knob(m)["define"] = "DUAL" }},
 		{field: "knobs[0].values", edit: func(m map[string]any) { knob(m)["values"] = []string{} }},
 		{field: "knobs[0].values[1]", edit: func(m map[string]any) { knob(m)["values"] = []string{"1", "2 3"} }},
+		{field: "knobs[0].values", edit: func(m map[string]any) { m["kind"], m["source"] = "cubin", "k.cubin" },
+			files: func(f map[string][]byte) { f["k.cubin"] = elfHeader(7, 0x50); delete(f, "clear_gemm.cu") }, want: "declare one value"},
 		{field: "knobs[0].default", edit: func(m map[string]any) { knob(m)["default"] = "4" }},
 		{field: "knobs[0].shared_bytes", edit: func(m map[string]any) { knob(m)["shared_bytes"] = map[string]int{"9": 1} }},
 		{field: ManifestFile, edit: func(m map[string]any) { m["arch"] = "sm_90" }, want: "unknown field"},
@@ -126,6 +128,7 @@ func TestSubmissionPTX(t *testing.T) {
 	mk := func(entry, text string) error {
 		_, err := withManifestFilesOK(t, sub, func(m map[string]any) {
 			m["kind"], m["source"], m["entry"] = "ptx", "k.ptx", entry
+			m["knobs"] = []any{} // nothing compiles a PTX here: no knob can change it
 		}, map[string][]byte{"k.ptx": []byte(text)})
 		return err
 	}
