@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
 )
 
 // Executor runs the runs of one device somewhere other than this server's
@@ -46,6 +48,10 @@ type Execution struct {
 	// Note tells the run's watchers, and its log, what happened on the
 	// executor's side ("slurm job 12 pending: Resources").
 	Note func(msg string)
+	// Stage writes what the run needs beside its result file before bench
+	// starts (a submitted kernel's files: KernelDir(resultPath)). Call it
+	// once with the result path the job will use, on storage it sees.
+	Stage func(resultPath string) error
 }
 
 // Outcome is how an executed run ended.
@@ -255,6 +261,7 @@ func (r *Runner) runRemote(run *Run, a *activeRun, ex Executor, resumed bool) {
 			out.mu.Unlock()
 			r.hub.publish(Event{RunID: run.ID, Type: "log", Line: msg})
 		},
+		Stage: func(resultPath string) error { return r.stage(run, resultPath) },
 	}
 	o := ex.Execute(run, x)
 	if o.Detach {
@@ -276,6 +283,18 @@ func (r *Runner) runRemote(run *Run, a *activeRun, ex Executor, resumed bool) {
 	}
 	fin.Reason = reason
 	r.finish(run, status, res, fin)
+}
+
+// stage writes a submitted kernel's files beside resultPath, as runChild
+// does for a local child; other runs need nothing.
+func (r *Runner) stage(run *Run, resultPath string) error {
+	hash, _, ok := pitches.ParseKernelVariant(run.Variant)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return r.writeKernel(ctx, hash, KernelDir(resultPath))
 }
 
 // validate checks req with the runner's devices and their kinds.

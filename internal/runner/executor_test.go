@@ -345,3 +345,43 @@ func TestResumedRunsTakeSlots(t *testing.T) {
 		t.Errorf("%d executions, at most %d at once; want 3, one at a time", len(ex.calls), ex.most)
 	}
 }
+
+// A submitted kernel's run on a remote GPU device: Stage writes the stored
+// files beside the result path the executor chose (the job's folder on
+// shared storage), as runChild does for a local child.
+func TestRemoteStagesSubmittedKernel(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "pitchtank.db"))
+	p, up := kernelFixture(t, db)
+	staged := map[string][]byte{}
+	ex := &scripted{slots: 1}
+	ex.run = func(run *runner.Run, x *runner.Execution) runner.Outcome {
+		result := filepath.Join(t.TempDir(), "result.json")
+		if err := x.Stage(result); err != nil {
+			return runner.Outcome{Status: runner.StatusFailed, Reason: "stage: " + err.Error()}
+		}
+		ents, err := os.ReadDir(runner.KernelDir(result))
+		if err != nil {
+			return runner.Outcome{Status: runner.StatusFailed, Reason: err.Error()}
+		}
+		for _, e := range ents {
+			staged[e.Name()], _ = os.ReadFile(filepath.Join(runner.KernelDir(result), e.Name()))
+		}
+		return runner.Outcome{Status: runner.StatusFailed, Reason: "staged"}
+	}
+	r := newRunner(t, runner.Config{Store: db, Kernels: db, Devices: []string{"cpu"}, Remote: []runner.Remote{{Name: "h100", Executor: ex}}})
+	run, err := r.Submit(context.Background(), runner.Request{Problem: groupProblem, Suite: "tests", Variant: p.Variant, Baseline: "baseline", Device: "h100", PitchID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitDone(t, r, run.ID, 10*time.Second); got.Reason != "staged" {
+		t.Fatalf("run: %s %q", got.Status, got.Reason)
+	}
+	if len(staged) != len(up.Files) {
+		t.Fatalf("staged %d files, the upload has %d", len(staged), len(up.Files))
+	}
+	for name, data := range up.Files {
+		if string(staged[name]) != string(data) {
+			t.Errorf("staged %s differs from the stored file", name)
+		}
+	}
+}

@@ -106,9 +106,15 @@ func (e *Executor) submit(run *runner.Run, x *runner.Execution, dir string) (str
 	if limit <= 0 {
 		limit = x.TimeLimit
 	}
+	resultPath := filepath.Join(dir, fileResult)
+	if x.Stage != nil {
+		if err := x.Stage(resultPath); err != nil {
+			return fail("stage the run's inputs: %v", err)
+		}
+	}
 	onNode := *run
 	onNode.Device = e.Target.BenchDevice
-	args := runner.BenchArgs(&onNode, filepath.Join(dir, fileResult), limit)
+	args := runner.BenchArgs(&onNode, resultPath, limit)
 	script := Script(run.ID, e.Target.Name, e.Web, args)
 	path := filepath.Join(dir, fileScript)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
