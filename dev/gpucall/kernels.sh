@@ -43,7 +43,7 @@ case "$MODE" in
 check)
 	step submitted 240 engine.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestSubmitted'
 	(cd internal/kernelcheck && PITCHTANK_COMPILE_RECORD="$OUT/compile.jsonl" \
-		step blackwell 200 compile.log ../../bin/kernelcheck.test -test.v -test.timeout 600s -test.run '^TestCompileBlackwellAndBeyond$')
+		step blackwell 200 compile.log ../../bin/kernelcheck.test -test.v -test.timeout 600s -test.run '^(TestCompileBlackwellAndBeyond|TestBinaryArchsOfNVRTCCubins)$')
 	step header 150 header.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^(TestVariantsCorrectAllShapes)$'
 	grep -E -- '^(---|ok|FAIL|PASS)|shapes correct|WRONG|refused|build:|panic|sm_1[02]0a' "$OUT"/engine.log "$OUT"/compile.log "$OUT"/header.log 2>/dev/null |
 		cut -c1-300 >"$OUT/summary.md"

@@ -1,9 +1,13 @@
 package kernelcheck
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/kernels"
 )
 
 // Which architectures a check compiles, per NVRTC release and min_arch,
@@ -67,5 +71,61 @@ func TestFileLine(t *testing.T) {
 	in := "clear_gemm.cu(42): error: expected a \";\"\n\n1 error detected in the compilation of \"clear_gemm.cu\".\n"
 	if got := FileLine(in); !strings.HasPrefix(got, "clear_gemm.cu:42: error: expected") || !strings.Contains(got, `compilation of "clear_gemm.cu"`) {
 		t.Errorf("%q", got)
+	}
+}
+
+// The ELF header of a cubin the local NVRTC builds reads back as its arch.
+func TestBinaryArchsOfNVRTCCubins(t *testing.T) {
+	ver, err := gpu.NVRTCVersion()
+	if err != nil {
+		if os.Getenv("PITCHTANK_REQUIRE_NVRTC") == "1" {
+			t.Fatalf("NVRTC required but unavailable: %v", err)
+		}
+		t.Skipf("NVRTC is not installed here (%v)", err)
+	}
+	archs := []string{"sm_80", "sm_90"}
+	if nvrtcNumber(ver) >= 120 {
+		archs = append(archs, "sm_90a")
+	}
+	if nvrtcNumber(ver) >= 128 {
+		archs = append(archs, "sm_100a", "sm_120a")
+	}
+	for _, arch := range archs {
+		c, err := gpu.Compile("k.cu", "extern \"C\" __global__ void k(int* p) { p[0] = 1; }\n", gpu.CompileOptions{Arch: arch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := kernels.BinaryArchs(c.Cubin)
+		if err != nil || kernels.BinaryArchList(got) != arch {
+			t.Errorf("NVRTC %s cubin for %s reads as %v (%v)", ver, arch, got, err)
+		}
+	}
+}
+
+// A cubin is not compiled: the report says on which targets it runs.
+func TestCheckCubin(t *testing.T) {
+	ver, err := gpu.NVRTCVersion()
+	if err != nil {
+		t.Skipf("NVRTC is not installed here (%v): the cubin is built by it", err)
+	}
+	c, err := gpu.Compile("k.cu", "extern \"C\" __global__ void k(int* p) { p[0] = 1; }\n", gpu.CompileOptions{Arch: "sm_80"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte(`{"name": "bin", "problem": "nvfp4_group_gemm", "kind": "cubin", "source": "k.cubin", "min_arch": 80, "entry": "k",
+		"launch": {"mode": "sequential", "block": [32, 1, 1], "tile_m": 16, "tile_n": 16}}`)
+	s, err := kernels.SubmissionFromFiles(map[string][]byte{kernels.ManifestFile: raw, "k.cubin": c.Cubin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK || len(rep.Archs) != 4 || !rep.Archs[0].OK || rep.Archs[1].OK || !strings.Contains(rep.Archs[1].Variants[0].Messages, "k.cubin has no code for sm_90a (it carries sm_80)") {
+		t.Errorf("NVRTC %s: report %+v", ver, rep)
+	}
+	if txt := Text(rep); !strings.Contains(txt, "sm_80    kernel: ok loaded as is; it carries sm_80") {
+		t.Errorf("text:\n%s", txt)
 	}
 }
