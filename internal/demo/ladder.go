@@ -204,10 +204,19 @@ func (l *loader) roundLadder() error {
 		}
 		all = append(all, filed{p, m})
 	}
+	// The team's submitted kernel (kernel.go), uploaded while the round
+	// is pitching, as any contestant's would be.
+	clear, err := l.fileClearKernel()
+	if err != nil {
+		return err
+	}
 	if err := l.status(6, pitches.RoundJudging); err != nil {
 		return err
 	}
 	if err := l.status(6, pitches.RoundClosed); err != nil {
+		return err
+	}
+	if err := l.importClearKernel(clear, kernelClearJSON); err != nil {
 		return err
 	}
 	for _, f := range all {

@@ -154,7 +154,13 @@ func (r *ImportRequest) Validate(cat Catalog) error {
 	}
 	// Imported variants were measured elsewhere and need not exist in this
 	// manifest (the seeds' B200 kernels do not), so only their form is checked.
-	if err := checkLabel("variant", r.Variant); err != nil {
+	if hash, _, ok := pitches.ParseKernelVariant(r.Variant); ok && pitches.ValidKernelHash(hash) {
+		// A submitted kernel's spec (kernel:<hash>?knobs) is longer than
+		// a label; its form is the pitch variant's.
+		if err := pitches.ValidateVariant("variant", r.Variant); err != nil {
+			return err
+		}
+	} else if err := checkLabel("variant", r.Variant); err != nil {
 		return err
 	}
 	if err := checkLabel("baseline", r.Baseline); err != nil {
