@@ -183,8 +183,9 @@ type RecapRow struct {
 
 // RecapView is the round page's recap of predictions against results.
 type RecapView struct {
-	Rows   []RecapRow
-	Hidden int // pitches with results withheld from this viewer
+	Rows     []RecapRow
+	Hidden   int    // pitches with results withheld from this viewer
+	ChartSVG string // claimed range against measured, per pitch (charts.Recap)
 }
 
 // CalRow is one predictor's calibration.
@@ -205,6 +206,7 @@ type CalGroup struct {
 	Title string
 	Rows  []CalRow
 	SVG   string
+	Trust string // whose estimates to trust, in a sentence (pitches.TrustSentence)
 }
 
 // CalibrationView is the calibration page.

@@ -311,6 +311,10 @@ func (s *server) roundRecap(ctx context.Context, viewer *pitches.User, ps []pitc
 	}
 	vis := s.visibility(viewer)
 	v := &templates.RecapView{}
+	// The chart: every pitch whose result the viewer may see, measured or
+	// not yet (hidden ones are left out, as from the table).
+	var chartRows []charts.RecapRow
+	defer func() { v.ChartSVG = charts.Recap(chartRows) }()
 	for i := range ps {
 		p := &ps[i]
 		o, err := s.outcome(ctx, vis, p)
@@ -322,6 +326,13 @@ func (s *server) roundRecap(ctx context.Context, viewer *pitches.User, ps []pitc
 				v.Hidden++
 			}
 			continue
+		}
+		if p.Status == pitches.PitchActive || o.Accepted != nil {
+			cr := charts.RecapRow{Label: p.Title, Lo: p.Claim.Lo, Hi: p.Claim.Hi}
+			if o.Accepted != nil {
+				cr.Measured = o.Result.Speedup.Value
+			}
+			chartRows = append(chartRows, cr)
 		}
 		if o.Accepted == nil {
 			continue
@@ -427,6 +438,7 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 		}
 		group := templates.CalGroup{Title: g.title}
 		var points []charts.ScatterPoint
+		var records []pitches.PredictorRecord
 		for _, id := range order {
 			ps := byWho[id]
 			row := templates.CalRow{Name: ps[0].Who, N: len(ps)}
@@ -456,8 +468,12 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 				row.MeanRelIS = fmt.Sprintf("%+.2f", rel/float64(nRel))
 			}
 			group.Rows = append(group.Rows, row)
+			records = append(records, pitches.PredictorRecord{Name: row.Name, N: len(ps), Hits: row.Hits, MeanIS: is / n})
 		}
 		group.SVG = charts.Calibration(points)
+		if len(records) > 0 {
+			group.Trust = pitches.TrustSentence(g.title, records)
+		}
 		v.Groups = append(v.Groups, group)
 	}
 	return v, nil

@@ -230,3 +230,15 @@ func TestUnscoredPitchesAreNotRanked(t *testing.T) {
 		t.Fatalf("an unscored pitch has a rank")
 	}
 }
+
+// The calibration page answers "whose estimates should we trust?" in a
+// sentence above its table and chart; a closed round's page draws its
+// pitches' claims against their measurements.
+func TestCalibrationTrustAndRoundChart(t *testing.T) {
+	a, _ := demoApp(t)
+	b := demoLogin(t, a, "viewer")
+	cal := b.get("/calibration").wantStatus(t, http.StatusOK).body
+	wantContains(t, cal, "data-trust", "Of the contestants,", "class=\"legend\"")
+	round6 := b.get("/rounds/6").wantStatus(t, http.StatusOK).body
+	wantContains(t, round6, "data-recap-chart", "claim held")
+}
