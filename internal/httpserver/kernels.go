@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"mime"
 	"net/http"
 	"path"
 	"slices"
@@ -114,6 +115,50 @@ func (s *server) handleUploadKernel(w http.ResponseWriter, r *http.Request) {
 		pv.Kernel.CanUpload = true
 	}
 	s.render(w, r, errorStatus(err), templates.PitchPage(s.chrome(r, pv.Pitch.Title, "rounds"), *pv))
+}
+
+// parsePitchForm reads the pitch form, which is multipart when it carries
+// a kernel (the field kernel_files).
+func (s *server) parsePitchForm(w http.ResponseWriter, r *http.Request) bool {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		if err := parseMultipart(r); err != nil {
+			s.renderError(w, r, err)
+			return false
+		}
+	}
+	return s.parseForm(w, r)
+}
+
+// pitchFormKernel uploads the kernel a pitch form carried, once the pitch
+// (id) is saved, and answers the request: an accepted kernel goes to its
+// page; a refused one renders the pitch page with the reason at the
+// upload form (the pitch itself is saved: it is a separate record). It
+// returns false, answering nothing, when the form carried no kernel.
+func (s *server) pitchFormKernel(w http.ResponseWriter, r *http.Request, id int64) bool {
+	ctx, viewer := r.Context(), userFrom(r.Context())
+	files, err := formKernelFiles(r, "kernel_files")
+	if err == nil && files == nil {
+		return false
+	}
+	if err == nil {
+		var v *pitches.KernelVersion
+		if v, err = s.uploadKernel(ctx, viewer, id, files, kernelUploadForm{}); err == nil {
+			http.Redirect(w, r, fmt.Sprintf("/kernels/%s?pitch=%d&v=%d&uploaded=1", v.Hash, id, v.Version), http.StatusSeeOther)
+			return true
+		}
+	}
+	pv, verr := s.pitchView(ctx, viewer, id)
+	if verr != nil {
+		s.renderError(w, r, verr)
+		return true
+	}
+	if pv.Kernel != nil {
+		ferr := s.formErr(r, err)
+		ferr.Message = "The pitch is saved, but its kernel was refused: " + ferr.Message
+		pv.Kernel.Err = ferr
+	}
+	s.render(w, r, errorStatus(err), templates.PitchPage(s.chrome(r, pv.Pitch.Title, "rounds"), *pv))
+	return true
 }
 
 // kernelPanel is the pitch page's kernel section.

@@ -395,3 +395,60 @@ func TestUnifiedDiff(t *testing.T) {
 		t.Errorf("too different: %+v", big.Note)
 	}
 }
+
+// The pitch form carries an optional kernel: filing a pitch with one lands
+// on the kernel page, the pitch naming it; a refused kernel leaves the pitch
+// filed and says why at the pitch page's upload form.
+func TestPitchFormWithKernel(t *testing.T) {
+	a, _ := kernelApp(t, Config{})
+	b := a.browser().login("bob")
+	wantContains(t, b.get("/pitches/new").wantStatus(t, http.StatusOK).body, `enctype="multipart/form-data"`, `name="kernel_files"`)
+	post := func(path, title string, files map[string][]byte) resp {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		for k, v := range map[string]string{"round": "1", "title": title, "lo": "0.1", "hi": "0.3", "body": "mine"} {
+			mw.WriteField(k, v)
+		}
+		for n, d := range files {
+			w, _ := mw.CreateFormFile("kernel_files", n)
+			w.Write(d)
+		}
+		if len(files) == 0 {
+			mw.CreateFormFile("kernel_files", "") // what a browser sends for an empty file input
+		}
+		mw.Close()
+		req, _ := http.NewRequest(http.MethodPost, a.srv.URL+path, &buf)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		return a.do(b.c, req)
+	}
+	plain := post("/pitches", "No kernel", nil)
+	if plain.status != http.StatusSeeOther || !strings.HasPrefix(plain.header.Get("Location"), "/pitches/") {
+		t.Fatalf("pitch without a kernel: %d %s", plain.status, plain.header.Get("Location"))
+	}
+	files := exampleFiles(t)
+	ok := post("/pitches", "With a kernel", files)
+	if ok.status != http.StatusSeeOther || !strings.HasPrefix(ok.header.Get("Location"), "/kernels/"+hashOf(t, files)) {
+		t.Fatalf("pitch with a kernel: %d %s %s", ok.status, ok.header.Get("Location"), ok.body)
+	}
+	var withKernel, refused int
+	bad := post("/pitches", "Refused kernel", map[string][]byte{"clear_gemm.cu": files["clear_gemm.cu"]})
+	bad.wantStatus(t, http.StatusUnprocessableEntity)
+	wantContains(t, bad.body, "The pitch is saved, but its kernel was refused", "needs a manifest.json")
+	ps, _ := a.db.Pitches(context.Background(), 1)
+	for _, p := range ps {
+		switch p.Title {
+		case "With a kernel":
+			if p.Variant == "kernel:"+hashOf(t, files) {
+				withKernel++
+			}
+		case "Refused kernel":
+			if vs, _ := a.db.KernelVersions(context.Background(), p.ID); len(vs) == 0 && p.Variant == "" {
+				refused++
+			}
+		}
+	}
+	if withKernel != 1 || refused != 1 {
+		t.Errorf("pitches: with kernel %d, refused kernel stored nothing %d: %+v", withKernel, refused, ps)
+	}
+}

@@ -33,6 +33,9 @@ func isKernelUpload(r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
 	}
+	if r.URL.Path == "/pitches" || strings.HasPrefix(r.URL.Path, "/pitches/") && strings.HasSuffix(r.URL.Path, "/edit") {
+		return true // the pitch form, which may carry the kernel
+	}
 	p := strings.TrimPrefix(r.URL.Path, "/api")
 	return strings.HasPrefix(p, "/pitches/") && strings.HasSuffix(p, "/kernel")
 }
@@ -47,49 +50,68 @@ type kernelUploadForm struct {
 // its note and knob fields.
 func readMultipartKernel(r *http.Request) (map[string][]byte, kernelUploadForm, error) {
 	var form kernelUploadForm
-	if err := r.ParseMultipartForm(maxKernelUploadBody); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, form, pitches.Errorf(pitches.ETOOLARGE, "files", "the upload is larger than %d bytes; a kernel is at most %d bytes (1 MiB)", mbe.Limit, pitches.MaxKernelBytes)
-		}
-		return nil, form, pitches.Errorf(pitches.EBADREQUEST, "files", "the upload could not be read as a multipart form: %v", err)
+	if err := parseMultipart(r); err != nil {
+		return nil, form, err
 	}
 	form.Note = strings.TrimSpace(r.PostForm.Get("note"))
 	form.Knobs = strings.TrimSpace(r.PostForm.Get("knobs"))
+	files, err := formKernelFiles(r, "files")
+	if err == nil && files == nil {
+		err = pitches.Errorf(pitches.EINVALID, "files", "choose the kernel's files: a .cu with its manifest.json, or a .tar/.zip of the folder")
+	}
+	return files, form, err
+}
+
+// parseMultipart parses a multipart body within the upload cap.
+func parseMultipart(r *http.Request) error {
+	if err := r.ParseMultipartForm(maxKernelUploadBody); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return pitches.Errorf(pitches.ETOOLARGE, "files", "the upload is larger than %d bytes; a kernel is at most %d bytes (1 MiB)", mbe.Limit, pitches.MaxKernelBytes)
+		}
+		return pitches.Errorf(pitches.EBADREQUEST, "files", "the upload could not be read as a multipart form: %v", err)
+	}
+	return nil
+}
+
+// formKernelFiles reads the files of the parsed multipart form's field
+// (archives expanded); nil and no error when none was chosen (a browser
+// sends an empty part for an empty file input).
+func formKernelFiles(r *http.Request, field string) (map[string][]byte, error) {
 	var heads []*multipart.FileHeader
 	if r.MultipartForm != nil {
-		heads = r.MultipartForm.File["files"]
-		if len(heads) == 0 {
-			heads = r.MultipartForm.File["file"]
+		for _, h := range r.MultipartForm.File[field] {
+			if h.Filename != "" || h.Size > 0 {
+				heads = append(heads, h)
+			}
 		}
 	}
 	if len(heads) == 0 {
-		return nil, form, pitches.Errorf(pitches.EINVALID, "files", "choose the kernel's files: a .cu with its manifest.json, or a .tar/.zip of the folder")
+		return nil, nil
 	}
 	uploads := map[string][]byte{}
 	for _, h := range heads {
 		if h.Size > pitches.MaxKernelBytes {
-			return nil, form, pitches.Errorf(pitches.EINVALID, "files", "%s is %d bytes; a kernel is at most %d bytes (1 MiB)", h.Filename, h.Size, pitches.MaxKernelBytes)
+			return nil, pitches.Errorf(pitches.EINVALID, "files", "%s is %d bytes; a kernel is at most %d bytes (1 MiB)", h.Filename, h.Size, pitches.MaxKernelBytes)
 		}
 		f, err := h.Open()
 		if err != nil {
-			return nil, form, pitches.Errorf(pitches.EBADREQUEST, "files", "read %s: %v", h.Filename, err)
+			return nil, pitches.Errorf(pitches.EBADREQUEST, "files", "read %s: %v", h.Filename, err)
 		}
 		data, err := io.ReadAll(io.LimitReader(f, pitches.MaxKernelBytes+1))
 		f.Close()
 		if err != nil {
-			return nil, form, pitches.Errorf(pitches.EBADREQUEST, "files", "read %s: %v", h.Filename, err)
+			return nil, pitches.Errorf(pitches.EBADREQUEST, "files", "read %s: %v", h.Filename, err)
 		}
 		// Browsers send a base name; a client may send a path: the
-		// domain refuses that by name below, so keep it as sent.
+		// domain refuses that by name, so keep it as sent.
 		name := h.Filename
 		if _, dup := uploads[name]; dup {
-			return nil, form, pitches.Errorf(pitches.EINVALID, "files."+name, "%s is uploaded twice", name)
+			return nil, pitches.Errorf(pitches.EINVALID, "files."+name, "%s is uploaded twice", name)
 		}
 		uploads[name] = data
 	}
-	files, err := expandArchives(uploads)
-	return files, form, err
+	return expandArchives(uploads)
 }
 
 // kernelJSON is the JSON form of an upload: files by name, base64.

@@ -309,7 +309,7 @@ func (s *server) handleNewPitchForm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleFilePitch(w http.ResponseWriter, r *http.Request) {
-	if !s.parseForm(w, r) {
+	if !s.parsePitchForm(w, r) {
 		return
 	}
 	ctx := r.Context()
@@ -318,6 +318,9 @@ func (s *server) handleFilePitch(w http.ResponseWriter, r *http.Request) {
 	if ferr == nil {
 		p, err := s.svc.FilePitch(ctx, userFrom(ctx), in)
 		if err == nil {
+			if s.pitchFormKernel(w, r, p.ID) {
+				return
+			}
 			redirect(w, r, "/pitches/"+strconv.FormatInt(p.ID, 10), "filed")
 			return
 		}
@@ -367,7 +370,7 @@ func (s *server) handleEditPitch(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, err)
 		return
 	}
-	if !s.parseForm(w, r) {
+	if !s.parsePitchForm(w, r) {
 		return
 	}
 	ctx := r.Context()
@@ -377,6 +380,9 @@ func (s *server) handleEditPitch(w http.ResponseWriter, r *http.Request) {
 	if ferr == nil {
 		_, err := s.svc.EditPitch(ctx, userFrom(ctx), id, in)
 		if err == nil {
+			if s.pitchFormKernel(w, r, id) {
+				return
+			}
 			redirect(w, r, "/pitches/"+strconv.FormatInt(id, 10), "edited")
 			return
 		}
