@@ -93,9 +93,23 @@ func (f kernelFamily) knobValues(k Knobs) map[string]string {
 	return out
 }
 
-// Check: every declared value is valid (the manifest declares only values
-// that compile, as for built-ins).
-func (kernelFamily) Check(string, Knobs) error { return nil }
+// Check: every declared value of a CUDA kernel is valid (the manifest
+// declares only values that compile, as for built-ins). A ptx or cubin
+// kernel is not compiled here, so a define cannot change it: only its
+// knobs' defaults resolve, or the variant would name code it does not run.
+func (f kernelFamily) Check(_ string, k Knobs) error {
+	m := f.s.Manifest
+	if m.Kind == KindCUDA {
+		return nil
+	}
+	vals := f.knobValues(k)
+	for _, mk := range m.Knobs {
+		if v := vals[mk.Key]; v != mk.Default {
+			return &KnobError{Knob: mk.Key, Value: v, Reason: fmt.Sprintf("a %s kernel is not compiled here, so %s cannot change it; only its default %s runs (submit CUDA source to vary it)", m.Kind, mk.Define, mk.Default)}
+		}
+	}
+	return nil
+}
 
 func (f kernelFamily) MinArch(string, Knobs) int { return f.s.Manifest.MinArch }
 

@@ -405,9 +405,6 @@ func (m *Manifest) checkKnobs() error {
 		if len(k.Values) == 0 || len(k.Values) > maxKnobValues {
 			return subErr(f+".values", "%d values; want 1..%d", len(k.Values), maxKnobValues)
 		}
-		if m.Kind != KindCUDA && len(k.Values) > 1 {
-			return subErr(f+".values", "a %s kernel is not compiled here, so a define cannot change it: declare one value (or submit CUDA source)", m.Kind)
-		}
 		for j, v := range k.Values {
 			if !knobValRE.MatchString(v) {
 				return subErr(fmt.Sprintf("%s.values[%d]", f, j), "%q: want 1 to 32 of letters, digits, _ . + -", v)

@@ -45,8 +45,6 @@ func TestSubmissionRefusals(t *testing.T) {
 		{field: "knobs[0].define", edit: func(m map[string]any) { knob(m)["define"] = "DUAL" }},
 		{field: "knobs[0].values", edit: func(m map[string]any) { knob(m)["values"] = []string{} }},
 		{field: "knobs[0].values[1]", edit: func(m map[string]any) { knob(m)["values"] = []string{"1", "2 3"} }},
-		{field: "knobs[0].values", edit: func(m map[string]any) { m["kind"], m["source"] = "cubin", "k.cubin" },
-			files: func(f map[string][]byte) { f["k.cubin"] = elfHeader(7, 0x50); delete(f, "clear_gemm.cu") }, want: "declare one value"},
 		{field: "knobs[0].default", edit: func(m map[string]any) { knob(m)["default"] = "4" }},
 		{field: "knobs[0].shared_bytes", edit: func(m map[string]any) { knob(m)["shared_bytes"] = map[string]int{"9": 1} }},
 		{field: ManifestFile, edit: func(m map[string]any) { m["arch"] = "sm_90" }, want: "unknown field"},
@@ -128,12 +126,24 @@ func TestSubmissionPTX(t *testing.T) {
 	mk := func(entry, text string) error {
 		_, err := withManifestFilesOK(t, sub, func(m map[string]any) {
 			m["kind"], m["source"], m["entry"] = "ptx", "k.ptx", entry
-			m["knobs"] = []any{} // nothing compiles a PTX here: no knob can change it
 		}, map[string][]byte{"k.ptx": []byte(text)})
 		return err
 	}
 	if err := mk("clear_gemm", ptx); err != nil {
 		t.Errorf("valid PTX: %v", err)
+	}
+	// Nothing compiles a PTX here, so a knob cannot change it: only the
+	// default resolves.
+	s, _ := withManifestFilesOK(t, sub, func(m map[string]any) {
+		m["kind"], m["source"] = "ptx", "k.ptx"
+	}, map[string][]byte{"k.ptx": []byte(ptx)})
+	p, _ := LookupProblem("nvfp4_group_gemm")
+	var ke *KnobError
+	if _, err := p.ResolveSubmission(s, "kernel?stages=1"); !errors.As(err, &ke) || !strings.Contains(err.Error(), "only its default 2 runs") {
+		t.Errorf("ptx with stages=1: %v", err)
+	}
+	if _, err := p.ResolveSubmission(s, "kernel?stages=2&launch=graph"); err != nil {
+		t.Errorf("ptx at its defaults: %v", err)
 	}
 	if err := mk("other", ptx); err == nil || !strings.Contains(err.Error(), "entry: \"other\" is not an .entry of k.ptx (it has: clear_gemm)") {
 		t.Errorf("wrong entry: %v", err)
