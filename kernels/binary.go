@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +23,9 @@ type BinaryArch struct {
 
 func (a BinaryArch) String() string {
 	s := fmt.Sprintf("sm_%d", a.SM)
+	if a.PTX && a.Specific {
+		return fmt.Sprintf("compute_%da (PTX)", a.SM)
+	}
 	if a.PTX {
 		s = fmt.Sprintf("compute_%d (PTX)", a.SM)
 	}
@@ -132,7 +137,9 @@ func RunsOn(archs []BinaryArch, arch string) bool {
 	dev := archNumber(arch)
 	for _, a := range archs {
 		switch {
-		case a.PTX && a.SM <= dev:
+		case a.PTX && a.Specific && a.SM == dev:
+			return true
+		case a.PTX && !a.Specific && a.SM <= dev:
 			return true
 		case !a.PTX && a.Specific && a.SM == dev:
 			return true
@@ -141,4 +148,18 @@ func RunsOn(archs []BinaryArch, arch string) bool {
 		}
 	}
 	return false
+}
+
+var ptxTargetRE = regexp.MustCompile(`(?m)^\s*\.target\s+sm_(\d+)([af]?)`)
+
+// PTXTarget is the architecture a PTX module's .target names: the driver
+// JIT-compiles it for any device at or above it, an arch-specific target
+// (sm_90a) only for exactly that architecture.
+func PTXTarget(src []byte) (BinaryArch, error) {
+	m := ptxTargetRE.FindSubmatch(src)
+	if m == nil {
+		return BinaryArch{}, errors.New("no .target sm_XX directive")
+	}
+	sm, _ := strconv.Atoi(string(m[1]))
+	return BinaryArch{SM: sm, PTX: len(m[2]) == 0, Specific: len(m[2]) > 0}, nil
 }

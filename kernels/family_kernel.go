@@ -162,15 +162,15 @@ func (f kernelFamily) CheckDevice(v Variant, arch string) error {
 	if err := checkArchAtLeast(v, arch); err != nil {
 		return fmt.Errorf("%w; min_arch of %q is %d", err, f.s.Manifest.Name, f.s.Manifest.MinArch)
 	}
-	if f.s.Manifest.Kind != KindCubin || archNumber(arch) == 0 {
+	if f.s.Manifest.Kind == KindCUDA || archNumber(arch) == 0 {
 		return nil
 	}
-	bas, err := BinaryArchs(f.s.Files[f.s.Manifest.Source])
+	bas, err := f.s.CodeArchs()
 	if err != nil {
 		return fmt.Errorf("kernels: %s: %w", v.Name, err)
 	}
 	if !RunsOn(bas, arch) {
-		return fmt.Errorf("kernels: %s: %s has no code for the device's architecture %s (it has %s); build it for %s, or submit PTX or CUDA source",
+		return fmt.Errorf("kernels: %s: %s has no code for the device's architecture %s (it has %s); build it for %s (a PTX .target at or below it runs too), or submit CUDA source",
 			v.Name, f.s.Manifest.Source, arch, BinaryArchList(bas), arch)
 	}
 	return nil
@@ -178,3 +178,17 @@ func (f kernelFamily) CheckDevice(v Variant, arch string) error {
 
 // SharedBytes is the dynamic shared memory per block of v, a variant of s.
 func (s *Submission) SharedBytes(v Variant) int { return kernelFamily{s}.SharedBytes(v.Knobs) }
+
+// CodeArchs is what a ptx or cubin submission's code runs on: its PTX
+// target, or the cubin's or fatbin's architectures (RunsOn tells a device).
+func (s *Submission) CodeArchs() ([]BinaryArch, error) {
+	src := s.Files[s.Manifest.Source]
+	if s.Manifest.Kind == KindPTX {
+		a, err := PTXTarget(src)
+		if err != nil {
+			return nil, err
+		}
+		return []BinaryArch{a}, nil
+	}
+	return BinaryArchs(src)
+}

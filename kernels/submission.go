@@ -292,6 +292,9 @@ func (m *Manifest) check(files map[string][]byte) error {
 		if !bytes.Contains(src, []byte(".target")) || !bytes.Contains(src, []byte(".version")) {
 			return subErr("source", "%q is not PTX: no .version and .target directives", m.Source)
 		}
+		if _, err := PTXTarget(src); err != nil {
+			return subErr("source", "%q: %v", m.Source, err)
+		}
 	case KindCubin:
 		if _, err := BinaryArchs(src); err != nil {
 			return subErr("source", "%q: %v", m.Source, err)

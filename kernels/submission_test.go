@@ -257,3 +257,36 @@ func TestSubmissionCubinWrongArch(t *testing.T) {
 		t.Errorf("garbage cubin: %v", err)
 	}
 }
+
+// A PTX's .target decides where the driver can JIT it: at or above a
+// plain target, exactly an arch-specific one.
+func TestSubmissionPTXTarget(t *testing.T) {
+	sub := exampleSubmission(t, "clear")
+	p, _ := LookupProblem("nvfp4_group_gemm")
+	for _, c := range []struct {
+		target string
+		runs   map[string]bool
+	}{
+		{"sm_80", map[string]bool{"sm_80": true, "sm_90a": true, "sm_100a": true}},
+		{"sm_90a", map[string]bool{"sm_90a": true, "sm_100a": false, "sm_80": false}},
+		{"sm_100", map[string]bool{"sm_90a": false, "sm_100a": true, "sm_120a": true}},
+	} {
+		ptx := ".version 8.0\n.target " + c.target + "\n.address_size 64\n.visible .entry clear_gemm()\n{\nret;\n}\n"
+		s, err := withManifestFilesOK(t, sub, func(m map[string]any) {
+			m["kind"], m["source"] = "ptx", "k.ptx"
+		}, map[string][]byte{"k.ptx": []byte(ptx)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := p.ResolveSubmission(s, "kernel")
+		for arch, want := range c.runs {
+			err := v.CheckDevice(arch)
+			if (err == nil) != want {
+				t.Errorf(".target %s on %s: %v", c.target, arch, err)
+			}
+			if err != nil && !strings.Contains(err.Error(), "no code for the device's architecture "+arch) {
+				t.Errorf(".target %s on %s: message %v", c.target, arch, err)
+			}
+		}
+	}
+}

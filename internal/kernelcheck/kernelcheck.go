@@ -247,11 +247,7 @@ func Check(s *kernels.Submission) (*Report, error) {
 	case kernels.KindCubin:
 		return checkBinary(s, rep)
 	case kernels.KindPTX:
-		rep.OK = true
-		for _, t := range Targets {
-			rep.Skipped = append(rep.Skipped, Skip{t.Arch, "PTX is compiled by the driver's JIT when the run loads it; registers and spills are in the run's build record"})
-		}
-		return rep, nil
+		return checkBinary(s, rep)
 	}
 	ver, err := gpu.NVRTCVersion()
 	if err != nil {
@@ -381,11 +377,13 @@ func ParsePtxas(log string) []Entry {
 	return out
 }
 
-// checkBinary reports which target architectures a cubin or fatbin runs
-// on; one with code for none of them fails.
+// checkBinary reports which target architectures a cubin, fatbin or PTX
+// runs on (nothing is compiled: the driver JIT-compiles PTX when the run
+// loads it, and the run's build record has its registers); one that runs
+// on none of them fails.
 func checkBinary(s *kernels.Submission, rep *Report) (*Report, error) {
 	m := s.Manifest
-	bas, err := kernels.BinaryArchs(s.Files[m.Source])
+	bas, err := s.CodeArchs()
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +393,11 @@ func checkBinary(s *kernels.Submission, rep *Report) (*Report, error) {
 			continue
 		}
 		ok := kernels.RunsOn(bas, t.Arch)
-		vr := VariantReport{Variant: "kernel", OK: ok, Note: "loaded as is; it carries " + kernels.BinaryArchList(bas)}
+		note := "loaded as is; it carries "
+		if m.Kind == kernels.KindPTX {
+			note = "compiled by the driver's JIT at load; its target is "
+		}
+		vr := VariantReport{Variant: "kernel", OK: ok, Note: note + kernels.BinaryArchList(bas)}
 		if !ok {
 			vr.Messages = fmt.Sprintf("%s has no code for %s (it carries %s)", m.Source, t.Arch, kernels.BinaryArchList(bas))
 			vr.Note = ""
