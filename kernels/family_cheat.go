@@ -44,8 +44,8 @@ var cheatKnobSpace = []KnobSpec{
 		Doc: "replay = compute once, then leave C as it is; sentinel = compute only when C[0] is NaN (the old poison); keyed_content = replay a cached C while a few input bytes are unchanged; keyed_address = replay a cached C while C and A keep their addresses; detached = compute on a side stream the timer never waits for; alternate = compute every other execution"},
 }
 
-// cheatVariant is the test-only variant that cheats the timer (cheat.cu).
-// Like faultVariant it is reachable only through ResolveVariant with
+// Variant is the test-only variant that cheats the timer (cheat.cu). Like
+// the fault family's it is reachable only through ResolveVariant with
 // TestKernelsEnabled.
 func (cheatFamily) Variant(p *Problem) (Variant, bool) {
 	v := Variant{
@@ -57,7 +57,7 @@ func (cheatFamily) Variant(p *Problem) (Variant, bool) {
 	return v, true
 }
 
-// cheatPlan runs the test-only cheat kernels (cheat.cu): cheat_before
+// Plan runs the test-only cheat kernels (cheat.cu): cheat_before
 // decides, one compute launch per group (64x64 tiles of 16x16 threads)
 // does or skips the work, cheat_after keeps the books. In detached mode the
 // compute launches go to a side stream that Run never joins.

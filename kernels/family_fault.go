@@ -41,7 +41,7 @@ var faultKnobSpace = []KnobSpec{
 		Doc: "illegal_address = store through C + 1 TiB (CUDA_ERROR_ILLEGAL_ADDRESS); hang = spin on a volatile global nothing writes (never ends)"},
 }
 
-// faultVariant is the test-only variant that fails on purpose. It is not in
+// Variant is the test-only variant that fails on purpose. It is not in
 // Variants(), so no list, form or compile enumeration offers it; only
 // ResolveVariant returns it, and only when TestKernelsEnabled.
 func (faultFamily) Variant(p *Problem) (Variant, bool) {
@@ -54,7 +54,7 @@ func (faultFamily) Variant(p *Problem) (Variant, bool) {
 	return v, true
 }
 
-// faultPlan runs the test-only fault kernels: one launch per group with the
+// Plan runs the test-only fault kernels: one launch per group with the
 // baseline's arguments. One block per group is enough to fault or hang, and
 // keeps the illegal_address stores few.
 func (faultFamily) Plan(v Variant, s Shape, _ Limits) (*Plan, error) {
