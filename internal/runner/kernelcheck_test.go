@@ -113,7 +113,7 @@ func TestSubmissionRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := manifest(func(m map[string]any) { m["kind"], m["source"] = "cubin", "clear.cubin" })
+		f := manifest(func(m map[string]any) { m["kind"], m["source"] = "cubin", "clear.cubin"; delete(m, "knobs") })
 		delete(f, "clear.cu")
 		f["clear.cubin"] = b
 		return f
