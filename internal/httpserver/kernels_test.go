@@ -452,3 +452,42 @@ func TestPitchFormWithKernel(t *testing.T) {
 		t.Errorf("pitches: with kernel %d, refused kernel stored nothing %d: %+v", withKernel, refused, ps)
 	}
 }
+
+// The compile report through the real `web kernel check --json` (this
+// repository's cmd/web as the child): with NVRTC, "compiled" with a row per
+// architecture and variant on the kernel page; without it, "not compiled
+// here: NVRTC unavailable" (PITCHTANK_REQUIRE_NVRTC=1 makes that a failure).
+func TestKernelCompileReportFromWebKernelCheck(t *testing.T) {
+	bin := webBinary(t)
+	a, p := kernelApp(t, Config{Kernels: &runner.SubmissionChecker{Command: runner.CheckCommand(bin)}})
+	var v kernelVersionJSON
+	a.api("POST", fmt.Sprintf("/api/pitches/%d/kernel", p.ID), "alice", jsonUpload(exampleFiles(t), nil)).
+		wantStatus(t, http.StatusCreated).decode(t, &v)
+	if v.Report == nil {
+		t.Fatal("no report")
+	}
+	switch v.Report.Status {
+	case "compiled":
+		var doc struct {
+			OK    bool `json:"ok"`
+			Archs []struct {
+				Arch string `json:"arch"`
+			} `json:"archs"`
+		}
+		if err := json.Unmarshal(v.Report.Report, &doc); err != nil || !doc.OK || len(doc.Archs) == 0 {
+			t.Fatalf("report %s (%v)", v.Report.Report, err)
+		}
+		page := a.browser().login("oracle").get("/kernels/" + v.Hash).wantStatus(t, http.StatusOK).body
+		wantContains(t, page, `<table class="table kernel-report">`, doc.Archs[0].Arch, "<code>clear_gemm</code>")
+	case "not compiled":
+		if os.Getenv("PITCHTANK_REQUIRE_NVRTC") == "1" {
+			t.Fatalf("NVRTC required, but: %s", v.Report.Message)
+		}
+		if !strings.Contains(v.Report.Message, "NVRTC unavailable") {
+			t.Fatalf("report: %+v", v.Report)
+		}
+		t.Logf("no NVRTC here: %s", v.Report.Message)
+	default:
+		t.Fatalf("the example does not compile: %+v", v.Report)
+	}
+}
