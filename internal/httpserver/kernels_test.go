@@ -477,7 +477,7 @@ func TestKernelCompileReportFromWebKernelCheck(t *testing.T) {
 		if err := json.Unmarshal(v.Report.Report, &doc); err != nil || !doc.OK || len(doc.Archs) == 0 {
 			t.Fatalf("report %s (%v)", v.Report.Report, err)
 		}
-		page := a.browser().login("oracle").get("/kernels/" + v.Hash).wantStatus(t, http.StatusOK).body
+		page := a.browser().login("oracle").get("/kernels/"+v.Hash).wantStatus(t, http.StatusOK).body
 		wantContains(t, page, `<table class="table kernel-report">`, doc.Archs[0].Arch, "<code>clear_gemm</code>")
 	case "not compiled":
 		if os.Getenv("PITCHTANK_REQUIRE_NVRTC") == "1" {
