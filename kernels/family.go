@@ -10,7 +10,9 @@ import (
 // submitted kernel (family_kernel.go) implement it, and everything in this
 // package that differs between kernels asks the variant's family instead
 // of comparing names. Adding a built-in family is one family_<name>.go
-// file that registers itself in init, plus its CUDA source under cuda/.
+// file that registers itself in init, plus its CUDA source under cuda/: a
+// knob key that Knobs has no field for is kept in Knobs.Custom and read
+// with Knobs.Value (TestFamilyAddedByOneRegistration).
 //
 // Problem arguments are problem names, as in the exported knob helpers
 // (KnobSpace, SharedBytes, ...); a family that needs the problem's kind asks

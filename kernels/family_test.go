@@ -288,3 +288,67 @@ func TestSourceHashCoversHeaders(t *testing.T) {
 		t.Error("changing the shared header left the source hash unchanged")
 	}
 }
+
+// toyFamily is what a new built-in family's file holds: its own knob
+// ("swizzle", which Knobs has no field for), defines, entries and plan
+// (the per-group machinery). Registering it is all it takes to be
+// resolvable by name.
+type toyFamily struct{}
+
+func (toyFamily) Info() FamilyInfo { return FamilyInfo{Name: "toy", Order: 40} }
+func (toyFamily) Variant(p *Problem) (Variant, bool) {
+	v := Variant{Name: "toy", Base: "toy", Title: "toy", Problem: p.Name, SourceFile: "gemm.cu", MinArch: 80}
+	v.Knobs, _ = defaultKnobs(p.Name, toyFamily{})
+	return v, true
+}
+func (toyFamily) KnobSpace(string) []KnobSpec {
+	return []KnobSpec{
+		{Key: "stages", Values: []string{"1", "2"}, Default: "1"},
+		{Key: "swizzle", Values: []string{"none", "xor"}, Default: "none"},
+	}
+}
+func (toyFamily) Fixed(string) Knobs        { return Knobs{TileM: 64, TileN: 64, Launch: "sequential"} }
+func (toyFamily) Check(string, Knobs) error { return nil }
+func (toyFamily) MinArch(string, Knobs) int { return 80 }
+func (toyFamily) Defines(v Variant, d map[string]string) map[string]string {
+	d["STAGES"], d["SWIZZLE"] = v.Knobs.Value("stages"), v.Knobs.Value("swizzle")
+	return d
+}
+func (toyFamily) Entries(Variant) []string { return []string{"gemm_group"} }
+func (toyFamily) Plan(v Variant, s Shape, _ Limits) (*Plan, error) {
+	return perGroupPlan(v.Name, v.Knobs.Launch, false, s, perGroup{Group: "gemm_group", Block: [3]uint32{128, 1, 1}, TileM: 64, TileN: 64})
+}
+func (toyFamily) CheckDevice(v Variant, arch string) error { return checkArchAtLeast(v, arch) }
+
+// A family is one registration: its own knobs resolve, name and define
+// without any change elsewhere in the package.
+func TestFamilyAddedByOneRegistration(t *testing.T) {
+	registerFamily(toyFamily{})
+	defer delete(families, "toy")
+	p, _ := LookupProblem("nvfp4_group_gemm")
+	var names []string
+	for _, v := range p.Variants() {
+		names = append(names, v.Name)
+	}
+	if !slices.Equal(names, []string{"reference", "baseline", "fused", "wgmma", "toy"}) {
+		t.Errorf("listing order: %v", names)
+	}
+	v, err := p.ResolveVariant("toy?swizzle=xor&stages=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Name != "toy?stages=2&swizzle=xor" || v.Knobs.Value("swizzle") != "xor" || v.Defines()["SWIZZLE"] != "xor" || v.Defines()["STAGES"] != "2" {
+		t.Errorf("%s: %v", v.Name, v.Defines())
+	}
+	if n := len(p.VariantCombinations("toy")); n != 4 {
+		t.Errorf("%d combinations", n)
+	}
+	pl, err := v.Plan(p.Tests[0], Limits{})
+	if err != nil || len(pl.Launches) != len(p.Tests[0].M) {
+		t.Errorf("plan %+v %v", pl, err)
+	}
+	var ke *KnobError
+	if _, err := p.ResolveVariant("toy?swizzle=rot"); !errors.As(err, &ke) || ke.Knob != "swizzle" {
+		t.Errorf("swizzle=rot: %v", err)
+	}
+}

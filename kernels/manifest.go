@@ -201,6 +201,18 @@ func knobsFrom(problem string, f Family, vals map[string]string) (Knobs, error) 
 	if v, ok := vals["swap_ab"]; ok {
 		k.SwapAB = v == "true"
 	}
+	// Keys Knobs has no field for (a new family's own knobs) are kept in
+	// Custom, so adding a family never touches this file: the family
+	// reads them with Knobs.Value.
+	var extra []string
+	fields := k.fieldValues()
+	for key, v := range vals {
+		if _, known := fields[key]; !known {
+			extra = append(extra, url.QueryEscape(key)+"="+url.QueryEscape(v))
+		}
+	}
+	slices.Sort(extra)
+	k.Custom = strings.Join(extra, "&")
 	return k, err
 }
 
@@ -215,8 +227,24 @@ func splitKString(n int) string {
 	return strconv.Itoa(n)
 }
 
-// values renders knobs in the knob spaces' string form.
+// values renders knobs in the knob spaces' string form, Custom's included.
 func (k Knobs) values() map[string]string {
+	m := k.fieldValues()
+	if k.Custom != "" {
+		q, _ := url.ParseQuery(k.Custom)
+		for key := range q {
+			m[key] = q.Get(key)
+		}
+	}
+	return m
+}
+
+// Value is the knob key's value in its knob space's string form ("" when
+// k has none): how a family reads a knob that Knobs has no field for.
+func (k Knobs) Value(key string) string { return k.values()[key] }
+
+// fieldValues renders Knobs' own fields.
+func (k Knobs) fieldValues() map[string]string {
 	return map[string]string{
 		"tile_m": tileString(k.TileM), "tile_n": tileString(k.TileN), "tile_k": strconv.Itoa(k.TileK),
 		"stages": strconv.Itoa(k.Stages), "epilogue": k.Epilogue, "warp_roles": k.WarpRoles,
