@@ -11,7 +11,7 @@ import sys
 
 
 def main(folder):
-    print("| run | status | exit | wall s | geomean speedup | checked / content changes / reloads | failures (first per shape) or suspect |")
+    print("| run | status | exit | wall s | geomean speedup | checked / content changes / shapes moved | failures (first per shape) or suspect |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     aa = []
     for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
@@ -24,7 +24,7 @@ def main(folder):
             gd = s.get("guard") or {}
             checked += sum(len(x) for x in gd.get("checked_samples", []))
             changes += gd.get("content_changes", 0)
-            reloads += 1 if gd.get("reload_round", -1) >= 0 else 0
+            reloads += 1 if gd.get("move_round", -1) >= 0 else 0
         notes = []
         seen = set()
         for f in sm.get("failures", []):

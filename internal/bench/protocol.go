@@ -477,9 +477,11 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m
 	measured := make([]float64, len(ms))
 	for round := 0; ; round++ {
 		if g.on && round == g.reload {
+			t := time.Now()
 			if err := g.moveAll(ctx, runner, len(ms)); err != nil {
 				return order, setOrder, err
 			}
+			g.overhead += time.Since(t)
 		}
 		seq := []int{0}
 		set, ab := roundSchedule(round, sets)
@@ -497,9 +499,11 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m
 			if err := ctx.Err(); err != nil {
 				return order, setOrder, timeoutErr(err)
 			}
+			t := time.Now()
 			if err := g.scramble(ctx, runner, role, set, true); err != nil {
 				return order, setOrder, fmt.Errorf("before sample %s: %w", ms[role].Role, err)
 			}
+			g.overhead += time.Since(t)
 			ns, err := runner.Sample(ctx, role, set)
 			if err != nil {
 				return order, setOrder, fmt.Errorf("sample %s: %w", ms[role].Role, err)
@@ -507,13 +511,18 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m
 			if !(ns > 0) || math.IsInf(ns, 0) {
 				return order, setOrder, fmt.Errorf("sample %s: the timer returned %v ns", ms[role].Role, ns)
 			}
+			t = time.Now()
 			if err := guardSample(ctx, cfg, runner, g, ms[role], role, set, check); err != nil {
 				return order, setOrder, err
 			}
+			g.overhead += time.Since(t)
 			ms[role].SamplesNs = append(ms[role].SamplesNs, ns)
 			measured[role] += ns
 		}
-		wall := time.Since(t0)
+		// The guard's own work (content changes, checks, the move) does not
+		// use up the stop rule's wall-clock cap: guarded runs take as many
+		// samples as unguarded ones would, and only --max-time bounds them.
+		wall := time.Since(t0) - g.overhead
 		allStop, anyCap := true, false
 		for role, m := range ms {
 			stop, reason := cfg.Stop.Check(m.SamplesNs, time.Duration(measured[role]), wall)
