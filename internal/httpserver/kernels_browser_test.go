@@ -90,3 +90,58 @@ func TestBrowserKernelUpload(t *testing.T) {
 		t.Fatalf("pitch variant %q, versions %+v (%v)", got.Variant, vs, err)
 	}
 }
+
+// The kernel page and the pitch page's upload form pass axe-core (no
+// serious or critical violation) and do not scroll sideways at 390 px:
+// the source, the diffs and the tables scroll inside their own boxes.
+func TestKernelPagesAccessible(t *testing.T) {
+	axe := axeSource(t)
+	ctx, cancel := newBrowser(t)
+	defer cancel()
+	a, p := kernelApp(t, Config{})
+	files := exampleFiles(t)
+	var v1, v2 kernelVersionJSON
+	a.api("POST", fmt.Sprintf("/api/pitches/%d/kernel", p.ID), "alice", jsonUpload(files, nil)).wantStatus(t, 201).decode(t, &v1)
+	files["clear_gemm.cu"] = bytes.Replace(files["clear_gemm.cu"], []byte("#define STAGES 2"), []byte("#define STAGES 1"), 1)
+	a.api("POST", fmt.Sprintf("/api/pitches/%d/kernel", p.ID), "alice", jsonUpload(files, nil)).wantStatus(t, 201).decode(t, &v2)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(a.srv.URL+"/login"),
+		chromedp.WaitVisible(`input[name=login]`),
+		chromedp.SendKeys(`input[name=login]`, "alice"),
+		chromedp.SendKeys(`input[name=password]`, testPassword),
+		chromedp.Click(`form[action="/login"] button[type=submit]`),
+		chromedp.WaitVisible(`main`),
+	); err != nil {
+		t.Fatalf("log in: %v", err)
+	}
+	var problems []string
+	for _, page := range []string{fmt.Sprintf("/kernels/%s?pitch=%d&v=2", v2.Hash, p.ID), fmt.Sprintf("/pitches/%d", p.ID), "/pitches/new"} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(a.srv.URL+page), chromedp.WaitReady(`body`)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := chromedp.Run(ctx, chromedp.Evaluate[string](axe+`;
+			axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+				.filter(v => v.impact === "serious" || v.impact === "critical")
+				.map(v => v.id + " (" + v.impact + "): " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | ")).join("\n"))`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("axe on %s: %v", page, err)
+		}
+		if res != "" {
+			problems = append(problems, page+": "+res)
+		}
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(a.srv.URL+page), chromedp.WaitReady(`body`)); err != nil {
+			t.Fatal(err)
+		}
+		wide, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const s = document.scrollingElement;
+			return s.scrollWidth > s.clientWidth ? s.scrollWidth + " px wide in " + s.clientWidth : ""; })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wide != "" {
+			problems = append(problems, page+" at 390 px: "+wide)
+		}
+	}
+	if len(problems) > 0 {
+		t.Fatalf("%d problems:\n%s", len(problems), strings.Join(problems, "\n"))
+	}
+}
