@@ -55,10 +55,8 @@ var a11yPages = []string{
 // is as wide as the table).
 func TestPagesAccessibleAndFitting(t *testing.T) {
 	axe := axeSource(t)
-	ctx, cancel := newBrowser(t)
+	ctx, cancel := newBrowserFor(t, 8*time.Minute)
 	defer cancel()
-	ctx, cancelAll := context.WithTimeout(ctx, 8*time.Minute)
-	defer cancelAll()
 
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "pitchtank.db"))
 	if err != nil {

@@ -39,6 +39,13 @@ func findChromium(t *testing.T) string {
 
 func newBrowser(t *testing.T) (context.Context, context.CancelFunc) {
 	t.Helper()
+	return newBrowserFor(t, 90*time.Second)
+}
+
+// newBrowserFor is newBrowser with the whole session's time limit given
+// (the accessibility walk visits some eighty pages).
+func newBrowserFor(t *testing.T, limit time.Duration) (context.Context, context.CancelFunc) {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(findChromium(t)),
 		chromedp.Headless,
@@ -55,7 +62,7 @@ func newBrowser(t *testing.T) (context.Context, context.CancelFunc) {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	return ctx, func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
 }
 
