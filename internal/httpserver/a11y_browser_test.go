@@ -44,7 +44,7 @@ func axeSource(t *testing.T) string {
 // app a person reaches from the nav and the round, pitch and run pages.
 var a11yPages = []string{
 	"/", "/rounds", "/rounds/1", "/rounds/2", "/rounds/5", "/rounds/6",
-	"/pitches/1", "/pitches/9", "/pitches/new?round=5", "/runs", "/runs/1", "/calibration",
+	"/pitches/1", "/pitches/9", "/pitches/10", "/pitches/new?round=5", "/runs", "/runs/1", "/calibration",
 	"/tokens", "/account", "/admin/rounds", "/admin/users", "/login",
 }
 
@@ -117,7 +117,9 @@ func TestPagesAccessibleAndFitting(t *testing.T) {
 				chromedp.SendKeys(`input[name=login]`, role),
 				chromedp.SendKeys(`input[name=password]`, passwords[role]),
 				chromedp.Click(`form[action="/login"] button[type=submit]`),
-				chromedp.WaitVisible(`main`),
+				// Logged in: the next page has the log-out form (the
+				// login page has a <main> too).
+				chromedp.WaitVisible(`form[action="/logout"]`),
 			); err != nil {
 				t.Fatalf("log in as %s: %v", role, err)
 			}
@@ -150,6 +152,16 @@ func TestPagesAccessibleAndFitting(t *testing.T) {
 			if err != nil {
 				t.Fatalf("tables on %s: %v", page, err)
 			}
+			// A checkbox sits beside its label's text, on one line.
+			checks, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("label.check")).filter(l => l.offsetParent !== null)
+				.filter(l => { const i = l.querySelector("input").getBoundingClientRect(), r = l.getBoundingClientRect(); return r.height > 2.5 * Math.max(i.height, 14); })
+				.map(l => l.textContent.trim()).join(", ")`))
+			if err != nil {
+				t.Fatalf("checkboxes on %s: %v", page, err)
+			}
+			if checks != "" {
+				problems = append(problems, fmt.Sprintf("%s as %s (1280 px): checkbox not beside its label: %s", page, who, checks))
+			}
 			if clipped != "" {
 				problems = append(problems, fmt.Sprintf("%s as %s (1280 px): a table hides columns: %s", page, who, clipped))
 			}
@@ -169,6 +181,16 @@ func TestPagesAccessibleAndFitting(t *testing.T) {
 			}
 			if wide != "" {
 				problems = append(problems, fmt.Sprintf("%s as %s (390 px) scrolls sideways: %s", page, who, wide))
+			}
+			// Scorecard note fields take the form's width on a phone.
+			narrow, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('form[data-score-form] input[name^="note_"]'))
+				.filter(i => i.getBoundingClientRect().width < 0.8 * i.form.getBoundingClientRect().width)
+				.map(i => i.name + " " + Math.round(i.getBoundingClientRect().width) + " px of " + Math.round(i.form.getBoundingClientRect().width)).join(", ")`))
+			if err != nil {
+				t.Fatalf("note fields on %s: %v", page, err)
+			}
+			if narrow != "" {
+				problems = append(problems, fmt.Sprintf("%s as %s (390 px): scorecard note fields not full width: %s", page, who, narrow))
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func TestREADMEScreenshot(t *testing.T) {
 		chromedp.SendKeys(`input[name=login]`, "viewer"),
 		chromedp.SendKeys(`input[name=password]`, "demo-viewer"),
 		chromedp.Click(`form[action="/login"] button[type=submit]`),
-		chromedp.WaitVisible(`main`),
+		chromedp.WaitVisible(`form[action="/logout"]`),
 		chromedp.Navigate(app.URL+"/rounds/2"),
 		chromedp.WaitVisible(`#standings`),
 	); err != nil {
