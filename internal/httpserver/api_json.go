@@ -127,6 +127,9 @@ type standingJSON struct {
 	Votes         int                 `json:"votes"`
 	Hidden        bool                `json:"hidden"`
 	FiledAt       time.Time           `json:"filed_at"`
+	// Rank is the place by the rank rule (ties share it); null for a
+	// pitch that is not ranked or when the ranking is withheld.
+	Rank *int `json:"rank"`
 }
 
 type winnerJSON struct {
@@ -138,14 +141,23 @@ type standingsJSON struct {
 	Round   int            `json:"round"`
 	Pitches []standingJSON `json:"pitches"`
 	Winner  *winnerJSON    `json:"winner"`
+	// RanksShown: false while the ranking is withheld from the caller
+	// (rows then come in filing order); RankRule says what decides a rank.
+	RanksShown bool   `json:"ranks_shown"`
+	RankRule   string `json:"rank_rule"`
 }
 
 func toStandingsJSON(s *pitches.Standings) standingsJSON {
-	out := standingsJSON{Round: s.RoundNumber, Pitches: []standingJSON{}}
+	out := standingsJSON{Round: s.RoundNumber, Pitches: []standingJSON{}, RanksShown: s.RanksShown, RankRule: pitches.RankRule}
 	for _, p := range s.Pitches {
-		out.Pitches = append(out.Pitches, standingJSON{ID: p.PitchID, Title: p.Title, Contestant: p.Contestant,
+		row := standingJSON{ID: p.PitchID, Title: p.Title, Contestant: p.Contestant,
 			Status: p.Status, Scorecards: p.Scorecards, MeanTotal: p.MeanTotal, Spread: p.Spread,
-			BiasCorrected: p.BiasCorrected, Votes: p.Votes, Hidden: p.Hidden, FiledAt: p.FiledAt})
+			BiasCorrected: p.BiasCorrected, Votes: p.Votes, Hidden: p.Hidden, FiledAt: p.FiledAt}
+		if p.Rank > 0 {
+			rank := p.Rank
+			row.Rank = &rank
+		}
+		out.Pitches = append(out.Pitches, row)
 	}
 	if s.WinnerID != 0 {
 		out.Winner = &winnerJSON{ID: s.WinnerID, DecidedBy: s.DecidedBy}

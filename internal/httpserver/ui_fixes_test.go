@@ -242,3 +242,35 @@ func TestCalibrationTrustAndRoundChart(t *testing.T) {
 	round6 := b.get("/rounds/6").wantStatus(t, http.StatusOK).body
 	wantContains(t, round6, "data-recap-chart", "claim held")
 }
+
+// The API's standings carry the rank, the rule and whether the ranking is
+// shown to the caller.
+func TestAPIStandingsRanks(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	p1 := a.pitch("alice", 1, "Stages")
+	a.pitch("bob", 1, "Unscored")
+	a.status(1, pitches.RoundJudging)
+	if _, err := a.db.SubmitScorecard(t.Context(), a.users["pragmatist"], p1.ID, pitches.ScorecardInput{
+		Scores:   map[string]float64{"speedup": 7, "feasibility": 6, "risk": 5, "pitch_quality": 8},
+		Estimate: pitches.Range{Lo: 1.1, Hi: 1.3}, Verdict: "in"}); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		RanksShown bool   `json:"ranks_shown"`
+		RankRule   string `json:"rank_rule"`
+		Pitches    []struct {
+			ID   int64 `json:"id"`
+			Rank *int  `json:"rank"`
+		} `json:"pitches"`
+	}
+	a.api("GET", "/api/rounds/1/standings", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &st)
+	if !st.RanksShown || st.RankRule == "" || st.Pitches[0].ID != p1.ID || st.Pitches[0].Rank == nil || *st.Pitches[0].Rank != 1 || st.Pitches[1].Rank != nil {
+		t.Fatalf("admin's standings: %+v", st)
+	}
+	st.Pitches = nil
+	a.api("GET", "/api/rounds/1/standings", "vera", nil).wantStatus(t, http.StatusOK).decode(t, &st)
+	if st.RanksShown || st.Pitches[0].Rank != nil {
+		t.Fatalf("viewer sees the ranking of an open round: %+v", st)
+	}
+}
