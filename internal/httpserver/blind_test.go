@@ -346,3 +346,31 @@ func TestBlindJudgingRoles(t *testing.T) {
 		wantContains(t, f.a.api("GET", runURL, login, nil).wantStatus(t, http.StatusOK).body, "7.3191")
 	}
 }
+
+// A run's outcome is itself derived from its result: a shark who has not
+// scored the pitch sees succeeded, incorrect and suspect runs as
+// "measured", and a list filtered by one of those statuses leaves the
+// hidden runs out (else ?status=suspect would tell the outcome); the pitch's
+// contestant sees the real statuses.
+func TestBlindJudgingHidesTheOutcome(t *testing.T) {
+	f := newBlindFixture(t)
+	for run, status := range map[*runner.Run]string{f.measured: "succeeded", f.suspect: "suspect", f.incorrect: "incorrect"} {
+		url := fmt.Sprintf("/api/runs/%d", run.ID)
+		wantContains(t, f.a.api("GET", url, "oracle", nil).wantStatus(t, http.StatusOK).body, `"status": "measured"`)
+		wantContains(t, f.a.api("GET", url, "alice", nil).wantStatus(t, http.StatusOK).body, `"status": "`+status+`"`)
+	}
+	for _, st := range []string{"suspect", "incorrect", "succeeded"} {
+		body := f.a.api("GET", "/api/runs?status="+st, "oracle", nil).wantStatus(t, http.StatusOK).body
+		for _, id := range []int64{f.measured.ID, f.suspect.ID, f.incorrect.ID} {
+			if strings.Contains(body, fmt.Sprintf(`"id": %d,`, id)) {
+				t.Errorf("oracle's ?status=%s lists hidden run %d: %s", st, id, body)
+			}
+		}
+		page := f.a.browser().login("oracle").get("/runs?status=" + st).wantStatus(t, http.StatusOK).body
+		if strings.Contains(page, fmt.Sprintf("/runs/%d\"", f.suspect.ID)) && st == "suspect" {
+			t.Errorf("oracle's /runs?status=suspect page lists the hidden suspect run")
+		}
+	}
+	body := f.a.api("GET", "/api/runs?status=suspect", "alice", nil).wantStatus(t, http.StatusOK).body
+	wantContains(t, body, fmt.Sprintf(`"id": %d,`, f.suspect.ID))
+}

@@ -210,6 +210,8 @@ func (s *server) runRow(ctx context.Context, vis *visibility, r *runner.Run, tit
 	}
 	if !hidden {
 		row.Reason = r.Reason // a failed, incorrect or suspect run's reason quotes figures
+	} else {
+		row.Status = string(hiddenStatus(r.Status))
 	}
 	if r.HasResult && !hidden {
 		row.Speedup = speedupText(r.Speedup)

@@ -252,7 +252,23 @@ func (v *visibility) resultHidden(ctx context.Context, pitchID int64) (bool, err
 func redact(run *runner.Run) {
 	*run = runner.Run{ID: run.ID, Problem: run.Problem, Suite: run.Suite, Variant: run.Variant, Baseline: run.Baseline,
 		Device: run.Device, Seed: run.Seed, RequestedBy: run.RequestedBy, PitchID: run.PitchID, RequeueOf: run.RequeueOf,
-		Imported: run.Imported, Status: run.Status, CreatedAt: run.CreatedAt, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt}
+		Imported: run.Imported, Status: hiddenStatus(run.Status), CreatedAt: run.CreatedAt, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt}
+}
+
+// hiddenStatus is the status a viewer from whom the result is hidden sees:
+// succeeded, incorrect and suspect all show as measured.
+func hiddenStatus(s runner.Status) runner.Status {
+	if s.Measured() {
+		return runner.StatusMeasured
+	}
+	return s
+}
+
+// hiddenByFilter reports whether a run must be left out of a list filtered
+// by status f.Status for a viewer from whom its result is hidden: listing
+// "suspect" runs would otherwise tell the outcome the row no longer shows.
+func hiddenByFilter(f runner.Filter, hidden bool) bool {
+	return hidden && f.Status.Measured()
 }
 
 // pitchResult applies the result rule (runner.ResultOf) to a pitch's runs

@@ -176,6 +176,9 @@ func (s *server) listRuns(ctx context.Context, viewer *pitches.User, f runner.Fi
 		if err != nil {
 			return nil, err
 		}
+		if hiddenByFilter(f, hidden) {
+			continue
+		}
 		if hidden {
 			redact(run)
 		}
@@ -399,6 +402,7 @@ func (s *server) handleRunEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		if hidden {
 			ev.Reason = ""
+			ev.Status = hiddenStatus(ev.Status)
 		}
 		b, err := json.Marshal(ev)
 		if err != nil {

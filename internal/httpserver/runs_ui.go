@@ -103,10 +103,25 @@ func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Value
 	if err != nil {
 		return nil, err
 	}
-	if v.Runs, err = s.runRows(ctx, s.visibility(viewer), runs); err != nil {
+	vis := s.visibility(viewer)
+	listed := len(runs)
+	if f.Status.Measured() {
+		kept := runs[:0:0]
+		for _, r := range runs {
+			hidden, err := vis.resultHidden(ctx, r.PitchID)
+			if err != nil {
+				return nil, err
+			}
+			if !hiddenByFilter(f, hidden) {
+				kept = append(kept, r)
+			}
+		}
+		runs = kept
+	}
+	if v.Runs, err = s.runRows(ctx, vis, runs); err != nil {
 		return nil, err
 	}
-	if len(runs) == f.Limit {
+	if listed == f.Limit {
 		next := url.Values{}
 		for k, val := range v.Filter {
 			if val != "" {

@@ -27,6 +27,10 @@ const (
 	StatusSuspect   Status = "suspect"
 	StatusFailed    Status = "failed"
 	StatusCancelled Status = "cancelled"
+	// StatusMeasured is never stored: it is how a measured run (succeeded,
+	// incorrect or suspect) shows to a viewer from whom its result is hidden
+	// (blind judging), since the outcome itself says how the kernel did.
+	StatusMeasured Status = "measured"
 )
 
 // Statuses lists every status, in the order of a run's life.
