@@ -366,7 +366,7 @@ func TestBlindJudgingHidesTheOutcome(t *testing.T) {
 				t.Errorf("oracle's ?status=%s lists hidden run %d: %s", st, id, body)
 			}
 		}
-		page := f.a.browser().login("oracle").get("/runs?status=" + st).wantStatus(t, http.StatusOK).body
+		page := f.a.browser().login("oracle").get("/runs?status="+st).wantStatus(t, http.StatusOK).body
 		if strings.Contains(page, fmt.Sprintf("/runs/%d\"", f.suspect.ID)) && st == "suspect" {
 			t.Errorf("oracle's /runs?status=suspect page lists the hidden suspect run")
 		}
