@@ -16,12 +16,25 @@
 #   bash dev/gpucall/kernels.sh bench [TOTAL]  # web bench --kernel of the examples paired with baseline;
 #                                              # with nvcc on the machine, a PTX and a cubin of the clear
 #                                              # example built by nvcc, benched the same way
+#   bash dev/gpucall/kernels.sh server [TOTAL] # TestGPUServerKernels (cmd/web/gpu_kernels_e2e_test.go),
+#                                              # needs bin/webgpu.test too:
+#                                              #   CGO_ENABLED=1 go test -c -o bin/webgpu.test ./cmd/web
+#                                              # the built `web serve --devices 0` on an empty database;
+#                                              # through the API an admin makes a pitching round (group
+#                                              # GEMM, tests, vs baseline), uploads the clear example as
+#                                              # .cu, as PTX and as a cubin built by nvcc (with nvcc on
+#                                              # the machine), and a copy with a one-line bug, each to its
+#                                              # own pitch, and runs each on GPU 0: the three succeed and
+#                                              # are correct, the bug ends incorrect naming shape and
+#                                              # check. Capped at 400 s (or TOTAL if less); test log in
+#                                              # $OUT/server.log, its step lines (run id, status, geomean
+#                                              # speedup, wall time) in $OUT/summary.md
 # TOTAL (default 540 s) caps the whole call. Output: $OUT/steps.txt, $OUT/*.log, $OUT/summary.md,
 # $OUT/results.tar.gz.
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?check or bench}
+MODE=${1:?check, bench or server}
 TOTAL=${2:-540}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -78,8 +91,29 @@ PY
 	fi
 	TITLE="submitted kernels bench call" summarize
 	;;
+server)
+	for f in bin/web bin/webgpu.test; do
+		[ -x "$f" ] || { echo "missing $f: build it here first (see the header)" | tee -a "$OUT/steps.txt"; exit 2; }
+	done
+	# The PTX and cubin parts build with nvcc; CUDA installs put it outside PATH.
+	command -v nvcc >/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"; }
+	command -v nvcc >/dev/null || echo "no nvcc here: the test skips its PTX and cubin parts" | tee -a "$OUT/steps.txt"
+	step server 400 server.log env PITCHTANK_GPU_E2E=1 PITCHTANK_WEB_BIN=./bin/web \
+		./bin/webgpu.test -test.run '^TestGPUServerKernels$' -test.v -test.timeout 390s
+	{
+		echo "# submitted kernels through the server, $(date -u +%FT%TZ), $(($(date +%s) - START))s"
+		echo
+		echo '```'
+		cat "$OUT/steps.txt"
+		echo '```'
+		echo
+		echo '```'
+		grep -E -- '--- (PASS|FAIL|SKIP)|gpu_kernels_e2e_test.go:[0-9]+: (\([a-f]\)|server |no nvcc|total )' "$OUT/server.log" | cut -c1-600
+		echo '```'
+	} >"$OUT/summary.md" 2>&1
+	;;
 *)
-	echo "usage: kernels.sh check|bench [TOTAL]" >&2
+	echo "usage: kernels.sh check|bench|server [TOTAL]" >&2
 	exit 2
 	;;
 esac
