@@ -128,3 +128,29 @@ func TestSetRoundBaseline(t *testing.T) {
 		t.Fatalf("refused changes stored: %q", r.Baseline)
 	}
 }
+
+// An incorrect or suspect run locks predictions too: its figures are seen
+// by the pitch's contestant and by the sharks who scored it, and
+// calibration scores predictions as they stood at the first run with a
+// result of any kind.
+func TestIncorrectOrSuspectRunLocksPredictions(t *testing.T) {
+	ctx := context.Background()
+	for _, st := range []runner.Status{runner.StatusIncorrect, runner.StatusSuspect} {
+		db := MustOpenDB(t)
+		c := mustCast(t, db)
+		mustRound(t, db, c.admin, 1, round1Rubric)
+		p := mustPitch(t, db, c.c[1], 1, "Pipeline Stages", 1.5, 1.8)
+		imp := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Variant: "pipeline_stages", Baseline: "baseline", PitchID: p.ID,
+			Shapes: []runner.ImportShape{{BaselineUs: 373, VariantUs: 488}}}
+		run, res, err := imp.ImportResult(c.admin.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Status, run.Reason = st, "shape 0: the variant failed fresh"
+		if _, err := db.Import(ctx, run, res); err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: p.Title, Claim: pitches.Range{Lo: 0.7, Hi: 0.8}})
+		wantErr(t, err, pitches.ECONFLICT, "claim")
+	}
+}

@@ -228,13 +228,17 @@ func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchI
 	return loadCards(ctx, db.r, `sv.pitch_id = ? AND sv.shark_id = ?`, pitchID, sharkID)
 }
 
-// measuredRun returns the newest succeeded run (local or imported) of the
-// pitch, or 0 when none. Once it exists the pitch's predictions are locked
-// (scoring.md: "Predictions are locked once a result for that variant
-// exists: editing after seeing the result is not possible").
+// measuredRun returns the newest run (local or imported) of the pitch that
+// holds a result document, whatever it found (succeeded, incorrect or
+// suspect), or 0 when none. Once it exists the pitch's predictions are
+// locked (scoring.md: "Predictions are locked once a result for that
+// variant exists: editing after seeing the result is not possible"): an
+// incorrect or suspect run's figures are seen by the pitch's contestant and
+// the sharks who scored it too, and calibration scores predictions as they
+// stood at the first such run.
 func measuredRun(ctx context.Context, q queryer, pitchID int64) (int64, error) {
 	var id sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT max(id) FROM runs WHERE pitch_id = ? AND status = 'succeeded'`, pitchID).Scan(&id); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT max(id) FROM runs WHERE pitch_id = ? AND status IN ('succeeded', 'incorrect', 'suspect')`, pitchID).Scan(&id); err != nil {
 		return 0, fmt.Errorf("sqlite: look up measured runs of pitch %d: %w", pitchID, err)
 	}
 	return id.Int64, nil
