@@ -52,7 +52,9 @@ func webBinary(t *testing.T) string {
 		webBin = bin
 	})
 	if webBin == "" {
-		t.Skip("needs the web binary: " + webBuildErr)
+		// A web that does not build is a failure, never a skip: a broken
+		// `web bench` must not pass as "not built here".
+		t.Fatal("needs the web binary: " + webBuildErr)
 	}
 	return webBin
 }
