@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,6 +162,9 @@ func TestHiddenRowSaysUntilWhen(t *testing.T) {
 	viewer := a.browser().login("vera").get("/rounds/1").body
 	wantContains(t, viewer, "hidden until the round closes", "the ranking and the winner are shown when the round closes")
 	wantNotContains(t, viewer, "until you score it")
+	pitchPage := a.browser().login("vera").get("/pitches/" + strconv.FormatInt(p.ID, 10)).body
+	wantContains(t, pitchPage, "1 more scorecard(s) hidden until the round closes")
+	wantNotContains(t, pitchPage, "submit your own")
 	shark := a.browser().login("oracle").get("/rounds/1").body
 	wantContains(t, shark, "hidden until you score it", "once you have scored every pitch")
 }
