@@ -82,6 +82,22 @@ func IncorrectReason(res *Result) string {
 	if len(fs) == 0 {
 		return "incorrect: some shape failed a correctness check"
 	}
+	// One item per shape, role and check: the same check failing on every
+	// input set of a shape says one thing, with how often.
+	type key struct {
+		shape       int
+		role, check string
+	}
+	times := map[key]int{}
+	var uniq []Failure
+	for _, f := range fs {
+		k := key{f.Shape, f.Role, f.Check}
+		if times[k] == 0 {
+			uniq = append(uniq, f)
+		}
+		times[k]++
+	}
+	fs = uniq
 	parts := make([]string, 0, min(len(fs), maxReasonItems))
 	for i, f := range fs {
 		if i == maxReasonItems {
@@ -97,6 +113,9 @@ func IncorrectReason(res *Result) string {
 			role = "variant"
 		}
 		p += fmt.Sprintf(": %s check %s", role, f.Check)
+		if n := times[key{f.Shape, f.Role, f.Check}]; n > 1 {
+			p += fmt.Sprintf(" (failed %d times)", n)
+		}
 		if f.Detail != "" {
 			p += ": " + f.Detail
 		}

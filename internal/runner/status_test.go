@@ -313,3 +313,19 @@ func TestResultOf(t *testing.T) {
 		t.Fatalf("terms run %+v, %d repeats", tr.Speedup, len(repeats))
 	}
 }
+
+// The same check failing on every input set of a shape is one item of the
+// reason, with how often it failed; other shapes and checks keep theirs.
+func TestIncorrectReasonGroupsRepeats(t *testing.T) {
+	res := &runner.Result{Failures: []runner.Failure{
+		{Shape: 2, Role: "variant", Check: "fresh", Detail: "1533 of 6272 elements wrong"},
+		{Shape: 2, Role: "variant", Check: "fresh", Detail: "1535 of 6272 elements wrong"},
+		{Shape: 2, Role: "variant", Check: "fresh", Detail: "1530 of 6272 elements wrong"},
+		{Shape: 3, Role: "variant", Check: "timed_sample", Detail: "sample 4 (input set 0): 12 of 64 elements wrong"},
+	}}
+	got := runner.IncorrectReason(res)
+	want := "incorrect: shape 2: variant check fresh (failed 3 times): 1533 of 6272 elements wrong; shape 3: variant check timed_sample: sample 4 (input set 0): 12 of 64 elements wrong"
+	if got != want {
+		t.Fatalf("reason\n%q\nwant\n%q", got, want)
+	}
+}
