@@ -151,11 +151,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	devicesFlag := fs.String("devices", "", "devices runs may use, comma-separated GPU ordinals and/or cpu (default: every GPU found, plus cpu)")
 	runTimeout := fs.Duration("run-timeout", runner.DefaultTimeLimit, "the most one run may take before its process group is killed")
 	slurmConfig := fs.String("slurm-config", "", "JSON file naming Slurm targets that join the devices (docs/scale.md)")
+	maxInFlight := fs.Int("max-inflight", 0, "requests served at once before the excess gets 503 + Retry-After (default 4 per CPU; -1: no limit)")
+	reqTimeout := fs.Duration("request-timeout", 10*time.Second, "the most one request may take before it gets a 503 (event streams exempt; 0: no timeout)")
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
 	if *runTimeout <= 0 {
 		return usageError(stderr, "web serve: --run-timeout must be positive")
+	}
+	if *maxInFlight < -1 {
+		return usageError(stderr, "web serve: --max-inflight must be positive, 0 (the default) or -1 (no limit)")
+	}
+	if *reqTimeout < 0 {
+		return usageError(stderr, "web serve: --request-timeout must not be negative")
+	}
+	if *reqTimeout == 0 {
+		*reqTimeout = -1 // Config's zero means the default
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	devices, err := serveDevices(*devicesFlag, log)
@@ -222,7 +233,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer endStreams()
 
 	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, PublicClosedRounds: *publicClosed, DemoLogins: demoLogins, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams,
-		Kernels: kernelChecker(devices, log)}, db)
+		Kernels: kernelChecker(devices, log), MaxInFlight: *maxInFlight, RequestTimeout: *reqTimeout}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage

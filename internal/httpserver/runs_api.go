@@ -168,7 +168,11 @@ func (s *server) listRuns(ctx context.Context, viewer *pitches.User, f runner.Fi
 	if err != nil {
 		return nil, err
 	}
-	vis := s.visibility(viewer)
+	return s.visibleRuns(ctx, s.visibility(viewer), f, runs)
+}
+
+// visibleRuns is listRuns' second half: runs as viewer may see them.
+func (s *server) visibleRuns(ctx context.Context, vis *visibility, f runner.Filter, runs []runner.Run) ([]runJSON, error) {
 	out := make([]runJSON, 0, len(runs))
 	for i := range runs {
 		run := &runs[i]
@@ -544,7 +548,7 @@ func (s *server) handleAPIRunsExport(format string) http.HandlerFunc {
 			return
 		}
 		f.WithShapes = true
-		runs, err := s.listRuns(r.Context(), userFrom(r.Context()), f)
+		runs, err := s.exportableRuns(w, r, f)
 		if err != nil {
 			s.errorFor(w, r, err)
 			return

@@ -62,6 +62,14 @@ type Config struct {
 	// architectures are checked, and nothing is compiled.
 	Kernels *runner.SubmissionChecker
 	Now     func() time.Time
+	// MaxInFlight bounds the requests served at once (default 4 per CPU);
+	// beyond it, after QueueWait (default 5ms) for a slot, a request gets
+	// a 503 with Retry-After at once. RequestTimeout (default 10s) ends a
+	// request that takes longer with a 503. Negative turns either off;
+	// /healthz, static files and event streams are exempt (shed.go).
+	MaxInFlight    int
+	QueueWait      time.Duration
+	RequestTimeout time.Duration
 }
 
 func (c *Config) defaults() {
@@ -89,6 +97,7 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.shedDefaults()
 }
 
 // Pinger is implemented by services that can check their database; /healthz
@@ -144,7 +153,7 @@ func (s *server) routes() *chi.Mux {
 	r := chi.NewRouter()
 	// GetHead answers HEAD with the GET handler (headers, no body), as
 	// HTTP says every GET resource should; chi alone would say 405.
-	r.Use(s.recoverer, securityHeaders, s.limitBody, middleware.GetHead)
+	r.Use(s.recoverer, securityHeaders, s.overload, s.limitBody, middleware.GetHead)
 	r.Get("/healthz", s.handleHealthz)
 	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		// Browsers ask for /favicon.ico on pages they opened without the

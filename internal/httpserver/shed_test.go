@@ -1,0 +1,204 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/sqlite"
+)
+
+// shedApp serves the real overload middleware over a real database, with
+// /healthz the real health check and /api/block and /block handlers that
+// hold their slot until release is closed (a page that takes forever).
+func shedApp(t *testing.T, cfg Config) (srv *httptest.Server, entered chan struct{}, release chan struct{}) {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "pitchtank.db"))
+	if err != nil {
+		t.Fatalf("open db: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	s := newServer(cfg, db)
+	entered, release = make(chan struct{}, 16), make(chan struct{})
+	block := func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		_, _ = io.WriteString(w, "done")
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", s.handleHealthz)
+	mux.HandleFunc("/api/block", block)
+	mux.HandleFunc("/block", block)
+	srv = httptest.NewServer(s.overload(mux))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	return srv, entered, release
+}
+
+func TestOverloadRefusesExcessAtOnce(t *testing.T) {
+	srv, entered, release := shedApp(t, Config{MaxInFlight: 1, RequestTimeout: -1})
+	first := make(chan error, 1)
+	go func() {
+		res, err := http.Get(srv.URL + "/api/block")
+		if err == nil {
+			if res.StatusCode != http.StatusOK {
+				err = errors.New("the admitted request got " + res.Status)
+			}
+			res.Body.Close()
+		}
+		first <- err
+	}()
+	<-entered // the only slot is taken
+
+	// The excess is refused with 503 and Retry-After, fast: the best of a
+	// few round trips (the machine is shared, one may be descheduled).
+	best := time.Hour
+	for range 5 {
+		start := time.Now()
+		res, err := http.Get(srv.URL + "/api/block")
+		if err != nil {
+			t.Fatal(err)
+		}
+		best = min(best, time.Since(start))
+		var body errorBody
+		err = json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("over the limit: got %s, Retry-After %q; want 503 with Retry-After", res.Status, res.Header.Get("Retry-After"))
+		}
+		if err != nil || body.Error.Code != "unavailable" || body.Error.Message == "" {
+			t.Fatalf("API refusal body: %+v (%v); want code unavailable and a message", body, err)
+		}
+	}
+	if best > 10*time.Millisecond {
+		t.Errorf("refusing took %v at best; want within 10ms", best)
+	}
+
+	// A page gets a short text answer, not a rendered template.
+	res, err := http.Get(srv.URL + "/block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") || !strings.Contains(string(b), "busy") {
+		t.Errorf("page over the limit: %s %q %q", res.Status, res.Header.Get("Content-Type"), b)
+	}
+
+	// The health check is exempt: a busy server is alive.
+	res, err = http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("/healthz while saturated: %s; want 200", res.Status)
+	}
+
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	// The slot is free again.
+	go func() { <-entered }()
+	res, err = http.Get(srv.URL + "/api/block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("after the blocked request ended: %s; want 200", res.Status)
+	}
+}
+
+func TestOverloadQueueAbsorbsShortBurst(t *testing.T) {
+	srv, entered, release := shedApp(t, Config{MaxInFlight: 1, QueueWait: 2 * time.Second, RequestTimeout: -1})
+	done := make(chan int, 2)
+	get := func() {
+		res, err := http.Get(srv.URL + "/api/block")
+		if err != nil {
+			done <- 0
+			return
+		}
+		res.Body.Close()
+		done <- res.StatusCode
+	}
+	go get()
+	<-entered
+	go get() // waits in the queue for the slot
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	<-entered
+	for range 2 {
+		if code := <-done; code != http.StatusOK {
+			t.Errorf("a request that waited in the queue got %d; want 200", code)
+		}
+	}
+}
+
+func TestRequestTimeoutFires(t *testing.T) {
+	srv, entered, _ := shedApp(t, Config{RequestTimeout: 100 * time.Millisecond})
+	go func() { <-entered }()
+	start := time.Now()
+	res, err := http.Get(srv.URL + "/api/block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "timed out") {
+		t.Errorf("a request past its timeout: %s %q; want 503 saying it timed out", res.Status, b)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the timeout fired after %v; want about 100ms", d)
+	}
+}
+
+func TestRequestTimeoutSetsContextDeadline(t *testing.T) {
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "pitchtank.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	s := newServer(Config{RequestTimeout: time.Minute}, db)
+	seen := make(chan bool, 2)
+	h := s.overload(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, ok := r.Context().Deadline()
+		seen <- ok
+	}))
+	for path, want := range map[string]bool{"/rounds/1": true, "/api/runs/7/events": false} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, nil))
+		if got := <-seen; got != want {
+			t.Errorf("%s: deadline set = %v; want %v (event streams are exempt)", path, got, want)
+		}
+	}
+}
+
+func TestOverloadDefaults(t *testing.T) {
+	var c Config
+	c.defaults()
+	if c.MaxInFlight != 4*runtime.GOMAXPROCS(0) || c.RequestTimeout != 10*time.Second || c.QueueWait <= 0 {
+		t.Errorf("defaults: MaxInFlight %d, RequestTimeout %v, QueueWait %v", c.MaxInFlight, c.RequestTimeout, c.QueueWait)
+	}
+	// The whole app, default limits: pages and the API still answer.
+	a := newApp(t, Config{})
+	a.api(http.MethodGet, "/healthz", "", nil).wantStatus(t, http.StatusOK)
+	a.api(http.MethodGet, "/api/rounds", "alice", nil).wantStatus(t, http.StatusOK)
+}
