@@ -14,6 +14,7 @@ func FuzzValidateScorecard(f *testing.F) {
 	f.Add(7.0, 9.0, 8.0, 8.0, 1.05, 1.12, "FUND", "", "")
 	f.Add(10.5, 0.0, -1.0, 3.25, 0.0, -1.0, "", "speedup", "note")
 	f.Add(math.NaN(), 5.0, 5.0, 5.0, 2.0, 1.0, strings.Repeat("v", 70), "bogus", "x")
+	f.Add(5.0, 5.0, 5.0, 5.0, 1.0, 2.0, "FUND\x07", "risk", "note\x1b]0;")
 	f.Fuzz(func(t *testing.T, s1, s2, s3, s4, lo, hi float64, verdict, extraKey, note string) {
 		in := ScorecardInput{
 			Scores:   map[string]float64{"speedup": s1, "feasibility": s2, "risk": s3, "pitch_quality": s4},
@@ -29,8 +30,8 @@ func FuzzValidateScorecard(f *testing.F) {
 		okRange := func(v float64) bool { return v > 0 && v <= 1000 && !math.IsInf(v, 0) }
 		known := extraKey == "" || extraKey == "speedup" || extraKey == "feasibility" || extraKey == "risk" || extraKey == "pitch_quality"
 		want := okScore(s1) && okScore(s2) && okScore(s3) && okScore(s4) && okRange(lo) && okRange(hi) && lo <= hi &&
-			utf8.ValidString(verdict) && utf8.RuneCountInString(verdict) <= MaxVerdictChars && known &&
-			(extraKey == "" || utf8.ValidString(note) && len(note) <= MaxNoteBytes)
+			utf8.ValidString(verdict) && plainText(verdict) && utf8.RuneCountInString(verdict) <= MaxVerdictChars && known &&
+			(extraKey == "" || utf8.ValidString(note) && plainText(note) && len(note) <= MaxNoteBytes)
 		if (err == nil) != want {
 			t.Fatalf("ValidateScorecard(%+v) = %v, rules say valid=%v", in, err, want)
 		}
@@ -66,7 +67,7 @@ func FuzzValidateRound(f *testing.F) {
 			return true
 		}
 		okW := func(w int) bool { return w >= 0 && w <= 100 }
-		want := number >= 1 && utf8.ValidString(title) && strings.TrimSpace(title) != "" && utf8.RuneCountInString(title) <= MaxTitleChars &&
+		want := number >= 1 && utf8.ValidString(title) && plainText(title) && strings.TrimSpace(title) != "" && utf8.RuneCountInString(title) <= MaxTitleChars &&
 			okKey(k1) && okKey(k2) && okKey(k3) && k1 != k2 && k1 != k3 && k2 != k3 &&
 			okW(w1) && okW(w2) && okW(w3) && w1+w2+w3 == 100 && ValidateVariant("baseline", baseline) == nil
 		if (err == nil) != want {
@@ -78,9 +79,24 @@ func FuzzValidateRound(f *testing.F) {
 	})
 }
 
+// plainText is the fuzz oracle's own statement of the free-text rule (written
+// apart from validate.go's controlChar so that the two check each other): no
+// C0 control but tab, line feed and carriage return, no DEL, no C1 control.
+func plainText(s string) bool {
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			return false
+		}
+	}
+	return true
+}
+
 func FuzzValidatePitch(f *testing.F) {
 	f.Add(1, "Pipeline Stages", "pipelining", "body", 1.5, 1.8, "baseline?stages=3")
 	f.Add(1, "", "", "", 2.0, 1.0, "?")
+	f.Add(1, "T\x00", "\x1b[2J", "body\u0085", 1.0, 2.0, "")
 	f.Fuzz(func(t *testing.T, round int, title, category, body string, lo, hi float64, variant string) {
 		in := PitchInput{RoundNumber: round, Title: title, Category: category, Body: body, Claim: Range{Lo: lo, Hi: hi}, Variant: variant}
 		err := ValidatePitch(in)
@@ -97,9 +113,9 @@ func FuzzValidatePitch(f *testing.F) {
 				}
 			}
 		}
-		want := round >= 1 && utf8.ValidString(title) && strings.TrimSpace(title) != "" && utf8.RuneCountInString(title) <= MaxTitleChars &&
-			utf8.ValidString(category) && utf8.RuneCountInString(category) <= MaxCategoryChars &&
-			utf8.ValidString(body) && len(body) <= MaxBodyBytes && okRange(lo) && okRange(hi) && lo <= hi && okVariant
+		want := round >= 1 && utf8.ValidString(title) && plainText(title) && strings.TrimSpace(title) != "" && utf8.RuneCountInString(title) <= MaxTitleChars &&
+			utf8.ValidString(category) && plainText(category) && utf8.RuneCountInString(category) <= MaxCategoryChars &&
+			utf8.ValidString(body) && plainText(body) && len(body) <= MaxBodyBytes && okRange(lo) && okRange(hi) && lo <= hi && okVariant
 		if (err == nil) != want {
 			t.Fatalf("ValidatePitch(%+v) = %v, rules say valid=%v", in, err, want)
 		}
