@@ -35,7 +35,11 @@ func newFakeSlurm(t *testing.T) *fakeSlurm {
 	}
 	s := f.state
 	scripts := map[string]string{
-		"sbatch": `printf '%s\n' "$@" >> ` + s + `/sbatch.args
+		// sbatch waits while sbatch.hold exists, so a test can set what
+		// squeue and sacct will say of a job before the job exists.
+		"sbatch": `[ -f ` + s + `/sbatch.hold ] && echo held >> ` + s + `/sbatch.held
+while [ -f ` + s + `/sbatch.hold ]; do sleep 0.01; done
+printf '%s\n' "$@" >> ` + s + `/sbatch.args
 if [ -f ` + s + `/sbatch.fail ]; then cat ` + s + `/sbatch.fail >&2; exit 1; fi
 cat ` + s + `/next-id`,
 		// squeue fails when it knows none of the jobs asked about, as the real one does.
@@ -126,6 +130,29 @@ func (g *rig) submit(job string) *runner.Run {
 	run, err := g.r.Submit(context.Background(), runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "reference", Baseline: "reference", Device: "cluster"})
 	if err != nil {
 		g.fake.t.Fatal(err)
+	}
+	g.fake.waitFile("sbatch.args", slurm.JobName(run.ID)+"\n")
+	return run
+}
+
+// submitWith submits a run as job, and lets prepare set the fake's state
+// for it (it is given the run, whose folder the executor has staged) while
+// sbatch is held: the poller then never sees the job with the state of an
+// earlier case.
+func (g *rig) submitWith(job string, prepare func(run *runner.Run)) *runner.Run {
+	g.fake.t.Helper()
+	g.fake.set("sbatch.hold", "")
+	g.fake.set("next-id", job+"\n")
+	run, err := g.r.Submit(context.Background(), runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "reference", Baseline: "reference", Device: "cluster"})
+	if err != nil {
+		g.fake.t.Fatal(err)
+	}
+	g.fake.waitFile("sbatch.held", "held\n")
+	prepare(run)
+	for _, f := range []string{"sbatch.hold", "sbatch.held"} {
+		if err := os.Remove(filepath.Join(g.fake.state, f)); err != nil {
+			g.fake.t.Fatal(err)
+		}
 	}
 	g.fake.waitFile("sbatch.args", slurm.JobName(run.ID)+"\n")
 	return run
@@ -241,25 +268,26 @@ func TestExecutorJobStates(t *testing.T) {
 	g := newRig(t)
 	for i, c := range cases {
 		job := fmt.Sprint(200 + i)
-		run := g.submit(job)
-		name := slurm.JobName(run.ID)
-		if err := os.WriteFile(filepath.Join(g.runDir(run.ID), "stderr"), []byte("bench: no CUDA device\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(c.sacct, "|3:0") {
-			if err := os.WriteFile(filepath.Join(g.runDir(run.ID), "stdout"), []byte(`{"type":"error","phase":"device","message":"no CUDA device"}`+"\n"), 0o644); err != nil {
+		run := g.submitWith(job, func(run *runner.Run) {
+			name := slurm.JobName(run.ID)
+			if err := os.WriteFile(filepath.Join(g.runDir(run.ID), "stderr"), []byte("bench: no CUDA device\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}
-		sq, sa := "", ""
-		if c.squeue != "" {
-			sq = job + "|" + name + "|" + strings.Replace(c.squeue, "|", "|", 1) + "|node7|" + g.runDir(run.ID) + "\n"
-		}
-		if c.sacct != "" {
-			sa = job + "|" + name + "|" + c.sacct + "|node7\n"
-		}
-		g.fake.set("squeue", sq)
-		g.fake.set("sacct", sa)
+			if strings.Contains(c.sacct, "|3:0") {
+				if err := os.WriteFile(filepath.Join(g.runDir(run.ID), "stdout"), []byte(`{"type":"error","phase":"device","message":"no CUDA device"}`+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sq, sa := "", ""
+			if c.squeue != "" {
+				sq = job + "|" + name + "|" + c.squeue + "|node7|" + g.runDir(run.ID) + "\n"
+			}
+			if c.sacct != "" {
+				sa = job + "|" + name + "|" + c.sacct + "|node7\n"
+			}
+			g.fake.set("squeue", sq)
+			g.fake.set("sacct", sa)
+		})
 		got := g.wait(run.ID)
 		if got.Status != c.status {
 			t.Errorf("%s / %s: %s %q, want %s", c.squeue, c.sacct, got.Status, got.Reason, c.status)
