@@ -70,7 +70,10 @@ func (r StopRule) Check(samples []float64, measured, wall time.Duration) (stop b
 	if len(samples) >= r.MaxSamples {
 		return true, StopMaxSamples
 	}
-	if wall >= r.MaxTime {
+	// The wall cap waits for a second sample: with one, a shape has no
+	// standard error and no interval (seen on a loaded 2-core machine,
+	// where one CPU sample of a test shape outlasted the 1 s cap).
+	if wall >= r.MaxTime && len(samples) >= 2 {
 		return true, StopMaxTime
 	}
 	return false, ""

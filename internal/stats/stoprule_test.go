@@ -36,11 +36,13 @@ func TestStopRulePaths(t *testing.T) {
 		{"converged", steady, 600 * time.Millisecond, time.Second, true, StopConverged},
 		{"noisy, keep going", noisy, 600 * time.Millisecond, time.Second, false, ""},
 		{"noisy, out of time", noisy, 600 * time.Millisecond, 15 * time.Second, true, StopMaxTime},
+		{"out of time after one sample", noisy[:1], 20 * time.Second, 20 * time.Second, false, ""},
+		{"out of time after two samples", noisy[:2], 20 * time.Second, 20 * time.Second, true, StopMaxTime},
 		{"noisy, out of samples", constantish(2000, 100e-6, 50e-6), 10 * time.Second, 10 * time.Second, false, ""},
 	}
 	// 2000 samples of that noise have rel SEM ~0.45%: still not converged, so
 	// the sample cap is what stops it.
-	cases[5].stop, cases[5].reason = true, StopMaxSamples
+	cases[7].stop, cases[7].reason = true, StopMaxSamples
 	for _, c := range cases {
 		stop, reason := r.Check(c.samples, c.measured, c.wall)
 		if stop != c.stop || reason != c.reason {
