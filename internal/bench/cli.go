@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -41,8 +42,8 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	usage := func(format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		fmt.Fprintln(stderr, "web bench: "+msg)
-		em.Line(ErrorLine{Type: "error", Phase: "usage", Message: msg, ExitCode: ExitUsage})
-		return ExitUsage
+		em.Line(ErrorLine{Type: "error", Phase: "usage", Message: msg, ExitCode: result.ExitUsage})
+		return result.ExitUsage
 	}
 	fs := flag.NewFlagSet("web bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -73,7 +74,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return ExitUsage
+			return result.ExitUsage
 		}
 		return usage("%v (see web bench -h)", err)
 	}
@@ -85,12 +86,12 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		if err != nil {
 			return usage("--report: %v", err)
 		}
-		r, err := ParseResult(data)
+		r, err := result.ParseResult(data)
 		if err != nil {
 			return usage("--report %s: %v", *report, err)
 		}
-		fmt.Fprint(stdout, Markdown(r))
-		return ExitOK
+		fmt.Fprint(stdout, result.Markdown(r))
+		return result.ExitOK
 	}
 	// A submitted kernel is checked before anything else reads the
 	// problem: its manifest names the problem when --problem does not.
@@ -165,7 +166,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	}
 	if *dumpShapes {
 		em.Line(map[string]any{"type": "shapes", "problem": p.Name, "suite": suiteName, "shapes": shapes})
-		return ExitOK
+		return result.ExitOK
 	}
 
 	// Variants.
@@ -272,8 +273,8 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		t := time.AfterFunc(*maxTime+watchdogGrace, func() {
 			msg := fmt.Sprintf("timeout: the run is stuck %v past --max-time %v (a kernel that never finishes?); ending the process", watchdogGrace, *maxTime)
 			fmt.Fprintln(stderr, "web bench: "+msg)
-			em.Line(ErrorLine{Type: "error", Phase: "timeout", Message: msg, ExitCode: ExitCouldNotRun})
-			opt.Exit(ExitCouldNotRun)
+			em.Line(ErrorLine{Type: "error", Phase: "timeout", Message: msg, ExitCode: result.ExitCouldNotRun})
+			opt.Exit(result.ExitCouldNotRun)
 		})
 		defer t.Stop()
 	}
@@ -286,8 +287,8 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		if err != nil {
 			msg := fmt.Sprintf("device %d: %v. Run on a machine with an NVIDIA GPU and driver, pick another --device, or use --device cpu", ordinal, err)
 			fmt.Fprintln(stderr, "web bench: "+msg)
-			em.Line(ErrorLine{Type: "error", Phase: "device", Message: msg, ExitCode: ExitCouldNotRun})
-			return ExitCouldNotRun
+			em.Line(ErrorLine{Type: "error", Phase: "device", Message: msg, ExitCode: result.ExitCouldNotRun})
+			return result.ExitCouldNotRun
 		}
 		b = gb
 	}
@@ -303,9 +304,9 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	doc, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		fmt.Fprintf(stderr, "web bench: encode result: %v\n", err)
-		return ExitCouldNotRun
+		return result.ExitCouldNotRun
 	}
-	if verr := Validate(doc); verr != nil {
+	if verr := result.Validate(doc); verr != nil {
 		// A document that does not validate is a harness bug; say so loudly
 		// but still hand the document over, it holds the raw data.
 		fmt.Fprintf(stderr, "web bench: warning: the result does not validate: %v\n", verr)
@@ -314,7 +315,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	if *jsonPath != "" {
 		if err := writeFileAtomic(*jsonPath, append(doc, '\n')); err != nil {
 			fmt.Fprintf(stderr, "web bench: write --json: %v\n", err)
-			return ExitCouldNotRun
+			return result.ExitCouldNotRun
 		}
 		path := *jsonPath
 		line.Path = &path
@@ -383,7 +384,7 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // printSummary writes a table for people on stderr.
-func printSummary(w io.Writer, r *Result) {
+func printSummary(w io.Writer, r *result.Result) {
 	fmt.Fprintf(w, "%-3s %-44s %8s %12s %9s %10s %9s %s\n", "#", "shape", "correct", "median_us", "rel_sem", "floor_us", "of_floor", "speedup [95%] verdict")
 	for _, s := range r.Shapes {
 		shape := kernels.Shape{M: s.M, N: s.N, K: s.K}.String()

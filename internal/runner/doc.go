@@ -17,7 +17,7 @@
 // stdout is read line by line: progress lines go to subscribers, an error
 // line becomes the failure reason, other text is kept as log; the last 64 KiB
 // of stderr is kept. When the child exits 0, 1 (kernel incorrect) or 4
-// (suspect) with a document that passes bench.Validate and matches the run,
+// (suspect) with a document that passes result.Validate and matches the run,
 // Classify decides the status from the exit code and the document, and the
 // document, its summary and its shapes are stored with it in one
 // transaction: succeeded (exit 0, every shape correct, nothing suspect),
@@ -31,7 +31,7 @@
 //	timed out after 15m0s (time limit); the process group was killed
 //	could not run (exit 3): CUDA_ERROR_ILLEGAL_ADDRESS: ...
 //	bench refused its input (exit 2): ...
-//	no valid result: bench: validate: ...
+//	no valid result: result: validate: ...
 //
 // and the worker goes on with the next run. Cancel and the time limit kill
 // the whole process group (SIGTERM, SIGKILL after Config.KillGrace). Start
