@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/result"
+	"github.com/pitchtank/pitchtank/internal/splitmix"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -208,13 +209,10 @@ func refreshBuilds(b Backend, r *result.Result) {
 }
 
 // seedFor derives the input seed of check j on shape i from the run's seed
-// (splitmix64 of a distinct counter), so every shape and check gets its own
-// inputs and a run is reproducible from --seed alone.
+// (the splitmix64 stream of --seed at a distinct position), so every shape
+// and check gets its own inputs and a run is reproducible from --seed alone.
 func seedFor(base uint64, shape, j int) uint64 {
-	z := base + 0x9E3779B97F4A7C15*uint64(shape*64+j+1)
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
+	return splitmix.At(base, uint64(shape*64+j+1))
 }
 
 func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s kernels.Shape, roles, specs []string) (sr *result.Shape, err error) {
