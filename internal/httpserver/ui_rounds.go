@@ -155,7 +155,7 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 		Round: *round, RulesHTML: s.md.render(round.Rules), Pitches: ps, Titles: titles,
 		Standings: st, Votes: votes,
 		CanFile: pitches.Can(viewer, pitches.ActFilePitch, pitches.Target{Round: round}) == nil,
-		IsShark: viewer != nil && viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed,
+		IsShark: pitches.CanRole(viewer, pitches.ActScore) == nil && round.Status != pitches.RoundClosed,
 	}
 	if strings.TrimSpace(round.Rules) == "" {
 		v.RulesHTML = ""

@@ -26,6 +26,10 @@ func TestCanMatrix(t *testing.T) {
 	withdrawn := &Pitch{ID: 11, RoundNumber: 1, ContestantID: owner.ID, Status: PitchWithdrawn}
 	sharkPitch := &Pitch{ID: 12, RoundNumber: 1, ContestantID: shark.ID, Status: PitchActive}
 	otherRound := &Pitch{ID: 13, RoundNumber: 2, ContestantID: owner.ID, Status: PitchActive}
+	queued := &RunFacts{ID: 20, Status: "queued", RequestedBy: owner.ID}
+	nobodys := &RunFacts{ID: 21, Status: "queued"}
+	failed := &RunFacts{ID: 22, Status: "failed", RequestedBy: owner.ID, Finished: true, Retryable: true}
+	imported := &RunFacts{ID: 23, Status: "failed", Finished: true, Imported: true, Retryable: true}
 
 	const (
 		ok = ""
@@ -78,6 +82,17 @@ func TestCanMatrix(t *testing.T) {
 		{"import judging, imports not allowed", ActImportRun, Target{Round: round(RoundJudging), Pitch: pitch}, [6]string{U, ok, F, F, F, F}},
 		{"import no pitch", ActImportRun, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"accept suspect run", ActAcceptRun, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"set a round's measurement", ActSetMeasure, Target{}, [6]string{U, ok, F, F, F, F}},
+		// Runs: a contestant measures only their own pitch; viewers never start one.
+		{"launch on no pitch", ActLaunchRun, Target{}, [6]string{U, ok, ok, ok, ok, F}},
+		{"launch on a pitch", ActLaunchRun, Target{Pitch: pitch}, [6]string{U, ok, ok, ok, F, F}},
+		{"launch on a shark's pitch", ActLaunchRun, Target{Pitch: sharkPitch}, [6]string{U, ok, ok, F, F, F}},
+		{"cancel the owner's queued run", ActCancelRun, Target{Run: queued}, [6]string{F, ok, F, ok, F, F}},
+		{"cancel nobody's queued run", ActCancelRun, Target{Run: nobodys}, [6]string{F, ok, F, F, F, F}},
+		{"cancel a finished run", ActCancelRun, Target{Run: failed}, [6]string{C, C, C, C, C, C}},
+		{"repeat a failed run", ActRepeatRun, Target{Run: failed}, [6]string{U, ok, ok, ok, ok, F}},
+		{"repeat a queued run", ActRepeatRun, Target{Run: queued}, [6]string{U, C, C, C, C, F}},
+		{"repeat an imported run", ActRepeatRun, Target{Run: imported}, [6]string{U, C, C, C, C, F}},
 	}
 	for _, tc := range cases {
 		for i, u := range users {
@@ -90,6 +105,9 @@ func TestCanMatrix(t *testing.T) {
 	// A missing target is an internal error, not a panic.
 	if got := ErrorCode(Can(shark, ActScore, Target{})); got != EINTERNAL {
 		t.Errorf("missing target: %q", got)
+	}
+	if got := ErrorCode(Can(admin, ActCancelRun, Target{})); got != EINTERNAL {
+		t.Errorf("missing run: %q", got)
 	}
 	if got := ErrorCode(Can(shark, "fly", Target{})); got != EINTERNAL {
 		t.Errorf("unknown action: %q", got)
@@ -189,5 +207,27 @@ func TestComputeStandingsWithdrawnAndHidden(t *testing.T) {
 	empty := ComputeStandings(nil, nil, nil, nil)
 	if empty.WinnerID != 0 || empty.DecidedBy != DecidedByNoVotes {
 		t.Errorf("empty standings %+v", empty)
+	}
+}
+
+// CanRole is the role column of Can alone: what a role may do on some target.
+func TestCanRole(t *testing.T) {
+	cases := []struct {
+		u      *User
+		action Action
+		want   string
+	}{
+		{nil, ActImportRun, EUNAUTHORIZED},
+		{&User{ID: 1, Role: RoleAdmin}, ActImportRun, ""},
+		{&User{ID: 2, Role: RoleContestant}, ActImportRun, ""}, // on their own pitch, where the round allows it
+		{&User{ID: 3, Role: RoleShark}, ActImportRun, EFORBIDDEN},
+		{&User{ID: 4, Role: RoleViewer}, ActImportRun, EFORBIDDEN},
+		{&User{ID: 5, Role: RoleViewer}, "fly", EINTERNAL},
+	}
+	for _, tc := range cases {
+		err := CanRole(tc.u, tc.action)
+		if got := ErrorCode(err); got != tc.want || (tc.want == "") != (err == nil) {
+			t.Errorf("%v %s: got %v (%q), want %q", tc.u, tc.action, err, got, tc.want)
+		}
 	}
 }
