@@ -20,6 +20,8 @@ const (
 	ActAcceptRun     Action = "accept a suspect run"      // admin
 	ActUploadKernel  Action = "upload a kernel"           // the pitch's contestant or an admin; round pitching, pitch active
 	ActSetMeasure    Action = "set a round's measurement" // admin: problem, suite, baseline, device class, imports
+	ActRepitch       Action = "re-pitch"                  // the earlier pitch's contestant, or an admin
+	ActRevokeToken   Action = "revoke a token"            // the token's owner, or an admin
 	ActLaunchRun     Action = "start a run"               // shark, admin; a contestant on their own pitch or on none
 	ActCancelRun     Action = "cancel a run"              // whoever asked for the run, or an admin; run not finished
 	ActRepeatRun     Action = "repeat a run"              // whoever may start runs; a run measured here that failed or was cancelled
@@ -29,13 +31,15 @@ const (
 // everything round-scoped, Pitch for pitch actions and votes, NextStatus for
 // ActAdvanceRound, HasScored (the user already has a scorecard in the round)
 // for ActSetWeights, Run for ActCancelRun and ActRepeatRun (Pitch too for
-// ActLaunchRun on a pitch).
+// ActLaunchRun on a pitch), the earlier pitch as Pitch for ActRepitch, and
+// TokenOwner (the user who made the token) for ActRevokeToken.
 type Target struct {
 	Round      *Round
 	Pitch      *Pitch
 	NextStatus RoundStatus
 	HasScored  bool
 	Run        *RunFacts
+	TokenOwner int64
 }
 
 // RunFacts is what the run rules need to know of a measurement run. Runs
@@ -164,6 +168,23 @@ var rules = map[Action]rule{
 		}
 		return needActive(t.Pitch)
 	}},
+	// A re-pitch carries an earlier pitch forward: its contestant's to do,
+	// or an admin's on their behalf. (Filing itself is ActFilePitch.)
+	ActRepitch: {state: func(u *User, t Target) *Error {
+		if u == nil || (t.Pitch.ContestantID != u.ID && u.Role != RoleAdmin) {
+			return Errorf(EFORBIDDEN, "repitch_of", "you can only re-pitch your own pitches")
+		}
+		return nil
+	}},
+	ActRevokeToken: {state: func(u *User, t Target) *Error {
+		if u == nil {
+			return Errorf(EUNAUTHORIZED, "", "log in to revoke tokens")
+		}
+		if t.TokenOwner != u.ID && u.Role != RoleAdmin {
+			return Errorf(EFORBIDDEN, "", "you can only revoke your own tokens")
+		}
+		return nil
+	}},
 	// Runs: whoever may judge or file may measure, a contestant only their
 	// own pitch (or no pitch); viewers only watch. The messages are the
 	// ones the run endpoints have always given.
@@ -228,7 +249,7 @@ var rules = map[Action]rule{
 var (
 	needsRound = map[Action]bool{ActEditRound: true, ActAdvanceRound: true, ActFilePitch: true, ActEditPitch: true,
 		ActWithdrawPitch: true, ActScore: true, ActSetWeights: true, ActVote: true, ActUploadKernel: true}
-	needsPitch = map[Action]bool{ActEditPitch: true, ActWithdrawPitch: true, ActScore: true, ActVote: true, ActUploadKernel: true}
+	needsPitch = map[Action]bool{ActEditPitch: true, ActWithdrawPitch: true, ActScore: true, ActVote: true, ActUploadKernel: true, ActRepitch: true}
 	needsRun   = map[Action]bool{ActCancelRun: true, ActRepeatRun: true}
 )
 

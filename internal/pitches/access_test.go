@@ -83,6 +83,8 @@ func TestCanMatrix(t *testing.T) {
 		{"import no pitch", ActImportRun, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"accept suspect run", ActAcceptRun, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"set a round's measurement", ActSetMeasure, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"re-pitch", ActRepitch, Target{Pitch: pitch}, [6]string{F, ok, F, ok, F, F}},
+		{"revoke the owner's token", ActRevokeToken, Target{TokenOwner: owner.ID}, [6]string{U, ok, F, ok, F, F}},
 		// Runs: a contestant measures only their own pitch; viewers never start one.
 		{"launch on no pitch", ActLaunchRun, Target{}, [6]string{U, ok, ok, ok, ok, F}},
 		{"launch on a pitch", ActLaunchRun, Target{Pitch: pitch}, [6]string{U, ok, ok, ok, F, F}},

@@ -97,8 +97,8 @@ func (db *DB) ImportScorecard(ctx context.Context, by *pitches.User, pitchID int
 }
 
 func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int64, in pitches.ScorecardInput, typed *float64) (*pitches.Scorecard, error) {
-	if by == nil || by.Role != pitches.RoleShark {
-		return nil, pitches.Can(by, pitches.ActScore, pitches.Target{})
+	if err := pitches.CanRole(by, pitches.ActScore); err != nil {
+		return nil, err
 	}
 	var out *pitches.Scorecard
 	err := db.write(ctx, func(tx *sql.Tx) error {

@@ -385,8 +385,8 @@ func (db *DB) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) 
 		if err != nil {
 			return fmt.Errorf("sqlite: load token %d: %w", tokenID, err)
 		}
-		if owner != by.ID && by.Role != pitches.RoleAdmin {
-			return pitches.Errorf(pitches.EFORBIDDEN, "", "you can only revoke your own tokens")
+		if err := pitches.Can(by, pitches.ActRevokeToken, pitches.Target{TokenOwner: owner}); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
 			fmtTime(db.Now()), tokenID); err != nil {
