@@ -338,15 +338,11 @@ func (s *server) roundRecap(ctx context.Context, viewer *pitches.User, ps []pitc
 			return nil, err
 		}
 		if len(terms) > 0 {
-			met := 0
-			var notMet []string
-			for _, t := range terms {
-				if t.Met {
-					met++
-				} else {
-					notMet = append(notMet, t.Text)
-				}
+			evaluated := make([]runner.TermResult, len(terms))
+			for i, t := range terms {
+				evaluated[i] = t.TermResult
 			}
+			met, notMet := runner.TermsMet(evaluated)
 			row.Terms = fmt.Sprintf("%d of %d terms met", met, len(terms))
 			if len(notMet) > 0 {
 				row.Terms += ": " + strings.Join(notMet, "; ")

@@ -47,3 +47,17 @@ func TestCalibrate(t *testing.T) {
 		t.Fatalf("relative: got %d, mean %v; want 1 and -1.5", c.NRelative, c.MeanRelative)
 	}
 }
+
+func TestTermsMet(t *testing.T) {
+	met, notMet := runner.TermsMet([]runner.TermResult{
+		{Met: true, Text: "correct: met"},
+		{Met: false, Text: "geomean 0.74x, needs >= 1.4x: not met"},
+		{Met: false, Text: "variation 3%, needs <= 1%: not met"},
+	})
+	if met != 1 || len(notMet) != 2 || notMet[0] != "geomean 0.74x, needs >= 1.4x: not met" || notMet[1] != "variation 3%, needs <= 1%: not met" {
+		t.Fatalf("got %d met, not met %q; want 1 and the other two in order", met, notMet)
+	}
+	if met, notMet := runner.TermsMet(nil); met != 0 || notMet != nil {
+		t.Fatalf("no terms: got %d, %q", met, notMet)
+	}
+}
