@@ -228,10 +228,10 @@ func (v *visibility) resultHidden(ctx context.Context, pitchID int64) (bool, err
 		}
 		v.rounds[p.RoundNumber] = round
 	}
-	// Whether the viewer scored p matters only to a shark in an open round
-	// (pitches.CanSeeResults); nobody else pays for reading the cards.
+	// The viewer's scorecards are read only where the rule depends on them,
+	// so that nobody else pays for reading the cards.
 	scored := false
-	if v.viewer != nil && v.viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed {
+	if pitches.ResultsDependOnScoring(v.viewer, round) {
 		cards, _, err := v.s.svc.VisibleScorecards(ctx, v.viewer, pitchID)
 		if err != nil {
 			return false, err

@@ -68,7 +68,8 @@ func (s *server) standingsView(ctx context.Context, viewer *pitches.User, round 
 	if err != nil {
 		return nil, err
 	}
-	v := &templates.StandingsView{S: st, Closed: round.Status == pitches.RoundClosed, Viewer: viewer}
+	v := &templates.StandingsView{S: st, Closed: round.Status == pitches.RoundClosed, Viewer: viewer,
+		Scorer: pitches.CanRole(viewer, pitches.ActScore) == nil}
 	for _, p := range st.Pitches {
 		if p.Hidden {
 			v.AnyHide = true

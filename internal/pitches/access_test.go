@@ -233,3 +233,31 @@ func TestCanRole(t *testing.T) {
 		}
 	}
 }
+
+// Wherever CanSeeResults answers differently for a viewer who scored the
+// pitch, ResultsDependOnScoring must say so: a caller that skips reading
+// the scorecards otherwise hides results from a shark who scored.
+func TestResultsDependOnScoring(t *testing.T) {
+	viewers := []*User{nil, {ID: 1, Role: RoleAdmin}, {ID: 2, Role: RoleShark}, {ID: 3, Role: RoleContestant}, {ID: 4, Role: RoleViewer}}
+	pitchesOf := []*Pitch{nil, {ID: 10, ContestantID: 3}, {ID: 11, ContestantID: 2}}
+	depends := 0
+	for _, st := range []RoundStatus{RoundPitching, RoundJudging, RoundClosed} {
+		round := &Round{Number: 1, Status: st}
+		for _, v := range viewers {
+			for _, p := range pitchesOf {
+				if CanSeeResults(v, round, p, true) != CanSeeResults(v, round, p, false) {
+					depends++
+					if !ResultsDependOnScoring(v, round) {
+						t.Errorf("viewer %v, round %s, pitch %v: the answer depends on scoring, ResultsDependOnScoring says no", v, st, p)
+					}
+				}
+			}
+		}
+	}
+	if depends == 0 {
+		t.Fatal("no case where scoring matters: the test checks nothing")
+	}
+	if ResultsDependOnScoring(&User{ID: 2, Role: RoleShark}, &Round{Status: RoundClosed}) {
+		t.Error("a closed round shows everyone everything: scoring cannot matter")
+	}
+}

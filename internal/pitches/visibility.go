@@ -166,6 +166,13 @@ func CanSeeResults(viewer *User, round *Round, p *Pitch, viewerScored bool) bool
 	return false
 }
 
+// ResultsDependOnScoring reports whether CanSeeResults's answer for viewer
+// in round can depend on viewerScored (a shark, while the round is open), so
+// that a caller reads the viewer's scorecards only when they matter.
+func ResultsDependOnScoring(viewer *User, round *Round) bool {
+	return viewer != nil && viewer.Role == RoleShark && round != nil && round.Status != RoundClosed
+}
+
 // CanReadRound reports whether viewer may open round's pages at all. Every
 // logged-in user may. Anonymous visitors may read a closed round (nothing
 // in it is hidden any more) when the server lets them (publicClosed, the
