@@ -310,6 +310,23 @@ func (r rule) roleAllows(user *User, action Action) *Error {
 	return nil
 }
 
+// DemotesAdmin reports whether giving u the role to takes an admin away;
+// CheckRoleChange then needs the number of admins.
+func DemotesAdmin(u *User, to Role) bool {
+	return u.Role == RoleAdmin && to != RoleAdmin
+}
+
+// CheckRoleChange says whether u may be given the role to, admins being how
+// many admins there are (counted only when DemotesAdmin): demoting the last
+// admin would leave nobody able to run rounds. Who may change roles at all
+// is ActManageUsers.
+func CheckRoleChange(u *User, to Role, admins int) error {
+	if DemotesAdmin(u, to) && admins <= 1 {
+		return Errorf(ECONFLICT, "role", "%s is the last admin; make someone else admin first", u.Login)
+	}
+	return nil
+}
+
 // NextStatus is the only status a round may move to, "" once closed.
 func NextStatus(s RoundStatus) RoundStatus {
 	switch s {

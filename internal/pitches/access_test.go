@@ -261,3 +261,28 @@ func TestResultsDependOnScoring(t *testing.T) {
 		t.Error("a closed round shows everyone everything: scoring cannot matter")
 	}
 }
+
+func TestCheckRoleChange(t *testing.T) {
+	admin := &User{ID: 1, Login: "ada", Role: RoleAdmin}
+	shark := &User{ID: 2, Login: "sam", Role: RoleShark}
+	cases := []struct {
+		u      *User
+		to     Role
+		admins int
+		want   string
+	}{
+		{admin, RoleShark, 1, ECONFLICT}, // the last admin
+		{admin, RoleShark, 2, ""},
+		{admin, RoleAdmin, 1, ""},
+		{shark, RoleViewer, 0, ""}, // no admin taken away: the count is not read
+		{shark, RoleAdmin, 1, ""},
+	}
+	for _, tc := range cases {
+		if got := ErrorCode(CheckRoleChange(tc.u, tc.to, tc.admins)); got != tc.want {
+			t.Errorf("%s %s -> %s with %d admins: got %q, want %q", tc.u.Login, tc.u.Role, tc.to, tc.admins, got, tc.want)
+		}
+	}
+	if !DemotesAdmin(admin, RoleViewer) || DemotesAdmin(admin, RoleAdmin) || DemotesAdmin(shark, RoleViewer) {
+		t.Error("DemotesAdmin: only an admin given another role is demoted")
+	}
+}
