@@ -286,3 +286,23 @@ func TestCheckRoleChange(t *testing.T) {
 		t.Error("DemotesAdmin: only an admin given another role is demoted")
 	}
 }
+
+func TestCanSeeScorecard(t *testing.T) {
+	judging := &Round{Number: 1, Status: RoundJudging}
+	shark := &User{ID: 2, Role: RoleShark}
+	if !CanSeeScorecard(shark, judging, shark.ID, false) {
+		t.Error("a shark's own card is hidden from them before they scored")
+	}
+	if CanSeeScorecard(shark, judging, 7, false) {
+		t.Error("another shark's card shows to a shark who has not scored")
+	}
+	if !CanSeeScorecard(shark, judging, 7, true) {
+		t.Error("another shark's card stays hidden from a shark who scored")
+	}
+	if CanSeeScorecard(nil, judging, 0, false) {
+		t.Error("an anonymous visitor sees a card of nobody (shark id 0) in an open round")
+	}
+	if !CanSeeScorecard(nil, &Round{Number: 1, Status: RoundClosed}, 7, false) {
+		t.Error("a closed round's cards are hidden")
+	}
+}

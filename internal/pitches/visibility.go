@@ -31,6 +31,15 @@ func CanSeeScorecards(viewer *User, round *Round, viewerScored bool) bool {
 	return false
 }
 
+// CanSeeScorecard reports whether viewer may see shark sharkID's card on a
+// pitch in round: their own always, another's as CanSeeScorecards says.
+func CanSeeScorecard(viewer *User, round *Round, sharkID int64, viewerScored bool) bool {
+	if viewer != nil && viewer.ID == sharkID {
+		return true
+	}
+	return CanSeeScorecards(viewer, round, viewerScored)
+}
+
 // CanSeeVotes reports whether viewer may see other sharks' votes in round.
 // viewerVoted: the viewer has cast a vote in the round.
 func CanSeeVotes(viewer *User, round *Round, viewerVoted bool) bool {

@@ -190,11 +190,10 @@ func (db *DB) VisibleScorecards(ctx context.Context, viewer *pitches.User, pitch
 			}
 		}
 	}
-	seeAll := pitches.CanSeeScorecards(viewer, r, scored)
 	var out []pitches.Scorecard
 	hidden := 0
 	for _, c := range cards {
-		if seeAll || (viewer != nil && c.SharkID == viewer.ID) {
+		if pitches.CanSeeScorecard(viewer, r, c.SharkID, scored) {
 			out = append(out, c)
 		} else {
 			hidden++
@@ -210,8 +209,8 @@ func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchI
 	if err != nil {
 		return nil, err
 	}
-	own := viewer != nil && viewer.ID == sharkID
-	if !own {
+	// Whether the viewer scored matters only for another shark's card.
+	if !pitches.CanSeeScorecard(viewer, r, sharkID, false) {
 		scored := false
 		if viewer != nil {
 			var n int
@@ -221,7 +220,7 @@ func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchI
 			}
 			scored = n > 0
 		}
-		if !pitches.CanSeeScorecards(viewer, r, scored) {
+		if !pitches.CanSeeScorecard(viewer, r, sharkID, scored) {
 			return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "other sharks' scorecards stay hidden until you have scored this pitch or the round closes")
 		}
 	}
