@@ -93,7 +93,7 @@ func (fusedFamily) Entries(v Variant) []string {
 // tile in both problems: the group kernel puts tile_n weight rows in a CTA
 // tile, the dual kernel tile_n rows of B1 and the same tile_n rows of B2.
 // Warp tiles are fixed at 64 weight rows x 32 token rows (the measured
-// best; wider warp tiles spilled, dev/fastkern/NOTES.md), so the tile sizes
+// best; wider warp tiles spilled, docs/kernel-notes.md), so the tile sizes
 // set the warp grid. Defaults are the fastest configurations measured on
 // H100 with the nvcc harness.
 func fusedKnobSpace(problem string) []KnobSpec {
@@ -161,7 +161,7 @@ func FusedSharedBytes(problem string, k Knobs) int {
 
 // checkFused keeps the fused family to combinations that run as declared:
 // blocks_per_sm resident blocks must fit the register file with at least
-// 168 registers per thread (below that the decode spills: NOTES.md h3, h4)
+// 168 registers per thread (below that the decode spills: docs/kernel-notes.md h3, h4)
 // and the shared memory of an SM.
 func checkFused(problem string, k Knobs) error {
 	threads := FusedThreads(problem, k)
@@ -325,7 +325,7 @@ func fusedEpilogueBytes(problem string, k Knobs) int {
 type FusedTile struct{ Group, M0, N0 int }
 
 // FusedTiles is the fused group kernel's tile order, the fastest measured
-// ("order 1" in dev/fastkern/NOTES.md): groups by M descending, then n0,
+// ("order 1" in docs/kernel-notes.md): groups by M descending, then n0,
 // then m0; then a stable sort by rows in the tile, descending, so full
 // tiles go first and the short tails fill the last wave.
 func FusedTiles(s Shape, k Knobs) []FusedTile {

@@ -11,7 +11,7 @@ import "math"
 // persistent blocks round-robin (block b on SM b mod SMs); an SM runs its
 // blocks concurrently, each of two sharing it progressing one chunk per
 // fgChunkUS, a block alone only fgLoneRate times faster (the kernel is
-// issue- and latency-bound on the register decode: NOTES.md, IPC 2.3 of 4
+// issue- and latency-bound on the register decode: docs/kernel-notes.md, IPC 2.3 of 4
 // at 8 warps per SM, so 4 warps cannot use the slots the other block
 // leaves). The first version summed each SM's work as if a lone block ran
 // twice as fast; it predicted split 2 on benchmark shape 3 at 1.17x and
@@ -173,7 +173,7 @@ func smTime(qs [][]float64) float64 {
 
 // fgSMRate is an SM's throughput with n blocks resident, in chunks per
 // time unit: 2 at two blocks (the calibration point). One block of 4 warps
-// cannot hide the decode chains' latency (NOTES.md: IPC 2.3 of 4 even at 8
+// cannot hide the decode chains' latency (docs/kernel-notes.md: IPC 2.3 of 4 even at 8
 // warps), so it runs only fgLoneRate, not 2, times as fast as each of two.
 func fgSMRate(n int) float64 {
 	switch {

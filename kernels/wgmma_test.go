@@ -79,7 +79,7 @@ func TestWgmmaRefusals(t *testing.T) {
 		}
 	}
 	// The Go mirror of FG_SMEM_BYTES for the default (the harness printed
-	// 222256 on the H100, dev/fastkern/NOTES.md step 4).
+	// 222256 on the H100, docs/kernel-notes.md step 4).
 	v, _ := p.ResolveVariant("wgmma")
 	if sb := WgmmaSharedBytes(v.Knobs); sb != 222256 {
 		t.Errorf("default shared bytes %d, want 222256", sb)

@@ -387,7 +387,7 @@ func standingsTable(v StandingsView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var19 string
-				templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(rankWithheld(v.Viewer))
+				templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(rankWithheld(v.Scorer))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/rounds.templ`, Line: 75, Col: 74}
 				}
@@ -541,7 +541,7 @@ func standingsTable(v StandingsView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var27 string
-					templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(hiddenUntil(v.Viewer))
+					templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(hiddenUntil(v.Scorer))
 					if templ_7745c5c3_Err != nil {
 						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/rounds.templ`, Line: 116, Col: 92}
 					}

@@ -25,6 +25,11 @@ type Chrome struct {
 	// PublicRounds: anonymous visitors may read closed rounds
 	// (--public-closed-rounds), so the nav offers them Rounds.
 	PublicRounds bool
+	// Admin: the viewer may use the admin pages, so the nav links them.
+	Admin bool
+	// Scorer: the viewer's role scores pitches, so hidden scores open to
+	// them when they score (everyone else waits for the close).
+	Scorer bool
 }
 
 // FormError is the one error a form submission came back with; Field names
@@ -93,21 +98,22 @@ type StandingsView struct {
 	Winner  string // title of the winning pitch, "" when none shown
 	AnyHide bool
 	Viewer  *pitches.User // nil: anonymous
+	Scorer  bool          // the viewer's role scores pitches (Chrome.Scorer)
 }
 
 // hiddenUntil says when a hidden standings row opens to this viewer: sharks
-// see a pitch's scores once they score it, everyone else (contestants,
-// viewers, anonymous visitors) when the round closes.
-func hiddenUntil(u *pitches.User) string {
-	if u != nil && u.Role == pitches.RoleShark {
+// (scorer) see a pitch's scores once they score it, everyone else
+// (contestants, viewers, anonymous visitors) when the round closes.
+func hiddenUntil(scorer bool) string {
+	if scorer {
 		return "hidden until you score it"
 	}
 	return "hidden until the round closes"
 }
 
 // rankWithheld says when this viewer will see the ranking and the winner.
-func rankWithheld(u *pitches.User) string {
-	if u != nil && u.Role == pitches.RoleShark {
+func rankWithheld(scorer bool) string {
+	if scorer {
 		return "Listed in filing order: the ranking and the winner are shown once you have scored every pitch, or when the round closes."
 	}
 	return "Listed in filing order: the ranking and the winner are shown when the round closes."

@@ -3,21 +3,8 @@ package bench
 import (
 	"context"
 
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/kernels"
-)
-
-// Roles of the things a run executes on one shape.
-const (
-	RoleVariant   = "variant"
-	RoleBaseline  = "baseline"
-	RoleReference = "reference"
-)
-
-// Phases of a correctness check.
-const (
-	PhaseFresh     = "fresh"            // fresh inputs, output poisoned before the launch
-	PhaseLastTimed = "last_timed"       // the output left by the last timed launch
-	PhaseRefVsCPU  = "reference_vs_cpu" // the GPU reference against the CPU reference
 )
 
 // Backend is one device the protocol runs on: a GPU through the engine, the
@@ -25,7 +12,7 @@ const (
 // Run; a backend only knows how to load, launch, check and time.
 type Backend interface {
 	// Device describes the device for the fingerprint.
-	Device() Device
+	Device() result.Device
 	// Ceilings are the rates for the speed-of-light floor.
 	Ceilings() kernels.Ceilings
 	// CacheMode says how samples are made cold: "cold" with the bytes
@@ -35,12 +22,12 @@ type Backend interface {
 	Timer() string
 	// Telemetry reads the device's clocks and throttle reasons; nil with no
 	// error where there is nothing to read (the CPU).
-	Telemetry() (*Telemetry, error)
+	Telemetry() (*result.Telemetry, error)
 	// Build compiles a variant once for the whole run.
-	Build(ctx context.Context, role string, v kernels.Variant) (*Build, error)
+	Build(ctx context.Context, role string, v kernels.Variant) (*result.Build, error)
 	// Reference describes the kernel that computes the correctness
 	// reference, or nil when the backend computes it on the CPU.
-	Reference() *Build
+	Reference() *result.Build
 	// Shape makes the runners of the given roles (in order) on one shape.
 	Shape(ctx context.Context, s kernels.Shape, roles []string) (ShapeRunner, error)
 	Close() error
@@ -88,7 +75,7 @@ type ShapeRunner interface {
 	// Output returns the output of role's input set as its last execution left it.
 	Output(ctx context.Context, role, set int) ([]uint16, error)
 	// Plan describes role's launch configuration.
-	Plan(role int) LaunchPlan
+	Plan(role int) result.LaunchPlan
 	Close() error
 }
 

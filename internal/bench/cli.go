@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -36,36 +37,115 @@ var cpuStopRule = stats.StopRule{MinSamples: 10, MinTime: 50 * time.Millisecond,
 
 // Main is `web bench`: it parses args, runs the protocol and returns the
 // exit code. stdout gets JSON lines only; people read stderr.
+//
+// The phases, in order: read the command line (parseFlags), answer --report
+// (printReport), load a submitted kernel (loadSubmission), pick the problem
+// and device (selectDevice), the shapes (selectShapes; --dump-shapes ends
+// here), the variants and protocol options (configure), then start the
+// watchdog, open the device (openBackend), run, and hand the document over
+// (deliver). Every refusal before the device opens is a usage error (exit 2).
 func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	em := NewEmitter(stdout)
-	usage := func(format string, a ...any) int {
-		msg := fmt.Sprintf(format, a...)
+	usage := func(err error) int {
+		msg := err.Error()
 		fmt.Fprintln(stderr, "web bench: "+msg)
-		em.Line(ErrorLine{Type: "error", Phase: "usage", Message: msg, ExitCode: ExitUsage})
-		return ExitUsage
+		em.Line(ErrorLine{Type: "error", Phase: "usage", Message: msg, ExitCode: result.ExitUsage})
+		return result.ExitUsage
 	}
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return result.ExitUsage
+	}
+	if err != nil {
+		return usage(err)
+	}
+	if f.report != "" {
+		if err := printReport(f.report, stdout); err != nil {
+			return usage(err)
+		}
+		return result.ExitOK
+	}
+	sub, err := loadSubmission(f)
+	if err != nil {
+		return usage(err)
+	}
+	p, cpu, ordinal, err := selectDevice(f)
+	if err != nil {
+		return usage(err)
+	}
+	shapes, suiteName, err := selectShapes(f, p, cpu)
+	if err != nil {
+		return usage(err)
+	}
+	if f.dumpShapes {
+		em.Line(map[string]any{"type": "shapes", "problem": p.Name, "suite": suiteName, "shapes": shapes})
+		return result.ExitOK
+	}
+	cfg, err := configure(f, args, p, sub, cpu, shapes, suiteName)
+	if err != nil {
+		return usage(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), f.maxTime)
+	defer cancel()
+	defer startWatchdog(opt, f.maxTime, em, stderr)()
+
+	b, err := openBackend(p, cpu, ordinal, f.cacheDir)
+	if err != nil {
+		fmt.Fprintln(stderr, "web bench: "+err.Error())
+		em.Line(ErrorLine{Type: "error", Phase: "device", Message: err.Error(), ExitCode: result.ExitCouldNotRun})
+		return result.ExitCouldNotRun
+	}
+	defer b.Close()
+	fmt.Fprintf(stderr, "web bench: %s on %s, %d shapes (%s), variant %q", p.Name, b.Device().Name, len(shapes), suiteName, cfg.VariantSpec)
+	if cfg.Baseline != nil {
+		fmt.Fprintf(stderr, " paired with %q", cfg.BaselineSpec)
+	}
+	fmt.Fprintln(stderr)
+
+	r, code := Run(ctx, cfg, b, em)
+	return deliver(r, code, f.jsonPath, em, stderr)
+}
+
+// cliFlags are web bench's command line.
+type cliFlags struct {
+	problem, variant, baseline, suite, shapesFile, device string
+	seed                                                  uint64
+	aa                                                    bool
+	jsonPath, cacheDir                                    string
+	maxTime                                               time.Duration
+	seeds                                                 int
+	dumpShapes                                            bool
+	report                                                string
+	guardSeed                                             uint64
+	checkRate                                             int
+	unguarded                                             bool
+	kernelDir                                             string
+}
+
+// parseFlags reads args; flag.ErrHelp for -h (the usage is printed).
+func parseFlags(args []string, stderr io.Writer) (*cliFlags, error) {
+	f := &cliFlags{}
 	fs := flag.NewFlagSet("web bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		problem    = fs.String("problem", "", "problem name: nvfp4_group_gemm or nvfp4_dual_gemm (required)")
-		variant    = fs.String("variant", "", "variant spec, e.g. baseline or \"baseline?stages=3\" (required on a GPU; the CPU runs only \"reference\")")
-		baseline   = fs.String("baseline", "", "variant the run is paired with (GPU default: baseline)")
-		suite      = fs.String("suite", "", "tests or benchmarks (default: benchmarks on a GPU, tests on the CPU)")
-		shapesFile = fs.String("shapes", "", "JSON file with an array of shapes {\"m\":[...],\"n\":N,\"k\":K}, instead of --suite")
-		device     = fs.String("device", "0", "GPU ordinal, or cpu")
-		seed       = fs.Uint64("seed", 1, "base seed of the generated inputs")
-		aa         = fs.Bool("aa", false, "A/A test: run the baseline against itself")
-		jsonPath   = fs.String("json", "", "write the result document to FILE (default: in stdout's final line)")
-		cacheDir   = fs.String("cache-dir", defaultCacheDir(), "cubin cache directory (\"\" = no cache)")
-		maxTime    = fs.Duration("max-time", DefaultMaxTime, "wall-clock cap for the whole run")
-		seeds      = fs.Int("seeds", 4, "fresh input sets per shape: each checked, all rotated while timing (rule 4: at least 4)")
-		dumpShapes = fs.Bool("dump-shapes", false, "print the selected shapes as JSON and exit (for bench/peer/peer.py)")
-		report     = fs.String("report", "", "validate a result document FILE and print it as Markdown tables (no run)")
-		guardSeed  = fs.Uint64("guard-seed", 0, "seed of the timing guard's checked samples, poison and content changes (default: drawn from the OS per run, recorded in the result; give the recorded one to replay a run)")
-		checkRate  = fs.Int("check-rate", DefaultCheckRate, "check a timed sample's output with probability 1/N (1 = every sample)")
-		unguarded  = fs.Bool("unguarded", false, "turn the timing guard off, to measure what it costs (the result is then always suspect)")
-		kernelDir  = fs.String("kernel", "", "a submitted kernel's folder (manifest.json and its files, docs/kernel-contract.md): --variant \"kernel\" or \"kernel?KNOB=V\" names it (default --problem: the manifest's)")
-	)
+	fs.StringVar(&f.problem, "problem", "", "problem name: nvfp4_group_gemm or nvfp4_dual_gemm (required)")
+	fs.StringVar(&f.variant, "variant", "", "variant spec, e.g. baseline or \"baseline?stages=3\" (required on a GPU; the CPU runs only \"reference\")")
+	fs.StringVar(&f.baseline, "baseline", "", "variant the run is paired with (GPU default: baseline)")
+	fs.StringVar(&f.suite, "suite", "", "tests or benchmarks (default: benchmarks on a GPU, tests on the CPU)")
+	fs.StringVar(&f.shapesFile, "shapes", "", "JSON file with an array of shapes {\"m\":[...],\"n\":N,\"k\":K}, instead of --suite")
+	fs.StringVar(&f.device, "device", "0", "GPU ordinal, or cpu")
+	fs.Uint64Var(&f.seed, "seed", 1, "base seed of the generated inputs")
+	fs.BoolVar(&f.aa, "aa", false, "A/A test: run the baseline against itself")
+	fs.StringVar(&f.jsonPath, "json", "", "write the result document to FILE (default: in stdout's final line)")
+	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "cubin cache directory (\"\" = no cache)")
+	fs.DurationVar(&f.maxTime, "max-time", DefaultMaxTime, "wall-clock cap for the whole run")
+	fs.IntVar(&f.seeds, "seeds", 4, "fresh input sets per shape: each checked, all rotated while timing (rule 4: at least 4)")
+	fs.BoolVar(&f.dumpShapes, "dump-shapes", false, "print the selected shapes as JSON and exit (for bench/peer/peer.py)")
+	fs.StringVar(&f.report, "report", "", "validate a result document FILE and print it as Markdown tables (no run)")
+	fs.Uint64Var(&f.guardSeed, "guard-seed", 0, "seed of the timing guard's checked samples, poison and content changes (default: drawn from the OS per run, recorded in the result; give the recorded one to replay a run)")
+	fs.IntVar(&f.checkRate, "check-rate", DefaultCheckRate, "check a timed sample's output with probability 1/N (1 = every sample)")
+	fs.BoolVar(&f.unguarded, "unguarded", false, "turn the timing guard off, to measure what it costs (the result is then always suspect)")
+	fs.StringVar(&f.kernelDir, "kernel", "", "a submitted kernel's folder (manifest.json and its files, docs/kernel-contract.md): --variant \"kernel\" or \"kernel?KNOB=V\" names it (default --problem: the manifest's)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: web bench --problem NAME --variant NAME [--kernel DIR] [--baseline NAME] [--suite tests|benchmarks] [--shapes FILE] [--device N|cpu] [--seed N] [--aa] [--json FILE] [--cache-dir DIR] [--max-time DUR]")
 		fmt.Fprintln(stderr, "exit codes: 0 ok, 1 a kernel was incorrect on some shape, 2 usage or invalid input, 3 could not run (device, compile, CUDA error, timeout), 4 suspect (correct, but below the speed-of-light floor, over 10x, or --unguarded)")
@@ -73,73 +153,87 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return ExitUsage
+			return nil, err
 		}
-		return usage("%v (see web bench -h)", err)
+		return nil, fmt.Errorf("%v (see web bench -h)", err)
 	}
 	if fs.NArg() > 0 {
-		return usage("unexpected arguments %q: every option is a --flag (see web bench -h)", fs.Args())
+		return nil, fmt.Errorf("unexpected arguments %q: every option is a --flag (see web bench -h)", fs.Args())
 	}
-	if *report != "" {
-		data, err := os.ReadFile(*report)
-		if err != nil {
-			return usage("--report: %v", err)
-		}
-		r, err := ParseResult(data)
-		if err != nil {
-			return usage("--report %s: %v", *report, err)
-		}
-		fmt.Fprint(stdout, Markdown(r))
-		return ExitOK
-	}
-	// A submitted kernel is checked before anything else reads the
-	// problem: its manifest names the problem when --problem does not.
-	var sub *kernels.Submission
-	if *kernelDir != "" {
-		if *device == "cpu" {
-			return usage("--kernel runs a submitted kernel, which needs a GPU; --device cpu runs only the CPU reference (drop --kernel, or pick a GPU with --device N)")
-		}
-		s, err := kernels.LoadSubmission(*kernelDir)
-		if err != nil {
-			return usage("--kernel %s: %v", *kernelDir, err)
-		}
-		sub = s
-		if *problem == "" {
-			*problem = sub.Manifest.Problem
-		} else if *problem != sub.Manifest.Problem {
-			return usage("--kernel %s is a kernel for %s, not --problem %s", *kernelDir, sub.Manifest.Problem, *problem)
-		}
-	}
-	if *problem == "" {
-		return usage("--problem is required (known: %s)", problemNames())
-	}
-	p, err := kernels.LookupProblem(*problem)
-	if err != nil {
-		return usage("%v", err)
-	}
-	cpu := *device == "cpu"
-	ordinal := -1
-	if !cpu {
-		ordinal, err = strconv.Atoi(*device)
-		if err != nil || ordinal < 0 {
-			return usage("--device %q: want a GPU ordinal (0, 1, ...) or cpu", *device)
-		}
-	}
+	return f, nil
+}
 
-	// Shapes: --shapes FILE or the problem's suite.
-	var shapes []kernels.Shape
-	suiteName := *suite
-	if *shapesFile != "" {
-		if suiteName != "" {
-			return usage("--shapes and --suite exclude each other")
+// printReport validates the result document at path and prints it as
+// Markdown tables (--report).
+func printReport(path string, stdout io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--report: %v", err)
+	}
+	r, err := result.ParseResult(data)
+	if err != nil {
+		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	fmt.Fprint(stdout, result.Markdown(r))
+	return nil
+}
+
+// loadSubmission reads --kernel, before anything else reads the problem:
+// the manifest names the problem when --problem does not (f.problem is set
+// from it). Nil without --kernel.
+func loadSubmission(f *cliFlags) (*kernels.Submission, error) {
+	if f.kernelDir == "" {
+		return nil, nil
+	}
+	if f.device == "cpu" {
+		return nil, errors.New("--kernel runs a submitted kernel, which needs a GPU; --device cpu runs only the CPU reference (drop --kernel, or pick a GPU with --device N)")
+	}
+	sub, err := kernels.LoadSubmission(f.kernelDir)
+	if err != nil {
+		return nil, fmt.Errorf("--kernel %s: %v", f.kernelDir, err)
+	}
+	if f.problem == "" {
+		f.problem = sub.Manifest.Problem
+	} else if f.problem != sub.Manifest.Problem {
+		return nil, fmt.Errorf("--kernel %s is a kernel for %s, not --problem %s", f.kernelDir, sub.Manifest.Problem, f.problem)
+	}
+	return sub, nil
+}
+
+// selectDevice resolves --problem and --device: the CPU, or a GPU ordinal.
+func selectDevice(f *cliFlags) (p *kernels.Problem, cpu bool, ordinal int, err error) {
+	if f.problem == "" {
+		return nil, false, 0, fmt.Errorf("--problem is required (known: %s)", problemNames())
+	}
+	if p, err = kernels.LookupProblem(f.problem); err != nil {
+		return nil, false, 0, err
+	}
+	cpu = f.device == "cpu"
+	ordinal = -1
+	if !cpu {
+		ordinal, err = strconv.Atoi(f.device)
+		if err != nil || ordinal < 0 {
+			return nil, false, 0, fmt.Errorf("--device %q: want a GPU ordinal (0, 1, ...) or cpu", f.device)
 		}
-		data, err := os.ReadFile(*shapesFile)
+	}
+	return p, cpu, ordinal, nil
+}
+
+// selectShapes reads --shapes FILE or picks the problem's suite (default:
+// benchmarks on a GPU, tests on the CPU), and checks every shape.
+func selectShapes(f *cliFlags, p *kernels.Problem, cpu bool) (shapes []kernels.Shape, suiteName string, err error) {
+	suiteName = f.suite
+	if f.shapesFile != "" {
+		if suiteName != "" {
+			return nil, "", errors.New("--shapes and --suite exclude each other")
+		}
+		data, err := os.ReadFile(f.shapesFile)
 		if err != nil {
-			return usage("read --shapes: %v", err)
+			return nil, "", fmt.Errorf("read --shapes: %v", err)
 		}
 		shapes, err = p.ParseShapes(data)
 		if err != nil {
-			return usage("--shapes %s: %v", *shapesFile, err)
+			return nil, "", fmt.Errorf("--shapes %s: %v", f.shapesFile, err)
 		}
 		suiteName = "file"
 	} else {
@@ -155,22 +249,23 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		case "benchmarks":
 			shapes = p.Benchmarks
 		default:
-			return usage("--suite %q: want tests or benchmarks", suiteName)
+			return nil, "", fmt.Errorf("--suite %q: want tests or benchmarks", suiteName)
 		}
 	}
 	for i, s := range shapes {
 		if err := p.CheckShape(s); err != nil {
-			return usage("shape %d %v: %v", i, s, err)
+			return nil, "", fmt.Errorf("shape %d %v: %v", i, s, err)
 		}
 	}
-	if *dumpShapes {
-		em.Line(map[string]any{"type": "shapes", "problem": p.Name, "suite": suiteName, "shapes": shapes})
-		return ExitOK
-	}
+	return shapes, suiteName, nil
+}
 
-	// Variants.
-	varSpec, baseSpec := *variant, *baseline
-	if *aa {
+// variantSpecs applies --aa and the device's defaults to --variant and
+// --baseline: the CPU pairs only its reference with itself; a GPU run is
+// paired with "baseline" unless told otherwise.
+func variantSpecs(f *cliFlags, p *kernels.Problem, sub *kernels.Submission, cpu bool) (varSpec, baseSpec string, err error) {
+	varSpec, baseSpec = f.variant, f.baseline
+	if f.aa {
 		if baseSpec == "" {
 			baseSpec = "baseline"
 			if cpu {
@@ -178,7 +273,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 			}
 		}
 		if varSpec != "" && varSpec != baseSpec {
-			return usage("--aa runs the baseline against itself: drop --variant %q, or set --baseline to it", varSpec)
+			return "", "", fmt.Errorf("--aa runs the baseline against itself: drop --variant %q, or set --baseline to it", varSpec)
 		}
 		varSpec = baseSpec
 	}
@@ -187,21 +282,31 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 			varSpec = CPUVariantName
 		}
 		if varSpec != CPUVariantName {
-			return usage("--device cpu runs only the CPU reference: use --variant %s (or leave it out), or a GPU for %q", CPUVariantName, varSpec)
+			return "", "", fmt.Errorf("--device cpu runs only the CPU reference: use --variant %s (or leave it out), or a GPU for %q", CPUVariantName, varSpec)
 		}
 		if baseSpec != "" && baseSpec != CPUVariantName {
-			return usage("--device cpu can pair only the CPU reference with itself (--aa); %q needs a GPU", baseSpec)
+			return "", "", fmt.Errorf("--device cpu can pair only the CPU reference with itself (--aa); %q needs a GPU", baseSpec)
 		}
-	} else {
-		if varSpec == "" && sub != nil {
-			varSpec = "kernel"
-		}
-		if varSpec == "" {
-			return usage("--variant is required (known for %s: %s; knobs: \"baseline?stages=3\")", p.Name, variantNames(p))
-		}
-		if baseSpec == "" {
-			baseSpec = "baseline"
-		}
+		return varSpec, baseSpec, nil
+	}
+	if varSpec == "" && sub != nil {
+		varSpec = "kernel"
+	}
+	if varSpec == "" {
+		return "", "", fmt.Errorf("--variant is required (known for %s: %s; knobs: \"baseline?stages=3\")", p.Name, variantNames(p))
+	}
+	if baseSpec == "" {
+		baseSpec = "baseline"
+	}
+	return varSpec, baseSpec, nil
+}
+
+// configure resolves the variants and sets the protocol's options from the
+// command line and the device.
+func configure(f *cliFlags, args []string, p *kernels.Problem, sub *kernels.Submission, cpu bool, shapes []kernels.Shape, suiteName string) (Config, error) {
+	varSpec, baseSpec, err := variantSpecs(f, p, sub, cpu)
+	if err != nil {
+		return Config{}, err
 	}
 	resolve := func(spec string) (kernels.Variant, error) {
 		if sub != nil && kernels.IsSubmissionSpec(spec) {
@@ -211,19 +316,19 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	}
 	v, err := resolve(varSpec)
 	if err != nil {
-		return usage("--variant: %v", err)
+		return Config{}, fmt.Errorf("--variant: %v", err)
 	}
 	cfg := Config{
-		Problem: p, Suite: suiteName, ShapesFile: *shapesFile, Shapes: shapes,
-		Variant: v, VariantSpec: varSpec, AA: *aa, Seed: *seed,
+		Problem: p, Suite: suiteName, ShapesFile: f.shapesFile, Shapes: shapes,
+		Variant: v, VariantSpec: varSpec, AA: f.aa, Seed: f.seed,
 		Command:   append([]string{"web", "bench"}, args...),
-		MinRounds: DefaultMinRounds, Bootstrap: DefaultBootstrap, MinEffect: DefaultMinEffect, MaxTime: *maxTime,
+		MinRounds: DefaultMinRounds, Bootstrap: DefaultBootstrap, MinEffect: DefaultMinEffect, MaxTime: f.maxTime,
 		Stop: stats.DefaultStopRule, WarmupMinLaunches: 10, WarmupMin: 100 * time.Millisecond,
 	}
 	if baseSpec != "" {
 		bv, err := resolve(baseSpec)
 		if err != nil {
-			return usage("--baseline: %v", err)
+			return Config{}, fmt.Errorf("--baseline: %v", err)
 		}
 		cfg.Baseline, cfg.BaselineSpec = &bv, baseSpec
 	}
@@ -231,21 +336,21 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 		// The GPU reference writes float64, not fp16: it checks the other
 		// variants (and is itself checked against the CPU reference on
 		// --suite tests), it is not a timed variant.
-		return usage("the GPU reference is not a timed variant: it checks the others (and is checked against the CPU reference on --suite tests); bench \"baseline\" or a knob variant instead")
+		return Config{}, errors.New("the GPU reference is not a timed variant: it checks the others (and is checked against the CPU reference on --suite tests); bench \"baseline\" or a knob variant instead")
 	}
-	cfg.GuardSeed, cfg.CheckRate, cfg.Unguarded = *guardSeed, *checkRate, *unguarded
+	cfg.GuardSeed, cfg.CheckRate, cfg.Unguarded = f.guardSeed, f.checkRate, f.unguarded
 	if cfg.GuardSeed == 0 {
 		cfg.GuardSeed = NewGuardSeed()
 	}
 	if cfg.CheckRate < 1 || cfg.CheckRate > 1000 {
-		return usage("--check-rate %d: want 1..1000", cfg.CheckRate)
+		return Config{}, fmt.Errorf("--check-rate %d: want 1..1000", cfg.CheckRate)
 	}
-	cfg.SeedsPerShape = *seeds
+	cfg.SeedsPerShape = f.seeds
 	if cfg.SeedsPerShape < 1 || cfg.SeedsPerShape > 16 {
-		return usage("--seeds %d: want 1..16", cfg.SeedsPerShape)
+		return Config{}, fmt.Errorf("--seeds %d: want 1..16", cfg.SeedsPerShape)
 	}
-	if *maxTime <= 0 {
-		return usage("--max-time %v: want a positive duration such as 10m", *maxTime)
+	if f.maxTime <= 0 {
+		return Config{}, fmt.Errorf("--max-time %v: want a positive duration such as 10m", f.maxTime)
 	}
 	// The GPU reference is checked against the CPU reference on the test
 	// suite (and on files of small shapes), where the CPU is quick enough.
@@ -258,65 +363,68 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	} else {
 		cfg.Mode = "gpu"
 	}
-	if *jsonPath != "" {
-		if dir := filepath.Dir(*jsonPath); dir != "" {
+	if f.jsonPath != "" {
+		if dir := filepath.Dir(f.jsonPath); dir != "" {
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return usage("--json %s: directory %s does not exist", *jsonPath, dir)
+				return Config{}, fmt.Errorf("--json %s: directory %s does not exist", f.jsonPath, dir)
 			}
 		}
 	}
+	return cfg, nil
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), *maxTime)
-	defer cancel()
-	if opt.Exit != nil {
-		t := time.AfterFunc(*maxTime+watchdogGrace, func() {
-			msg := fmt.Sprintf("timeout: the run is stuck %v past --max-time %v (a kernel that never finishes?); ending the process", watchdogGrace, *maxTime)
-			fmt.Fprintln(stderr, "web bench: "+msg)
-			em.Line(ErrorLine{Type: "error", Phase: "timeout", Message: msg, ExitCode: ExitCouldNotRun})
-			opt.Exit(ExitCouldNotRun)
-		})
-		defer t.Stop()
+// startWatchdog ends the process through opt.Exit when the run is stuck
+// watchdogGrace past --max-time (a kernel that hangs inside a synchronize
+// cannot be cancelled); it returns the function that stops it.
+func startWatchdog(opt Options, maxTime time.Duration, em *Emitter, stderr io.Writer) (stop func()) {
+	if opt.Exit == nil {
+		return func() {}
 	}
+	t := time.AfterFunc(maxTime+watchdogGrace, func() {
+		msg := fmt.Sprintf("timeout: the run is stuck %v past --max-time %v (a kernel that never finishes?); ending the process", watchdogGrace, maxTime)
+		fmt.Fprintln(stderr, "web bench: "+msg)
+		em.Line(ErrorLine{Type: "error", Phase: "timeout", Message: msg, ExitCode: result.ExitCouldNotRun})
+		opt.Exit(result.ExitCouldNotRun)
+	})
+	return func() { t.Stop() }
+}
 
-	var b Backend
+// openBackend opens the device the run measures on; the error says what to
+// do instead.
+func openBackend(p *kernels.Problem, cpu bool, ordinal int, cacheDir string) (Backend, error) {
 	if cpu {
-		b = NewCPUBackend(p)
-	} else {
-		gb, err := OpenGPU(ordinal, p, *cacheDir)
-		if err != nil {
-			msg := fmt.Sprintf("device %d: %v. Run on a machine with an NVIDIA GPU and driver, pick another --device, or use --device cpu", ordinal, err)
-			fmt.Fprintln(stderr, "web bench: "+msg)
-			em.Line(ErrorLine{Type: "error", Phase: "device", Message: msg, ExitCode: ExitCouldNotRun})
-			return ExitCouldNotRun
-		}
-		b = gb
+		return NewCPUBackend(p), nil
 	}
-	defer b.Close()
-	fmt.Fprintf(stderr, "web bench: %s on %s, %d shapes (%s), variant %q", p.Name, b.Device().Name, len(shapes), suiteName, varSpec)
-	if cfg.Baseline != nil {
-		fmt.Fprintf(stderr, " paired with %q", cfg.BaselineSpec)
+	gb, err := OpenGPU(ordinal, p, cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("device %d: %v. Run on a machine with an NVIDIA GPU and driver, pick another --device, or use --device cpu", ordinal, err)
 	}
-	fmt.Fprintln(stderr)
+	return gb, nil
+}
 
-	r, code := Run(ctx, cfg, b, em)
+// deliver prints the summary for people, checks the document, and hands it
+// over: to --json FILE (the final line names it) or inside the final line.
+// It returns the exit code: the run's, or could-not-run when the document
+// cannot be written.
+func deliver(r *result.Result, code int, jsonPath string, em *Emitter, stderr io.Writer) int {
 	printSummary(stderr, r)
 	doc, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		fmt.Fprintf(stderr, "web bench: encode result: %v\n", err)
-		return ExitCouldNotRun
+		return result.ExitCouldNotRun
 	}
-	if verr := Validate(doc); verr != nil {
+	if verr := result.Validate(doc); verr != nil {
 		// A document that does not validate is a harness bug; say so loudly
 		// but still hand the document over, it holds the raw data.
 		fmt.Fprintf(stderr, "web bench: warning: the result does not validate: %v\n", verr)
 	}
 	line := ResultLine{Type: "result", Status: r.Status, ExitCode: code, GeomeanSpeedup: r.Summary.GeomeanSpeedup, GeomeanUs: usPtr(r.Summary.GeomeanMedianNs)}
-	if *jsonPath != "" {
-		if err := writeFileAtomic(*jsonPath, append(doc, '\n')); err != nil {
+	if jsonPath != "" {
+		if err := writeFileAtomic(jsonPath, append(doc, '\n')); err != nil {
 			fmt.Fprintf(stderr, "web bench: write --json: %v\n", err)
-			return ExitCouldNotRun
+			return result.ExitCouldNotRun
 		}
-		path := *jsonPath
+		path := jsonPath
 		line.Path = &path
 	} else {
 		line.Document = r
@@ -383,7 +491,7 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // printSummary writes a table for people on stderr.
-func printSummary(w io.Writer, r *Result) {
+func printSummary(w io.Writer, r *result.Result) {
 	fmt.Fprintf(w, "%-3s %-44s %8s %12s %9s %10s %9s %s\n", "#", "shape", "correct", "median_us", "rel_sem", "floor_us", "of_floor", "speedup [95%] verdict")
 	for _, s := range r.Shapes {
 		shape := kernels.Shape{M: s.M, N: s.N, K: s.K}.String()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/stats"
 )
 
@@ -45,21 +46,21 @@ func TestCLICPUSuiteTestsBothProblems(t *testing.T) {
 		t.Run(prob, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "result.json")
 			r := runCLI(t, "--problem", prob, "--device", "cpu", "--suite", "tests", "--json", path)
-			if r.code != ExitOK {
+			if r.code != result.ExitOK {
 				t.Fatalf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
 			}
 			doc, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatalf("read result: %v", err)
 			}
-			if err := Validate(doc); err != nil {
+			if err := result.Validate(doc); err != nil {
 				t.Fatalf("result does not validate: %v", err)
 			}
-			var res Result
+			var res result.Result
 			if err := json.Unmarshal(doc, &res); err != nil {
 				t.Fatal(err)
 			}
-			if res.Mode != "cpu" || res.Status != StatusOK || !res.Summary.AllCorrect || res.Summary.Timed != len(res.Shapes) {
+			if res.Mode != "cpu" || res.Status != result.StatusOK || !res.Summary.AllCorrect || res.Summary.Timed != len(res.Shapes) {
 				t.Fatalf("mode %s status %s all_correct %v timed %d/%d", res.Mode, res.Status, res.Summary.AllCorrect, res.Summary.Timed, len(res.Shapes))
 			}
 			for _, s := range res.Shapes {
@@ -71,7 +72,7 @@ func TestCLICPUSuiteTestsBothProblems(t *testing.T) {
 				}
 			}
 			last := r.lines[len(r.lines)-1]
-			if last["type"] != "result" || last["path"] != path || last["status"] != StatusOK {
+			if last["type"] != "result" || last["path"] != path || last["status"] != result.StatusOK {
 				t.Fatalf("final line %v", last)
 			}
 			var phases = map[string]bool{}
@@ -94,7 +95,7 @@ func TestCLIDocumentInFinalLineWithoutJSONFlag(t *testing.T) {
 	shapes := filepath.Join(dir, "s.json")
 	os.WriteFile(shapes, []byte(`[{"m":[1],"n":64,"k":128},{"m":[3,5],"n":64,"k":256}]`), 0o644)
 	r := runCLI(t, "--problem", "nvfp4_group_gemm", "--device", "cpu", "--shapes", shapes, "--aa")
-	if r.code != ExitOK {
+	if r.code != result.ExitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	last := strings.TrimSpace(r.stdout[strings.LastIndex(strings.TrimSpace(r.stdout), "\n")+1:])
@@ -106,10 +107,10 @@ func TestCLIDocumentInFinalLineWithoutJSONFlag(t *testing.T) {
 	if err := json.Unmarshal([]byte(last), &line); err != nil || line.Type != "result" || line.Path != nil {
 		t.Fatalf("final line %q (%v)", last, err)
 	}
-	if err := Validate(line.Document); err != nil {
+	if err := result.Validate(line.Document); err != nil {
 		t.Fatalf("document in the final line does not validate: %v", err)
 	}
-	var res Result
+	var res result.Result
 	json.Unmarshal(line.Document, &res)
 	docPath := filepath.Join(dir, "r.json")
 	os.WriteFile(docPath, line.Document, 0o644)
@@ -142,20 +143,20 @@ func TestCLIExitCodes(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"unknown variant", []string{"--problem", "nvfp4_group_gemm", "--variant", "warpspeed"}, ExitUsage, "unknown variant"},
-		{"unknown knob", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?turbo=1"}, ExitUsage, "turbo"},
-		{"knob value", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?stages=9"}, ExitUsage, "stages"},
-		{"unknown problem", []string{"--problem", "fp8_gemm", "--variant", "baseline"}, ExitUsage, "unknown problem"},
-		{"no problem", []string{"--variant", "baseline"}, ExitUsage, "--problem is required"},
-		{"N=100", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", n100}, ExitUsage, "N must be a multiple of 64"},
-		{"K=96", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", k96}, ExitUsage, "K must be a multiple of 128"},
-		{"N=100 cpu", []string{"--problem", "nvfp4_dual_gemm", "--device", "cpu", "--shapes", n100}, ExitUsage, "N must be a multiple of 64"},
-		{"bad suite", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--suite", "all"}, ExitUsage, "--suite"},
-		{"bad device", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "gpu0"}, ExitUsage, "--device"},
-		{"cpu runs only the reference", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "cpu"}, ExitUsage, "CPU reference"},
-		{"aa with other variant", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?stages=2", "--aa"}, ExitUsage, "--aa"},
-		{"missing shapes file", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", filepath.Join(dir, "nope.json")}, ExitUsage, "nope.json"},
-		{"stray argument", []string{"--problem", "nvfp4_group_gemm", "baseline"}, ExitUsage, "unexpected arguments"},
+		{"unknown variant", []string{"--problem", "nvfp4_group_gemm", "--variant", "warpspeed"}, result.ExitUsage, "unknown variant"},
+		{"unknown knob", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?turbo=1"}, result.ExitUsage, "turbo"},
+		{"knob value", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?stages=9"}, result.ExitUsage, "stages"},
+		{"unknown problem", []string{"--problem", "fp8_gemm", "--variant", "baseline"}, result.ExitUsage, "unknown problem"},
+		{"no problem", []string{"--variant", "baseline"}, result.ExitUsage, "--problem is required"},
+		{"N=100", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", n100}, result.ExitUsage, "N must be a multiple of 64"},
+		{"K=96", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", k96}, result.ExitUsage, "K must be a multiple of 128"},
+		{"N=100 cpu", []string{"--problem", "nvfp4_dual_gemm", "--device", "cpu", "--shapes", n100}, result.ExitUsage, "N must be a multiple of 64"},
+		{"bad suite", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--suite", "all"}, result.ExitUsage, "--suite"},
+		{"bad device", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "gpu0"}, result.ExitUsage, "--device"},
+		{"cpu runs only the reference", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "cpu"}, result.ExitUsage, "CPU reference"},
+		{"aa with other variant", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline?stages=2", "--aa"}, result.ExitUsage, "--aa"},
+		{"missing shapes file", []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--shapes", filepath.Join(dir, "nope.json")}, result.ExitUsage, "nope.json"},
+		{"stray argument", []string{"--problem", "nvfp4_group_gemm", "baseline"}, result.ExitUsage, "unexpected arguments"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -175,14 +176,14 @@ func TestCLIDeviceZeroWithoutGPU(t *testing.T) {
 		t.Skip("a CUDA driver is present here: this test is about machines without one")
 	}
 	r := runCLI(t, "--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "0", "--suite", "tests")
-	if r.code != ExitCouldNotRun {
-		t.Fatalf("exit %d, want %d\nstderr: %s", r.code, ExitCouldNotRun, r.stderr)
+	if r.code != result.ExitCouldNotRun {
+		t.Fatalf("exit %d, want %d\nstderr: %s", r.code, result.ExitCouldNotRun, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "libcuda") {
 		t.Fatalf("stderr does not name libcuda: %s", r.stderr)
 	}
 	last := r.lines[len(r.lines)-1]
-	if last["type"] != "error" || last["exit_code"].(float64) != ExitCouldNotRun {
+	if last["type"] != "error" || last["exit_code"].(float64) != result.ExitCouldNotRun {
 		t.Fatalf("final line %v", last)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/engine"
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/splitmix"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -27,12 +28,12 @@ const CPUVariantName = "reference"
 // semantics worth modelling, so its cache mode is "warm".
 type CPUBackend struct {
 	problem *kernels.Problem
-	device  Device
+	device  result.Device
 }
 
 // NewCPUBackend describes this machine's CPU.
 func NewCPUBackend(p *kernels.Problem) *CPUBackend {
-	return &CPUBackend{problem: p, device: Device{
+	return &CPUBackend{problem: p, device: result.Device{
 		Kind: "cpu", Ordinal: -1, Name: cpuModel(), Arch: "cpu",
 		SMs: runtime.GOMAXPROCS(0), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		DriverVersion: runtime.Version(),
@@ -55,7 +56,7 @@ func cpuModel() string {
 	return "cpu: " + runtime.GOARCH
 }
 
-func (b *CPUBackend) Device() Device { return b.device }
+func (b *CPUBackend) Device() result.Device { return b.device }
 
 func (b *CPUBackend) Ceilings() kernels.Ceilings {
 	c := kernels.CeilingsFor(b.device.Name, 0, 0)
@@ -66,21 +67,21 @@ func (b *CPUBackend) Ceilings() kernels.Ceilings {
 func (b *CPUBackend) CacheMode() (string, int64) { return "warm", 0 }
 func (b *CPUBackend) Timer() string              { return "wall_clock" }
 
-func (b *CPUBackend) Telemetry() (*Telemetry, error) { return nil, nil }
-func (b *CPUBackend) Reference() *Build              { return nil }
-func (b *CPUBackend) Close() error                   { return nil }
+func (b *CPUBackend) Telemetry() (*result.Telemetry, error) { return nil, nil }
+func (b *CPUBackend) Reference() *result.Build              { return nil }
+func (b *CPUBackend) Close() error                          { return nil }
 
 // Build records the CPU reference as the variant; there is nothing to compile.
-func (b *CPUBackend) Build(ctx context.Context, role string, v kernels.Variant) (*Build, error) {
+func (b *CPUBackend) Build(ctx context.Context, role string, v kernels.Variant) (*result.Build, error) {
 	if !v.Reference {
 		return nil, fmt.Errorf("the CPU device runs only the %q variant (the CPU reference), not %q", CPUVariantName, v.Name)
 	}
 	src := "github.com/pitchtank/pitchtank/internal/nvfp4.GemmRef+DualGemmRef float64, rounded to fp16 (" + runtime.Version() + ")"
 	h := sha256.Sum256([]byte(src))
-	return &Build{
+	return &result.Build{
 		Role: role, Name: v.Name, Title: "CPU reference (float64, rounded to fp16)", SourceFile: "internal/nvfp4/ref.go",
 		SourceHash: hex.EncodeToString(h[:]), Knobs: map[string]string{"threads": fmt.Sprint(runtime.GOMAXPROCS(0))},
-		Arch: "cpu", CompileOptions: []string{}, Kernels: []KernelAttrs{},
+		Arch: "cpu", CompileOptions: []string{}, Kernels: []result.KernelAttrs{},
 	}, nil
 }
 
@@ -183,15 +184,15 @@ func (r *cpuShape) Output(ctx context.Context, role, set int) ([]uint16, error) 
 	return append([]uint16{}, r.outs[set][role]...), nil
 }
 
-func (r *cpuShape) Plan(role int) LaunchPlan {
-	pl := LaunchPlan{Mode: "cpu", Streams: 0, Launches: []Launch{}}
+func (r *cpuShape) Plan(role int) result.LaunchPlan {
+	pl := result.LaunchPlan{Mode: "cpu", Streams: 0, Launches: []result.Launch{}}
 	threads := uint32(runtime.GOMAXPROCS(0))
 	for g := range r.shape.M {
 		name := "nvfp4.GemmRef"
 		if r.problem.Kind == kernels.DualGEMM {
 			name = "nvfp4.DualGemmRef"
 		}
-		pl.Launches = append(pl.Launches, Launch{Kernel: name, Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{threads, 1, 1}, Group: g})
+		pl.Launches = append(pl.Launches, result.Launch{Kernel: name, Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{threads, 1, 1}, Group: g})
 	}
 	return pl
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/engine"
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -45,20 +46,20 @@ func newFake(timeNs func(shape, role, k int) float64) *fakeBackend {
 	}
 }
 
-func (f *fakeBackend) Device() Device {
-	return Device{Kind: "gpu", Name: "Fake H100", UUID: "GPU-fake", ComputeCapability: "9.0", Arch: "sm_90a", SMs: 132, L2Bytes: 50 << 20, DriverVersion: "580.0", CUDADriverVersion: 13000, NVRTCVersion: "13.0"}
+func (f *fakeBackend) Device() result.Device {
+	return result.Device{Kind: "gpu", Name: "Fake H100", UUID: "GPU-fake", ComputeCapability: "9.0", Arch: "sm_90a", SMs: 132, L2Bytes: 50 << 20, DriverVersion: "580.0", CUDADriverVersion: 13000, NVRTCVersion: "13.0"}
 }
 func (f *fakeBackend) Ceilings() kernels.Ceilings { return f.ceil }
 func (f *fakeBackend) CacheMode() (string, int64) { return "cold", 100 << 20 }
 func (f *fakeBackend) Timer() string              { return "cuda_events" }
-func (f *fakeBackend) Telemetry() (*Telemetry, error) {
-	return &Telemetry{At: time.Now().UTC(), SMClockMHz: 1980, MemClockMHz: 2619, TempC: 40, PowerW: 100, PowerLimitW: 700, ClockEventReasons: f.reasons}, nil
+func (f *fakeBackend) Telemetry() (*result.Telemetry, error) {
+	return &result.Telemetry{At: time.Now().UTC(), SMClockMHz: 1980, MemClockMHz: 2619, TempC: 40, PowerW: 100, PowerLimitW: 700, ClockEventReasons: f.reasons}, nil
 }
-func (f *fakeBackend) Build(ctx context.Context, role string, v kernels.Variant) (*Build, error) {
-	return &Build{Role: role, Name: v.Name, SourceHash: "fakehash", Knobs: map[string]string{}, CompileOptions: []string{}, Kernels: []KernelAttrs{}}, nil
+func (f *fakeBackend) Build(ctx context.Context, role string, v kernels.Variant) (*result.Build, error) {
+	return &result.Build{Role: role, Name: v.Name, SourceHash: "fakehash", Knobs: map[string]string{}, CompileOptions: []string{}, Kernels: []result.KernelAttrs{}}, nil
 }
-func (f *fakeBackend) Reference() *Build {
-	return &Build{Role: RoleReference, Name: "reference", Knobs: map[string]string{}, CompileOptions: []string{}, Kernels: []KernelAttrs{}}
+func (f *fakeBackend) Reference() *result.Build {
+	return &result.Build{Role: result.RoleReference, Name: "reference", Knobs: map[string]string{}, CompileOptions: []string{}, Kernels: []result.KernelAttrs{}}
 }
 func (f *fakeBackend) Close() error { return nil }
 
@@ -230,8 +231,8 @@ func (s *fakeShape) Relocate(ctx context.Context, set int) error {
 func (s *fakeShape) InputHash(ctx context.Context, role, set int) (string, error) {
 	return s.input[set][role], nil
 }
-func (s *fakeShape) Plan(role int) LaunchPlan {
-	return LaunchPlan{Mode: "sequential", Launches: []Launch{{Kernel: "fake", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{128, 1, 1}, Group: -1}}}
+func (s *fakeShape) Plan(role int) result.LaunchPlan {
+	return result.LaunchPlan{Mode: "sequential", Launches: []result.Launch{{Kernel: "fake", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{128, 1, 1}, Group: -1}}}
 }
 func (s *fakeShape) Close() error { return nil }
 

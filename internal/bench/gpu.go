@@ -11,6 +11,7 @@ import (
 	"github.com/pitchtank/pitchtank/internal/engine"
 	"github.com/pitchtank/pitchtank/internal/gpu"
 	"github.com/pitchtank/pitchtank/internal/nvfp4"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/kernels"
 )
 
@@ -32,7 +33,7 @@ type GPUBackend struct {
 
 	builds map[string]*engine.Built // by role
 	ref    *engine.Built
-	refRec *Build
+	refRec *result.Build
 	// harness is the guard's device code (engine.Harness), loaded once.
 	harness *engine.LoadedHarness
 
@@ -83,9 +84,9 @@ func OpenGPU(ordinal int, p *kernels.Problem, cacheDir string) (*GPUBackend, err
 	return b, nil
 }
 
-func (b *GPUBackend) Device() Device {
+func (b *GPUBackend) Device() result.Device {
 	i := b.info
-	return Device{
+	return result.Device{
 		Kind: "gpu", Ordinal: i.Ordinal, Name: i.Name, UUID: i.UUID,
 		ComputeCapability: fmt.Sprintf("%d.%d", i.CCMajor, i.CCMinor), Arch: i.Arch,
 		SMs: i.SMs, L2Bytes: i.L2Bytes, MemBytes: i.MemBytes,
@@ -101,12 +102,12 @@ func (b *GPUBackend) Ceilings() kernels.Ceilings {
 func (b *GPUBackend) CacheMode() (string, int64) { return "cold", b.flushBytes }
 func (b *GPUBackend) Timer() string              { return "cuda_events" }
 
-func (b *GPUBackend) Telemetry() (*Telemetry, error) {
+func (b *GPUBackend) Telemetry() (*result.Telemetry, error) {
 	t, err := b.dev.Telemetry()
 	if err != nil && t.At.IsZero() {
 		return nil, err
 	}
-	return &Telemetry{
+	return &result.Telemetry{
 		At: t.At.UTC(), SMClockMHz: t.SMClockMHz, MemClockMHz: t.MemClockMHz, TempC: t.TempC,
 		PowerW: t.PowerW, PowerLimitW: t.PowerLimitW, ClockEventReasons: t.ClockEventReasons,
 		Flags: ThrottleFlags(t.ClockEventReasons),
@@ -115,7 +116,7 @@ func (b *GPUBackend) Telemetry() (*Telemetry, error) {
 
 // Build compiles v (NVRTC for the device's arch, through the cubin cache)
 // and, on the first call, the problem's GPU reference.
-func (b *GPUBackend) Build(ctx context.Context, role string, v kernels.Variant) (*Build, error) {
+func (b *GPUBackend) Build(ctx context.Context, role string, v kernels.Variant) (*result.Build, error) {
 	if b.ref == nil {
 		rv, err := b.problem.ResolveVariant("reference")
 		if err != nil {
@@ -125,7 +126,7 @@ func (b *GPUBackend) Build(ctx context.Context, role string, v kernels.Variant) 
 		if err != nil {
 			return nil, fmt.Errorf("build the GPU reference: %w", err)
 		}
-		rec := buildRecord(RoleReference, "reference", b.ref)
+		rec := buildRecord(result.RoleReference, "reference", b.ref)
 		b.refRec = &rec
 		h, err := engine.BuildHarness(b.info, b.cacheDir)
 		if err != nil {
@@ -149,12 +150,12 @@ func (b *GPUBackend) Build(ctx context.Context, role string, v kernels.Variant) 
 	return &rec, nil
 }
 
-func buildRecord(role, spec string, bt *engine.Built) Build {
+func buildRecord(role, spec string, bt *engine.Built) result.Build {
 	v := bt.Variant
-	r := Build{
+	r := result.Build{
 		Role: role, Spec: spec, Name: v.Name, Title: v.Title, SourceFile: v.SourceFile,
 		SourceHash: v.SourceHash(), Knobs: map[string]string{}, CompileOptions: append([]string{}, bt.Options...),
-		Kernels: []KernelAttrs{},
+		Kernels: []result.KernelAttrs{},
 	}
 	for k, x := range v.Defines() {
 		r.Knobs[k] = x
@@ -173,18 +174,18 @@ func buildRecord(role, spec string, bt *engine.Built) Build {
 	sort.Strings(names)
 	for _, n := range names {
 		a := bt.Attrs[n]
-		r.Kernels = append(r.Kernels, KernelAttrs{Name: n, Registers: a.NumRegs, SharedStatic: a.SharedStatic, LocalBytes: a.LocalBytes, MaxThreads: a.MaxThreads})
+		r.Kernels = append(r.Kernels, result.KernelAttrs{Name: n, Registers: a.NumRegs, SharedStatic: a.SharedStatic, LocalBytes: a.LocalBytes, MaxThreads: a.MaxThreads})
 	}
 	return r
 }
 
-func (b *GPUBackend) Reference() *Build { return b.refRec }
+func (b *GPUBackend) Reference() *result.Build { return b.refRec }
 
 // BuildRecord is role's build record as of now: after a shape was prepared
 // it holds the loaded module's per-kernel resources too.
-func (b *GPUBackend) BuildRecord(role string) *Build {
+func (b *GPUBackend) BuildRecord(role string) *result.Build {
 	bt := b.builds[role]
-	if role == RoleReference {
+	if role == result.RoleReference {
 		bt = b.ref
 	}
 	if bt == nil {
@@ -372,8 +373,8 @@ func (r *gpuShape) Output(ctx context.Context, role, set int) (out []uint16, err
 	return out, err
 }
 
-func (r *gpuShape) Plan(role int) LaunchPlan {
-	pl := LaunchPlan{Launches: []Launch{}}
+func (r *gpuShape) Plan(role int) result.LaunchPlan {
+	pl := result.LaunchPlan{Launches: []result.Launch{}}
 	var p *kernels.Plan
 	if len(r.inst) > 0 && r.inst[0][role] != nil {
 		p = r.inst[0][role].Plan()
@@ -387,7 +388,7 @@ func (r *gpuShape) Plan(role int) LaunchPlan {
 	}
 	pl.Mode, pl.Streams = p.Mode, p.Streams
 	for _, l := range p.Launches {
-		pl.Launches = append(pl.Launches, Launch{Kernel: l.Kernel, Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Group: l.Group, Stream: l.Stream})
+		pl.Launches = append(pl.Launches, result.Launch{Kernel: l.Kernel, Grid: l.Grid, Block: l.Block, SharedBytes: l.SharedBytes, Group: l.Group, Stream: l.Stream})
 	}
 	return pl
 }

@@ -9,21 +9,9 @@ import (
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/engine"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/splitmix"
 	"github.com/pitchtank/pitchtank/kernels"
-)
-
-// Phases of the checks that guard timing against kernels that game it.
-const (
-	// PhaseTimedSample checks the output of a timed launch, read right
-	// after the timer's stop event.
-	PhaseTimedSample = "timed_sample"
-	// PhaseAfterTimer fails a timed launch whose work was still running
-	// when the timer's stop event completed.
-	PhaseAfterTimer = "work_after_timer"
-	// PhaseInputsAfter compares the inputs after timing, with every content
-	// change undone, with the inputs as loaded.
-	PhaseInputsAfter = "inputs_after_timing"
 )
 
 // DefaultCheckRate: a timed sample is checked with probability 1/8, and
@@ -235,8 +223,8 @@ func (g *guard) restore(ctx context.Context, sr ShapeRunner, role, set int) (str
 }
 
 // record is what the shape's result keeps of the guard.
-func (g *guard) record() *ShapeGuard {
-	r := &ShapeGuard{CheckedSamples: g.checked, ContentChanges: g.changes, MoveRound: -1, FreshSet: -1}
+func (g *guard) record() *result.ShapeGuard {
+	r := &result.ShapeGuard{CheckedSamples: g.checked, ContentChanges: g.changes, MoveRound: -1, FreshSet: -1}
 	if g.moved {
 		r.MoveRound, r.FreshSet, r.FreshSeed = g.reload, g.fresh, g.seed
 	}

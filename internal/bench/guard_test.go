@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pitchtank/pitchtank/internal/result"
 )
 
 // guardedConfig is fakeConfig with a fixed guard seed (reproducible), on
@@ -23,7 +25,7 @@ func TestGuardPassesAnHonestKernel(t *testing.T) {
 	f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.002) })
 	cfg := guardedConfig(2, true)
 	r, code, _ := runFake(t, cfg, f)
-	if code != ExitOK || r.Status != StatusOK {
+	if code != result.ExitOK || r.Status != result.StatusOK {
 		t.Fatalf("exit %d status %s, want ok: failures %+v", code, r.Status, r.Summary.Failures)
 	}
 	if !r.Protocol.Guarded || r.Protocol.GuardSeed != cfg.GuardSeed {
@@ -49,13 +51,13 @@ func TestGuardPassesAnHonestKernel(t *testing.T) {
 		timed, after := 0, 0
 		for _, c := range s.Checks {
 			switch c.Phase {
-			case PhaseTimedSample:
+			case result.PhaseTimedSample:
 				timed++
 				sets[[2]string{c.Role, string(rune('0' + c.Set))}] = true
 				if !c.Pass || c.Sample < 0 {
 					t.Fatalf("shape %d: timed check %+v", s.Index, c)
 				}
-			case PhaseInputsAfter:
+			case result.PhaseInputsAfter:
 				after++
 				if !c.Pass {
 					t.Fatalf("shape %d: inputs after timing %+v", s.Index, c)
@@ -77,10 +79,10 @@ func TestGuardCatchesAndNamesCheats(t *testing.T) {
 	for _, tc := range []struct {
 		cheat, check string
 	}{
-		{"replay", PhaseTimedSample},
-		{"keyed", PhaseTimedSample},
-		{"detached", PhaseAfterTimer},
-		{"timed_writes", PhaseInputsAfter},
+		{"replay", result.PhaseTimedSample},
+		{"keyed", result.PhaseTimedSample},
+		{"detached", result.PhaseAfterTimer},
+		{"timed_writes", result.PhaseInputsAfter},
 	} {
 		t.Run(tc.cheat, func(t *testing.T) {
 			// A cheat "wins" by far: the fake times it at a tenth.
@@ -89,21 +91,21 @@ func TestGuardCatchesAndNamesCheats(t *testing.T) {
 			})
 			f.cheat[0] = tc.cheat
 			r, code, _ := runFake(t, guardedConfig(1, true), f)
-			if code != ExitIncorrect || r.Status != StatusIncorrect || r.Shapes[0].Correct {
+			if code != result.ExitIncorrect || r.Status != result.StatusIncorrect || r.Shapes[0].Correct {
 				t.Fatalf("exit %d status %s correct %v: the %s cheat passed", code, r.Status, r.Shapes[0].Correct, tc.cheat)
 			}
 			fs := r.Summary.Failures
-			if len(fs) == 0 || fs[0].Role != RoleVariant || fs[0].Check != tc.check || fs[0].Detail == "" {
+			if len(fs) == 0 || fs[0].Role != result.RoleVariant || fs[0].Check != tc.check || fs[0].Detail == "" {
 				t.Fatalf("failures %+v: want the variant named by %s with a detail", fs, tc.check)
 			}
 			// Caught while timing, the shape reports no times at all (the
 			// input check runs after timing, like last_timed).
-			if tc.check != PhaseInputsAfter && r.Summary.GeomeanSpeedup != nil {
+			if tc.check != result.PhaseInputsAfter && r.Summary.GeomeanSpeedup != nil {
 				t.Fatalf("a caught cheat still reports a speedup %v", *r.Summary.GeomeanSpeedup)
 			}
 			// The baseline is honest: nothing names it.
 			for _, x := range fs {
-				if x.Role == RoleBaseline {
+				if x.Role == result.RoleBaseline {
 					t.Fatalf("the honest baseline failed: %+v", x)
 				}
 			}
@@ -122,7 +124,7 @@ func TestUnguardedReplayPassesButIsSuspect(t *testing.T) {
 	cfg := guardedConfig(1, true)
 	cfg.Unguarded = true
 	r, code, _ := runFake(t, cfg, f)
-	if code != ExitSuspect || r.Status != StatusSuspect || !r.Shapes[0].Correct {
+	if code != result.ExitSuspect || r.Status != result.StatusSuspect || !r.Shapes[0].Correct {
 		t.Fatalf("exit %d status %s correct %v: want a correct but suspect result", code, r.Status, r.Shapes[0].Correct)
 	}
 	if len(r.Summary.Suspect) == 0 || !strings.Contains(r.Summary.Suspect[0], "--unguarded") {
@@ -135,7 +137,7 @@ func TestImplausibleResultsAreSuspect(t *testing.T) {
 	t.Run("below floor", func(t *testing.T) {
 		f := newFake(func(shape, role, k int) float64 { return 1 })
 		r, code, _ := runFake(t, guardedConfig(1, false), f)
-		if code != ExitSuspect || r.Status != StatusSuspect || len(r.Summary.Suspect) != 1 || !strings.Contains(r.Summary.Suspect[0], "speed-of-light floor") {
+		if code != result.ExitSuspect || r.Status != result.StatusSuspect || len(r.Summary.Suspect) != 1 || !strings.Contains(r.Summary.Suspect[0], "speed-of-light floor") {
 			t.Fatalf("exit %d status %s suspect %v", code, r.Status, r.Summary.Suspect)
 		}
 	})
@@ -144,7 +146,7 @@ func TestImplausibleResultsAreSuspect(t *testing.T) {
 			return 1e6 * (1 - 0.95*float64(1-role)) * noise(shape, role, k, 0.001)
 		})
 		r, code, _ := runFake(t, guardedConfig(1, true), f)
-		if code != ExitSuspect || len(r.Summary.Suspect) != 1 || !strings.HasPrefix(r.Summary.Suspect[0], "geomean speedup 20.00x") {
+		if code != result.ExitSuspect || len(r.Summary.Suspect) != 1 || !strings.HasPrefix(r.Summary.Suspect[0], "geomean speedup 20.00x") {
 			t.Fatalf("exit %d suspect %v", code, r.Summary.Suspect)
 		}
 	})
@@ -159,7 +161,7 @@ func TestImplausibleResultsAreSuspect(t *testing.T) {
 			return x
 		})
 		r, code, _ := runFake(t, guardedConfig(2, true), f)
-		if code != ExitOK || len(r.Summary.Suspect) != 0 || !slices.Contains(r.Shapes[0].Flags, "speedup_over_10x") {
+		if code != result.ExitOK || len(r.Summary.Suspect) != 0 || !slices.Contains(r.Shapes[0].Flags, "speedup_over_10x") {
 			t.Fatalf("exit %d suspect %v flags %v", code, r.Summary.Suspect, r.Shapes[0].Flags)
 		}
 	})
@@ -168,7 +170,7 @@ func TestImplausibleResultsAreSuspect(t *testing.T) {
 			return 1e6 * (1 - 0.5*float64(1-role)) * noise(shape, role, k, 0.001)
 		})
 		r, code, _ := runFake(t, guardedConfig(1, true), f)
-		if code != ExitOK || len(r.Summary.Suspect) != 0 {
+		if code != result.ExitOK || len(r.Summary.Suspect) != 0 {
 			t.Fatalf("exit %d suspect %v: a 2x result is not suspect", code, r.Summary.Suspect)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/result"
 )
 
 // examplesDir is a submitted-kernel example of examples/kernels.
@@ -16,7 +17,7 @@ func examplesDir(name string) string { return filepath.Join("..", "..", "example
 // the reference.
 func TestCLIKernelOnCPUIsUsage(t *testing.T) {
 	r := runCLI(t, "--kernel", examplesDir("clear"), "--device", "cpu")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "--kernel runs a submitted kernel, which needs a GPU") {
+	if r.code != result.ExitUsage || !strings.Contains(r.stderr, "--kernel runs a submitted kernel, which needs a GPU") {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
 	last := r.lines[len(r.lines)-1]
@@ -47,7 +48,7 @@ func TestCLIKernelRefusals(t *testing.T) {
 		{[]string{"--problem", "nvfp4_group_gemm", "--variant", "kernel:abc", "--device", "0"}, "--kernel DIR"},
 	} {
 		r := runCLI(t, c.args...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+		if r.code != result.ExitUsage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %s (want %q)", c.args, r.code, r.stderr, c.want)
 		}
 	}
@@ -60,7 +61,7 @@ func TestCLIKernelReachesTheDevice(t *testing.T) {
 		t.Skip("a CUDA driver is present here: this test is about machines without one (the device test measures a submission)")
 	}
 	r := runCLI(t, "--kernel", examplesDir("clear"), "--variant", "kernel?stages=1", "--device", "0", "--suite", "tests")
-	if r.code != ExitCouldNotRun || !strings.Contains(r.stderr, "libcuda") {
+	if r.code != result.ExitCouldNotRun || !strings.Contains(r.stderr, "libcuda") {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
 }

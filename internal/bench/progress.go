@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"sync"
+
+	"github.com/pitchtank/pitchtank/internal/result"
 )
 
 // Progress is one line on stdout: the runner reads stdout line by line and
@@ -42,13 +44,13 @@ type ErrorLine struct {
 // ResultLine is the final line. With --json FILE, Path names the file and
 // Document is absent; without it, the document travels in this line.
 type ResultLine struct {
-	Type           string   `json:"type"` // "result"
-	Path           *string  `json:"path"`
-	Status         string   `json:"status"`
-	ExitCode       int      `json:"exit_code"`
-	GeomeanSpeedup *float64 `json:"geomean_speedup"`
-	GeomeanUs      *float64 `json:"geomean_median_us"`
-	Document       *Result  `json:"document,omitempty"`
+	Type           string         `json:"type"` // "result"
+	Path           *string        `json:"path"`
+	Status         string         `json:"status"`
+	ExitCode       int            `json:"exit_code"`
+	GeomeanSpeedup *float64       `json:"geomean_speedup"`
+	GeomeanUs      *float64       `json:"geomean_median_us"`
+	Document       *result.Result `json:"document,omitempty"`
 }
 
 // Emitter writes JSON lines; it is safe for concurrent use and a nil

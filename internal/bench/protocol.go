@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/result"
+	"github.com/pitchtank/pitchtank/internal/splitmix"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -64,15 +66,6 @@ const (
 // FastPLevels are the p of fast_p that every result reports (rule 9).
 var FastPLevels = []float64{1.0, 1.2, 2.0}
 
-// Exit codes of `web bench`.
-const (
-	ExitOK          = 0 // every shape correct, measured
-	ExitIncorrect   = 1 // ran, but a kernel failed a correctness check on some shape
-	ExitUsage       = 2 // usage or invalid input (flags, problem, variant, knob, shape)
-	ExitCouldNotRun = 3 // device unavailable, compile error, CUDA error, timeout
-	ExitSuspect     = 4 // every shape correct, but a figure is implausible (below the floor, over 10x) or the guard was off
-)
-
 // RunError is an error that stopped the run, with the phase it happened in.
 type RunError struct {
 	Phase string
@@ -88,7 +81,7 @@ func (e *RunError) Unwrap() error { return e.Err }
 // Run executes the protocol on b and returns the result document, always
 // (a failed run still documents what it did and why it stopped), and the
 // exit code.
-func Run(ctx context.Context, cfg Config, b Backend, em *Emitter) (*Result, int) {
+func Run(ctx context.Context, cfg Config, b Backend, em *Emitter) (*result.Result, int) {
 	start := time.Now()
 	r := newResult(cfg, b, start)
 	err := run(ctx, cfg, b, em, r)
@@ -99,17 +92,17 @@ func Run(ctx context.Context, cfg Config, b Backend, em *Emitter) (*Result, int)
 		if errors.As(err, &re) {
 			phase, shape = re.Phase, re.Shape
 		}
-		em.Line(ErrorLine{Type: "error", Phase: phase, Shape: shape, Message: err.Error(), ExitCode: ExitCouldNotRun})
+		em.Line(ErrorLine{Type: "error", Phase: phase, Shape: shape, Message: err.Error(), ExitCode: result.ExitCouldNotRun})
 	}
 	return r, r.ExitCode
 }
 
-func newResult(cfg Config, b Backend, start time.Time) *Result {
+func newResult(cfg Config, b Backend, start time.Time) *result.Result {
 	mode, flush := b.CacheMode()
 	dev := b.Device()
 	c := b.Ceilings()
-	r := &Result{
-		SchemaVersion: SchemaVersion,
+	r := &result.Result{
+		SchemaVersion: result.SchemaVersion,
 		Tool:          "pitchtank web bench",
 		Command:       append([]string{}, cfg.Command...),
 		StartedAt:     start.UTC(),
@@ -120,10 +113,10 @@ func newResult(cfg Config, b Backend, start time.Time) *Result {
 		AA:            cfg.AA,
 		Seed:          cfg.Seed,
 		Device:        dev,
-		Fingerprint:   NewFingerprint(dev),
-		Ceilings:      Ceilings{TensorFLOPS: c.TensorFLOPS, MemBytesPerSec: c.MemBytesPerSec, Source: c.Source},
-		Protocol: Protocol{
-			StopRule: StopRule{
+		Fingerprint:   result.NewFingerprint(dev),
+		Ceilings:      result.Ceilings{TensorFLOPS: c.TensorFLOPS, MemBytesPerSec: c.MemBytesPerSec, Source: c.Source},
+		Protocol: result.Protocol{
+			StopRule: result.StopRule{
 				MinSamples: cfg.Stop.MinSamples, MinSeconds: cfg.Stop.MinTime.Seconds(),
 				MaxRelSEM: cfg.Stop.MaxRelSEM, MaxSeconds: cfg.Stop.MaxTime.Seconds(),
 				MaxSamples: cfg.Stop.MaxSamples, MaxRunSeconds: cfg.MaxTime.Seconds(),
@@ -143,22 +136,22 @@ func newResult(cfg Config, b Backend, start time.Time) *Result {
 			GuardSeed:         cfg.GuardSeed,
 			CheckRate:         max(cfg.CheckRate, 0),
 		},
-		Variant: Build{Role: RoleVariant, Spec: cfg.VariantSpec, Name: cfg.Variant.Name},
-		Shapes:  []Shape{},
+		Variant: result.Build{Role: result.RoleVariant, Spec: cfg.VariantSpec, Name: cfg.Variant.Name},
+		Shapes:  []result.Shape{},
 	}
 	if cfg.Baseline != nil {
-		r.Baseline = &Build{Role: RoleBaseline, Spec: cfg.BaselineSpec, Name: cfg.Baseline.Name}
+		r.Baseline = &result.Build{Role: result.RoleBaseline, Spec: cfg.BaselineSpec, Name: cfg.Baseline.Name}
 	}
 	return r
 }
 
-func run(ctx context.Context, cfg Config, b Backend, em *Emitter, r *Result) error {
+func run(ctx context.Context, cfg Config, b Backend, em *Emitter, r *result.Result) error {
 	n := len(cfg.Shapes)
-	roles := []string{RoleVariant}
+	roles := []string{result.RoleVariant}
 	specs := []string{cfg.VariantSpec}
 	variants := []kernels.Variant{cfg.Variant}
 	if cfg.Baseline != nil {
-		roles = append(roles, RoleBaseline)
+		roles = append(roles, result.RoleBaseline)
 		specs = append(specs, cfg.BaselineSpec)
 		variants = append(variants, *cfg.Baseline)
 	}
@@ -192,50 +185,47 @@ func run(ctx context.Context, cfg Config, b Backend, em *Emitter, r *Result) err
 // buildRefresher is implemented by backends whose build records gain
 // detail once a module is loaded (per-kernel registers and spills).
 type buildRefresher interface {
-	BuildRecord(role string) *Build
+	BuildRecord(role string) *result.Build
 }
 
-func refreshBuilds(b Backend, r *Result) {
+func refreshBuilds(b Backend, r *result.Result) {
 	br, ok := b.(buildRefresher)
 	if !ok {
 		return
 	}
-	if x := br.BuildRecord(RoleVariant); x != nil {
+	if x := br.BuildRecord(result.RoleVariant); x != nil {
 		x.Spec = r.Variant.Spec
 		r.Variant = *x
 	}
 	if r.Baseline != nil {
-		if x := br.BuildRecord(RoleBaseline); x != nil {
+		if x := br.BuildRecord(result.RoleBaseline); x != nil {
 			x.Spec = r.Baseline.Spec
 			r.Baseline = x
 		}
 	}
-	if x := br.BuildRecord(RoleReference); x != nil {
+	if x := br.BuildRecord(result.RoleReference); x != nil {
 		r.Reference = x
 	}
 }
 
 // seedFor derives the input seed of check j on shape i from the run's seed
-// (splitmix64 of a distinct counter), so every shape and check gets its own
-// inputs and a run is reproducible from --seed alone.
+// (the splitmix64 stream of --seed at a distinct position), so every shape
+// and check gets its own inputs and a run is reproducible from --seed alone.
 func seedFor(base uint64, shape, j int) uint64 {
-	z := base + 0x9E3779B97F4A7C15*uint64(shape*64+j+1)
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
+	return splitmix.At(base, uint64(shape*64+j+1))
 }
 
-func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s kernels.Shape, roles, specs []string) (sr *Shape, err error) {
+func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s kernels.Shape, roles, specs []string) (sr *result.Shape, err error) {
 	n := len(cfg.Shapes)
 	p := cfg.Problem
 	floorSec, bound := kernels.Floor(p, s, b.Ceilings())
-	sr = &Shape{
+	sr = &result.Shape{
 		Index: i, M: append([]int{}, s.M...), N: s.N, K: s.K,
 		FLOPs: p.FLOPs(s), MinBytes: p.MinBytes(s), FloorNs: floorSec * 1e9, FloorBound: bound,
 		ATol: p.ATol, RTol: p.RTol,
-		Checks: []Check{}, Launch: []LaunchPlan{}, Flags: []string{},
+		Checks: []result.Check{}, Launch: []result.LaunchPlan{}, Flags: []string{},
 	}
-	fail := func(phase string, e error) (*Shape, error) {
+	fail := func(phase string, e error) (*result.Shape, error) {
 		if sr.Skipped == "" && sr.Variant == nil {
 			sr.Skipped = "run stopped: " + phase + " failed"
 		}
@@ -274,8 +264,8 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 		}
 		if rc != nil {
 			sr.ReferenceChecked = true
-			sr.Checks = append(sr.Checks, Check{
-				Role: RoleReference, Phase: PhaseRefVsCPU, Seed: seed, Elements: rc.Elements,
+			sr.Checks = append(sr.Checks, result.Check{
+				Role: result.RoleReference, Phase: result.PhaseRefVsCPU, Seed: seed, Elements: rc.Elements,
 				MaxAbsErr: finitePtr(rc.MaxAbsErr), RelL2Err: finitePtr(rc.RelL2Err), MaxRelErr: finitePtr(rc.RelL2Err),
 				ATol: rc.Tol, RTol: rc.Tol, InputsIntact: true, Pass: rc.Pass, Mismatches: boolToInt(!rc.Pass),
 				Sample: -1, Set: -1,
@@ -291,7 +281,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 			if err != nil {
 				return fail(PhaseCorrectness, fmt.Errorf("check %s (seed %d): %w", roles[role], seed, err))
 			}
-			c := compareCheck(roles[role], PhaseFresh, seed, out, ref, p.ATol, p.RTol)
+			c := compareCheck(roles[role], result.PhaseFresh, seed, out, ref, p.ATol, p.RTol)
 			c.InputHash = h0
 			g.hashes[role][j] = h0
 			c.InputsIntact = h0 != "" && h0 == h1
@@ -328,7 +318,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 
 	// Rules 2-5 and 7: warm-up, then paired interleaved samples until the
 	// stop rule holds for every role.
-	ms := make([]*Measurement, len(roles))
+	ms := make([]*result.Measurement, len(roles))
 	for role := range roles {
 		m, err := warmup(ctx, cfg, runner, g, role, sr.InputSets)
 		if err != nil {
@@ -340,16 +330,16 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	}
 	order, setOrder, err := sampleLoop(ctx, cfg, runner, g, ms, sr.InputSets, func(samples int) {
 		med := stats.Summarize(ms[0].SamplesNs).Median
-		em.Line(Progress{Type: "progress", Phase: PhaseTiming, Shape: i, Shapes: n, Variant: specs[0], Role: RoleVariant, Samples: samples, MedianUs: usPtr(med)})
-	}, func(c Check) { sr.Checks = append(sr.Checks, c) })
+		em.Line(Progress{Type: "progress", Phase: PhaseTiming, Shape: i, Shapes: n, Variant: specs[0], Role: result.RoleVariant, Samples: samples, MedianUs: usPtr(med)})
+	}, func(c result.Check) { sr.Checks = append(sr.Checks, c) })
 	sr.Guard = g.record()
 	if errors.Is(err, errCaught) {
 		// A guard check failed: the shape is incorrect, its times meaningless.
 		for _, c := range sr.Checks {
-			if !c.Pass && c.Role == RoleVariant {
+			if !c.Pass && c.Role == result.RoleVariant {
 				sr.Correct = false
 			}
-			if !c.Pass && c.Role == RoleBaseline {
+			if !c.Pass && c.Role == result.RoleBaseline {
 				f := false
 				sr.BaselineCorrect = &f
 			}
@@ -369,9 +359,9 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	if len(roles) > 1 {
 		sr.Baseline = ms[1]
 		iv := stats.PairedSpeedupBySet(ms[1].SamplesNs, ms[0].SamplesNs, setOrder, cfg.Bootstrap, seedFor(cfg.Seed, i, 63))
-		sr.Pairing = &Pairing{
+		sr.Pairing = &result.Pairing{
 			Rounds: len(order), Order: order, Sets: setOrder, Bootstrap: BootstrapMethod,
-			Speedup: Interval{Point: iv.Point, Lo: iv.Lo, Hi: iv.Hi, Level: 0.95},
+			Speedup: result.Interval{Point: iv.Point, Lo: iv.Lo, Hi: iv.Hi, Level: 0.95},
 			Verdict: stats.Verdict(iv, cfg.MinEffect),
 		}
 		if iv.Point > reviewSpeedup {
@@ -387,7 +377,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 			if err != nil {
 				return fail(PhaseTiming, fmt.Errorf("read %s output of input set %d after timing: %w", roles[role], j, err))
 			}
-			c := compareCheck(roles[role], PhaseLastTimed, sr.Seeds[j], g.compareFlipped(role, j, out), g.base[j], p.ATol, p.RTol)
+			c := compareCheck(roles[role], result.PhaseLastTimed, sr.Seeds[j], g.compareFlipped(role, j, out), g.base[j], p.ATol, p.RTol)
 			c.InputsIntact = true
 			if g.on {
 				// Every content change undone, the inputs must be as loaded.
@@ -395,7 +385,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 				if err != nil {
 					return fail(PhaseTiming, fmt.Errorf("%s: %w", roles[role], err))
 				}
-				ic := Check{Role: roles[role], Phase: PhaseInputsAfter, Seed: sr.Seeds[j], Elements: 1, Sample: -1,
+				ic := result.Check{Role: roles[role], Phase: result.PhaseInputsAfter, Seed: sr.Seeds[j], Elements: 1, Sample: -1,
 					ATol: p.ATol, RTol: p.RTol, InputHash: h, InputsIntact: h == g.hashes[role][j]}
 				ic.Pass = ic.InputsIntact
 				if !ic.Pass {
@@ -431,7 +421,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 	}
 	sr.TelemetryAfter = readTelemetry(b, sr)
 	finishShapeFlags(sr)
-	em.Line(Progress{Type: "progress", Phase: PhaseDone, Shape: i, Shapes: n, Variant: specs[0], Role: RoleVariant, Samples: len(sr.Variant.SamplesNs), MedianUs: usPtr(med)})
+	em.Line(Progress{Type: "progress", Phase: PhaseDone, Shape: i, Shapes: n, Variant: specs[0], Role: result.RoleVariant, Samples: len(sr.Variant.SamplesNs), MedianUs: usPtr(med)})
 	return sr, nil
 }
 
@@ -440,7 +430,7 @@ func runShape(ctx context.Context, cfg Config, b Backend, em *Emitter, i int, s 
 // very slow CPU execution does not spend minutes warming up. It rotates
 // through the input sets like the timed loop, and makes at least one pass
 // over each.
-func warmup(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, role, sets int) (*Measurement, error) {
+func warmup(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, role, sets int) (*result.Measurement, error) {
 	t0 := time.Now()
 	launches := 0
 	for {
@@ -458,7 +448,7 @@ func warmup(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, role,
 		el := time.Since(t0)
 		done := launches >= 1+cfg.WarmupMinLaunches && el >= cfg.WarmupMin
 		if launches >= sets && (done || (cfg.WarmupMax > 0 && el >= cfg.WarmupMax)) {
-			return &Measurement{WarmupLaunches: launches, WarmupSeconds: el.Seconds(), SamplesNs: []float64{}}, nil
+			return &result.Measurement{WarmupLaunches: launches, WarmupSeconds: el.Seconds(), SamplesNs: []float64{}}, nil
 		}
 	}
 }
@@ -468,7 +458,7 @@ func warmup(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, role,
 // hard cap of the stop rule is hit for any role. With one role it is the
 // plain stop rule. It returns the order and the input set of every round
 // (roundSchedule).
-func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, ms []*Measurement, sets int, tick func(samples int), check func(Check)) ([]string, []int, error) {
+func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, ms []*result.Measurement, sets int, tick func(samples int), check func(result.Check)) ([]string, []int, error) {
 	paired := len(ms) > 1
 	var order []string
 	var setOrder []int
@@ -574,7 +564,7 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m
 // readTelemetry reads NVML; a failed reading does not stop the measurement
 // (the clocks are recorded, never set) but flags the shape, since its
 // throttle state is then unknown.
-func readTelemetry(b Backend, sr *Shape) *Telemetry {
+func readTelemetry(b Backend, sr *result.Shape) *result.Telemetry {
 	t, err := b.Telemetry()
 	if err != nil {
 		addFlag(&sr.Flags, "telemetry_unavailable")
@@ -609,8 +599,8 @@ func timeoutErr(err error) error {
 	return err
 }
 
-func compareCheck(role, phase string, seed uint64, out []uint16, ref []float64, atol, rtol float64) Check {
-	c := Check{Role: role, Phase: phase, Seed: seed, ATol: atol, RTol: rtol, Sample: -1, Set: -1}
+func compareCheck(role, phase string, seed uint64, out []uint16, ref []float64, atol, rtol float64) result.Check {
+	c := result.Check{Role: role, Phase: phase, Seed: seed, ATol: atol, RTol: rtol, Sample: -1, Set: -1}
 	if len(out) != len(ref) {
 		c.Elements = max(len(ref), 1)
 		c.Mismatches = c.Elements
@@ -623,8 +613,8 @@ func compareCheck(role, phase string, seed uint64, out []uint16, ref []float64, 
 	return c
 }
 
-func toStats(s stats.Summary) Stats {
-	return Stats{N: s.N, MedianNs: s.Median, MeanNs: s.Mean, MinNs: s.Min, MaxNs: s.Max, StddevNs: s.Stddev, SEMNs: s.SEM, RelSEM: s.RelSEM}
+func toStats(s stats.Summary) result.Stats {
+	return result.Stats{N: s.N, MedianNs: s.Median, MeanNs: s.Mean, MinNs: s.Min, MaxNs: s.Max, StddevNs: s.Stddev, SEMNs: s.SEM, RelSEM: s.RelSEM}
 }
 
 // ThrottleFlags names the clock-event reasons that make a measurement
@@ -643,8 +633,8 @@ func ThrottleFlags(reasons uint64) []string {
 	return f
 }
 
-func finishShapeFlags(sr *Shape) {
-	for _, t := range []*Telemetry{sr.TelemetryBefore, sr.TelemetryAfter} {
+func finishShapeFlags(sr *result.Shape) {
+	for _, t := range []*result.Telemetry{sr.TelemetryBefore, sr.TelemetryAfter} {
 		if t == nil {
 			continue
 		}
@@ -673,10 +663,10 @@ func boolToInt(b bool) int {
 }
 
 // finish fills the summary (rule 9), the status and the exit code.
-func finish(r *Result, cfg Config, err error, end time.Time) {
+func finish(r *result.Result, cfg Config, err error, end time.Time) {
 	r.FinishedAt = end.UTC()
 	r.WallSeconds = end.Sub(r.StartedAt).Seconds()
-	sm := Summary{Shapes: len(r.Shapes), FastP: []FastP{}, Flags: []string{}, ShapeSpeedups: []float64{}}
+	sm := result.Summary{Shapes: len(r.Shapes), FastP: []result.FastP{}, Flags: []string{}, ShapeSpeedups: []float64{}}
 	var medians, baseMedians, floors, fracs, speedups []float64
 	var perShape []float64
 	var correct []bool
@@ -737,7 +727,7 @@ func finish(r *Result, cfg Config, err error, end time.Time) {
 			sm.GeomeanSpeedup = &g
 		}
 		for _, p := range FastPLevels {
-			sm.FastP = append(sm.FastP, FastP{P: p, Value: stats.FastP(perShape, correct, p)})
+			sm.FastP = append(sm.FastP, result.FastP{P: p, Value: stats.FastP(perShape, correct, p)})
 		}
 	}
 	sm.Failures = failures(r.Shapes)
@@ -745,19 +735,19 @@ func finish(r *Result, cfg Config, err error, end time.Time) {
 	r.Summary = sm
 	switch {
 	case err != nil:
-		r.Status, r.ExitCode, r.Error = StatusError, ExitCouldNotRun, err.Error()
+		r.Status, r.ExitCode, r.Error = result.StatusError, result.ExitCouldNotRun, err.Error()
 	case !sm.AllCorrect || baselineBad:
-		r.Status, r.ExitCode = StatusIncorrect, ExitIncorrect
+		r.Status, r.ExitCode = result.StatusIncorrect, result.ExitIncorrect
 	case len(sm.Suspect) > 0:
-		r.Status, r.ExitCode = StatusSuspect, ExitSuspect
+		r.Status, r.ExitCode = result.StatusSuspect, result.ExitSuspect
 	default:
-		r.Status, r.ExitCode = StatusOK, ExitOK
+		r.Status, r.ExitCode = result.StatusOK, result.ExitOK
 	}
 }
 
 // failures lists every failed check, naming the shape, role and check.
-func failures(shapes []Shape) []Failure {
-	fs := []Failure{}
+func failures(shapes []result.Shape) []result.Failure {
+	fs := []result.Failure{}
 	for _, s := range shapes {
 		for _, c := range s.Checks {
 			if c.Pass {
@@ -767,13 +757,13 @@ func failures(shapes []Shape) []Failure {
 			if d == "" {
 				d = checkDetail(c)
 			}
-			fs = append(fs, Failure{Shape: s.Index, Role: c.Role, Check: c.Phase, Detail: d})
+			fs = append(fs, result.Failure{Shape: s.Index, Role: c.Role, Check: c.Phase, Detail: d})
 		}
 	}
 	return fs
 }
 
-func checkDetail(c Check) string {
+func checkDetail(c result.Check) string {
 	switch {
 	case !c.InputsIntact:
 		return "the kernel changed its inputs"
@@ -792,7 +782,7 @@ func checkDetail(c Check) string {
 // per-group baseline by 13-23x on the 16-group test shape (H100,
 // 2026-11-23, docs/BENCHMARKS.md). Such a result scores no
 // prediction until an admin accepts it with a reason.
-func suspectReasons(r *Result, sm *Summary, cfg Config) []string {
+func suspectReasons(r *result.Result, sm *result.Summary, cfg Config) []string {
 	rs := []string{}
 	if cfg.Unguarded {
 		rs = append(rs, "the timing guard was off (--unguarded): a kernel could have reused earlier work")
@@ -816,7 +806,7 @@ func suspectReasons(r *Result, sm *Summary, cfg Config) []string {
 // and when the guard picks it, its output read right then must match the
 // exact result of the inputs as they were. A failure is recorded through
 // check and ends the shape's timing (errCaught).
-func guardSample(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m *Measurement, role, set int, check func(Check)) error {
+func guardSample(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m *result.Measurement, role, set int, check func(result.Check)) error {
 	if !g.on {
 		return nil
 	}
@@ -828,7 +818,7 @@ func guardSample(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, 
 	}
 	p := cfg.Problem
 	if !settled {
-		check(Check{Role: m.Role, Phase: PhaseAfterTimer, Sample: idx, Set: set, Elements: 1, Mismatches: 1,
+		check(result.Check{Role: m.Role, Phase: result.PhaseAfterTimer, Sample: idx, Set: set, Elements: 1, Mismatches: 1,
 			ATol: p.ATol, RTol: p.RTol, InputsIntact: true,
 			Detail: fmt.Sprintf("sample %d (input set %d): work was still running when the timer stopped", idx, set)})
 		return errCaught
@@ -837,7 +827,7 @@ func guardSample(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, 
 		return nil
 	}
 	g.checked[role] = append(g.checked[role], idx)
-	c := compareCheck(m.Role, PhaseTimedSample, 0, g.compareFlipped(role, set, out), g.base[set], p.ATol, p.RTol)
+	c := compareCheck(m.Role, result.PhaseTimedSample, 0, g.compareFlipped(role, set, out), g.base[set], p.ATol, p.RTol)
 	c.Sample, c.Set, c.InputsIntact = idx, set, true
 	if !c.Pass {
 		c.Detail = fmt.Sprintf("sample %d (input set %d): %d of %d elements wrong right after the timer stopped", idx, set, c.Mismatches, c.Elements)
@@ -847,4 +837,13 @@ func guardSample(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, 
 		return errCaught
 	}
 	return nil
+}
+
+// finitePtr returns &x, or nil when x is NaN or infinite (JSON has no
+// encoding for them, and a non-finite error is recorded through nans).
+func finitePtr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }

@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/stats"
 	"github.com/pitchtank/pitchtank/kernels"
 )
 
-func runFake(t *testing.T, cfg Config, f *fakeBackend) (*Result, int, []byte) {
+func runFake(t *testing.T, cfg Config, f *fakeBackend) (*result.Result, int, []byte) {
 	t.Helper()
 	var out bytes.Buffer
 	r, code := Run(context.Background(), cfg, f, NewEmitter(&out))
@@ -22,7 +23,7 @@ func runFake(t *testing.T, cfg Config, f *fakeBackend) (*Result, int, []byte) {
 	if err != nil {
 		t.Fatalf("marshal result: %v", err)
 	}
-	if err := Validate(doc); err != nil {
+	if err := result.Validate(doc); err != nil {
 		t.Fatalf("result does not validate: %v\n%s", err, doc)
 	}
 	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
@@ -41,7 +42,7 @@ func TestPairingAlternatesABandBA(t *testing.T) {
 	// covers it); this test follows the order of the timed ones alone.
 	cfg.Unguarded = true
 	r, code, _ := runFake(t, cfg, f)
-	if code != ExitSuspect {
+	if code != result.ExitSuspect {
 		t.Fatalf("exit %d, want 4 (unguarded): %s", code, r.Error)
 	}
 	pg := r.Shapes[0].Pairing
@@ -246,8 +247,8 @@ func TestFastPCountsIncorrectShapes(t *testing.T) {
 	})
 	f.wrong[[2]int{1, 0}] = true
 	r, code, _ := runFake(t, fakeConfig(3, true), f)
-	if code != ExitIncorrect || r.Status != StatusIncorrect {
-		t.Fatalf("exit %d status %s, want %d incorrect", code, r.Status, ExitIncorrect)
+	if code != result.ExitIncorrect || r.Status != result.StatusIncorrect {
+		t.Fatalf("exit %d status %s, want %d incorrect", code, r.Status, result.ExitIncorrect)
 	}
 	s1 := r.Shapes[1]
 	if s1.Correct || s1.Variant != nil || s1.Skipped == "" {
@@ -275,7 +276,7 @@ func TestAAFakeIntervalContainsOne(t *testing.T) {
 	cfg := fakeConfig(2, true)
 	cfg.AA = true
 	r, code, _ := runFake(t, cfg, f)
-	if code != ExitOK {
+	if code != result.ExitOK {
 		t.Fatalf("exit %d: %s", code, r.Error)
 	}
 	for _, s := range r.Shapes {
@@ -293,7 +294,7 @@ func TestKernelThatWritesInputsFails(t *testing.T) {
 	f := newFake(func(shape, role, k int) float64 { return 10000 })
 	f.writesInputs[0] = true
 	r, code, _ := runFake(t, fakeConfig(1, true), f)
-	if code != ExitIncorrect || r.Shapes[0].Correct {
+	if code != result.ExitIncorrect || r.Shapes[0].Correct {
 		t.Fatalf("exit %d, correct %v: a kernel that writes its inputs must fail", code, r.Shapes[0].Correct)
 	}
 	if !slices.Contains(r.Shapes[0].Flags, "inputs_modified") {
@@ -306,7 +307,7 @@ func TestIncorrectBaselineIsNotCompared(t *testing.T) {
 	f.wrong[[2]int{0, 1}] = true
 	r, code, _ := runFake(t, fakeConfig(1, true), f)
 	s := r.Shapes[0]
-	if code != ExitIncorrect || s.BaselineCorrect == nil || *s.BaselineCorrect || s.Pairing != nil {
+	if code != result.ExitIncorrect || s.BaselineCorrect == nil || *s.BaselineCorrect || s.Pairing != nil {
 		t.Fatalf("exit %d, baseline_correct %v, pairing %v", code, s.BaselineCorrect, s.Pairing)
 	}
 	if !s.Correct {
@@ -321,14 +322,14 @@ func TestChecksRecordSeedsAndLastTimed(t *testing.T) {
 	var fresh, last, ref int
 	for _, c := range s.Checks {
 		switch c.Phase {
-		case PhaseFresh:
+		case result.PhaseFresh:
 			fresh++
-		case PhaseLastTimed:
+		case result.PhaseLastTimed:
 			last++
 			if !slices.Contains(s.Seeds, c.Seed) {
 				t.Fatalf("last-timed check on seed %d, not one of %v", c.Seed, s.Seeds)
 			}
-		case PhaseRefVsCPU:
+		case result.PhaseRefVsCPU:
 			ref++
 		}
 	}
@@ -337,35 +338,6 @@ func TestChecksRecordSeedsAndLastTimed(t *testing.T) {
 	}
 	if len(s.Seeds) != 2 || s.Seeds[0] == s.Seeds[1] || !s.ReferenceChecked || s.InputSets != 2 {
 		t.Fatalf("seeds %v, input sets %d, reference checked %v", s.Seeds, s.InputSets, s.ReferenceChecked)
-	}
-}
-
-func TestComparable(t *testing.T) {
-	dev := Device{Name: "NVIDIA H100 80GB HBM3", DriverVersion: "580.95.05", NVRTCVersion: "13.0"}
-	a := &Result{Fingerprint: NewFingerprint(dev)}
-	b := &Result{Fingerprint: NewFingerprint(dev)}
-	if ok, why := Comparable(a, b); !ok {
-		t.Fatalf("same fingerprint not comparable: %s", why)
-	}
-	for _, mod := range []func(*Device){
-		func(d *Device) { d.Name = "NVIDIA H200" },
-		func(d *Device) { d.DriverVersion = "575.1" },
-		func(d *Device) { d.NVRTCVersion = "12.8" },
-	} {
-		d2 := dev
-		mod(&d2)
-		c := &Result{Fingerprint: NewFingerprint(d2)}
-		if ok, why := Comparable(a, c); ok || why == "" {
-			t.Fatalf("%+v comparable with %+v", d2, dev)
-		}
-		if c.Fingerprint.Key == a.Fingerprint.Key {
-			t.Fatalf("fingerprint keys equal for different devices")
-		}
-	}
-	d3 := dev
-	d3.UUID = "GPU-other"
-	if ok, _ := Comparable(a, &Result{Fingerprint: NewFingerprint(d3)}); !ok {
-		t.Fatalf("two cards of one model, driver and NVRTC must be comparable")
 	}
 }
 
@@ -400,16 +372,16 @@ func TestDeviceErrorStopsWithExit3AndADocument(t *testing.T) {
 	b := &errBackend{fakeBackend: f, after: 40, err: errors.New("cuda: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access was encountered [sticky]")}
 	var out bytes.Buffer
 	r, code := Run(context.Background(), fakeConfig(2, true), b, NewEmitter(&out))
-	if code != ExitCouldNotRun || r.Status != StatusError || !strings.Contains(r.Error, "ILLEGAL_ADDRESS") {
+	if code != result.ExitCouldNotRun || r.Status != result.StatusError || !strings.Contains(r.Error, "ILLEGAL_ADDRESS") {
 		t.Fatalf("exit %d status %s error %q", code, r.Status, r.Error)
 	}
 	doc, _ := json.Marshal(r)
-	if err := Validate(doc); err != nil {
+	if err := result.Validate(doc); err != nil {
 		t.Fatalf("error document does not validate: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	var last ErrorLine
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "error" || last.ExitCode != ExitCouldNotRun || !strings.Contains(last.Message, "ILLEGAL_ADDRESS") {
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "error" || last.ExitCode != result.ExitCouldNotRun || !strings.Contains(last.Message, "ILLEGAL_ADDRESS") {
 		t.Fatalf("last line %q (%v)", lines[len(lines)-1], err)
 	}
 	if len(r.Shapes) != 1 || r.Shapes[0].Skipped == "" {
@@ -426,7 +398,7 @@ func TestMaxTimeStopsWithTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	r, code := Run(ctx, cfg, f, nil)
-	if code != ExitCouldNotRun || !strings.Contains(r.Error, "timeout") {
+	if code != result.ExitCouldNotRun || !strings.Contains(r.Error, "timeout") {
 		t.Fatalf("exit %d error %q, want 3 and a timeout", code, r.Error)
 	}
 }

@@ -264,7 +264,12 @@ func (i *Instance) Relocate(lim kernels.Limits) (*Instance, error) {
 }
 
 // prepare is Prepare, with the inputs copied device to device from `from`
-// instead of uploaded from in when from is set.
+// instead of uploaded from in when from is set. Its phases, in order:
+// check the request and plan the launches, load the kernels
+// (loadKernels), size persistent grids to what is resident (fitGrids),
+// allocate and fill the buffers (allocIO, fillInputs, allocScratch), check
+// every launch's arguments, and make the plan's streams or graph
+// (prepareMode). On error, the deferred Close releases what was made.
 func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Inputs, from *Instance) (inst *Instance, err error) {
 	p, err := kernels.LookupProblem(b.Variant.Problem)
 	if err != nil {
@@ -291,14 +296,46 @@ func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 		}
 	}()
 
-	comp, attrKey, err := b.module(s, lim)
+	attrKey, err := i.loadKernels(lim)
 	if err != nil {
 		return nil, err
 	}
-	if i.mod, err = c.LoadModule(comp.Cubin); err != nil {
+	i.fitGrids(attrKey)
+	if err = i.allocIO(in, from); err != nil {
+		return nil, err
+	}
+	if err = i.fillInputs(in, from); err != nil {
+		return nil, err
+	}
+	if err = i.allocScratch(); err != nil {
+		return nil, err
+	}
+	// Every launch argument must resolve before anything runs.
+	for _, l := range plan.Launches {
+		if _, err = i.args(l); err != nil {
+			return nil, err
+		}
+	}
+	if err = i.prepareMode(); err != nil {
+		return nil, err
+	}
+	return i, nil
+}
+
+// loadKernels loads the variant's module for the shape, finds each launched
+// kernel, records its attributes in b.Attrs (once per module) and raises its
+// dynamic shared-memory limit where the plan needs more than 48 KiB. It
+// returns the key of a kernel's attributes in b.Attrs.
+func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(kernel string) string, err error) {
+	b := i.b
+	comp, attrKey, err := b.module(i.shape, lim)
+	if err != nil {
+		return nil, err
+	}
+	if i.mod, err = i.c.LoadModule(comp.Cubin); err != nil {
 		return nil, loadError(b, err)
 	}
-	for _, l := range plan.Launches {
+	for _, l := range i.plan.Launches {
 		f, ok := i.funcs[l.Kernel]
 		if !ok {
 			if f, err = i.mod.Function(l.Kernel); err != nil {
@@ -319,28 +356,37 @@ func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 			}
 		}
 	}
-	// Persistent launches get the grid that can really be resident: the
-	// plan asked for SMs x blocks_per_sm, the loaded kernel's registers and
-	// shared memory may allow fewer (the driver has no occupancy call here).
-	for n, l := range plan.Launches {
+	return attrKey, nil
+}
+
+// fitGrids gives persistent launches the grid that can really be resident:
+// the plan asked for SMs x blocks_per_sm, the loaded kernel's registers and
+// shared memory may allow fewer (the driver has no occupancy call here).
+func (i *Instance) fitGrids(attrKey func(kernel string) string) {
+	for n, l := range i.plan.Launches {
 		if l.PersistentPerSM <= 0 {
 			continue
 		}
-		info := c.Device().Info()
-		occ := min(l.PersistentPerSM, ResidentBlocks(b.Attrs[attrKey(l.Kernel)], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
-		plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, info.SMs*occ)))
+		info := i.c.Device().Info()
+		occ := min(l.PersistentPerSM, ResidentBlocks(i.b.Attrs[attrKey(l.Kernel)], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
+		i.plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, info.SMs*occ)))
 	}
+}
 
-	// Buffers: inputs always, C or Ref as the variant writes, the table
-	// when the plan has one.
-	alloc := func(k bufKey, n int64) error {
-		ptr, err := c.Alloc(n)
-		if err != nil {
-			return fmt.Errorf("engine: allocate %s[%d] (%d bytes): %w", k.buf, k.group, n, err)
-		}
-		i.bufs[k] = buffer{ptr, n}
-		return nil
+// alloc allocates n bytes of device memory as buffer k.
+func (i *Instance) alloc(k bufKey, n int64) error {
+	ptr, err := i.c.Alloc(n)
+	if err != nil {
+		return fmt.Errorf("engine: allocate %s[%d] (%d bytes): %w", k.buf, k.group, n, err)
 	}
+	i.bufs[k] = buffer{ptr, n}
+	return nil
+}
+
+// allocIO allocates the input buffers, sized as in's operands (or as
+// from's buffers), and the output: C, or Ref for the reference variant.
+func (i *Instance) allocIO(in Inputs, from *Instance) error {
+	s := i.shape
 	for _, k := range inputKeys(i.dual, s) {
 		var n int64
 		if from != nil {
@@ -352,92 +398,100 @@ func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 				n = int64(len(o.Scales))
 			}
 		}
-		if err = alloc(k, n); err != nil {
-			return nil, err
+		if err := i.alloc(k, n); err != nil {
+			return err
 		}
 	}
 	out := kernels.BufC
 	elem := int64(2)
-	if b.Variant.Reference {
+	if i.b.Variant.Reference {
 		out, elem = kernels.BufRef, 8
 	}
 	for g, m := range s.M {
-		if err = alloc(bufKey{out, g}, int64(m)*int64(s.N)*elem); err != nil {
-			return nil, err
+		if err := i.alloc(bufKey{out, g}, int64(m)*int64(s.N)*elem); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// fillInputs uploads in, or copies from's inputs device to device.
+func (i *Instance) fillInputs(in Inputs, from *Instance) error {
 	if from != nil {
-		err = i.copyInputs(from)
-	} else {
-		err = i.Upload(in)
+		return i.copyInputs(from)
 	}
-	if err != nil {
-		return nil, err
-	}
+	return i.Upload(in)
+}
+
+// allocScratch allocates what the plan needs besides inputs and output:
+// the split-K workspace and the table of buffer addresses (uploaded).
+func (i *Instance) allocScratch() error {
+	plan := i.plan
 	// The split-K workspace: every byte a launch reads from it is written
 	// earlier in the same Run (the plan's contract), so it is allocated once
 	// and never cleared between runs; Poison fills it too, so a partial sum
 	// the kernel failed to write shows up as NaN in C.
 	if plan.WorkspaceBytes > 0 {
-		if err = alloc(bufKey{kernels.BufWork, 0}, plan.WorkspaceBytes); err != nil {
-			return nil, err
+		if err := i.alloc(bufKey{kernels.BufWork, 0}, plan.WorkspaceBytes); err != nil {
+			return err
 		}
 	}
 	if plan.TableBytes != nil {
 		tb := plan.TableBytes(func(buf kernels.Buffer, g int) uint64 { return uint64(i.bufs[bufKey{buf, g}].ptr) })
-		if err = alloc(bufKey{kernels.BufTable, 0}, int64(len(tb))); err != nil {
-			return nil, err
+		if err := i.alloc(bufKey{kernels.BufTable, 0}, int64(len(tb))); err != nil {
+			return err
 		}
-		if err = c.CopyHtoD(i.bufs[bufKey{kernels.BufTable, 0}].ptr, tb); err != nil {
-			return nil, fmt.Errorf("engine: upload table: %w", err)
-		}
-	}
-	// Every launch argument must resolve before anything runs.
-	for _, l := range plan.Launches {
-		if _, err = i.args(l); err != nil {
-			return nil, err
+		if err := i.c.CopyHtoD(i.bufs[bufKey{kernels.BufTable, 0}].ptr, tb); err != nil {
+			return fmt.Errorf("engine: upload table: %w", err)
 		}
 	}
+	return nil
+}
 
-	switch plan.Mode {
+// prepareMode makes what the plan's launch mode needs: the side streams
+// and fork/join events of "streams", or the captured and instantiated
+// graph of "graph".
+func (i *Instance) prepareMode() (err error) {
+	c := i.c
+	switch i.plan.Mode {
 	case "streams":
 		if i.fork, err = c.NewEvent(); err != nil {
-			return nil, fmt.Errorf("engine: fork event: %w", err)
+			return fmt.Errorf("engine: fork event: %w", err)
 		}
-		for n := 0; n < plan.Streams; n++ {
+		for n := 0; n < i.plan.Streams; n++ {
 			st, err := c.NewStream()
 			if err != nil {
-				return nil, fmt.Errorf("engine: side stream %d: %w", n+1, err)
+				return fmt.Errorf("engine: side stream %d: %w", n+1, err)
 			}
 			i.side = append(i.side, st)
 			ev, err := c.NewEvent()
 			if err != nil {
-				return nil, fmt.Errorf("engine: join event %d: %w", n+1, err)
+				return fmt.Errorf("engine: join event %d: %w", n+1, err)
 			}
 			i.joins = append(i.joins, ev)
 		}
 	case "graph":
 		if i.capture, err = c.NewStream(); err != nil {
-			return nil, fmt.Errorf("engine: capture stream: %w", err)
+			return fmt.Errorf("engine: capture stream: %w", err)
 		}
 		if err = i.capture.BeginCapture(); err != nil {
-			return nil, fmt.Errorf("engine: begin capture: %w", err)
+			return fmt.Errorf("engine: begin capture: %w", err)
 		}
 		lerr := i.launchAll(i.capture)
 		g, cerr := i.capture.EndCapture()
 		if lerr != nil || cerr != nil {
 			_ = g.Destroy()
-			return nil, fmt.Errorf("engine: capture graph: %w", errors.Join(lerr, cerr))
+			return fmt.Errorf("engine: capture graph: %w", errors.Join(lerr, cerr))
 		}
 		i.graph, err = g.Instantiate()
 		if derr := g.Destroy(); err == nil && derr != nil {
 			err = derr
 		}
 		if err != nil {
-			return nil, fmt.Errorf("engine: instantiate graph: %w", err)
+			return fmt.Errorf("engine: instantiate graph: %w", err)
 		}
 	}
-	return i, nil
+	return nil
 }
 
 // ResidentBlocks estimates how many blocks of a kernel fit on one SM from

@@ -73,7 +73,7 @@ func TestBuildWithoutDevice(t *testing.T) {
 }
 
 // ResidentBlocks follows the register, shared-memory and thread limits of
-// an SM: the fused defaults' figures from dev/fastkern/NOTES.md.
+// an SM: the fused defaults' figures from docs/kernel-notes.md.
 func TestResidentBlocks(t *testing.T) {
 	for _, tc := range []struct {
 		regs, threads, shared, want int

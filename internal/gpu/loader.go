@@ -169,7 +169,6 @@ func openNVRTC(candidates []string) (*C.pt_nvrtc_api, string, error) {
 var nvrtcLib struct {
 	once    sync.Once
 	api     *C.pt_nvrtc_api
-	path    string
 	version string
 	err     error
 }
@@ -187,7 +186,7 @@ func loadNVRTC() (*C.pt_nvrtc_api, error) {
 			nvrtcLib.err = &UnavailableError{What: "NVRTC", Err: fmt.Errorf("%s: %w", path, err)}
 			return
 		}
-		nvrtcLib.api, nvrtcLib.path, nvrtcLib.version = api, path, v
+		nvrtcLib.api, nvrtcLib.version = api, v
 	})
 	return nvrtcLib.api, nvrtcLib.err
 }
@@ -206,12 +205,4 @@ func NVRTCVersion() (string, error) {
 		return "", err
 	}
 	return nvrtcLib.version, nil
-}
-
-// NVRTCPath is the library file that Compile uses.
-func NVRTCPath() (string, error) {
-	if _, err := loadNVRTC(); err != nil {
-		return "", err
-	}
-	return nvrtcLib.path, nil
 }

@@ -25,7 +25,7 @@ func (s *server) setBaseline(ctx context.Context, u *pitches.User, n int, baseli
 	if !ok {
 		return nil, pitches.Errorf(pitches.ECONFLICT, "", "this server cannot change a round's baseline")
 	}
-	if u == nil || u.Role != pitches.RoleAdmin {
+	if pitches.Can(u, pitches.ActSetMeasure, pitches.Target{}) != nil {
 		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's baseline")
 	}
 	round, err := s.svc.Round(ctx, n)
@@ -65,7 +65,7 @@ func (s *server) setMeasurement(ctx context.Context, u *pitches.User, n int, in 
 	if !ok {
 		return nil, pitches.Errorf(pitches.ECONFLICT, "", "this server cannot change a round's measurement")
 	}
-	if u == nil || u.Role != pitches.RoleAdmin {
+	if pitches.Can(u, pitches.ActSetMeasure, pitches.Target{}) != nil {
 		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's measurement")
 	}
 	m := in.measurement()

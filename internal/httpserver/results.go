@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -112,32 +110,14 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 			}
 		}
 	}
-	// Relative score: a predictor's interval score minus the median of the
-	// other predictors on the same pitch (Fatebook's relative Brier,
-	// Metaculus' peer score, as scoring.md asks).
+	scores := make([]runner.Score, len(o.Predictions))
 	for i := range o.Predictions {
-		var others []float64
-		for j := range o.Predictions {
-			if j != i {
-				others = append(others, o.Predictions[j].Score.IntervalScore)
-			}
-		}
-		if len(others) > 0 {
-			rel := o.Predictions[i].Score.IntervalScore - median(others)
-			o.Predictions[i].Relative = &rel
-		}
+		scores[i] = o.Predictions[i].Score
+	}
+	for i, rel := range runner.RelativeScores(scores) {
+		o.Predictions[i].Relative = rel
 	}
 	return o, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // firstResultAt is when a measured result of the pitch first existed: the
@@ -358,15 +338,11 @@ func (s *server) roundRecap(ctx context.Context, viewer *pitches.User, ps []pitc
 			return nil, err
 		}
 		if len(terms) > 0 {
-			met := 0
-			var notMet []string
-			for _, t := range terms {
-				if t.Met {
-					met++
-				} else {
-					notMet = append(notMet, t.Text)
-				}
+			evaluated := make([]runner.TermResult, len(terms))
+			for i, t := range terms {
+				evaluated[i] = t.TermResult
 			}
+			met, notMet := runner.TermsMet(evaluated)
 			row.Terms = fmt.Sprintf("%d of %d terms met", met, len(terms))
 			if len(notMet) > 0 {
 				row.Terms += ": " + strings.Join(notMet, "; ")
@@ -443,34 +419,27 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 		var records []pitches.PredictorRecord
 		for _, id := range order {
 			ps := byWho[id]
+			scores := make([]runner.Score, len(ps))
+			relative := make([]*float64, len(ps))
 			row := templates.CalRow{Name: ps[0].Who, N: len(ps)}
-			var signed, is, rel float64
-			nRel := 0
-			for _, p := range ps {
-				if p.Score.Hit {
-					row.Hits++
-				}
-				signed += p.Score.SignedLogErr
-				is += p.Score.IntervalScore
-				if p.Relative != nil {
-					rel += *p.Relative
-					nRel++
-				}
+			for i, p := range ps {
+				scores[i], relative[i] = p.Score, p.Relative
 				pr := predictionRow(p)
 				pr.Who = p.Pitch + " (round " + strconv.Itoa(p.RoundN) + ")"
 				row.Predictions = append(row.Predictions, pr)
 				points = append(points, charts.ScatterPoint{Label: p.Who + ", " + p.Pitch, Lo: p.Score.Lo, Hi: p.Score.Hi, Measured: p.Score.Measured, Hit: p.Score.Hit})
 			}
-			n := float64(len(ps))
-			row.Coverage = fmt.Sprintf("%.0f%% (%d of %d; nominal 80%%)", 100*float64(row.Hits)/n, row.Hits, len(ps))
-			row.MeanSigned = fmt.Sprintf("%+.3f", signed/n)
-			row.MeanIS = fmt.Sprintf("%.2f", is/n)
+			c := runner.Calibrate(scores, relative)
+			row.Hits = c.Hits
+			row.Coverage = fmt.Sprintf("%.0f%% (%d of %d; nominal 80%%)", 100*c.Coverage, c.Hits, c.N)
+			row.MeanSigned = fmt.Sprintf("%+.3f", c.MeanSignedLogErr)
+			row.MeanIS = fmt.Sprintf("%.2f", c.MeanIntervalScore)
 			row.MeanRelIS = "—"
-			if nRel > 0 {
-				row.MeanRelIS = fmt.Sprintf("%+.2f", rel/float64(nRel))
+			if c.NRelative > 0 {
+				row.MeanRelIS = fmt.Sprintf("%+.2f", c.MeanRelative)
 			}
 			group.Rows = append(group.Rows, row)
-			records = append(records, pitches.PredictorRecord{Name: row.Name, N: len(ps), Hits: row.Hits, MeanIS: is / n})
+			records = append(records, pitches.PredictorRecord{Name: row.Name, N: c.N, Hits: c.Hits, MeanIS: c.MeanIntervalScore})
 		}
 		group.SVG = charts.Calibration(points)
 		if len(records) > 0 {
@@ -603,5 +572,3 @@ func (s *server) handleRoundResults(format string) http.HandlerFunc {
 		writeDownload(w, name, format, buf.Bytes())
 	}
 }
-
-var _ = math.Abs

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -11,11 +12,12 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/kernels"
 )
 
-// Runs: who may do what, and the hidden-result rule. The runner validates
-// requests against the kernel manifest and the devices; what concerns people
-// (roles, a pitch's owner, what a shark may see) is decided here.
+// Runs: asking pitches who may do what (its role x action table and
+// CanSeeResults), and gathering what those rules need. The runner validates
+// requests against the kernel manifest and the devices.
 
 // errNoRunner answers run endpoints on a server started without a runner.
 var errNoRunner = pitches.Errorf(pitches.ECONFLICT, "", "this server runs no measurements (no runner attached)")
@@ -95,15 +97,11 @@ func parseKnobText(s string) (string, error) {
 	return knobQuery(knobs)
 }
 
-// checkLaunch says whether u may start a run, on pitchID when non-zero:
-// sharks and admins on any pitch, a contestant on their own pitches and on
-// none, a viewer never.
+// checkLaunch says whether u may start a run, on pitchID when non-zero
+// (pitches.ActLaunchRun), and returns that pitch.
 func (s *server) checkLaunch(ctx context.Context, u *pitches.User, pitchID int64) (*pitches.Pitch, error) {
-	if u == nil {
-		return nil, pitches.ErrUnauthorized
-	}
-	if u.Role == pitches.RoleViewer {
-		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "viewers may not start runs")
+	if err := pitches.Can(u, pitches.ActLaunchRun, pitches.Target{}); err != nil {
+		return nil, err
 	}
 	if pitchID == 0 {
 		return nil, nil
@@ -115,8 +113,8 @@ func (s *server) checkLaunch(ctx context.Context, u *pitches.User, pitchID int64
 	if err != nil {
 		return nil, err
 	}
-	if u.Role == pitches.RoleContestant && p.ContestantID != u.ID {
-		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only the pitch's contestant, sharks and admins may run a pitch")
+	if err := pitches.Can(u, pitches.ActLaunchRun, pitches.Target{Pitch: p}); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -170,23 +168,28 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 	req := runner.Request{Problem: in.Problem, Suite: in.Suite, Variant: withKnobs(strings.TrimSpace(in.Variant), knobs),
 		Baseline: in.Baseline, Device: in.Device, Seed: in.Seed, PitchID: in.Pitch, RequestedBy: u.ID}
 	run, err := s.runs.Submit(ctx, req)
-	if err != nil && knobs != "" && pitches.ErrorField(err) == "variant" && strings.Contains(pitches.ErrorMessage(err), "knob") {
+	var knobErr *kernels.KnobError
+	if knobs != "" && pitches.ErrorField(err) == "variant" && errors.As(err, &knobErr) {
 		// The runner checks the whole spec; point the form at the knobs.
 		return nil, pitches.Errorf(pitches.EINVALID, "knobs", "%s", pitches.ErrorMessage(err))
 	}
 	return run, err
 }
 
-// canCancel: the person who asked for the run, or an admin.
-func canCancel(u *pitches.User, run *runner.Run) bool {
-	return u != nil && !run.Status.Finished() && (u.Role == pitches.RoleAdmin || (run.RequestedBy != 0 && run.RequestedBy == u.ID))
+// runFacts is what pitches' run rules need to know of run.
+func runFacts(run *runner.Run) *pitches.RunFacts {
+	return &pitches.RunFacts{ID: run.ID, Status: string(run.Status), RequestedBy: run.RequestedBy, Finished: run.Status.Finished(),
+		Imported: run.Imported, Retryable: run.Status == runner.StatusFailed || run.Status == runner.StatusCancelled}
 }
 
-// canRequeue: anyone who may launch, for a finished run measured here that
-// did not succeed (interrupted, failed, cancelled).
+// canCancel and canRequeue decide the run page's buttons
+// (pitches.ActCancelRun, pitches.ActRepeatRun).
+func canCancel(u *pitches.User, run *runner.Run) bool {
+	return pitches.Can(u, pitches.ActCancelRun, pitches.Target{Run: runFacts(run)}) == nil
+}
+
 func canRequeue(u *pitches.User, run *runner.Run) bool {
-	return u != nil && u.Role != pitches.RoleViewer && !run.Imported &&
-		(run.Status == runner.StatusFailed || run.Status == runner.StatusCancelled)
+	return pitches.Can(u, pitches.ActRepeatRun, pitches.Target{Run: runFacts(run)}) == nil
 }
 
 // visibility caches, per request, which pitches' results the viewer may see.
@@ -205,7 +208,7 @@ func (s *server) visibility(viewer *pitches.User) *visibility {
 // the results of pitchID's runs (pitches.CanSeeResults: blind judging while
 // the pitch's round is open). Runs of no pitch are never hidden.
 func (v *visibility) resultHidden(ctx context.Context, pitchID int64) (bool, error) {
-	if pitchID == 0 || (v.viewer != nil && v.viewer.Role == pitches.RoleAdmin) {
+	if pitchID == 0 {
 		return false, nil
 	}
 	if h, ok := v.hidden[pitchID]; ok {
@@ -225,8 +228,10 @@ func (v *visibility) resultHidden(ctx context.Context, pitchID int64) (bool, err
 		}
 		v.rounds[p.RoundNumber] = round
 	}
+	// The viewer's scorecards are read only where the rule depends on them,
+	// so that nobody else pays for reading the cards.
 	scored := false
-	if v.viewer != nil && v.viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed {
+	if pitches.ResultsDependOnScoring(v.viewer, round) {
 		cards, _, err := v.s.svc.VisibleScorecards(ctx, v.viewer, pitchID)
 		if err != nil {
 			return false, err

@@ -227,11 +227,8 @@ func (s *server) cancelRun(ctx context.Context, u *pitches.User, id int64) (*run
 	if err != nil {
 		return nil, err
 	}
-	if run.Status.Finished() {
-		return nil, pitches.Errorf(pitches.ECONFLICT, "", "run %d is already %s", id, run.Status)
-	}
-	if !canCancel(u, run) {
-		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only the person who asked for the run or an admin may cancel it")
+	if err := pitches.Can(u, pitches.ActCancelRun, pitches.Target{Run: runFacts(run)}); err != nil {
+		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -278,10 +275,10 @@ func (s *server) handleAPIImportRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := userFrom(r.Context())
-	if u.Role == pitches.RoleViewer || u.Role == pitches.RoleShark {
+	if err := pitches.CanRole(u, pitches.ActImportRun); err != nil {
 		// Refused before the body is read: sharks predict results, they do
-		// not supply them (pitches.ActImportRun).
-		s.apiError(w, r, pitches.Can(u, pitches.ActImportRun, pitches.Target{}))
+		// not supply them.
+		s.apiError(w, r, err)
 		return
 	}
 	req, err := runner.DecodeImport(r.Body)
@@ -495,7 +492,7 @@ func writeRunsCSV(w io.Writer, runs []runJSON) error {
 			}
 			continue
 		}
-		noise := variantRelSEM(r) // the document's SEM/mean; empty without a loaded document
+		noise := runner.VariantRelSEM(r) // the document's SEM/mean; empty without a loaded document
 		for _, sh := range r.Shapes {
 			relSEM := noise[sh.Index]
 			row := append(append([]string(nil), base...), strconv.Itoa(sh.Index), sh.Label, csvFloat(sh.BaselineMedianUs), csvFloat(sh.VariantMedianUs),

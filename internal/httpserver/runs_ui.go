@@ -89,7 +89,7 @@ func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Value
 	if s.runs == nil {
 		return v, nil
 	}
-	v.CanLaunch = viewer.Role != pitches.RoleViewer
+	v.CanLaunch = pitches.Can(viewer, pitches.ActLaunchRun, pitches.Target{}) == nil
 	v.Problems, v.Devices = problemOptions(), s.runs.Devices()
 	v.Form = defaultRunForm(v.Devices)
 	f, err := runFilter(q)
@@ -346,7 +346,7 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 			v.Run.Reason = ""
 		}
 	}
-	v.CanAccept = viewer != nil && viewer.Role == pitches.RoleAdmin && run.Status == runner.StatusSuspect && !run.Accepted()
+	v.CanAccept = pitches.Can(viewer, pitches.ActAcceptRun, pitches.Target{}) == nil && run.Status == runner.StatusSuspect && !run.Accepted()
 	if run.Accepted() {
 		by := "an admin"
 		if u, err := s.svc.UserByID(ctx, run.AcceptedBy); err == nil {
@@ -365,7 +365,7 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	}
 	var bars []charts.Bar
 	notReported := 0
-	noise := variantRelSEM(run)
+	noise := runner.VariantRelSEM(run)
 	for _, sh := range run.Shapes {
 		row := templates.ShapeRow{Label: sh.Label, Baseline: usText(sh.BaselineMedianUs), Variant: usText(sh.VariantMedianUs),
 			Speedup: "—", Interval: "—", FloorFrac: "—", Correct: sh.Correct, Noise: "—", Flags: sh.Flags}

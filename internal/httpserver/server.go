@@ -47,8 +47,9 @@ type Config struct {
 	TrustedOrigins []string
 	// Runner measures kernel variants and stores runs (cmd/web serve builds
 	// it). Nil: the run pages and endpoints answer that this server runs no
-	// measurements, and pitch pages show no results.
-	Runner *runner.Runner
+	// measurements, and pitch pages show no results (leave it nil: a nil
+	// *runner.Runner in it would not compare equal to nil).
+	Runner Runs
 	// Heartbeat is how often a server-sent event stream sends a comment
 	// line while nothing happens (default 15s), so proxies keep it open.
 	Heartbeat time.Duration
@@ -100,6 +101,22 @@ func (c *Config) defaults() {
 	c.shedDefaults()
 }
 
+// Runs is what the web layer asks of the runner (*runner.Runner is one):
+// queue, repeat, import, accept and cancel runs, read them, and follow one's
+// progress. The web layer owns the interface, so its tests and any other
+// runner need only these methods.
+type Runs interface {
+	Submit(ctx context.Context, req runner.Request) (*runner.Run, error)
+	Requeue(ctx context.Context, id, by int64) (*runner.Run, error)
+	Import(ctx context.Context, req *runner.ImportRequest, by int64) (*runner.Run, error)
+	Accept(ctx context.Context, id int64, by *pitches.User, reason string) (*runner.Run, error)
+	Cancel(ctx context.Context, id int64) error
+	Get(ctx context.Context, id int64) (*runner.Run, error)
+	List(ctx context.Context, f runner.Filter) ([]runner.Run, error)
+	Devices() []string
+	Subscribe(id int64) (<-chan runner.Event, func())
+}
+
 // Pinger is implemented by services that can check their database; /healthz
 // uses it when present.
 type Pinger interface {
@@ -113,7 +130,7 @@ type server struct {
 	ipLimit   *limiter
 	nameLimit *limiter
 	md        *markdown
-	runs      *runner.Runner // nil when the server measures nothing
+	runs      Runs // nil when the server measures nothing
 }
 
 // New returns the whole app as one handler: pages, API, static files, with

@@ -78,7 +78,9 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c te
 }
 
 func (s *server) chrome(r *http.Request, title, nav string) templates.Chrome {
-	c := templates.Chrome{User: userFrom(r.Context()), Title: title, Nav: nav, PublicRounds: s.cfg.PublicClosedRounds}
+	u := userFrom(r.Context())
+	c := templates.Chrome{User: u, Title: title, Nav: nav, PublicRounds: s.cfg.PublicClosedRounds,
+		Admin: pitches.Can(u, pitches.ActManageUsers, pitches.Target{}) == nil, Scorer: pitches.CanRole(u, pitches.ActScore) == nil}
 	if r.Method == http.MethodPost {
 		// A page rendered for a POST is a refused form (successes
 		// redirect): app.js swaps the entry for the form's GET address.

@@ -34,7 +34,7 @@ func (s *server) registerAdminRoutes(r chi.Router) {
 
 func (s *server) requireAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u := userFrom(r.Context()); u == nil || u.Role != pitches.RoleAdmin {
+		if pitches.Can(userFrom(r.Context()), pitches.ActManageUsers, pitches.Target{}) != nil {
 			s.renderError(w, r, pitches.Errorf(pitches.EFORBIDDEN, "", "Only admins may use the admin pages."))
 			return
 		}

@@ -68,7 +68,8 @@ func (s *server) standingsView(ctx context.Context, viewer *pitches.User, round 
 	if err != nil {
 		return nil, err
 	}
-	v := &templates.StandingsView{S: st, Closed: round.Status == pitches.RoundClosed, Viewer: viewer}
+	v := &templates.StandingsView{S: st, Closed: round.Status == pitches.RoundClosed, Viewer: viewer,
+		Scorer: pitches.CanRole(viewer, pitches.ActScore) == nil}
 	for _, p := range st.Pitches {
 		if p.Hidden {
 			v.AnyHide = true
@@ -155,7 +156,7 @@ func (s *server) roundView(ctx context.Context, viewer *pitches.User, number int
 		Round: *round, RulesHTML: s.md.render(round.Rules), Pitches: ps, Titles: titles,
 		Standings: st, Votes: votes,
 		CanFile: pitches.Can(viewer, pitches.ActFilePitch, pitches.Target{Round: round}) == nil,
-		IsShark: viewer != nil && viewer.Role == pitches.RoleShark && round.Status != pitches.RoundClosed,
+		IsShark: pitches.CanRole(viewer, pitches.ActScore) == nil && round.Status != pitches.RoundClosed,
 	}
 	if strings.TrimSpace(round.Rules) == "" {
 		v.RulesHTML = ""

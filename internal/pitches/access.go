@@ -5,31 +5,53 @@ package pitches
 type Action string
 
 const (
-	ActReadRound     Action = "read round"           // rounds, pitches, standings rows
-	ActCreateRound   Action = "create round"         // admin
-	ActEditRound     Action = "edit round"           // admin, rubric only while pitching
-	ActAdvanceRound  Action = "advance round"        // admin, one step forward
-	ActManageUsers   Action = "manage users"         // admin
-	ActFilePitch     Action = "file pitch"           // contestant, shark, admin; round pitching
-	ActEditPitch     Action = "edit pitch"           // owner; round pitching
-	ActWithdrawPitch Action = "withdraw pitch"       // owner or admin; round pitching or judging
-	ActScore         Action = "score pitch"          // shark; round judging, pitch active, not own
-	ActSetWeights    Action = "set personal weights" // shark; before first scorecard; pitching or judging
-	ActVote          Action = "vote"                 // shark; round judging, pitch active, in round
-	ActImportRun     Action = "import a run"         // admin (not on a closed round); the pitch's contestant while pitching/judging if the round allows imports
-	ActAcceptRun     Action = "accept a suspect run" // admin
-	ActUploadKernel  Action = "upload a kernel"      // the pitch's contestant or an admin; round pitching, pitch active
+	ActReadRound     Action = "read round"                // rounds, pitches, standings rows
+	ActCreateRound   Action = "create round"              // admin
+	ActEditRound     Action = "edit round"                // admin, rubric only while pitching
+	ActAdvanceRound  Action = "advance round"             // admin, one step forward
+	ActManageUsers   Action = "manage users"              // admin
+	ActFilePitch     Action = "file pitch"                // contestant, shark, admin; round pitching
+	ActEditPitch     Action = "edit pitch"                // owner; round pitching
+	ActWithdrawPitch Action = "withdraw pitch"            // owner or admin; round pitching or judging
+	ActScore         Action = "score pitch"               // shark; round judging, pitch active, not own
+	ActSetWeights    Action = "set personal weights"      // shark; before first scorecard; pitching or judging
+	ActVote          Action = "vote"                      // shark; round judging, pitch active, in round
+	ActImportRun     Action = "import a run"              // admin (not on a closed round); the pitch's contestant while pitching/judging if the round allows imports
+	ActAcceptRun     Action = "accept a suspect run"      // admin
+	ActUploadKernel  Action = "upload a kernel"           // the pitch's contestant or an admin; round pitching, pitch active
+	ActSetMeasure    Action = "set a round's measurement" // admin: problem, suite, baseline, device class, imports
+	ActRepitch       Action = "re-pitch"                  // the earlier pitch's contestant, or an admin
+	ActRevokeToken   Action = "revoke a token"            // the token's owner, or an admin
+	ActLaunchRun     Action = "start a run"               // shark, admin; a contestant on their own pitch or on none
+	ActCancelRun     Action = "cancel a run"              // whoever asked for the run, or an admin; run not finished
+	ActRepeatRun     Action = "repeat a run"              // whoever may start runs; a run measured here that failed or was cancelled
 )
 
 // Target is what an action is about. Fill what the action needs: Round for
 // everything round-scoped, Pitch for pitch actions and votes, NextStatus for
 // ActAdvanceRound, HasScored (the user already has a scorecard in the round)
-// for ActSetWeights.
+// for ActSetWeights, Run for ActCancelRun and ActRepeatRun (Pitch too for
+// ActLaunchRun on a pitch), the earlier pitch as Pitch for ActRepitch, and
+// TokenOwner (the user who made the token) for ActRevokeToken.
 type Target struct {
 	Round      *Round
 	Pitch      *Pitch
 	NextStatus RoundStatus
 	HasScored  bool
+	Run        *RunFacts
+	TokenOwner int64
+}
+
+// RunFacts is what the run rules need to know of a measurement run. Runs
+// belong to package runner, which imports this package, so the caller
+// copies these from its runner.Run.
+type RunFacts struct {
+	ID          int64
+	Status      string // as the runner names it, for messages
+	RequestedBy int64  // 0: nobody (an import or a run of the command line)
+	Finished    bool   // no longer queued or running
+	Imported    bool   // measured elsewhere
+	Retryable   bool   // failed or cancelled: a repeat may succeed
 }
 
 type rule struct {
@@ -132,7 +154,8 @@ var rules = map[Action]rule{
 		}
 		return nil
 	}},
-	ActAcceptRun: {roles: []Role{RoleAdmin}},
+	ActAcceptRun:  {roles: []Role{RoleAdmin}},
+	ActSetMeasure: {roles: []Role{RoleAdmin}},
 	// Uploading replaces a pitch's kernel, so it follows the pitch edit
 	// rule (its contestant, while the round is pitching), with admins
 	// allowed too: they fix a broken upload for a contestant.
@@ -144,6 +167,63 @@ var rules = map[Action]rule{
 			return err
 		}
 		return needActive(t.Pitch)
+	}},
+	// A re-pitch carries an earlier pitch forward: its contestant's to do,
+	// or an admin's on their behalf. (Filing itself is ActFilePitch.)
+	ActRepitch: {state: func(u *User, t Target) *Error {
+		if u == nil || (t.Pitch.ContestantID != u.ID && u.Role != RoleAdmin) {
+			return Errorf(EFORBIDDEN, "repitch_of", "you can only re-pitch your own pitches")
+		}
+		return nil
+	}},
+	ActRevokeToken: {state: func(u *User, t Target) *Error {
+		if u == nil {
+			return Errorf(EUNAUTHORIZED, "", "log in to revoke tokens")
+		}
+		if t.TokenOwner != u.ID && u.Role != RoleAdmin {
+			return Errorf(EFORBIDDEN, "", "you can only revoke your own tokens")
+		}
+		return nil
+	}},
+	// Runs: whoever may judge or file may measure, a contestant only their
+	// own pitch (or no pitch); viewers only watch. The messages are the
+	// ones the run endpoints have always given.
+	ActLaunchRun: {state: func(u *User, t Target) *Error {
+		switch {
+		case u == nil:
+			return ErrUnauthorized
+		case u.Role == RoleViewer:
+			return Errorf(EFORBIDDEN, "", "viewers may not start runs")
+		case t.Pitch != nil && u.Role == RoleContestant && t.Pitch.ContestantID != u.ID:
+			return Errorf(EFORBIDDEN, "", "only the pitch's contestant, sharks and admins may run a pitch")
+		}
+		return nil
+	}},
+	// Cancelling stops someone's measurement: theirs to stop, or an admin's.
+	ActCancelRun: {state: func(u *User, t Target) *Error {
+		if t.Run.Finished {
+			return Errorf(ECONFLICT, "", "run %d is already %s", t.Run.ID, t.Run.Status)
+		}
+		if u == nil || (u.Role != RoleAdmin && (t.Run.RequestedBy == 0 || t.Run.RequestedBy != u.ID)) {
+			return Errorf(EFORBIDDEN, "", "only the person who asked for the run or an admin may cancel it")
+		}
+		return nil
+	}},
+	// A repeat is a new run of the same request, so it needs what starting
+	// a run needs; only a run that did not finish its measurement here is
+	// worth repeating (an import has nothing to repeat).
+	ActRepeatRun: {state: func(u *User, t Target) *Error {
+		switch {
+		case u == nil:
+			return ErrUnauthorized
+		case u.Role == RoleViewer:
+			return Errorf(EFORBIDDEN, "", "viewers may not start runs")
+		case t.Run.Imported:
+			return Errorf(ECONFLICT, "", "run %d was imported: there is nothing here to repeat", t.Run.ID)
+		case !t.Run.Retryable:
+			return Errorf(ECONFLICT, "", "run %d is %s: only a failed or cancelled run is repeated", t.Run.ID, t.Run.Status)
+		}
+		return nil
 	}},
 	ActVote: {roles: []Role{RoleShark}, state: func(u *User, t Target) *Error {
 		if err := needStatus(t.Round, "vote", RoundJudging); err != nil {
@@ -169,7 +249,8 @@ var rules = map[Action]rule{
 var (
 	needsRound = map[Action]bool{ActEditRound: true, ActAdvanceRound: true, ActFilePitch: true, ActEditPitch: true,
 		ActWithdrawPitch: true, ActScore: true, ActSetWeights: true, ActVote: true, ActUploadKernel: true}
-	needsPitch = map[Action]bool{ActEditPitch: true, ActWithdrawPitch: true, ActScore: true, ActVote: true, ActUploadKernel: true}
+	needsPitch = map[Action]bool{ActEditPitch: true, ActWithdrawPitch: true, ActScore: true, ActVote: true, ActUploadKernel: true, ActRepitch: true}
+	needsRun   = map[Action]bool{ActCancelRun: true, ActRepeatRun: true}
 )
 
 // Can returns nil when user may do action on target, else an *Error:
@@ -181,6 +262,36 @@ func Can(user *User, action Action, t Target) error {
 	if !ok {
 		return Errorf(EINTERNAL, "", "unknown action %q", action)
 	}
+	if err := r.roleAllows(user, action); err != nil {
+		return err
+	}
+	if r.state == nil {
+		return nil
+	}
+	if needsRound[action] && t.Round == nil || needsPitch[action] && t.Pitch == nil || needsRun[action] && t.Run == nil {
+		return Errorf(EINTERNAL, "", "permission check for %q is missing its target", action)
+	}
+	if err := r.state(user, t); err != nil {
+		return err
+	}
+	return nil
+}
+
+// CanRole returns nil when user's role may do action on some target: the
+// role column of the table alone, for refusing a request before reading
+// what it is about (an import's body, say). Can still decides the request.
+func CanRole(user *User, action Action) error {
+	r, ok := rules[action]
+	if !ok {
+		return Errorf(EINTERNAL, "", "unknown action %q", action)
+	}
+	if err := r.roleAllows(user, action); err != nil {
+		return err // a nil *Error would make a non-nil error
+	}
+	return nil
+}
+
+func (r rule) roleAllows(user *User, action Action) *Error {
 	if r.roles != nil {
 		if user == nil {
 			return Errorf(EUNAUTHORIZED, "", "log in to %s", action)
@@ -196,14 +307,22 @@ func Can(user *User, action Action, t Target) error {
 			return Errorf(EFORBIDDEN, "", "a %s may not %s", user.Role, action)
 		}
 	}
-	if r.state == nil {
-		return nil
-	}
-	if needsRound[action] && t.Round == nil || needsPitch[action] && t.Pitch == nil {
-		return Errorf(EINTERNAL, "", "permission check for %q is missing its target", action)
-	}
-	if err := r.state(user, t); err != nil {
-		return err
+	return nil
+}
+
+// DemotesAdmin reports whether giving u the role to takes an admin away;
+// CheckRoleChange then needs the number of admins.
+func DemotesAdmin(u *User, to Role) bool {
+	return u.Role == RoleAdmin && to != RoleAdmin
+}
+
+// CheckRoleChange says whether u may be given the role to, admins being how
+// many admins there are (counted only when DemotesAdmin): demoting the last
+// admin would leave nobody able to run rounds. Who may change roles at all
+// is ActManageUsers.
+func CheckRoleChange(u *User, to Role, admins int) error {
+	if DemotesAdmin(u, to) && admins <= 1 {
+		return Errorf(ECONFLICT, "role", "%s is the last admin; make someone else admin first", u.Login)
 	}
 	return nil
 }

@@ -26,6 +26,10 @@ func TestCanMatrix(t *testing.T) {
 	withdrawn := &Pitch{ID: 11, RoundNumber: 1, ContestantID: owner.ID, Status: PitchWithdrawn}
 	sharkPitch := &Pitch{ID: 12, RoundNumber: 1, ContestantID: shark.ID, Status: PitchActive}
 	otherRound := &Pitch{ID: 13, RoundNumber: 2, ContestantID: owner.ID, Status: PitchActive}
+	queued := &RunFacts{ID: 20, Status: "queued", RequestedBy: owner.ID}
+	nobodys := &RunFacts{ID: 21, Status: "queued"}
+	failed := &RunFacts{ID: 22, Status: "failed", RequestedBy: owner.ID, Finished: true, Retryable: true}
+	imported := &RunFacts{ID: 23, Status: "failed", Finished: true, Imported: true, Retryable: true}
 
 	const (
 		ok = ""
@@ -78,6 +82,19 @@ func TestCanMatrix(t *testing.T) {
 		{"import judging, imports not allowed", ActImportRun, Target{Round: round(RoundJudging), Pitch: pitch}, [6]string{U, ok, F, F, F, F}},
 		{"import no pitch", ActImportRun, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"accept suspect run", ActAcceptRun, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"set a round's measurement", ActSetMeasure, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"re-pitch", ActRepitch, Target{Pitch: pitch}, [6]string{F, ok, F, ok, F, F}},
+		{"revoke the owner's token", ActRevokeToken, Target{TokenOwner: owner.ID}, [6]string{U, ok, F, ok, F, F}},
+		// Runs: a contestant measures only their own pitch; viewers never start one.
+		{"launch on no pitch", ActLaunchRun, Target{}, [6]string{U, ok, ok, ok, ok, F}},
+		{"launch on a pitch", ActLaunchRun, Target{Pitch: pitch}, [6]string{U, ok, ok, ok, F, F}},
+		{"launch on a shark's pitch", ActLaunchRun, Target{Pitch: sharkPitch}, [6]string{U, ok, ok, F, F, F}},
+		{"cancel the owner's queued run", ActCancelRun, Target{Run: queued}, [6]string{F, ok, F, ok, F, F}},
+		{"cancel nobody's queued run", ActCancelRun, Target{Run: nobodys}, [6]string{F, ok, F, F, F, F}},
+		{"cancel a finished run", ActCancelRun, Target{Run: failed}, [6]string{C, C, C, C, C, C}},
+		{"repeat a failed run", ActRepeatRun, Target{Run: failed}, [6]string{U, ok, ok, ok, ok, F}},
+		{"repeat a queued run", ActRepeatRun, Target{Run: queued}, [6]string{U, C, C, C, C, F}},
+		{"repeat an imported run", ActRepeatRun, Target{Run: imported}, [6]string{U, C, C, C, C, F}},
 	}
 	for _, tc := range cases {
 		for i, u := range users {
@@ -90,6 +107,9 @@ func TestCanMatrix(t *testing.T) {
 	// A missing target is an internal error, not a panic.
 	if got := ErrorCode(Can(shark, ActScore, Target{})); got != EINTERNAL {
 		t.Errorf("missing target: %q", got)
+	}
+	if got := ErrorCode(Can(admin, ActCancelRun, Target{})); got != EINTERNAL {
+		t.Errorf("missing run: %q", got)
 	}
 	if got := ErrorCode(Can(shark, "fly", Target{})); got != EINTERNAL {
 		t.Errorf("unknown action: %q", got)
@@ -189,5 +209,100 @@ func TestComputeStandingsWithdrawnAndHidden(t *testing.T) {
 	empty := ComputeStandings(nil, nil, nil, nil)
 	if empty.WinnerID != 0 || empty.DecidedBy != DecidedByNoVotes {
 		t.Errorf("empty standings %+v", empty)
+	}
+}
+
+// CanRole is the role column of Can alone: what a role may do on some target.
+func TestCanRole(t *testing.T) {
+	cases := []struct {
+		u      *User
+		action Action
+		want   string
+	}{
+		{nil, ActImportRun, EUNAUTHORIZED},
+		{&User{ID: 1, Role: RoleAdmin}, ActImportRun, ""},
+		{&User{ID: 2, Role: RoleContestant}, ActImportRun, ""}, // on their own pitch, where the round allows it
+		{&User{ID: 3, Role: RoleShark}, ActImportRun, EFORBIDDEN},
+		{&User{ID: 4, Role: RoleViewer}, ActImportRun, EFORBIDDEN},
+		{&User{ID: 5, Role: RoleViewer}, "fly", EINTERNAL},
+	}
+	for _, tc := range cases {
+		err := CanRole(tc.u, tc.action)
+		if got := ErrorCode(err); got != tc.want || (tc.want == "") != (err == nil) {
+			t.Errorf("%v %s: got %v (%q), want %q", tc.u, tc.action, err, got, tc.want)
+		}
+	}
+}
+
+// Wherever CanSeeResults answers differently for a viewer who scored the
+// pitch, ResultsDependOnScoring must say so: a caller that skips reading
+// the scorecards otherwise hides results from a shark who scored.
+func TestResultsDependOnScoring(t *testing.T) {
+	viewers := []*User{nil, {ID: 1, Role: RoleAdmin}, {ID: 2, Role: RoleShark}, {ID: 3, Role: RoleContestant}, {ID: 4, Role: RoleViewer}}
+	pitchesOf := []*Pitch{nil, {ID: 10, ContestantID: 3}, {ID: 11, ContestantID: 2}}
+	depends := 0
+	for _, st := range []RoundStatus{RoundPitching, RoundJudging, RoundClosed} {
+		round := &Round{Number: 1, Status: st}
+		for _, v := range viewers {
+			for _, p := range pitchesOf {
+				if CanSeeResults(v, round, p, true) != CanSeeResults(v, round, p, false) {
+					depends++
+					if !ResultsDependOnScoring(v, round) {
+						t.Errorf("viewer %v, round %s, pitch %v: the answer depends on scoring, ResultsDependOnScoring says no", v, st, p)
+					}
+				}
+			}
+		}
+	}
+	if depends == 0 {
+		t.Fatal("no case where scoring matters: the test checks nothing")
+	}
+	if ResultsDependOnScoring(&User{ID: 2, Role: RoleShark}, &Round{Status: RoundClosed}) {
+		t.Error("a closed round shows everyone everything: scoring cannot matter")
+	}
+}
+
+func TestCheckRoleChange(t *testing.T) {
+	admin := &User{ID: 1, Login: "ada", Role: RoleAdmin}
+	shark := &User{ID: 2, Login: "sam", Role: RoleShark}
+	cases := []struct {
+		u      *User
+		to     Role
+		admins int
+		want   string
+	}{
+		{admin, RoleShark, 1, ECONFLICT}, // the last admin
+		{admin, RoleShark, 2, ""},
+		{admin, RoleAdmin, 1, ""},
+		{shark, RoleViewer, 0, ""}, // no admin taken away: the count is not read
+		{shark, RoleAdmin, 1, ""},
+	}
+	for _, tc := range cases {
+		if got := ErrorCode(CheckRoleChange(tc.u, tc.to, tc.admins)); got != tc.want {
+			t.Errorf("%s %s -> %s with %d admins: got %q, want %q", tc.u.Login, tc.u.Role, tc.to, tc.admins, got, tc.want)
+		}
+	}
+	if !DemotesAdmin(admin, RoleViewer) || DemotesAdmin(admin, RoleAdmin) || DemotesAdmin(shark, RoleViewer) {
+		t.Error("DemotesAdmin: only an admin given another role is demoted")
+	}
+}
+
+func TestCanSeeScorecard(t *testing.T) {
+	judging := &Round{Number: 1, Status: RoundJudging}
+	shark := &User{ID: 2, Role: RoleShark}
+	if !CanSeeScorecard(shark, judging, shark.ID, false) {
+		t.Error("a shark's own card is hidden from them before they scored")
+	}
+	if CanSeeScorecard(shark, judging, 7, false) {
+		t.Error("another shark's card shows to a shark who has not scored")
+	}
+	if !CanSeeScorecard(shark, judging, 7, true) {
+		t.Error("another shark's card stays hidden from a shark who scored")
+	}
+	if CanSeeScorecard(nil, judging, 0, false) {
+		t.Error("an anonymous visitor sees a card of nobody (shark id 0) in an open round")
+	}
+	if !CanSeeScorecard(nil, &Round{Number: 1, Status: RoundClosed}, 7, false) {
+		t.Error("a closed round's cards are hidden")
 	}
 }

@@ -19,11 +19,23 @@ const (
 )
 
 // Error is the domain's error: a code, a message for people, and the field it
-// is about (empty when it is about no single field).
+// is about (empty when it is about no single field). Err, when set, is the
+// typed error it was made from (a *kernels.KnobError, say), kept so that
+// callers decide with errors.As rather than by reading the message.
 type Error struct {
 	Code    string
 	Message string
 	Field   string
+	Err     error
+}
+
+// Unwrap returns the error e was made from, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// WithCause records err as the error e was made from and returns e.
+func (e *Error) WithCause(err error) *Error {
+	e.Err = err
+	return e
 }
 
 func (e *Error) Error() string {

@@ -31,6 +31,15 @@ func CanSeeScorecards(viewer *User, round *Round, viewerScored bool) bool {
 	return false
 }
 
+// CanSeeScorecard reports whether viewer may see shark sharkID's card on a
+// pitch in round: their own always, another's as CanSeeScorecards says.
+func CanSeeScorecard(viewer *User, round *Round, sharkID int64, viewerScored bool) bool {
+	if viewer != nil && viewer.ID == sharkID {
+		return true
+	}
+	return CanSeeScorecards(viewer, round, viewerScored)
+}
+
 // CanSeeVotes reports whether viewer may see other sharks' votes in round.
 // viewerVoted: the viewer has cast a vote in the round.
 func CanSeeVotes(viewer *User, round *Round, viewerVoted bool) bool {
@@ -164,6 +173,13 @@ func CanSeeResults(viewer *User, round *Round, p *Pitch, viewerScored bool) bool
 		return viewerScored
 	}
 	return false
+}
+
+// ResultsDependOnScoring reports whether CanSeeResults's answer for viewer
+// in round can depend on viewerScored (a shark, while the round is open), so
+// that a caller reads the viewer's scorecards only when they matter.
+func ResultsDependOnScoring(viewer *User, round *Round) bool {
+	return viewer != nil && viewer.Role == RoleShark && round != nil && round.Status != RoundClosed
 }
 
 // CanReadRound reports whether viewer may open round's pages at all. Every

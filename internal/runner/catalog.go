@@ -36,9 +36,15 @@ func cleanKernelsErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	return catalogError(strings.TrimPrefix(err.Error(), "kernels: "))
+	return &catalogError{msg: strings.TrimPrefix(err.Error(), "kernels: "), err: err}
 }
 
-type catalogError string
+// catalogError is a kernels error with its message cleaned; it unwraps to
+// the original, so a *kernels.KnobError stays one.
+type catalogError struct {
+	msg string
+	err error
+}
 
-func (e catalogError) Error() string { return string(e) }
+func (e *catalogError) Error() string { return e.msg }
+func (e *catalogError) Unwrap() error { return e.err }

@@ -2,8 +2,10 @@
 // running `web bench` as a child process, one run at a time per device, and
 // stores every run, its result document and its per-shape figures through a
 // Store (internal/sqlite implements it). It also holds the arithmetic the run
-// and pitch pages show next to a result: prediction scores (ScorePrediction,
-// Sentence) and deal terms (EvaluateTerms).
+// and pitch pages show next to a result: the result rule (ResultOf),
+// prediction scores (ScorePrediction, Sentence), relative scores and
+// calibration (RelativeScores, Calibrate), the noise figure (VariantRelSEM)
+// and deal terms (EvaluateTerms).
 //
 // # Life of a run
 //
@@ -17,7 +19,7 @@
 // stdout is read line by line: progress lines go to subscribers, an error
 // line becomes the failure reason, other text is kept as log; the last 64 KiB
 // of stderr is kept. When the child exits 0, 1 (kernel incorrect) or 4
-// (suspect) with a document that passes bench.Validate and matches the run,
+// (suspect) with a document that passes result.Validate and matches the run,
 // Classify decides the status from the exit code and the document, and the
 // document, its summary and its shapes are stored with it in one
 // transaction: succeeded (exit 0, every shape correct, nothing suspect),
@@ -31,7 +33,7 @@
 //	timed out after 15m0s (time limit); the process group was killed
 //	could not run (exit 3): CUDA_ERROR_ILLEGAL_ADDRESS: ...
 //	bench refused its input (exit 2): ...
-//	no valid result: bench: validate: ...
+//	no valid result: result: validate: ...
 //
 // and the worker goes on with the next run. Cancel and the time limit kill
 // the whole process group (SIGTERM, SIGKILL after Config.KillGrace). Start
@@ -88,9 +90,9 @@
 // claim and each shark's estimate with ScorePrediction(lo, hi,
 // result.Speedup.Value) (interval score alpha 0.2 on log speedups, absolute
 // and signed log error, hit, Sentence) and evaluate the winning pitch's
-// Terms with EvaluateTerms on result.TermsRun(newest counted run). Two rules stay with
-// the web layer and the pitches service, since they concern people rather
-// than runs: measured results of a pitch are not shown to a shark who has not
-// yet scored it, and predictions are locked once a succeeded run of the
-// pitch exists.
+// Terms with EvaluateTerms on result.TermsRun(newest counted run). The rules
+// that concern people rather than runs live in package pitches: who may
+// start, cancel or repeat a run (pitches.Can), whose results a viewer may
+// see (pitches.CanSeeResults: not a shark who has not yet scored the pitch),
+// and the store refuses predictions once the pitch has a run with a result.
 package runner

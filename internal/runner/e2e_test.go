@@ -1,10 +1,14 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,11 +85,31 @@ func TestEndToEndCPUBench(t *testing.T) {
 		t.Errorf("stderr not kept: %q", got.Stderr)
 	}
 	if *updateFixture {
-		if err := os.WriteFile(fixtureAA, got.Result, 0o644); err != nil {
+		if err := os.WriteFile(fixtureAA, withoutTempPath(t, got.Result), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("rewrote %s", fixtureAA)
 	}
+}
+
+// withoutTempPath replaces the --json FILE the document's command names (a
+// folder of this test's temporary directory) by its base name, so the
+// committed fixture names no path of the machine that wrote it.
+func withoutTempPath(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var d struct {
+		Command []string `json:"command"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatalf("read the document's command: %v", err)
+	}
+	i := slices.Index(d.Command, "--json")
+	if i < 0 || i+1 >= len(d.Command) {
+		return doc
+	}
+	from, _ := json.Marshal(d.Command[i+1])
+	to, _ := json.Marshal(filepath.Base(d.Command[i+1]))
+	return bytes.Replace(doc, from, to, 1)
 }
 
 // The same path on a GPU: a knob variant paired with the baseline on device

@@ -27,7 +27,7 @@ func TestFaults(t *testing.T) {
 		{mode: "crash", status: runner.StatusFailed, reason: []string{"crashed: killed by signal"}},
 		{mode: "exit", status: runner.StatusFailed, reason: []string{"crashed: exit status 42", "out of host memory"}},
 		{mode: "hang", status: runner.StatusFailed, reason: []string{"timed out after 2s"}, grandchild: true},
-		{mode: "garbage", status: runner.StatusFailed, reason: []string{"no valid result", "bench: validate"}},
+		{mode: "garbage", status: runner.StatusFailed, reason: []string{"no valid result", "result: validate"}},
 		{mode: "cudaerror", status: runner.StatusFailed, reason: []string{"could not run (exit 3)", "CUDA_ERROR_ILLEGAL_ADDRESS"}},
 	}
 	for _, tc := range cases {

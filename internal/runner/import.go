@@ -82,7 +82,7 @@ func DecodeImport(r io.Reader) (*ImportRequest, error) {
 		return nil, pitches.Errorf(pitches.EINVALID, "document", "import document is larger than %d bytes", maxImportBytes)
 	}
 	// A full bench result document has a top-level schema_version; it is
-	// imported as it is (its own schema is bench.Validate's to check).
+	// imported as it is (its own schema is result.Validate's to check).
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(data, &probe) == nil {
 		if _, ok := probe["schema_version"]; ok {

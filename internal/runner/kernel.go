@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/kernels"
 )
 
 // Runs of submitted kernels. A run whose variant is `kernel:<hash>[?knobs]`
@@ -75,7 +76,8 @@ func CheckKernelKnobs(m pitches.KernelManifest, query string) error {
 	}
 	vals, err := url.ParseQuery(query)
 	if err != nil {
-		return pitches.Errorf(pitches.EINVALID, "variant", "knob overrides %q are not key=value pairs: %v", query, err)
+		return pitches.Errorf(pitches.EINVALID, "variant", "knob overrides %q are not key=value pairs: %v", query, err).
+			WithCause(&kernels.KnobError{Knob: query, Reason: "not key=value pairs"})
 	}
 	var declared []string
 	for _, k := range m.Knobs {
@@ -85,13 +87,16 @@ func CheckKernelKnobs(m pitches.KernelManifest, query string) error {
 		i := slices.IndexFunc(m.Knobs, func(k pitches.KernelKnob) bool { return k.Key == key })
 		if i < 0 {
 			if len(declared) == 0 {
-				return pitches.Errorf(pitches.EINVALID, "variant", "unknown knob %q: kernel %s declares no knobs", key, m.Name)
+				return pitches.Errorf(pitches.EINVALID, "variant", "unknown knob %q: kernel %s declares no knobs", key, m.Name).
+					WithCause(&kernels.KnobError{Knob: key, Value: strings.Join(vs, ","), Reason: "unknown knob"})
 			}
-			return pitches.Errorf(pitches.EINVALID, "variant", "unknown knob %q: kernel %s declares %s", key, m.Name, strings.Join(declared, ", "))
+			return pitches.Errorf(pitches.EINVALID, "variant", "unknown knob %q: kernel %s declares %s", key, m.Name, strings.Join(declared, ", ")).
+				WithCause(&kernels.KnobError{Knob: key, Value: strings.Join(vs, ","), Reason: "unknown knob"})
 		}
 		for _, v := range vs {
 			if !slices.Contains(m.Knobs[i].Values, v) {
-				return pitches.Errorf(pitches.EINVALID, "variant", "knob %s: value %q not allowed (allowed: %s)", key, v, strings.Join(m.Knobs[i].Values, ", "))
+				return pitches.Errorf(pitches.EINVALID, "variant", "knob %s: value %q not allowed (allowed: %s)", key, v, strings.Join(m.Knobs[i].Values, ", ")).
+					WithCause(&kernels.KnobError{Knob: key, Value: v, Allowed: m.Knobs[i].Values})
 			}
 		}
 	}

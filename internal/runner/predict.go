@@ -102,6 +102,19 @@ type TermResult struct {
 	Text  string  `json:"text"` // e.g. "geomean 0.74x, needs >= 1.4x: not met"
 }
 
+// TermsMet tallies evaluated terms: how many were met, and the texts of
+// those that were not, in order.
+func TermsMet(ts []TermResult) (met int, notMet []string) {
+	for _, t := range ts {
+		if t.Met {
+			met++
+		} else {
+			notMet = append(notMet, t.Text)
+		}
+	}
+	return met, notMet
+}
+
 // EvaluateTerms checks terms against run (which must have a result and its
 // shapes). repeats are other finished runs of the same configuration, used
 // for run-to-run variation; runs in it without a result are ignored.

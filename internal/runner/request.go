@@ -74,7 +74,7 @@ func (r *Request) validate(cat Catalog, devices []string, isCPU func(string) boo
 	if !submitted {
 		var err error
 		if varRef, err = cat.CheckVariant(r.Problem, r.Variant); err != nil {
-			return pitches.Errorf(pitches.EINVALID, "variant", "%s", message(err))
+			return pitches.Errorf(pitches.EINVALID, "variant", "%s", message(err)).WithCause(err)
 		}
 	}
 	baseRef := false
@@ -84,7 +84,7 @@ func (r *Request) validate(cat Catalog, devices []string, isCPU func(string) boo
 	if r.Baseline != "" {
 		var err error
 		if baseRef, err = cat.CheckVariant(r.Problem, r.Baseline); err != nil {
-			return pitches.Errorf(pitches.EINVALID, "baseline", "%s", message(err))
+			return pitches.Errorf(pitches.EINVALID, "baseline", "%s", message(err)).WithCause(err)
 		}
 	}
 	if r.Device == "" {

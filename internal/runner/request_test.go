@@ -2,11 +2,13 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/kernels"
 )
 
 func TestSubmitRejectsBadRequests(t *testing.T) {
@@ -58,6 +60,31 @@ func TestNewRejectsBadDevices(t *testing.T) {
 	for _, devs := range [][]string{{"gpu0"}, {"-1"}, {"01"}, {"0", "0"}} {
 		if _, err := runner.New(runner.Config{Store: openDB(t, t.TempDir()+"/db"), Catalog: runner.KernelsCatalog{}, Devices: devs}); err == nil {
 			t.Errorf("devices %q accepted", devs)
+		}
+	}
+}
+
+// A knob's error reaches the caller as a *kernels.KnobError, so the web
+// form can point at its knobs field without reading the message.
+func TestKnobErrorsStayTyped(t *testing.T) {
+	r := newRunner(t, runner.Config{Devices: []string{"0", "cpu"}, Command: standIn(t, map[int64]string{}, "")})
+	for variant, knob := range map[string]string{"baseline?stages=9": "stages", "baseline?pipelining=on": "pipelining"} {
+		_, err := r.Submit(context.Background(), runner.Request{Problem: groupProblem, Suite: "benchmarks", Variant: variant, Baseline: "baseline", Device: "0"})
+		var ke *kernels.KnobError
+		if !errors.As(err, &ke) || ke.Knob != knob || pitches.ErrorField(err) != "variant" {
+			t.Errorf("%s: err = %v (%T), want a knob error about %s on the variant", variant, err, errors.Unwrap(err), knob)
+		}
+	}
+	_, err := r.Submit(context.Background(), runner.Request{Problem: groupProblem, Suite: "benchmarks", Variant: "warp_specialized", Baseline: "baseline", Device: "0"})
+	var ke *kernels.KnobError
+	if err == nil || errors.As(err, &ke) {
+		t.Errorf("unknown variant: err = %v, want an error that is not a knob's", err)
+	}
+	m := pitches.KernelManifest{Name: "clear", Knobs: []pitches.KernelKnob{{Key: "unroll", Values: []string{"1", "2"}}}}
+	for query, knob := range map[string]string{"unroll=3": "unroll", "stages=2": "stages", "%zz": "%zz"} {
+		err := runner.CheckKernelKnobs(m, query)
+		if !errors.As(err, &ke) || ke.Knob != knob {
+			t.Errorf("submitted kernel, %s: err = %v, want a knob error about %s", query, err, knob)
 		}
 	}
 }

@@ -7,18 +7,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pitchtank/pitchtank/internal/bench"
+	"github.com/pitchtank/pitchtank/internal/result"
 )
 
-// ParseResult validates a result document of `web bench` (bench.Validate:
+// ParseResult validates a result document of `web bench` (result.Validate:
 // strict schema, numbers that make sense together), checks that it answers
 // run (same problem, suite and variant), and extracts the summary and the
 // per-shape rows that are stored next to it.
 func ParseResult(doc []byte, run *Run) (*Result, error) {
-	if err := bench.Validate(doc); err != nil {
+	if err := result.Validate(doc); err != nil {
 		return nil, err
 	}
-	var d bench.Result
+	var d result.Result
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, fmt.Errorf("decode result document: %w", err)
 	}
@@ -44,7 +44,7 @@ func ParseResult(doc []byte, run *Run) (*Result, error) {
 		res.DeviceName = d.Device.Name
 	}
 	// Schema 2's failures and suspect reasons, read on their own so that
-	// this works whether or not bench.Result declares them yet; a schema 1
+	// this works whether or not result.Result declares them yet; a schema 1
 	// document has neither (empty).
 	var v2 struct {
 		Summary struct {
@@ -112,7 +112,7 @@ func ParseResult(doc []byte, run *Run) (*Result, error) {
 
 // shapeFailures names the failed checks of an incorrect shape from its
 // per-check records: the schema 1 fallback for summary.failures.
-func shapeFailures(s bench.Shape) []Failure {
+func shapeFailures(s result.Shape) []Failure {
 	var out []Failure
 	for _, c := range s.Checks {
 		if c.Pass {
@@ -139,7 +139,7 @@ func shapeFailures(s bench.Shape) []Failure {
 
 // shapeLabel names a shape the way the seeds' tables do: "g=8 N=4096 K=7168"
 // for a grouped GEMM, "M=256 N=4096 K=7168" for a single one.
-func shapeLabel(s bench.Shape) string {
+func shapeLabel(s result.Shape) string {
 	if len(s.M) == 1 {
 		return fmt.Sprintf("M=%d N=%d K=%d", s.M[0], s.N, s.K)
 	}
@@ -165,7 +165,7 @@ func containsStr(xs []string, s string) bool {
 
 // Comparable says whether two runs' times can be set side by side
 // (measurement.md rule 10): both measured here with the same device model,
-// driver and NVRTC version (bench.Comparable on their documents), or both
+// driver and NVRTC version (result.Comparable on their documents), or both
 // imported from the same device label. The reason names the difference.
 // Both runs must come from Get (with their result documents).
 func Comparable(a, b *Run) (bool, string) {
@@ -181,12 +181,12 @@ func Comparable(a, b *Run) (bool, string) {
 		}
 		return true, ""
 	}
-	var da, db bench.Result
+	var da, db result.Result
 	if err := json.Unmarshal(a.Result, &da); err != nil {
 		return false, fmt.Sprintf("run %d: result document unreadable: %v", a.ID, err)
 	}
 	if err := json.Unmarshal(b.Result, &db); err != nil {
 		return false, fmt.Sprintf("run %d: result document unreadable: %v", b.ID, err)
 	}
-	return bench.Comparable(&da, &db)
+	return result.Comparable(&da, &db)
 }

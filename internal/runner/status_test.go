@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitchtank/pitchtank/internal/bench"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
@@ -19,7 +19,7 @@ import (
 const fixtureAAv2 = "testdata/cpu-tests-aa-v2.json"
 
 // mutated reads a fixture, applies edit to its decoded JSON and checks that
-// bench.Validate accepts the result: the child hands back only documents a
+// result.Validate accepts the result: the child hands back only documents a
 // real bench could have written.
 func mutated(t *testing.T, path string, edit func(d map[string]any)) string {
 	t.Helper()
@@ -36,7 +36,7 @@ func mutated(t *testing.T, path string, edit func(d map[string]any)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bench.Validate(out); err != nil {
+	if err := result.Validate(out); err != nil {
 		t.Fatalf("the test's document is not valid: %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "doc.json")

@@ -22,6 +22,12 @@ func (r *Rand) Uint64() uint64 {
 	return z ^ (z >> 31)
 }
 
+// At returns the n-th value (n >= 1) that New(seed) gives, without drawing
+// the ones before it: the state only ever advances by the same constant.
+func At(seed, n uint64) uint64 {
+	return New(seed + 0x9E3779B97F4A7C15*(n-1)).Uint64()
+}
+
 // Intn returns a value in [0, n) by Lemire's multiply-shift (bias < n/2^64).
 func (r *Rand) Intn(n int) int {
 	hi, _ := bits.Mul64(r.Uint64(), uint64(n))

@@ -19,3 +19,16 @@ func TestReferenceStream(t *testing.T) {
 		}
 	}
 }
+
+// At(seed, n) is the n-th draw of New(seed), for any seed, including ones
+// whose state wraps around 2^64.
+func TestAtIsTheNthDraw(t *testing.T) {
+	for _, seed := range []uint64{0, 42, 1<<64 - 3} {
+		r := New(seed)
+		for n := uint64(1); n <= 200; n++ {
+			if got, want := At(seed, n), r.Uint64(); got != want {
+				t.Fatalf("At(%d, %d) = %#x, want the %d-th draw %#x", seed, n, got, n, want)
+			}
+		}
+	}
+}

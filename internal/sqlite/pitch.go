@@ -117,10 +117,7 @@ func checkRepitch(ctx context.Context, q queryer, by *pitches.User, round, repit
 	if int64(orig.RoundNumber) >= round {
 		return pitches.Errorf(pitches.EINVALID, "repitch_of", "a re-pitch must follow a pitch of an earlier round (pitch %d is in round %d)", orig.ID, orig.RoundNumber)
 	}
-	if orig.ContestantID != by.ID && by.Role != pitches.RoleAdmin {
-		return pitches.Errorf(pitches.EFORBIDDEN, "repitch_of", "you can only re-pitch your own pitches")
-	}
-	return nil
+	return pitches.Can(by, pitches.ActRepitch, pitches.Target{Pitch: orig})
 }
 
 func nullID(id int64) any {

@@ -148,10 +148,10 @@ func (db *DB) CreateRound(ctx context.Context, by *pitches.User, in pitches.Roun
 // keys change, personal weights set for the round no longer cover its
 // criteria and are deleted: sharks set them again.
 func (db *DB) UpdateRound(ctx context.Context, by *pitches.User, number int, in pitches.RoundInput) (*pitches.Round, error) {
-	if by == nil || by.Role != pitches.RoleAdmin {
-		if err := pitches.Can(by, pitches.ActEditRound, pitches.Target{Round: &pitches.Round{Number: number}}); err != nil {
-			return nil, err
-		}
+	// The role first, before the round is read; the round's state is
+	// checked with it below.
+	if err := pitches.CanRole(by, pitches.ActEditRound); err != nil {
+		return nil, err
 	}
 	if in.Number == 0 {
 		in.Number = number
@@ -218,8 +218,8 @@ func sameKeys(a, b []pitches.Criterion) bool {
 
 // SetRoundStatus moves a round one step forward: pitching -> judging -> closed.
 func (db *DB) SetRoundStatus(ctx context.Context, by *pitches.User, number int, status pitches.RoundStatus) (*pitches.Round, error) {
-	if by == nil || by.Role != pitches.RoleAdmin {
-		return nil, pitches.Can(by, pitches.ActAdvanceRound, pitches.Target{Round: &pitches.Round{Number: number}})
+	if err := pitches.CanRole(by, pitches.ActAdvanceRound); err != nil {
+		return nil, err
 	}
 	if !pitches.ValidStatus(status) {
 		return nil, pitches.Errorf(pitches.EINVALID, "status", "must be pitching, judging or closed")
@@ -251,8 +251,8 @@ func (db *DB) SetRoundStatus(ctx context.Context, by *pitches.User, number int, 
 // ones, allowed until the shark's first scorecard in the round (scoring.md:
 // "before submitting a first scorecard; they are then frozen").
 func (db *DB) SetPersonalWeights(ctx context.Context, by *pitches.User, round int, weights map[string]int) error {
-	if by == nil || by.Role != pitches.RoleShark {
-		return pitches.Can(by, pitches.ActSetWeights, pitches.Target{})
+	if err := pitches.CanRole(by, pitches.ActSetWeights); err != nil {
+		return err
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
 		r, err := roundByNumber(ctx, tx, round)
@@ -331,7 +331,7 @@ func hasScoredInRound(ctx context.Context, q queryer, sharkID, roundID int64) (b
 // pitches.Service: the web layer checks the spec against the kernel
 // manifest first.
 func (db *DB) SetRoundBaseline(ctx context.Context, by *pitches.User, number int, baseline string) (*pitches.Round, error) {
-	if by == nil || by.Role != pitches.RoleAdmin {
+	if pitches.CanRole(by, pitches.ActSetMeasure) != nil {
 		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's baseline")
 	}
 	baseline = strings.TrimSpace(baseline)
@@ -381,7 +381,7 @@ func setMeasurement(ctx context.Context, tx *sql.Tx, roundID int64, m pitches.Ro
 // the measurement against the kernel catalogue first
 // (runner.CheckMeasurement).
 func (db *DB) SetRoundMeasurement(ctx context.Context, by *pitches.User, number int, m pitches.RoundMeasurement, baseline string) (*pitches.Round, error) {
-	if by == nil || by.Role != pitches.RoleAdmin {
+	if pitches.CanRole(by, pitches.ActSetMeasure) != nil {
 		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's measurement")
 	}
 	if err := pitches.ValidateMeasurement(trimMeasurement(m)); err != nil {

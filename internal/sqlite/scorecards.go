@@ -97,8 +97,8 @@ func (db *DB) ImportScorecard(ctx context.Context, by *pitches.User, pitchID int
 }
 
 func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int64, in pitches.ScorecardInput, typed *float64) (*pitches.Scorecard, error) {
-	if by == nil || by.Role != pitches.RoleShark {
-		return nil, pitches.Can(by, pitches.ActScore, pitches.Target{})
+	if err := pitches.CanRole(by, pitches.ActScore); err != nil {
+		return nil, err
 	}
 	var out *pitches.Scorecard
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -190,11 +190,10 @@ func (db *DB) VisibleScorecards(ctx context.Context, viewer *pitches.User, pitch
 			}
 		}
 	}
-	seeAll := pitches.CanSeeScorecards(viewer, r, scored)
 	var out []pitches.Scorecard
 	hidden := 0
 	for _, c := range cards {
-		if seeAll || (viewer != nil && c.SharkID == viewer.ID) {
+		if pitches.CanSeeScorecard(viewer, r, c.SharkID, scored) {
 			out = append(out, c)
 		} else {
 			hidden++
@@ -210,8 +209,8 @@ func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchI
 	if err != nil {
 		return nil, err
 	}
-	own := viewer != nil && viewer.ID == sharkID
-	if !own {
+	// Whether the viewer scored matters only for another shark's card.
+	if !pitches.CanSeeScorecard(viewer, r, sharkID, false) {
 		scored := false
 		if viewer != nil {
 			var n int
@@ -221,7 +220,7 @@ func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchI
 			}
 			scored = n > 0
 		}
-		if !pitches.CanSeeScorecards(viewer, r, scored) {
+		if !pitches.CanSeeScorecard(viewer, r, sharkID, scored) {
 			return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "other sharks' scorecards stay hidden until you have scored this pitch or the round closes")
 		}
 	}

@@ -233,15 +233,14 @@ func (db *DB) SetUserRole(ctx context.Context, by *pitches.User, userID int64, r
 		if err != nil {
 			return err
 		}
-		if u.Role == pitches.RoleAdmin && role != pitches.RoleAdmin {
-			// Demoting the last admin would leave nobody able to run rounds.
-			var admins int
+		admins := 0
+		if pitches.DemotesAdmin(u, role) {
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role = 'admin'`).Scan(&admins); err != nil {
 				return fmt.Errorf("sqlite: count admins: %w", err)
 			}
-			if admins <= 1 {
-				return pitches.Errorf(pitches.ECONFLICT, "role", "%s is the last admin; make someone else admin first", u.Login)
-			}
+		}
+		if err := pitches.CheckRoleChange(u, role, admins); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, string(role), userID); err != nil {
 			return fmt.Errorf("sqlite: set role of user %d: %w", userID, err)
@@ -385,8 +384,8 @@ func (db *DB) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) 
 		if err != nil {
 			return fmt.Errorf("sqlite: load token %d: %w", tokenID, err)
 		}
-		if owner != by.ID && by.Role != pitches.RoleAdmin {
-			return pitches.Errorf(pitches.EFORBIDDEN, "", "you can only revoke your own tokens")
+		if err := pitches.Can(by, pitches.ActRevokeToken, pitches.Target{TokenOwner: owner}); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
 			fmtTime(db.Now()), tokenID); err != nil {

@@ -35,8 +35,8 @@ func loadVotes(ctx context.Context, q queryer, where string, args ...any) ([]pit
 // CastVote stores a new version of by's vote in the round; the latest counts
 // and a vote may change until the round closes (scoring.md, "Votes").
 func (db *DB) CastVote(ctx context.Context, by *pitches.User, round int, in pitches.VoteInput) (*pitches.Vote, error) {
-	if by == nil || by.Role != pitches.RoleShark {
-		return nil, pitches.Can(by, pitches.ActVote, pitches.Target{})
+	if err := pitches.CanRole(by, pitches.ActVote); err != nil {
+		return nil, err
 	}
 	if err := pitches.ValidateVote(in); err != nil {
 		return nil, err

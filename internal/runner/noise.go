@@ -1,10 +1,10 @@
-package httpserver
+package runner
 
 import (
 	"encoding/json"
 	"math"
 
-	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/internal/stats"
 )
 
 // The "Noise (rel SEM)" figure of a run's shapes: the relative standard
@@ -28,12 +28,12 @@ type noiseDoc struct {
 	} `json:"shapes"`
 }
 
-// variantRelSEM returns the variant's relative SEM per shape index, for the
+// VariantRelSEM returns the variant's relative SEM per shape index, for the
 // shapes whose document gives it (bench: stats.rel_sem; import: computed
 // from variant_samples_us, at least two samples). Shapes without it are
 // absent: the page shows "—" rather than a figure of another definition.
-// run.Result must be loaded (runner Get).
-func variantRelSEM(run *runner.Run) map[int]float64 {
+// run.Result must be loaded (Runner.Get).
+func VariantRelSEM(run *Run) map[int]float64 {
 	out := map[int]float64{}
 	if len(run.Result) == 0 {
 		return out
@@ -61,20 +61,12 @@ func variantRelSEM(run *runner.Run) map[int]float64 {
 	return out
 }
 
-// relSEM is stddev(n-1)/sqrt(n)/mean, the definition bench uses.
+// relSEM is stddev(n-1)/sqrt(n)/mean (stats.Summarize), the definition
+// bench uses; false when the mean is not a positive finite time.
 func relSEM(xs []float64) (float64, bool) {
-	n := float64(len(xs))
-	mean := 0.0
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= n
-	if !(mean > 0) || math.IsInf(mean, 0) {
+	s := stats.Summarize(xs)
+	if !(s.Mean > 0) || math.IsInf(s.Mean, 0) {
 		return 0, false
 	}
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(ss/(n-1)) / math.Sqrt(n) / mean, true
+	return s.RelSEM, true
 }

@@ -1,10 +1,14 @@
-package bench
+// Package result is the document `web bench` writes and the app stores: its
+// schema, its validator, its Markdown report and when two results compare.
+// It is pure Go, apart from the measurement (internal/bench) and the GPU
+// (internal/engine, internal/gpu), so that storage, the runner and the web
+// layer read results without linking cgo.
+package result
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -366,11 +370,38 @@ type Verdicts struct {
 	NoChange int `json:"no_clear_difference"`
 }
 
-// finitePtr returns &x, or nil when x is NaN or infinite (JSON has no
-// encoding for them, and a non-finite error is recorded through nans).
-func finitePtr(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
+// Exit codes of `web bench`.
+const (
+	ExitOK          = 0 // every shape correct, measured
+	ExitIncorrect   = 1 // ran, but a kernel failed a correctness check on some shape
+	ExitUsage       = 2 // usage or invalid input (flags, problem, variant, knob, shape)
+	ExitCouldNotRun = 3 // device unavailable, compile error, CUDA error, timeout
+	ExitSuspect     = 4 // every shape correct, but a figure is implausible (below the floor, over 10x) or the guard was off
+)
+
+// Roles of the things a run executes on one shape.
+const (
+	RoleVariant   = "variant"
+	RoleBaseline  = "baseline"
+	RoleReference = "reference"
+)
+
+// Phases of a correctness check.
+const (
+	PhaseFresh     = "fresh"            // fresh inputs, output poisoned before the launch
+	PhaseLastTimed = "last_timed"       // the output left by the last timed launch
+	PhaseRefVsCPU  = "reference_vs_cpu" // the GPU reference against the CPU reference
+)
+
+// Phases of the checks that guard timing against kernels that game it.
+const (
+	// PhaseTimedSample checks the output of a timed launch, read right
+	// after the timer's stop event.
+	PhaseTimedSample = "timed_sample"
+	// PhaseAfterTimer fails a timed launch whose work was still running
+	// when the timer's stop event completed.
+	PhaseAfterTimer = "work_after_timer"
+	// PhaseInputsAfter compares the inputs after timing, with every content
+	// change undone, with the inputs as loaded.
+	PhaseInputsAfter = "inputs_after_timing"
+)

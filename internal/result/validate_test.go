@@ -1,4 +1,4 @@
-package bench
+package result
 
 import (
 	"encoding/json"
@@ -35,9 +35,6 @@ func TestDocsDescribeEveryField(t *testing.T) {
 	}
 	fields := map[string]bool{}
 	jsonFields(reflect.TypeOf(Result{}), map[reflect.Type]bool{}, fields)
-	jsonFields(reflect.TypeOf(Progress{}), map[reflect.Type]bool{}, fields)
-	jsonFields(reflect.TypeOf(ErrorLine{}), map[reflect.Type]bool{}, fields)
-	jsonFields(reflect.TypeOf(ResultLine{}), map[reflect.Type]bool{}, fields)
 	var missing []string
 	for f := range fields {
 		if !strings.Contains(string(doc), "`"+f+"`") {
@@ -52,15 +49,39 @@ func TestDocsDescribeEveryField(t *testing.T) {
 	}
 }
 
-func validFakeDoc(t *testing.T) map[string]any {
+// fixtureV2 is a real `web bench --device cpu --aa` document (schema
+// version 2), kept by the runner's tests; fixtureV1 is one from before the
+// timing guard.
+const (
+	fixtureV2 = "../runner/testdata/cpu-tests-aa-v2.json"
+	fixtureV1 = "../runner/testdata/cpu-tests-aa.json"
+)
+
+func validDoc(t *testing.T) map[string]any {
 	t.Helper()
-	f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.001) })
-	_, _, doc := runFake(t, fakeConfig(1, true), f)
+	doc, err := os.ReadFile(fixtureV2)
+	if err != nil {
+		t.Fatalf("read the fixture: %v", err)
+	}
 	var m map[string]any
 	if err := json.Unmarshal(doc, &m); err != nil {
 		t.Fatal(err)
 	}
 	return m
+}
+
+func TestValidateAcceptsVersion1(t *testing.T) {
+	doc, err := os.ReadFile(fixtureV1)
+	if err != nil {
+		t.Fatalf("read the fixture: %v", err)
+	}
+	r, err := ParseResult(doc)
+	if err != nil {
+		t.Fatalf("a version 1 document does not validate: %v", err)
+	}
+	if r.SchemaVersion != 1 {
+		t.Fatalf("fixture has schema_version %d, want 1", r.SchemaVersion)
+	}
 }
 
 func TestValidateRefusesBrokenDocuments(t *testing.T) {
@@ -91,7 +112,7 @@ func TestValidateRefusesBrokenDocuments(t *testing.T) {
 	}
 	for name, mod := range cases {
 		t.Run(name, func(t *testing.T) {
-			m := validFakeDoc(t)
+			m := validDoc(t)
 			mod(m)
 			doc, _ := json.Marshal(m)
 			if err := Validate(doc); err == nil {
@@ -102,7 +123,7 @@ func TestValidateRefusesBrokenDocuments(t *testing.T) {
 	if err := Validate([]byte("{")); err == nil {
 		t.Fatal("Validate accepted broken JSON")
 	}
-	doc, _ := json.Marshal(validFakeDoc(t))
+	doc, _ := json.Marshal(validDoc(t))
 	if err := Validate(doc); err != nil {
 		t.Fatalf("the unmodified document does not validate: %v", err)
 	}

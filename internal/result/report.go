@@ -1,4 +1,4 @@
-package bench
+package result
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ func ParseResult(doc []byte) (*Result, error) {
 	}
 	var r Result
 	if err := json.Unmarshal(doc, &r); err != nil {
-		return nil, fmt.Errorf("bench: decode result: %w", err)
+		return nil, fmt.Errorf("result: decode: %w", err)
 	}
 	return &r, nil
 }

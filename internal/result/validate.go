@@ -1,4 +1,4 @@
-package bench
+package result
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 func Validate(doc []byte) error {
 	var generic any
 	if err := json.Unmarshal(doc, &generic); err != nil {
-		return fmt.Errorf("bench: validate: not JSON: %w", err)
+		return fmt.Errorf("result: validate: not JSON: %w", err)
 	}
 	var probs []string
 	version := SchemaVersion
@@ -35,10 +35,10 @@ func Validate(doc []byte) error {
 	dec.DisallowUnknownFields()
 	var r Result
 	if err := dec.Decode(&r); err != nil {
-		return fmt.Errorf("bench: validate: strict decode: %w", err)
+		return fmt.Errorf("result: validate: strict decode: %w", err)
 	}
 	if dec.More() {
-		return errors.New("bench: validate: trailing data after the document")
+		return errors.New("result: validate: trailing data after the document")
 	}
 	probs = r.problems()
 	if len(probs) > 0 {
@@ -54,7 +54,7 @@ func validationError(probs []string) error {
 		more = fmt.Sprintf(" (and %d more)", len(probs)-show)
 		probs = probs[:show]
 	}
-	return fmt.Errorf("bench: validate: %s%s", strings.Join(probs, "; "), more)
+	return fmt.Errorf("result: validate: %s%s", strings.Join(probs, "; "), more)
 }
 
 // checkPresence walks the decoded JSON alongside the Go type: every field of
