@@ -21,6 +21,7 @@ import (
 func (s *server) registerRunAPIRoutes(r chi.Router) {
 	r.Post("/runs", s.handleAPISubmitRun)
 	r.Get("/runs", s.handleAPIRuns)
+	s.registerTrackingAPIRoutes(r)
 	r.Get("/runs.json", s.handleAPIRunsExport("json"))
 	r.Get("/runs.csv", s.handleAPIRunsExport("csv"))
 	r.Post("/runs/import", s.handleAPIImportRun)

@@ -23,6 +23,7 @@ import (
 func (s *server) registerRunPageRoutes(r chi.Router) {
 	r.Get("/runs", s.handleRunsPage)
 	r.Post("/runs", s.handleLaunchRun)
+	s.registerTrackingPageRoutes(r)
 	// The /runs page's export links, for a logged-in browser (the /api
 	// ones need a token).
 	r.Get("/runs.csv", s.handleAPIRunsExport("csv"))
