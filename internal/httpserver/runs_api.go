@@ -239,7 +239,7 @@ func (s *server) cancelRun(ctx context.Context, u *pitches.User, id int64) (*run
 	if err := s.runs.Cancel(cctx, id); err != nil {
 		return nil, err
 	}
-	return s.runs.Get(ctx, id)
+	return s.auditRunAs(ctx, u, "run.cancel", run)(s.runs.Get(ctx, id))
 }
 
 func (s *server) requeueRun(ctx context.Context, u *pitches.User, id int64) (*runner.Run, error) {
@@ -255,7 +255,7 @@ func (s *server) requeueRun(ctx context.Context, u *pitches.User, id int64) (*ru
 			return nil, err
 		}
 	}
-	return s.runs.Requeue(ctx, id, u.ID)
+	return s.auditRunAs(ctx, u, "run.requeue", nil)(s.runs.Requeue(ctx, id, u.ID))
 }
 
 func (s *server) handleAPIRequeueRun(w http.ResponseWriter, r *http.Request) {
@@ -338,7 +338,7 @@ func (s *server) importRun(ctx context.Context, u *pitches.User, req *runner.Imp
 	if err := pitches.Can(u, pitches.ActImportRun, t); err != nil {
 		return nil, err
 	}
-	return s.runs.Import(ctx, req, u.ID)
+	return s.auditRunAs(ctx, u, "run.import", nil)(s.runs.Import(ctx, req, u.ID))
 }
 
 func (s *server) handleAPIAcceptRun(w http.ResponseWriter, r *http.Request) {
@@ -358,7 +358,7 @@ func (s *server) handleAPIAcceptRun(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	run, err := s.runs.Accept(r.Context(), id, userFrom(r.Context()), in.Reason)
+	run, err := s.acceptRun(r.Context(), id, userFrom(r.Context()), in.Reason)
 	if err != nil {
 		s.apiError(w, r, err)
 		return

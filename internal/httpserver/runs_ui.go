@@ -238,7 +238,7 @@ func (s *server) handleAcceptRunForm(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	u := userFrom(ctx)
-	if _, err := s.runs.Accept(ctx, id, u, r.PostForm.Get("reason")); err != nil {
+	if _, err := s.acceptRun(ctx, id, u, r.PostForm.Get("reason")); err != nil {
 		if pitches.ErrorCode(err) != pitches.EINVALID {
 			s.renderError(w, r, err)
 			return

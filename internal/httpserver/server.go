@@ -138,7 +138,7 @@ func newServer(cfg Config, svc pitches.Service) *server {
 	cfg.defaults()
 	return &server{
 		cfg:       cfg,
-		svc:       svc,
+		svc:       withAudit(svc, cfg.Logger), // records state changes where the store keeps an audit log (audit.go)
 		log:       cfg.Logger,
 		ipLimit:   newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
 		nameLimit: newLimiter((cfg.LoginBurst+1)/2, cfg.LoginRefill, cfg.Now), // per (login, address): see auth.go
