@@ -3,7 +3,6 @@ package httpserver
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/pitchtank/pitchtank/internal/charts"
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/internal/tracking"
 	"github.com/pitchtank/pitchtank/templates"
 )
 
@@ -114,44 +114,12 @@ type compareJSON struct {
 	Shapes    []compareShapeJSON `json:"shapes"`
 }
 
-// notComparable names how b differs from the reference a: "" when the two
-// runs' times can be set side by side, else "not comparable: different
-// device / problem / suite" (the parts that differ) with the device's
-// detail. Both runs must come from Get.
-func notComparable(a, b *runner.Run) string {
-	var parts []string
-	detail := ""
-	if ok, why := runner.Comparable(a, b); !ok {
-		parts = append(parts, "device")
-		detail = " (" + why + ")"
-	}
-	if a.Problem != b.Problem {
-		parts = append(parts, "problem")
-	}
-	if a.Suite != b.Suite {
-		parts = append(parts, "suite")
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "not comparable: different " + strings.Join(parts, " / ") + detail
-}
-
-// ratioInterval is ref/x with an approximate 95% interval from the two
-// medians' standard errors (on the log scale: the runs are independent, so
-// their relative errors add in quadrature). Without both errors it has no
-// interval.
-func ratioInterval(refMed, refSEM, med, sem float64) runner.Interval {
-	if !(refMed > 0) || !(med > 0) {
-		return runner.Interval{}
-	}
-	iv := runner.Interval{Value: refMed / med}
-	if refSEM > 0 && sem > 0 {
-		se := math.Hypot(refSEM/refMed, sem/med)
-		iv.Lo, iv.Hi = iv.Value*math.Exp(-1.96*se), iv.Value*math.Exp(1.96*se)
-	}
-	return iv
-}
+// notComparable and ratioInterval are tracking's (shared with the
+// regression thresholds).
+var (
+	notComparable = tracking.NotComparable
+	ratioInterval = tracking.RatioInterval
+)
 
 // compareRuns builds the comparison of ids for viewer.
 func (s *server) compareRuns(ctx context.Context, viewer *pitches.User, ids []int64) (*compareJSON, error) {

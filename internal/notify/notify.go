@@ -79,11 +79,11 @@ type Delivery struct {
 	HookID     int64     `json:"hook_id"`
 	EventID    string    `json:"event_id"`
 	Event      string    `json:"event"`
-	Attempt    int       `json:"attempt"`               // 1 for the first try
-	StatusCode int       `json:"status_code,omitzero"`  // the receiver's answer; 0 when none came
-	Error      string    `json:"error,omitempty"`       // why the attempt failed
-	Delivered  bool      `json:"delivered"`             // a 2xx answer
-	Final      bool      `json:"final"`                 // no further attempt follows
+	Attempt    int       `json:"attempt"`              // 1 for the first try
+	StatusCode int       `json:"status_code,omitzero"` // the receiver's answer; 0 when none came
+	Error      string    `json:"error,omitempty"`      // why the attempt failed
+	Delivered  bool      `json:"delivered"`            // a 2xx answer
+	Final      bool      `json:"final"`                // no further attempt follows
 	At         time.Time `json:"at"`
 	DurationMs int64     `json:"duration_ms"`
 }
@@ -147,10 +147,15 @@ func New(cfg Config) *Notifier {
 }
 
 // NewEvent is an event of type t now, with a fresh id.
+// A nil Notifier makes events too (that it will not send).
 func (n *Notifier) NewEvent(t string, data any) Event {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return Event{ID: "evt_" + hex.EncodeToString(b[:]), Type: t, CreatedAt: n.cfg.Now().UTC(), Data: data}
+	now := time.Now
+	if n != nil {
+		now = n.cfg.Now
+	}
+	return Event{ID: "evt_" + hex.EncodeToString(b[:]), Type: t, CreatedAt: now().UTC(), Data: data}
 }
 
 // Publish sends ev to every active hook that wants it, and by e-mail when
