@@ -94,6 +94,7 @@ type ProgressView struct {
 
 // RunView is the run page.
 type RunView struct {
+	Tracking    RunTracking // regressions raised, source hash and app build (tracking.templ)
 	Run         RunRow
 	Seed        string
 	Started     string

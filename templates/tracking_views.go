@@ -16,3 +16,77 @@ type AuditRow struct {
 	Target        string
 	Before, After string
 }
+
+// WebhooksView is the admin's webhooks page.
+type WebhooksView struct {
+	Hooks  []WebhookRow
+	Events []string // the events a hook may take
+	Form   WebhookForm
+	Note   string
+}
+
+// WebhookRow is one hook with its latest delivery attempts.
+type WebhookRow struct {
+	ID         int64
+	URL        string
+	Events     string
+	Active     bool
+	Created    string
+	Deliveries []DeliveryRow
+}
+
+// DeliveryRow is one delivery attempt.
+type DeliveryRow struct {
+	At, Event, EventID string
+	Attempt            int
+	Status             string // the receiver's HTTP status; "" when none came
+	Delivered, Final   bool
+	Error              string
+	Ms                 int64
+}
+
+// WebhookForm is the new-hook form as submitted (never the secret).
+type WebhookForm struct {
+	URL    string
+	Events []string
+	Err    *FormError
+}
+
+// RegressionsView is the admin's regression thresholds page.
+type RegressionsView struct {
+	Thresholds []ThresholdRow
+	Alerts     []AlertRow
+	Form       ThresholdForm
+	Note       string
+}
+
+// ThresholdRow is one threshold.
+type ThresholdRow struct {
+	ID          int64
+	Scope       string
+	BaselineRun int64
+	Percent     string
+	Created     string
+}
+
+// ThresholdForm is the new-threshold form as submitted.
+type ThresholdForm struct {
+	Round, Problem, Variant, BaselineRun, Percent string
+	Err                                           *FormError
+}
+
+// AlertRow is one regression alert.
+type AlertRow struct {
+	ID, RunID, BaselineRun int64
+	Scope, Percent         string
+	Summary                string
+	At                     string
+}
+
+// RunTracking is the run page's tracking section: the regression alerts
+// the run raised and what it measured with.
+type RunTracking struct {
+	Alerts     []AlertRow
+	SourceHash string
+	AppBuild   string
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/internal/tracking"
 	"github.com/pitchtank/pitchtank/templates"
 )
 
@@ -38,16 +39,17 @@ type auditedService struct {
 	log   auditStore
 	sys   *slog.Logger
 	inner pitches.Service
+	track *tracking.Tracker // told of round status changes; may be nil
 }
 
 // withAudit wraps svc when it keeps an audit log; otherwise svc is returned
 // as it is.
-func withAudit(svc pitches.Service, logger *slog.Logger) pitches.Service {
+func withAudit(svc pitches.Service, logger *slog.Logger, track *tracking.Tracker) pitches.Service {
 	st, ok := svc.(auditStore)
 	if !ok {
 		return svc
 	}
-	return &auditedService{Service: svc, log: st, sys: logger, inner: svc}
+	return &auditedService{Service: svc, log: st, sys: logger, inner: svc, track: track}
 }
 
 // auditJSON is v as an audit document; nil stays nil.
@@ -203,6 +205,7 @@ func (a *auditedService) SetRoundStatus(ctx context.Context, by *pitches.User, n
 			was = before.Status
 		}
 		a.record(ctx, by, "round.status", roundTarget(number), map[string]any{"status": was}, map[string]any{"status": r.Status})
+		a.track.RoundStatus(r, was)
 	}
 	return r, err
 }

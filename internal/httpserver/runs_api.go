@@ -46,6 +46,7 @@ type runJSON struct {
 	ResultHidden bool         `json:"result_hidden,omitempty"`
 	DeviceLabel  string       `json:"device_label"`
 	Terms        []termResult `json:"terms,omitempty"`
+	runTracking               // regressions and provenance (regressions.go)
 }
 
 func (s *server) handleAPISubmitRun(w http.ResponseWriter, r *http.Request) {
@@ -87,6 +88,11 @@ func (s *server) loadRun(ctx context.Context, viewer *pitches.User, id int64, wi
 		redact(run)
 		out.ResultHidden = true
 		return out, nil
+	}
+	if withTerms {
+		if err := s.addRunTracking(ctx, viewer, out); err != nil {
+			return nil, err
+		}
 	}
 	if withTerms && run.HasResult && run.PitchID != 0 {
 		p, err := s.svc.Pitch(ctx, run.PitchID)

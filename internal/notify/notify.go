@@ -205,6 +205,21 @@ func (n *Notifier) Send(ctx context.Context, h Hook, ev Event) Delivery {
 	return last
 }
 
+// Try delivers ev to h once, without retries, and logs the attempt as
+// final (an admin's test delivery).
+func (n *Notifier) Try(ctx context.Context, h Hook, ev Event) Delivery {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return Delivery{HookID: h.ID, EventID: ev.ID, Event: ev.Type, Error: "encode event: " + err.Error(), Final: true}
+	}
+	d := n.attempt(ctx, h, ev, body, 1)
+	d.Final = true
+	if err := n.cfg.Store.RecordDelivery(context.WithoutCancel(ctx), d); err != nil {
+		n.log.Error("webhook: record delivery", slog.Int64("hook", h.ID), slog.Any("err", err))
+	}
+	return d
+}
+
 // backoff is the wait after failed attempt n (1-based).
 func (n *Notifier) backoff(attempt int) time.Duration {
 	d := n.cfg.Backoff
