@@ -55,6 +55,7 @@ type RunsView struct {
 	Devices   []string
 	Flash     string
 	NextPage  string // query for the next (older) page, "" when none
+	Search    RunSearch // text, prefix, person, round, dates, sort (tracking.templ)
 }
 
 // ShapeRow is one row of a run's per-shape table.

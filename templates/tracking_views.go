@@ -90,3 +90,40 @@ type RunTracking struct {
 	SourceHash string
 	AppBuild   string
 }
+
+// RunSearch is the /runs page's search beyond the exact filters (kept in
+// the URL): its fields as given, and the sortable columns' links.
+type RunSearch struct {
+	Q, VariantPrefix, Person, Round, From, To string
+	Sort, Dir                                 string
+	Total                                     string // "12 runs match" when known
+	Columns                                   map[string]SortLink
+}
+
+// SortLink is a sortable column head: where a click goes, and whether the
+// list is sorted by it now ("ascending", "descending", or "" for no).
+type SortLink struct {
+	Href  string
+	State string
+}
+
+// PitchesView is the pitch search page.
+type PitchesView struct {
+	Q, Status, VariantPrefix, Person, Round, From, To string
+	Rows                                              []PitchRow
+	Total                                             string
+	Columns                                           map[string]SortLink
+	NextPage, PrevPage                                string
+	Err                                               *FormError
+}
+
+// PitchRow is one pitch found.
+type PitchRow struct {
+	ID         int64
+	Round      int
+	Title      string
+	Contestant string
+	Status     string
+	Variant    string
+	Filed      string
+}

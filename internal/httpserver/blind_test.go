@@ -220,7 +220,8 @@ func (f *blindFixture) urls(t *testing.T, routes chi.Routes) []string {
 	}
 	// Filtered lists and exports too.
 	for _, q := range []string{"/runs?pitch=%d", "/api/runs?pitch=%d", "/api/runs.csv?pitch=%d", "/api/runs.json?pitch=%d",
-		"/runs?pitch=%d&status=succeeded", "/api/runs?pitch=%d&status=suspect"} {
+		"/runs?pitch=%d&status=succeeded", "/api/runs?pitch=%d&status=suspect",
+		"/runs?pitch=%d&sort=speedup&dir=desc", "/api/runs?pitch=%d&q=baseline&sort=speedup"} {
 		out = append(out, fmt.Sprintf(q, f.secret.ID))
 	}
 	// Every run compared side by side (at most 12 at once).

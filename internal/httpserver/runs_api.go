@@ -199,6 +199,10 @@ func (s *server) visibleRuns(ctx context.Context, vis *visibility, f runner.Filt
 }
 
 func (s *server) handleAPIRuns(w http.ResponseWriter, r *http.Request) {
+	if isSearch(r.URL.Query(), runSearchKeys) {
+		s.handleAPIRunSearch(w, r) // search.go
+		return
+	}
 	f, err := runFilter(r.URL.Query())
 	if err != nil {
 		s.apiError(w, r, err)

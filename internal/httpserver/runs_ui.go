@@ -93,6 +93,9 @@ func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Value
 	v.CanLaunch = viewer.Role != pitches.RoleViewer
 	v.Problems, v.Devices = problemOptions(), s.runs.Devices()
 	v.Form = defaultRunForm(v.Devices)
+	if isSearch(q, runSearchKeys) {
+		return s.runsSearchView(ctx, viewer, q, v) // search.go
+	}
 	f, err := runFilter(q)
 	if err != nil {
 		f = runner.Filter{} // a malformed filter on a page just shows everything

@@ -22,11 +22,13 @@ func (s *server) registerTrackingAPIRoutes(r chi.Router) {
 	r.Delete("/thresholds/{id:[0-9]+}", s.handleAPIDeleteThreshold)
 	r.Get("/regressions", s.handleAPIRegressions)
 	r.Get("/runs/{id:[0-9]+}/regressions", s.handleAPIRunRegressions)
+	r.Get("/pitches", s.handleAPIPitchSearch)
 }
 
 // registerTrackingPageRoutes mounts the tracking pages (logged in).
 func (s *server) registerTrackingPageRoutes(r chi.Router) {
 	r.Get("/runs/compare", s.handleComparePage)
+	r.Get("/pitches", s.handlePitchesPage)
 }
 
 // registerTrackingAdminRoutes mounts the tracking admin pages under /admin
