@@ -86,6 +86,7 @@ type AlertRow struct {
 // RunTracking is the run page's tracking section: the regression alerts
 // the run raised and what it measured with.
 type RunTracking struct {
+	HistoryURL string // the per-shape history of the run's variant on its device
 	Alerts     []AlertRow
 	SourceHash string
 	AppBuild   string
@@ -126,4 +127,26 @@ type PitchRow struct {
 	Status     string
 	Variant    string
 	Filed      string
+}
+
+// ShapeHistoryView is the per-shape history of a variant.
+type ShapeHistoryView struct {
+	Problem, Variant, Suite, Baseline, Device string
+	JSONURL                                   string
+	Series                                    []HistorySeriesView
+}
+
+// HistorySeriesView is one shape on one device.
+type HistorySeriesView struct {
+	Device, Shape string
+	ChartSVG      string
+	Rows          []HistoryPointRow
+}
+
+// HistoryPointRow is one run on the series.
+type HistoryPointRow struct {
+	RunID               int64
+	When, Speedup, Time string
+	Source, Build       string
+	Changed             bool // the kernel source changed since the row before
 }

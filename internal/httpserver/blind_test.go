@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -223,6 +224,11 @@ func (f *blindFixture) urls(t *testing.T, routes chi.Routes) []string {
 		"/runs?pitch=%d&status=succeeded", "/api/runs?pitch=%d&status=suspect",
 		"/runs?pitch=%d&sort=speedup&dir=desc", "/api/runs?pitch=%d&q=baseline&sort=speedup"} {
 		out = append(out, fmt.Sprintf(q, f.secret.ID))
+	}
+	// The per-shape history of the variants the hidden runs measured.
+	for _, r := range []*runner.Run{f.measured, f.imported, f.suspect} {
+		q := url.Values{"problem": {r.Problem}, "variant": {r.Variant}}.Encode()
+		out = append(out, "/runs/history?"+q, "/api/runs/history?"+q)
 	}
 	// Every run compared side by side (at most 12 at once).
 	for i := 0; i < len(f.runIDs); i += 12 {

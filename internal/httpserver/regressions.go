@@ -367,8 +367,12 @@ func (s *server) addRunTracking(ctx context.Context, viewer *pitches.User, out *
 	return nil
 }
 
-func runTrackingRows(t runTracking) templates.RunTracking {
+func runTrackingRows(rj *runJSON) templates.RunTracking {
+	t := rj.runTracking
 	v := templates.RunTracking{Alerts: alertRows(t.Regressions)}
+	if rj.HasResult && !rj.ResultHidden {
+		v.HistoryURL = historyURL(rj.Run)
+	}
 	if t.Provenance != nil {
 		v.SourceHash, v.AppBuild = t.Provenance.SourceHash, t.Provenance.AppBuild
 	}

@@ -23,12 +23,14 @@ func (s *server) registerTrackingAPIRoutes(r chi.Router) {
 	r.Get("/regressions", s.handleAPIRegressions)
 	r.Get("/runs/{id:[0-9]+}/regressions", s.handleAPIRunRegressions)
 	r.Get("/pitches", s.handleAPIPitchSearch)
+	r.Get("/runs/history", s.handleAPIShapeHistory)
 }
 
 // registerTrackingPageRoutes mounts the tracking pages (logged in).
 func (s *server) registerTrackingPageRoutes(r chi.Router) {
 	r.Get("/runs/compare", s.handleComparePage)
 	r.Get("/pitches", s.handlePitchesPage)
+	r.Get("/runs/history", s.handleShapeHistoryPage)
 }
 
 // registerTrackingAdminRoutes mounts the tracking admin pages under /admin
