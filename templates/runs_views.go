@@ -54,7 +54,7 @@ type RunsView struct {
 	Problems  []ProblemOption
 	Devices   []string
 	Flash     string
-	NextPage  string // query for the next (older) page, "" when none
+	NextPage  string    // query for the next (older) page, "" when none
 	Search    RunSearch // text, prefix, person, round, dates, sort (tracking.templ)
 }
 
