@@ -317,6 +317,7 @@ func (t *Tracker) RunFinished(ctx context.Context, id int64) []Alert {
 		t.log.Error("tracking: record provenance", slog.Int64("run", id), slog.Any("err", err))
 	}
 	alerts := t.checkThresholds(ctx, run)
+	t.audit(ctx, run, len(alerts))
 	n := t.cfg.Notifier
 	n.Publish(n.NewEvent(notify.EventRunFinished, runEvent(run, &prov, len(alerts))))
 	for i := range alerts {
@@ -378,8 +379,42 @@ func (t *Tracker) RunFailed(ctx context.Context, id int64) {
 		t.log.Error("tracking: read failed run", slog.Int64("run", id), slog.Any("err", err))
 		return
 	}
+	t.audit(ctx, run, 0)
 	n := t.cfg.Notifier
 	n.Publish(n.NewEvent(notify.EventRunFailed, runEvent(run, nil, 0)))
+}
+
+// auditor is the store's audit log, where it keeps one (sqlite does).
+type auditor interface {
+	AppendAudit(ctx context.Context, e pitches.AuditEntry) error
+}
+
+// audit records a run's end as the system's state change: "run.finish"
+// (with its result's summary and the alerts it raised) or "run.fail".
+func (t *Tracker) audit(ctx context.Context, run *runner.Run, alerts int) {
+	a, ok := t.cfg.Store.(auditor)
+	if !ok {
+		return
+	}
+	action := "run.finish"
+	after := map[string]any{"status": run.Status, "reason": run.Reason}
+	if run.HasResult {
+		after["speedup"], after["correct"], after["regressions"] = run.Speedup, run.Correct, alerts
+	} else {
+		action = "run.fail"
+	}
+	if run.Imported {
+		return // the import itself is the person's change, recorded by the web layer
+	}
+	was := runner.StatusQueued
+	if !run.StartedAt.IsZero() {
+		was = runner.StatusRunning
+	}
+	before, _ := json.Marshal(map[string]any{"status": was})
+	doc, _ := json.Marshal(after)
+	if err := a.AppendAudit(ctx, pitches.AuditEntry{Action: action, Target: fmt.Sprintf("run %d", run.ID), Before: before, After: doc}); err != nil {
+		t.log.Error("tracking: audit run end", slog.Int64("run", run.ID), slog.Any("err", err))
+	}
 }
 
 // RoundStatus publishes round.status for a round that moved from one

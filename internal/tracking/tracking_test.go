@@ -207,6 +207,16 @@ func TestFinishedRunsRaiseAlertsAndEvents(t *testing.T) {
 	if err := n.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The system's end of a run measured here is in the audit log; an
+	// import is the importer's change (recorded by the web layer).
+	fails, err := db.AuditLog(ctx, pitches.AuditFilter{Action: "run.fail"})
+	if err != nil || len(fails) != 1 || fails[0].ActorID != 0 || string(fails[0].Before) != `{"status":"queued"}` ||
+		!strings.Contains(string(fails[0].After), `"reason":"crashed"`) {
+		t.Errorf("run.fail entries: %+v %v", fails, err)
+	}
+	if fin, _ := db.AuditLog(ctx, pitches.AuditFilter{Action: "run.finish"}); len(fin) != 0 {
+		t.Errorf("imports were audited as the system's: %+v", fin)
+	}
 	got := strings.Join(recv.types(), " ")
 	if strings.Count(got, notify.EventRunFinished) != 4 || strings.Count(got, notify.EventRegression) != 1 || strings.Count(got, notify.EventRunFailed) != 1 {
 		t.Errorf("events received: %s", got)
