@@ -191,6 +191,16 @@ func TestFinishedRunsRaiseAlertsAndEvents(t *testing.T) {
 	if err != nil || len(as) != 1 || as[0].BaselineRun != base.ID || as[0].Scope != "round 1" || len(as[0].Shapes) != 1 {
 		t.Fatalf("alerts on run %d: %+v %v", slow.ID, as, err)
 	}
+	// A variant's threshold covers runs of no pitch too.
+	vth, err := db.AddThreshold(ctx, tracking.Threshold{Problem: "nvfp4_group_gemm", Variant: "baseline", BaselineRun: base.ID, Percent: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slower := imp(0, 420) // 29% slower than the baseline run
+	vas, err := db.Alerts(ctx, slower.ID, 0, 0)
+	if err != nil || len(vas) != 1 || vas[0].ThresholdID != vth.ID || vas[0].Scope != "variant baseline of nvfp4_group_gemm" {
+		t.Errorf("variant threshold's alerts on run %d: %+v %v", slower.ID, vas, err)
+	}
 	prov, err := db.Provenances(ctx, []int64{slow.ID})
 	if err != nil || prov[slow.ID].AppBuild != "rev-test" {
 		t.Errorf("provenance: %+v %v", prov, err)
@@ -218,7 +228,7 @@ func TestFinishedRunsRaiseAlertsAndEvents(t *testing.T) {
 		t.Errorf("imports were audited as the system's: %+v", fin)
 	}
 	got := strings.Join(recv.types(), " ")
-	if strings.Count(got, notify.EventRunFinished) != 4 || strings.Count(got, notify.EventRegression) != 1 || strings.Count(got, notify.EventRunFailed) != 1 {
+	if strings.Count(got, notify.EventRunFinished) != 5 || strings.Count(got, notify.EventRegression) != 2 || strings.Count(got, notify.EventRunFailed) != 1 {
 		t.Errorf("events received: %s", got)
 	}
 	for _, raw := range recv.raw {
