@@ -145,3 +145,49 @@ func keysCount(es []pitches.AuditEntry, action string) int {
 	}
 	return n
 }
+
+// Kernel uploads, baseline changes, withdrawals and token changes are in
+// the log too, never with a token's secret.
+func TestAuditLogKernelsBaselinesTokens(t *testing.T) {
+	a, p := kernelApp(t, Config{})
+	files := exampleFiles(t)
+	h := hashOf(t, files)
+	a.api("POST", fmt.Sprintf("/api/pitches/%d/kernel", p.ID), "alice", jsonUpload(files, map[string]string{"note": "first"})).
+		wantStatus(t, http.StatusCreated)
+	a.api("PUT", "/api/rounds/1/measurement", "admin", map[string]any{"problem": "nvfp4_group_gemm", "suite": "benchmarks", "baseline": "baseline"}).
+		wantStatus(t, http.StatusOK)
+	a.api("PUT", "/api/rounds/1/baseline", "admin", map[string]string{"baseline": "baseline?stages=3"}).wantStatus(t, http.StatusOK)
+	a.api("POST", fmt.Sprintf("/api/pitches/%d/withdraw", p.ID), "alice", nil).wantStatus(t, http.StatusOK)
+	tok := a.api("POST", "/api/tokens", "bob", map[string]string{"label": "ci"}).wantStatus(t, http.StatusCreated)
+	var created struct {
+		ID    int64  `json:"id"`
+		Token string `json:"token"`
+	}
+	tok.decode(t, &created)
+	a.api("DELETE", fmt.Sprintf("/api/tokens/%d", created.ID), "bob", nil).wantStatus(t, http.StatusNoContent)
+
+	var page auditPage
+	a.api("GET", "/api/audit?limit=500", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &page)
+	by := map[string]pitches.AuditEntry{}
+	for _, e := range page.Entries {
+		e.Before, e.After = compactJSON(t, e.Before), compactJSON(t, e.After)
+		by[e.Action] = e
+	}
+	up := by["kernel.upload"]
+	if up.Actor != "alice" || up.Target != fmt.Sprintf("pitch %d", p.ID) || string(up.Before) != `{"variant":"baseline"}` ||
+		!strings.Contains(string(up.After), `"variant":"kernel:`+h) || !strings.Contains(string(up.After), `"version":1`) {
+		t.Errorf("kernel.upload: %+v", up)
+	}
+	bl := by["round.baseline"]
+	if !strings.Contains(string(bl.Before), `"baseline":"baseline"`) || !strings.Contains(string(bl.After), `"baseline":"baseline?stages=3"`) {
+		t.Errorf("round.baseline: %s -> %s", bl.Before, bl.After)
+	}
+	if w := by["pitch.withdraw"]; string(w.Before) != `{"status":"active"}` || string(w.After) != `{"status":"withdrawn"}` {
+		t.Errorf("pitch.withdraw: %+v", w)
+	}
+	if by["token.create"].Actor != "bob" || by["token.revoke"].Actor != "bob" {
+		t.Errorf("token entries: %+v %+v", by["token.create"], by["token.revoke"])
+	}
+	all := a.api("GET", "/api/audit?limit=500", "admin", nil).body
+	wantNotContains(t, all, created.Token)
+}
