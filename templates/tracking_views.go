@@ -132,6 +132,7 @@ type PitchRow struct {
 // ShapeHistoryView is the per-shape history of a variant.
 type ShapeHistoryView struct {
 	Problem, Variant, Suite, Baseline, Device string
+	Pitch                                     int64 // a pitch's history across its variants; 0 for a variant's
 	JSONURL                                   string
 	Series                                    []HistorySeriesView
 }
@@ -146,6 +147,7 @@ type HistorySeriesView struct {
 // HistoryPointRow is one run on the series.
 type HistoryPointRow struct {
 	RunID               int64
+	Variant             string
 	When, Speedup, Time string
 	Source, Build       string
 	Changed             bool // the kernel source changed since the row before

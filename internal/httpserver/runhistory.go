@@ -26,6 +26,7 @@ import (
 
 type shapeHistoryPoint struct {
 	RunID           int64           `json:"run_id"`
+	Variant         string          `json:"variant"`
 	CreatedAt       time.Time       `json:"created_at"`
 	Speedup         runner.Interval `json:"speedup"`
 	VariantMedianUs float64         `json:"variant_median_us"`
@@ -48,6 +49,7 @@ type shapeHistoryJSON struct {
 	Suite    string               `json:"suite,omitempty"`
 	Baseline string               `json:"baseline,omitempty"`
 	Device   string               `json:"device,omitempty"`
+	Pitch    int64                `json:"pitch,omitzero"`
 	Series   []shapeHistorySeries `json:"series"`
 }
 
@@ -70,15 +72,24 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 	out := &shapeHistoryJSON{Problem: strings.TrimSpace(q.Get("problem")), Variant: strings.TrimSpace(q.Get("variant")),
 		Suite: strings.TrimSpace(q.Get("suite")), Baseline: strings.TrimSpace(q.Get("baseline")), Device: strings.TrimSpace(q.Get("device")),
 		Series: []shapeHistorySeries{}}
-	if out.Problem == "" {
-		return nil, pitches.Errorf(pitches.EBADREQUEST, "problem", "a history needs its problem")
+	if v := strings.TrimSpace(q.Get("pitch")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return nil, pitches.Errorf(pitches.EBADREQUEST, "pitch", "pitch must be a positive integer")
+		}
+		out.Pitch = n
 	}
-	if out.Variant == "" {
-		return nil, pitches.Errorf(pitches.EBADREQUEST, "variant", "a history needs its variant spec")
+	// A pitch's history follows it across its variants (a new kernel
+	// upload is a new variant spec); otherwise the variant is the subject.
+	if out.Pitch == 0 && out.Problem == "" {
+		return nil, pitches.Errorf(pitches.EBADREQUEST, "problem", "a history needs its problem (or a pitch)")
+	}
+	if out.Pitch == 0 && out.Variant == "" {
+		return nil, pitches.Errorf(pitches.EBADREQUEST, "variant", "a history needs its variant spec (or a pitch)")
 	}
 	shape := strings.TrimSpace(q.Get("shape"))
 	runs, err := s.runs.List(ctx, runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline,
-		Device: out.Device, Limit: 500})
+		Device: out.Device, PitchID: out.Pitch, Limit: 500})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +137,7 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 				index[k] = j
 				out.Series = append(out.Series, shapeHistorySeries{DeviceKey: key, DeviceName: name, Shape: sh.Label, Points: []shapeHistoryPoint{}})
 			}
-			pt := shapeHistoryPoint{RunID: r.ID, CreatedAt: r.CreatedAt, Speedup: sh.Speedup, VariantMedianUs: sh.VariantMedianUs,
+			pt := shapeHistoryPoint{RunID: r.ID, Variant: r.Variant, CreatedAt: r.CreatedAt, Speedup: sh.Speedup, VariantMedianUs: sh.VariantMedianUs,
 				VariantSEMUs: sh.VariantSEMUs, SourceHash: p.source, AppBuild: p.build}
 			pts := out.Series[j].Points
 			if n := len(pts); n > 0 && pt.SourceHash != "" && pts[n-1].SourceHash != "" && pts[n-1].SourceHash != pt.SourceHash {
@@ -155,7 +166,7 @@ func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) 
 		s.renderError(w, r, err)
 		return
 	}
-	v := templates.ShapeHistoryView{Problem: h.Problem, Variant: h.Variant, Suite: h.Suite, Baseline: h.Baseline, Device: h.Device,
+	v := templates.ShapeHistoryView{Problem: h.Problem, Variant: h.Variant, Suite: h.Suite, Baseline: h.Baseline, Device: h.Device, Pitch: h.Pitch,
 		JSONURL: "/api/runs/history?" + r.URL.RawQuery}
 	for _, se := range h.Series {
 		sv := templates.HistorySeriesView{Device: se.DeviceName, Shape: se.Shape}
@@ -164,14 +175,18 @@ func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) 
 			label := "#" + strconv.FormatInt(p.RunID, 10) + " " + p.CreatedAt.UTC().Format("01-02 15:04")
 			pts = append(pts, charts.TimelinePoint{Point: charts.Point{Label: label, Value: p.Speedup.Value, Lo: p.Speedup.Lo, Hi: p.Speedup.Hi},
 				SourceChange: p.SourceChanged})
-			sv.Rows = append(sv.Rows, templates.HistoryPointRow{RunID: p.RunID, When: p.CreatedAt.UTC().Format("2006-01-02 15:04"),
+			sv.Rows = append(sv.Rows, templates.HistoryPointRow{RunID: p.RunID, Variant: p.Variant, When: p.CreatedAt.UTC().Format("2006-01-02 15:04"),
 				Speedup: speedupText(p.Speedup), Time: usText(p.VariantMedianUs), Source: shortHash(p.SourceHash), Build: shortHash(p.AppBuild),
 				Changed: p.SourceChanged})
 		}
 		sv.ChartSVG = charts.Timeline(fmt.Sprintf("Speedup of %s on %s, run by run", se.Shape, se.DeviceName), pts)
 		v.Series = append(v.Series, sv)
 	}
-	s.render(w, r, http.StatusOK, templates.ShapeHistoryPage(s.chrome(r, "History of "+h.Variant, "runs"), v))
+	title := "History of " + h.Variant
+	if h.Pitch != 0 {
+		title = fmt.Sprintf("History of pitch #%d", h.Pitch)
+	}
+	s.render(w, r, http.StatusOK, templates.ShapeHistoryPage(s.chrome(r, title, "runs"), v))
 }
 
 func shortHash(h string) string {

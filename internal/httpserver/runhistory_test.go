@@ -67,6 +67,40 @@ func TestShapeHistory(t *testing.T) {
 	a.api("GET", "/api/runs/history?problem=nvfp4_group_gemm", "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "variant")
 	a.api("GET", "/api/runs/history?variant=baseline", "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "problem")
 
+	// A pitch's history follows it across its variants: a new variant with
+	// another source is marked.
+	req := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Suite: "benchmarks", Variant: "baseline?stages=3",
+		Baseline: "baseline", PitchID: p.ID, Shapes: []runner.ImportShape{{Label: "g=8 N=4096 K=7168", BaselineUs: 400, VariantUs: 110}}}
+	if err := req.Validate(runner.KernelsCatalog{}); err != nil {
+		t.Fatal(err)
+	}
+	run, resDoc, err := req.ImportResult(a.users["admin"].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := a.db.Import(t.Context(), run, resDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.db.SetProvenance(t.Context(), tracking.Provenance{RunID: next.ID, SourceHash: "dddd", AppBuild: "rev2", RecordedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var ph shapeHistoryJSON
+	a.api("GET", fmt.Sprintf("/api/runs/history?pitch=%d", p.ID), "admin", nil).wantStatus(t, http.StatusOK).decode(t, &ph)
+	if len(ph.Series) != 1 || len(ph.Series[0].Points) != 2 || ph.Series[0].Points[1].Variant != "baseline?stages=3" || !ph.Series[0].Points[1].SourceChanged {
+		t.Errorf("the pitch's history: %+v", ph.Series)
+	}
+	var phBlind shapeHistoryJSON
+	a.api("GET", fmt.Sprintf("/api/runs/history?pitch=%d", p.ID), "oracle", nil).wantStatus(t, http.StatusOK).decode(t, &phBlind)
+	if len(phBlind.Series) != 0 {
+		t.Errorf("the shark sees the hidden pitch's history: %+v", phBlind.Series)
+	}
+	a.api("GET", "/api/runs/history?pitch=x", "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "pitch")
+	pitchPage := a.browser().login("admin").get(fmt.Sprintf("/pitches/%d", p.ID)).wantStatus(t, http.StatusOK).body
+	wantContains(t, pitchPage, "data-pitch-history")
+	hp := a.browser().login("admin").get(fmt.Sprintf("/runs/history?pitch=%d", p.ID)).wantStatus(t, http.StatusOK).body
+	wantContains(t, hp, "History of", "pitch #", "data-source-change")
+
 	page := a.browser().login("admin").get("/runs/history?problem=nvfp4_group_gemm&variant=baseline").wantStatus(t, http.StatusOK).body
 	wantContains(t, page, "data-timeline", "data-source-change", "data-source-changed", "bbbb", "on H100")
 	runPage := a.browser().login("admin").get(fmt.Sprintf("/runs/%d", r3.ID)).wantStatus(t, http.StatusOK).body
