@@ -61,6 +61,15 @@ func (s *runStore) MarkCancelled(ctx context.Context, id int64, fin runner.Finis
 	return nil
 }
 
+// MarkInterrupted: runs left running by a server that died failed.
+func (s *runStore) MarkInterrupted(ctx context.Context) ([]int64, error) {
+	ids, err := s.Store.MarkInterrupted(ctx)
+	for _, id := range ids {
+		s.t.RunFailed(ctx, id)
+	}
+	return ids, err
+}
+
 // interruptStore keeps the store's MarkInterruptedExcept (Slurm targets).
 type interruptStore struct {
 	runStore
@@ -68,5 +77,9 @@ type interruptStore struct {
 }
 
 func (s *interruptStore) MarkInterruptedExcept(ctx context.Context, keep []string) ([]int64, error) {
-	return s.ie.MarkInterruptedExcept(ctx, keep)
+	ids, err := s.ie.MarkInterruptedExcept(ctx, keep)
+	for _, id := range ids {
+		s.t.RunFailed(ctx, id)
+	}
+	return ids, err
 }

@@ -214,28 +214,40 @@ func TestFinishedRunsRaiseAlertsAndEvents(t *testing.T) {
 	if err := store.MarkFailed(ctx, q.ID, runner.Finish{Reason: "crashed"}); err != nil {
 		t.Fatal(err)
 	}
+	// A run left running by a server that died fails at the next start.
+	q2, err := store.Enqueue(ctx, runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "reference", Baseline: "reference", Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MarkRunning(ctx, q2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := store.MarkInterrupted(ctx); err != nil || len(ids) != 1 || ids[0] != q2.ID {
+		t.Fatalf("interrupted: %v %v", ids, err)
+	}
 	if err := n.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// The system's end of a run measured here is in the audit log; an
 	// import is the importer's change (recorded by the web layer).
 	fails, err := db.AuditLog(ctx, pitches.AuditFilter{Action: "run.fail"})
-	if err != nil || len(fails) != 1 || fails[0].ActorID != 0 || string(fails[0].Before) != `{"status":"queued"}` ||
-		!strings.Contains(string(fails[0].After), `"reason":"crashed"`) {
+	if err != nil || len(fails) != 2 || fails[1].ActorID != 0 || string(fails[1].Before) != `{"status":"queued"}` ||
+		!strings.Contains(string(fails[1].After), `"reason":"crashed"`) || string(fails[0].Before) != `{"status":"running"}` ||
+		!strings.Contains(string(fails[0].After), `"reason":"interrupted"`) {
 		t.Errorf("run.fail entries: %+v %v", fails, err)
 	}
 	if fin, _ := db.AuditLog(ctx, pitches.AuditFilter{Action: "run.finish"}); len(fin) != 0 {
 		t.Errorf("imports were audited as the system's: %+v", fin)
 	}
 	got := strings.Join(recv.types(), " ")
-	if strings.Count(got, notify.EventRunFinished) != 5 || strings.Count(got, notify.EventRegression) != 2 || strings.Count(got, notify.EventRunFailed) != 1 {
+	if strings.Count(got, notify.EventRunFinished) != 5 || strings.Count(got, notify.EventRegression) != 2 || strings.Count(got, notify.EventRunFailed) != 2 {
 		t.Errorf("events received: %s", got)
 	}
 	for _, raw := range recv.raw {
 		if strings.Contains(raw, `"type":"regression.found"`) && !strings.Contains(raw, `"summary":"run #`) {
 			t.Errorf("regression event: %s", raw)
 		}
-		if strings.Contains(raw, `"type":"run.failed"`) && !strings.Contains(raw, `"reason":"crashed"`) {
+		if strings.Contains(raw, `"type":"run.failed"`) && !strings.Contains(raw, `"reason":"crashed"`) && !strings.Contains(raw, `"reason":"interrupted"`) {
 			t.Errorf("failure event: %s", raw)
 		}
 	}
