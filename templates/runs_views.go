@@ -54,7 +54,8 @@ type RunsView struct {
 	Problems  []ProblemOption
 	Devices   []string
 	Flash     string
-	NextPage  string // query for the next (older) page, "" when none
+	NextPage  string    // query for the next (older) page, "" when none
+	Search    RunSearch // text, prefix, person, round, dates, sort (tracking.templ)
 }
 
 // ShapeRow is one row of a run's per-shape table.
@@ -94,6 +95,7 @@ type ProgressView struct {
 
 // RunView is the run page.
 type RunView struct {
+	Tracking    RunTracking // regressions raised, source hash and app build (tracking.templ)
 	Run         RunRow
 	Seed        string
 	Started     string

@@ -153,6 +153,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	slurmConfig := fs.String("slurm-config", "", "JSON file naming Slurm targets that join the devices (docs/scale.md)")
 	maxInFlight := fs.Int("max-inflight", 0, "requests served at once before the excess gets 503 + Retry-After (default 4 per CPU; -1: no limit)")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Second, "the most one request may take before it gets a 503 (event streams exempt; 0: no timeout)")
+	smtp := addSMTPFlags(fs)
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
@@ -176,6 +177,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	remotes, err := slurmRemotes(*slurmConfig, log)
 	if err != nil {
 		return usageError(stderr, "web serve: --slurm-config: "+err.Error())
+	}
+	mail, err := smtp.mailer()
+	if err != nil {
+		return usageError(stderr, "web serve: "+err.Error())
 	}
 
 	db, err := sqlite.Open(*dbPath)
@@ -209,7 +214,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	_, demoErr := db.Authenticate(ctx, demo.Logins[len(demo.Logins)-2].Login, demo.Logins[len(demo.Logins)-2].Password)
 	demoLogins := demoErr == nil
 
-	runs, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: devices, TimeLimit: *runTimeout, Logger: log, Remote: remotes, Kernels: db})
+	// Finished runs reach the tracker (regressions, provenance, webhooks)
+	// through the runner's store; deliveries end after the runner, before
+	// the database closes.
+	tracker, stopTracking := serveTracking(db, mail, log, stderr)
+	defer stopTracking()
+	runs, err := runner.New(runner.Config{Store: tracker.WrapStore(db), Catalog: runner.KernelsCatalog{}, Devices: devices, TimeLimit: *runTimeout, Logger: log, Remote: remotes, Kernels: db})
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage
@@ -233,7 +243,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer endStreams()
 
 	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, PublicClosedRounds: *publicClosed, DemoLogins: demoLogins, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams,
-		Kernels: kernelChecker(devices, log), MaxInFlight: *maxInFlight, RequestTimeout: *reqTimeout}, db)
+		Kernels: kernelChecker(devices, log), MaxInFlight: *maxInFlight, RequestTimeout: *reqTimeout, Tracker: tracker}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage

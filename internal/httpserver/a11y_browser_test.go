@@ -46,6 +46,8 @@ var a11yPages = []string{
 	"/", "/rounds", "/rounds/1", "/rounds/2", "/rounds/5", "/rounds/6",
 	"/pitches/1", "/pitches/9", "/pitches/10", "/pitches/new?round=5", "/runs", "/runs/1", "/calibration",
 	"/tokens", "/account", "/admin/rounds", "/admin/users", "/login",
+	"/pitches", "/runs?sort=speedup&dir=desc", "/runs/history?problem=nvfp4_group_gemm&variant=baseline%3Fstages%3D3",
+	"/runs/compare?ids=1,2", "/admin/audit", "/admin/webhooks", "/admin/regressions",
 }
 
 // TestPagesAccessibleAndFitting runs axe-core on every page for every role

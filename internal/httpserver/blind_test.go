@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -186,6 +187,8 @@ func (f *blindFixture) urls(t *testing.T, routes chi.Routes) []string {
 			ids = f.pitchIDs
 		case strings.HasPrefix(route, "/runs/{id") || strings.HasPrefix(route, "/api/runs/{id"):
 			ids = f.runIDs
+		case strings.Contains(route, "/webhooks/{id"):
+			ids = []int64{1} // admins only; none exists here
 		}
 		var fillErr error
 		fill := func(id int64) string {
@@ -218,8 +221,26 @@ func (f *blindFixture) urls(t *testing.T, routes chi.Routes) []string {
 	}
 	// Filtered lists and exports too.
 	for _, q := range []string{"/runs?pitch=%d", "/api/runs?pitch=%d", "/api/runs.csv?pitch=%d", "/api/runs.json?pitch=%d",
-		"/runs?pitch=%d&status=succeeded", "/api/runs?pitch=%d&status=suspect"} {
+		"/runs?pitch=%d&status=succeeded", "/api/runs?pitch=%d&status=suspect",
+		"/runs?pitch=%d&sort=speedup&dir=desc", "/api/runs?pitch=%d&q=baseline&sort=speedup"} {
 		out = append(out, fmt.Sprintf(q, f.secret.ID))
+	}
+	// The per-shape history of the variants the hidden runs measured.
+	for _, r := range []*runner.Run{f.measured, f.imported, f.suspect} {
+		q := url.Values{"problem": {r.Problem}, "variant": {r.Variant}}.Encode()
+		out = append(out, "/runs/history?"+q, "/api/runs/history?"+q)
+	}
+	// Every run compared side by side (at most 12 at once).
+	for i := 0; i < len(f.runIDs); i += 12 {
+		var ids []string
+		for _, id := range f.runIDs[i:min(i+12, len(f.runIDs))] {
+			ids = append(ids, fmt.Sprint(id))
+		}
+		if len(ids) == 1 {
+			ids = append(ids, fmt.Sprint(f.runIDs[0]))
+		}
+		q := strings.Join(ids, ",")
+		out = append(out, "/runs/compare?ids="+q, "/api/runs/compare?ids="+q)
 	}
 	sort.Strings(out)
 	return out

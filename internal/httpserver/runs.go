@@ -167,7 +167,7 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 	}
 	req := runner.Request{Problem: in.Problem, Suite: in.Suite, Variant: withKnobs(strings.TrimSpace(in.Variant), knobs),
 		Baseline: in.Baseline, Device: in.Device, Seed: in.Seed, PitchID: in.Pitch, RequestedBy: u.ID}
-	run, err := s.runs.Submit(ctx, req)
+	run, err := s.auditRunAs(ctx, u, "run.submit", nil)(s.runs.Submit(ctx, req))
 	var knobErr *kernels.KnobError
 	if knobs != "" && pitches.ErrorField(err) == "variant" && errors.As(err, &knobErr) {
 		// The runner checks the whole spec; point the form at the knobs.

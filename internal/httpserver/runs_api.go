@@ -21,6 +21,7 @@ import (
 func (s *server) registerRunAPIRoutes(r chi.Router) {
 	r.Post("/runs", s.handleAPISubmitRun)
 	r.Get("/runs", s.handleAPIRuns)
+	s.registerTrackingAPIRoutes(r)
 	r.Get("/runs.json", s.handleAPIRunsExport("json"))
 	r.Get("/runs.csv", s.handleAPIRunsExport("csv"))
 	r.Post("/runs/import", s.handleAPIImportRun)
@@ -45,6 +46,7 @@ type runJSON struct {
 	ResultHidden bool         `json:"result_hidden,omitempty"`
 	DeviceLabel  string       `json:"device_label"`
 	Terms        []termResult `json:"terms,omitempty"`
+	runTracking               // regressions and provenance (regressions.go)
 }
 
 func (s *server) handleAPISubmitRun(w http.ResponseWriter, r *http.Request) {
@@ -86,6 +88,11 @@ func (s *server) loadRun(ctx context.Context, viewer *pitches.User, id int64, wi
 		redact(run)
 		out.ResultHidden = true
 		return out, nil
+	}
+	if withTerms {
+		if err := s.addRunTracking(ctx, viewer, out); err != nil {
+			return nil, err
+		}
 	}
 	if withTerms && run.HasResult && run.PitchID != 0 {
 		p, err := s.svc.Pitch(ctx, run.PitchID)
@@ -192,6 +199,10 @@ func (s *server) visibleRuns(ctx context.Context, vis *visibility, f runner.Filt
 }
 
 func (s *server) handleAPIRuns(w http.ResponseWriter, r *http.Request) {
+	if isSearch(r.URL.Query(), runSearchKeys) {
+		s.handleAPIRunSearch(w, r) // search.go
+		return
+	}
 	f, err := runFilter(r.URL.Query())
 	if err != nil {
 		s.apiError(w, r, err)
@@ -235,7 +246,7 @@ func (s *server) cancelRun(ctx context.Context, u *pitches.User, id int64) (*run
 	if err := s.runs.Cancel(cctx, id); err != nil {
 		return nil, err
 	}
-	return s.runs.Get(ctx, id)
+	return s.auditRunAs(ctx, u, "run.cancel", run)(s.runs.Get(ctx, id))
 }
 
 func (s *server) requeueRun(ctx context.Context, u *pitches.User, id int64) (*runner.Run, error) {
@@ -251,7 +262,7 @@ func (s *server) requeueRun(ctx context.Context, u *pitches.User, id int64) (*ru
 			return nil, err
 		}
 	}
-	return s.runs.Requeue(ctx, id, u.ID)
+	return s.auditRunAs(ctx, u, "run.requeue", nil)(s.runs.Requeue(ctx, id, u.ID))
 }
 
 func (s *server) handleAPIRequeueRun(w http.ResponseWriter, r *http.Request) {
@@ -334,7 +345,7 @@ func (s *server) importRun(ctx context.Context, u *pitches.User, req *runner.Imp
 	if err := pitches.Can(u, pitches.ActImportRun, t); err != nil {
 		return nil, err
 	}
-	return s.runs.Import(ctx, req, u.ID)
+	return s.auditRunAs(ctx, u, "run.import", nil)(s.runs.Import(ctx, req, u.ID))
 }
 
 func (s *server) handleAPIAcceptRun(w http.ResponseWriter, r *http.Request) {
@@ -354,7 +365,7 @@ func (s *server) handleAPIAcceptRun(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	run, err := s.runs.Accept(r.Context(), id, userFrom(r.Context()), in.Reason)
+	run, err := s.acceptRun(r.Context(), id, userFrom(r.Context()), in.Reason)
 	if err != nil {
 		s.apiError(w, r, err)
 		return

@@ -23,6 +23,7 @@ import (
 func (s *server) registerRunPageRoutes(r chi.Router) {
 	r.Get("/runs", s.handleRunsPage)
 	r.Post("/runs", s.handleLaunchRun)
+	s.registerTrackingPageRoutes(r)
 	// The /runs page's export links, for a logged-in browser (the /api
 	// ones need a token).
 	r.Get("/runs.csv", s.handleAPIRunsExport("csv"))
@@ -92,6 +93,9 @@ func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Value
 	v.CanLaunch = pitches.Can(viewer, pitches.ActLaunchRun, pitches.Target{}) == nil
 	v.Problems, v.Devices = problemOptions(), s.runs.Devices()
 	v.Form = defaultRunForm(v.Devices)
+	if isSearch(q, runSearchKeys) {
+		return s.runsSearchView(ctx, viewer, q, v) // search.go
+	}
 	f, err := runFilter(q)
 	if err != nil {
 		f = runner.Filter{} // a malformed filter on a page just shows everything
@@ -237,7 +241,7 @@ func (s *server) handleAcceptRunForm(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	u := userFrom(ctx)
-	if _, err := s.runs.Accept(ctx, id, u, r.PostForm.Get("reason")); err != nil {
+	if _, err := s.acceptRun(ctx, id, u, r.PostForm.Get("reason")); err != nil {
 		if pitches.ErrorCode(err) != pitches.EINVALID {
 			s.renderError(w, r, err)
 			return
@@ -324,6 +328,7 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	}
 	v := &templates.RunView{Run: row, Hidden: rj.ResultHidden, Live: !run.Status.Finished(), Log: run.Log, Stderr: run.Stderr,
 		CanCancel: canCancel(viewer, run), CanRequeue: canRequeue(viewer, run), RequestedBy: "—", Terms: termRows(rj.Terms)}
+	v.Tracking = runTrackingRows(rj)
 	if run.Seed != 0 {
 		v.Seed = strconv.FormatInt(run.Seed, 10)
 	}

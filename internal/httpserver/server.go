@@ -18,6 +18,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/internal/tracking"
 	"github.com/pitchtank/pitchtank/web"
 )
 
@@ -71,6 +72,10 @@ type Config struct {
 	MaxInFlight    int
 	QueueWait      time.Duration
 	RequestTimeout time.Duration
+	// Tracker follows finished runs (regressions, provenance) and sends
+	// events to webhooks (cmd/web builds it over the runner's store). Nil:
+	// nothing is sent; thresholds and webhooks can still be configured.
+	Tracker *tracking.Tracker
 }
 
 func (c *Config) defaults() {
@@ -155,7 +160,7 @@ func newServer(cfg Config, svc pitches.Service) *server {
 	cfg.defaults()
 	return &server{
 		cfg:       cfg,
-		svc:       svc,
+		svc:       withAudit(svc, cfg.Logger, cfg.Tracker), // records state changes where the store keeps an audit log (audit.go)
 		log:       cfg.Logger,
 		ipLimit:   newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
 		nameLimit: newLimiter((cfg.LoginBurst+1)/2, cfg.LoginRefill, cfg.Now), // per (login, address): see auth.go

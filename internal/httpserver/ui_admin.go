@@ -30,6 +30,7 @@ func (s *server) registerAdminRoutes(r chi.Router) {
 	r.Post("/users", s.handleAdminCreateUser)
 	r.Post("/users/{id}/role", s.handleAdminSetRole)
 	r.Post("/users/{id}/active", s.handleAdminSetActive)
+	s.registerTrackingAdminRoutes(r)
 }
 
 func (s *server) requireAdmin(next http.Handler) http.Handler {

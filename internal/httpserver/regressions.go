@@ -1,0 +1,380 @@
+package httpserver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/tracking"
+	"github.com/pitchtank/pitchtank/templates"
+)
+
+// Regression thresholds (admins: /api/thresholds, /admin/regressions) and
+// the alerts they raised on finished runs (the run page, GET
+// /api/runs/{id}/regressions, GET /api/regressions). Alerts quote a run's
+// figures: a run whose result the viewer may not see shows none.
+
+// thresholdInput is the body of POST /api/thresholds and the admin form.
+type thresholdInput struct {
+	Round       int     `json:"round"`
+	Problem     string  `json:"problem"`
+	Variant     string  `json:"variant"`
+	BaselineRun int64   `json:"baseline_run"`
+	Percent     float64 `json:"percent"`
+}
+
+func (s *server) addThreshold(ctx context.Context, u *pitches.User, in thresholdInput) (*tracking.Threshold, error) {
+	if err := requireAdminAPI(u, "set regression thresholds"); err != nil {
+		return nil, err
+	}
+	st, err := s.tracks()
+	if err != nil {
+		return nil, err
+	}
+	t := tracking.Threshold{Round: in.Round, Problem: strings.TrimSpace(in.Problem), Variant: strings.TrimSpace(in.Variant),
+		BaselineRun: in.BaselineRun, Percent: in.Percent, CreatedBy: u.ID}
+	switch {
+	case t.Round < 0:
+		return nil, pitches.Errorf(pitches.EINVALID, "round", "round must be a positive round number")
+	case t.Round > 0 && (t.Variant != "" || t.Problem != ""):
+		return nil, pitches.Errorf(pitches.EINVALID, "variant", "a threshold is for a round or for a variant, not both")
+	case t.Round == 0 && t.Variant == "":
+		return nil, pitches.Errorf(pitches.EINVALID, "round", "give a round, or a problem and variant")
+	case t.Round == 0 && t.Problem == "":
+		return nil, pitches.Errorf(pitches.EINVALID, "problem", "a variant's threshold needs its problem")
+	case t.BaselineRun < 1:
+		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "baseline_run must be the id of a run with a result")
+	case math.IsNaN(t.Percent) || !(t.Percent > 0 && t.Percent < 100):
+		return nil, pitches.Errorf(pitches.EINVALID, "percent", "percent must be between 0 and 100 (exclusive), e.g. 5")
+	}
+	if s.runs == nil {
+		return nil, errNoRunner
+	}
+	base, err := s.runs.Get(ctx, t.BaselineRun)
+	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d does not exist", t.BaselineRun)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !base.HasResult {
+		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d has no result (%s)", base.ID, base.Status)
+	}
+	if t.Round == 0 && base.Problem != t.Problem {
+		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d measures %s, not %s", base.ID, base.Problem, t.Problem)
+	}
+	out, err := st.AddThreshold(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	s.audit(ctx, u, "threshold.create", "threshold "+strconv.FormatInt(out.ID, 10), nil, out)
+	return out, nil
+}
+
+func (s *server) deleteThreshold(ctx context.Context, u *pitches.User, id int64) error {
+	if err := requireAdminAPI(u, "remove regression thresholds"); err != nil {
+		return err
+	}
+	st, err := s.tracks()
+	if err != nil {
+		return err
+	}
+	old, err := st.Threshold(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := st.DeleteThreshold(ctx, id); err != nil {
+		return err
+	}
+	s.audit(ctx, u, "threshold.delete", "threshold "+strconv.FormatInt(id, 10), old, nil)
+	return nil
+}
+
+func (s *server) handleAPIThresholds(w http.ResponseWriter, r *http.Request) {
+	if err := requireAdminAPI(userFrom(r.Context()), "read regression thresholds"); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	st, err := s.tracks()
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	ths, err := st.Thresholds(r.Context())
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, append([]tracking.Threshold{}, ths...))
+}
+
+func (s *server) handleAPICreateThreshold(w http.ResponseWriter, r *http.Request) {
+	var in thresholdInput
+	if err := decodeJSON(r.Body, &in); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	t, err := s.addThreshold(r.Context(), userFrom(r.Context()), in)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/api/thresholds/"+strconv.FormatInt(t.ID, 10))
+	writeJSON(w, http.StatusCreated, t)
+}
+
+func (s *server) handleAPIDeleteThreshold(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	if err := s.deleteThreshold(r.Context(), userFrom(r.Context()), id); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// visibleAlerts leaves out alerts on runs whose results viewer may not see.
+func (s *server) visibleAlerts(ctx context.Context, vis *visibility, as []tracking.Alert) ([]tracking.Alert, error) {
+	out := []tracking.Alert{}
+	for _, a := range as {
+		run, err := s.runs.Get(ctx, a.RunID)
+		if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		hidden, err := vis.resultHidden(ctx, run.PitchID)
+		if err != nil {
+			return nil, err
+		}
+		if !hidden {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// runAlerts are run id's alerts for viewer; nil when the store keeps none.
+func (s *server) runAlerts(ctx context.Context, viewer *pitches.User, id int64) ([]tracking.Alert, error) {
+	st, err := s.tracks()
+	if err != nil || s.runs == nil {
+		return nil, nil
+	}
+	as, err := st.Alerts(ctx, id, 0, 100)
+	if err != nil {
+		return nil, err
+	}
+	return s.visibleAlerts(ctx, s.visibility(viewer), as)
+}
+
+func (s *server) handleAPIRunRegressions(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	run, err := s.loadRun(r.Context(), userFrom(r.Context()), id, false)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	out := map[string]any{"run_id": id, "regressions": []tracking.Alert{}}
+	if run.ResultHidden {
+		out["result_hidden"] = true
+	} else {
+		as, err := s.runAlerts(r.Context(), userFrom(r.Context()), id)
+		if err != nil {
+			s.apiError(w, r, err)
+			return
+		}
+		if as != nil {
+			out["regressions"] = as
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleAPIRegressions lists recent alerts on every run the caller may see.
+func (s *server) handleAPIRegressions(w http.ResponseWriter, r *http.Request) {
+	st, err := s.tracks()
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	if s.runs == nil {
+		s.apiError(w, r, errNoRunner)
+		return
+	}
+	before, limit, err := pageParams(r.URL.Query(), 50, 500)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	as, err := st.Alerts(r.Context(), 0, before, limit+1)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	next := int64(0)
+	if len(as) > limit {
+		as = as[:limit]
+		next = as[limit-1].ID
+	}
+	vis, err := s.visibleAlerts(r.Context(), s.visibility(userFrom(r.Context())), as)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Regressions []tracking.Alert `json:"regressions"`
+		NextBefore  int64            `json:"next_before,omitzero"`
+	}{vis, next})
+}
+
+// alertRows are alerts as the pages show them.
+func alertRows(as []tracking.Alert) []templates.AlertRow {
+	var out []templates.AlertRow
+	for _, a := range as {
+		out = append(out, templates.AlertRow{ID: a.ID, RunID: a.RunID, BaselineRun: a.BaselineRun, Scope: a.Scope,
+			Percent: strconv.FormatFloat(a.Percent, 'g', -1, 64), Summary: a.Summary, At: a.CreatedAt.UTC().Format("2006-01-02 15:04")})
+	}
+	return out
+}
+
+// The admin page.
+
+func (s *server) renderRegressions(w http.ResponseWriter, r *http.Request, status int, form templates.ThresholdForm, note string) {
+	ctx := r.Context()
+	st, err := s.tracks()
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	ths, err := st.Thresholds(ctx)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v := templates.RegressionsView{Form: form, Note: note}
+	for _, t := range ths {
+		v.Thresholds = append(v.Thresholds, templates.ThresholdRow{ID: t.ID, Scope: t.Scope(), BaselineRun: t.BaselineRun,
+			Percent: strconv.FormatFloat(t.Percent, 'g', -1, 64), Created: t.CreatedAt.UTC().Format("2006-01-02 15:04")})
+	}
+	as, err := st.Alerts(ctx, 0, 0, 50)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v.Alerts = alertRows(as) // admins see every run's result
+	s.render(w, r, status, templates.AdminRegressionsPage(s.chrome(r, "Regressions", "admin"), v))
+}
+
+func (s *server) handleAdminRegressions(w http.ResponseWriter, r *http.Request) {
+	s.renderRegressions(w, r, http.StatusOK, templates.ThresholdForm{}, trackingNotes[r.URL.Query().Get("note")])
+}
+
+func (s *server) handleAdminCreateThreshold(w http.ResponseWriter, r *http.Request) {
+	if !s.parseForm(w, r) {
+		return
+	}
+	f := templates.ThresholdForm{Round: r.PostForm.Get("round"), Problem: r.PostForm.Get("problem"), Variant: r.PostForm.Get("variant"),
+		BaselineRun: r.PostForm.Get("baseline_run"), Percent: r.PostForm.Get("percent")}
+	in := thresholdInput{Problem: f.Problem, Variant: f.Variant}
+	var err error
+	parse := func(field, v string, dst func(string) error) {
+		if err == nil && strings.TrimSpace(v) != "" {
+			if dst(strings.TrimSpace(v)) != nil {
+				err = pitches.Errorf(pitches.EINVALID, field, "%s must be a number, not %q", field, v)
+			}
+		}
+	}
+	parse("round", f.Round, func(v string) (e error) { in.Round, e = strconv.Atoi(v); return })
+	parse("baseline_run", f.BaselineRun, func(v string) (e error) { in.BaselineRun, e = strconv.ParseInt(v, 10, 64); return })
+	parse("percent", f.Percent, func(v string) (e error) { in.Percent, e = strconv.ParseFloat(v, 64); return })
+	if err == nil {
+		_, err = s.addThreshold(r.Context(), userFrom(r.Context()), in)
+	}
+	if err != nil {
+		if code := pitches.ErrorCode(err); code == pitches.EFORBIDDEN || code == pitches.EUNAUTHORIZED {
+			s.renderError(w, r, err)
+			return
+		}
+		f.Err = s.formErr(r, err)
+		s.renderRegressions(w, r, errorStatus(err), f, "")
+		return
+	}
+	redirect(w, r, "/admin/regressions?note=threshold", "")
+}
+
+func (s *server) handleAdminDeleteThreshold(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	if err := s.deleteThreshold(r.Context(), userFrom(r.Context()), id); err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	redirect(w, r, "/admin/regressions?note=unthreshold", "")
+}
+
+// regressionNote is the run page's line about alerts.
+func regressionNote(n int) string {
+	if n == 1 {
+		return "1 regression threshold crossed"
+	}
+	return fmt.Sprintf("%d regression thresholds crossed", n)
+}
+
+// runTracking is what a run's JSON carries of tracking, for a viewer who
+// may see its result.
+type runTracking struct {
+	Regressions []tracking.Alert     `json:"regressions,omitempty"`
+	Provenance  *tracking.Provenance `json:"provenance,omitempty"`
+}
+
+// addRunTracking fills out's regressions and provenance (not for a hidden
+// result; nothing where the store keeps none).
+func (s *server) addRunTracking(ctx context.Context, viewer *pitches.User, out *runJSON) error {
+	st, err := s.tracks()
+	if err != nil || out.ResultHidden {
+		return nil
+	}
+	as, err := st.Alerts(ctx, out.ID, 0, 100)
+	if err != nil {
+		return err
+	}
+	out.Regressions = as
+	ps, err := st.Provenances(ctx, []int64{out.ID})
+	if err != nil {
+		return err
+	}
+	if p, ok := ps[out.ID]; ok {
+		out.Provenance = &p
+	}
+	return nil
+}
+
+func runTrackingRows(rj *runJSON) templates.RunTracking {
+	t := rj.runTracking
+	v := templates.RunTracking{Alerts: alertRows(t.Regressions)}
+	if rj.HasResult && !rj.ResultHidden {
+		v.HistoryURL = historyURL(rj.Run)
+	}
+	if t.Provenance != nil {
+		v.SourceHash, v.AppBuild = t.Provenance.SourceHash, t.Provenance.AppBuild
+	}
+	return v
+}

@@ -1,0 +1,206 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/charts"
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/templates"
+)
+
+// History per variant, shape and device fingerprint (/runs/history,
+// GET /api/runs/history): every run of a variant that counts as a result
+// (succeeded, or suspect and accepted) is a point per shape with its
+// interval, grouped by the device it was measured on (the result
+// document's fingerprint, or an import's label) since only those are
+// comparable; each point carries its kernel source hash and the app's
+// build, and a changed source hash is marked.
+
+type shapeHistoryPoint struct {
+	RunID           int64           `json:"run_id"`
+	Variant         string          `json:"variant"`
+	CreatedAt       time.Time       `json:"created_at"`
+	Speedup         runner.Interval `json:"speedup"`
+	VariantMedianUs float64         `json:"variant_median_us"`
+	VariantSEMUs    float64         `json:"variant_sem_us,omitempty"`
+	SourceHash      string          `json:"source_hash,omitempty"`
+	AppBuild        string          `json:"app_build,omitempty"`
+	SourceChanged   bool            `json:"source_changed,omitempty"` // the source hash differs from the point before's
+}
+
+type shapeHistorySeries struct {
+	DeviceKey  string              `json:"device_key"`  // "fingerprint:<key>" or "import:<label>"
+	DeviceName string              `json:"device_name"` // the device model, or the import's label
+	Shape      string              `json:"shape"`
+	Points     []shapeHistoryPoint `json:"points"` // oldest first
+}
+
+type shapeHistoryJSON struct {
+	Problem  string               `json:"problem"`
+	Variant  string               `json:"variant"`
+	Suite    string               `json:"suite,omitempty"`
+	Baseline string               `json:"baseline,omitempty"`
+	Device   string               `json:"device,omitempty"`
+	Pitch    int64                `json:"pitch,omitzero"`
+	Series   []shapeHistorySeries `json:"series"`
+}
+
+// deviceKey names the device a run's result was measured on.
+func deviceKey(r *runner.Run) (key, name string) {
+	if r.Imported {
+		return "import:" + r.Device, r.Device
+	}
+	var d benchDoc
+	if json.Unmarshal(r.Result, &d) == nil && d.Fingerprint.Key != "" {
+		return "fingerprint:" + d.Fingerprint.Key, d.Device.Name
+	}
+	return "device:" + r.Device, r.DeviceName
+}
+
+func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.Values) (*shapeHistoryJSON, error) {
+	if s.runs == nil {
+		return nil, errNoRunner
+	}
+	out := &shapeHistoryJSON{Problem: strings.TrimSpace(q.Get("problem")), Variant: strings.TrimSpace(q.Get("variant")),
+		Suite: strings.TrimSpace(q.Get("suite")), Baseline: strings.TrimSpace(q.Get("baseline")), Device: strings.TrimSpace(q.Get("device")),
+		Series: []shapeHistorySeries{}}
+	if v := strings.TrimSpace(q.Get("pitch")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return nil, pitches.Errorf(pitches.EBADREQUEST, "pitch", "pitch must be a positive integer")
+		}
+		out.Pitch = n
+	}
+	// A pitch's history follows it across its variants (a new kernel
+	// upload is a new variant spec); otherwise the variant is the subject.
+	if out.Pitch == 0 && out.Problem == "" {
+		return nil, pitches.Errorf(pitches.EBADREQUEST, "problem", "a history needs its problem (or a pitch)")
+	}
+	if out.Pitch == 0 && out.Variant == "" {
+		return nil, pitches.Errorf(pitches.EBADREQUEST, "variant", "a history needs its variant spec (or a pitch)")
+	}
+	shape := strings.TrimSpace(q.Get("shape"))
+	runs, err := s.runs.List(ctx, runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline,
+		Device: out.Device, PitchID: out.Pitch, Limit: 500})
+	if err != nil {
+		return nil, err
+	}
+	var prov map[int64]provenanceRow
+	if st, err := s.tracks(); err == nil {
+		ids := make([]int64, len(runs))
+		for i := range runs {
+			ids[i] = runs[i].ID
+		}
+		ps, err := st.Provenances(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		prov = map[int64]provenanceRow{}
+		for id, p := range ps {
+			prov[id] = provenanceRow{p.SourceHash, p.AppBuild}
+		}
+	}
+	vis := s.visibility(viewer)
+	index := map[string]int{}
+	for i := len(runs) - 1; i >= 0; i-- { // oldest first
+		r := &runs[i]
+		if !r.Counts() {
+			continue
+		}
+		if hidden, err := vis.resultHidden(ctx, r.PitchID); err != nil {
+			return nil, err
+		} else if hidden {
+			continue
+		}
+		full, err := s.runs.Get(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		key, name := deviceKey(full)
+		p := prov[r.ID]
+		for _, sh := range full.Shapes {
+			if shape != "" && sh.Label != shape {
+				continue
+			}
+			k := key + "\x00" + sh.Label
+			j, ok := index[k]
+			if !ok {
+				j = len(out.Series)
+				index[k] = j
+				out.Series = append(out.Series, shapeHistorySeries{DeviceKey: key, DeviceName: name, Shape: sh.Label, Points: []shapeHistoryPoint{}})
+			}
+			pt := shapeHistoryPoint{RunID: r.ID, Variant: r.Variant, CreatedAt: r.CreatedAt, Speedup: sh.Speedup, VariantMedianUs: sh.VariantMedianUs,
+				VariantSEMUs: sh.VariantSEMUs, SourceHash: p.source, AppBuild: p.build}
+			pts := out.Series[j].Points
+			if n := len(pts); n > 0 && pt.SourceHash != "" && pts[n-1].SourceHash != "" && pts[n-1].SourceHash != pt.SourceHash {
+				pt.SourceChanged = true
+			}
+			out.Series[j].Points = append(pts, pt)
+		}
+	}
+	return out, nil
+}
+
+type provenanceRow struct{ source, build string }
+
+func (s *server) handleAPIShapeHistory(w http.ResponseWriter, r *http.Request) {
+	out, err := s.shapeHistory(r.Context(), userFrom(r.Context()), r.URL.Query())
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) {
+	h, err := s.shapeHistory(r.Context(), userFrom(r.Context()), r.URL.Query())
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v := templates.ShapeHistoryView{Problem: h.Problem, Variant: h.Variant, Suite: h.Suite, Baseline: h.Baseline, Device: h.Device, Pitch: h.Pitch,
+		JSONURL: "/api/runs/history?" + r.URL.RawQuery}
+	for _, se := range h.Series {
+		sv := templates.HistorySeriesView{Device: se.DeviceName, Shape: se.Shape}
+		var pts []charts.TimelinePoint
+		for _, p := range se.Points {
+			label := "#" + strconv.FormatInt(p.RunID, 10) + " " + p.CreatedAt.UTC().Format("01-02 15:04")
+			pts = append(pts, charts.TimelinePoint{Point: charts.Point{Label: label, Value: p.Speedup.Value, Lo: p.Speedup.Lo, Hi: p.Speedup.Hi},
+				SourceChange: p.SourceChanged})
+			sv.Rows = append(sv.Rows, templates.HistoryPointRow{RunID: p.RunID, Variant: p.Variant, When: p.CreatedAt.UTC().Format("2006-01-02 15:04"),
+				Speedup: speedupText(p.Speedup), Time: usText(p.VariantMedianUs), Source: shortHash(p.SourceHash), Build: shortHash(p.AppBuild),
+				Changed: p.SourceChanged})
+		}
+		sv.ChartSVG = charts.Timeline(fmt.Sprintf("Speedup of %s on %s, run by run", se.Shape, se.DeviceName), pts)
+		v.Series = append(v.Series, sv)
+	}
+	title := "History of " + h.Variant
+	if h.Pitch != 0 {
+		title = fmt.Sprintf("History of pitch #%d", h.Pitch)
+	}
+	s.render(w, r, http.StatusOK, templates.ShapeHistoryPage(s.chrome(r, title, "runs"), v))
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// historyURL is the history page of run r's variant on its device.
+func historyURL(r *runner.Run) string {
+	q := url.Values{"problem": {r.Problem}, "variant": {r.Variant}, "suite": {r.Suite}, "device": {r.Device}}
+	if r.Baseline != "" {
+		q.Set("baseline", r.Baseline)
+	}
+	return "/runs/history?" + q.Encode()
+}

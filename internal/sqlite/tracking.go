@@ -1,0 +1,231 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/tracking"
+)
+
+// Regression thresholds, their alerts and run provenance (migrations 152
+// and 153): the tracking.Store.
+var _ tracking.Store = (*DB)(nil)
+
+const thresholdCols = `id, round_number, problem, variant, baseline_run, percent, created_by, created_at`
+
+func scanThreshold(r interface{ Scan(...any) error }) (*tracking.Threshold, error) {
+	var t tracking.Threshold
+	var round, by sql.NullInt64
+	var at string
+	if err := r.Scan(&t.ID, &round, &t.Problem, &t.Variant, &t.BaselineRun, &t.Percent, &by, &at); err != nil {
+		return nil, err
+	}
+	ts, err := parseTime(at)
+	if err != nil {
+		return nil, err
+	}
+	t.Round, t.CreatedBy, t.CreatedAt = int(round.Int64), by.Int64, ts
+	return &t, nil
+}
+
+// Thresholds lists every regression threshold, oldest first.
+func (db *DB) Thresholds(ctx context.Context) ([]tracking.Threshold, error) {
+	return queryAll(ctx, db.r, "list thresholds", values(scanThreshold), `SELECT `+thresholdCols+` FROM regression_thresholds ORDER BY id`)
+}
+
+// AddThreshold stores a checked threshold (the round, or the problem and
+// variant; an existing baseline run).
+func (db *DB) AddThreshold(ctx context.Context, t tracking.Threshold) (*tracking.Threshold, error) {
+	var id int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var round any
+		if t.Round > 0 {
+			round = t.Round
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM rounds WHERE number = ?`, t.Round).Scan(&n); err != nil {
+				return fmt.Errorf("sqlite: find round %d: %w", t.Round, err)
+			}
+			if n == 0 {
+				return pitches.Errorf(pitches.EINVALID, "round", "round %d does not exist", t.Round)
+			}
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ?`, t.BaselineRun).Scan(&n); err != nil {
+			return fmt.Errorf("sqlite: find run %d: %w", t.BaselineRun, err)
+		}
+		if n == 0 {
+			return pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d does not exist", t.BaselineRun)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO regression_thresholds (round_number, problem, variant, baseline_run, percent, created_by, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, round, t.Problem, t.Variant, t.BaselineRun, t.Percent, runNullID(t.CreatedBy), fmtTime(db.Now()))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert threshold: %w", err)
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := scanThreshold(db.r.QueryRowContext(ctx, `SELECT `+thresholdCols+` FROM regression_thresholds WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read threshold %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// Threshold returns threshold id.
+func (db *DB) Threshold(ctx context.Context, id int64) (*tracking.Threshold, error) {
+	t, err := scanThreshold(db.r.QueryRowContext(ctx, `SELECT `+thresholdCols+` FROM regression_thresholds WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.Errorf(pitches.ENOTFOUND, "", "threshold %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get threshold %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// DeleteThreshold removes threshold id; its alerts stay.
+func (db *DB) DeleteThreshold(ctx context.Context, id int64) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM regression_thresholds WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("sqlite: delete threshold %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return pitches.Errorf(pitches.ENOTFOUND, "", "threshold %d not found", id)
+		}
+		return nil
+	})
+}
+
+const alertCols = `id, run_id, threshold_id, baseline_run, percent, shapes, summary, created_at`
+
+func scanAlert(r interface{ Scan(...any) error }) (*tracking.Alert, error) {
+	var a tracking.Alert
+	var th sql.NullInt64
+	var shapes, at string
+	if err := r.Scan(&a.ID, &a.RunID, &th, &a.BaselineRun, &a.Percent, &shapes, &a.Summary, &at); err != nil {
+		return nil, err
+	}
+	t, err := parseTime(at)
+	if err != nil {
+		return nil, err
+	}
+	a.ThresholdID, a.CreatedAt = th.Int64, t
+	var stored struct {
+		Scope  string                     `json:"scope"`
+		Shapes []tracking.ShapeRegression `json:"shapes"`
+	}
+	if err := json.Unmarshal([]byte(shapes), &stored); err != nil {
+		return nil, fmt.Errorf("alert %d shapes: %w", a.ID, err)
+	}
+	a.Scope, a.Shapes = stored.Scope, stored.Shapes
+	return &a, nil
+}
+
+// AddAlert stores an alert; a run's second alert for the same threshold
+// (a repeated evaluation) is the first one.
+func (db *DB) AddAlert(ctx context.Context, a tracking.Alert) (*tracking.Alert, error) {
+	shapes, err := json.Marshal(map[string]any{"scope": a.Scope, "shapes": a.Shapes})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: encode alert: %w", err)
+	}
+	var id int64
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM regression_alerts WHERE run_id = ? AND threshold_id = ?`, a.RunID, a.ThresholdID).Scan(&id); err == nil {
+			return nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite: find alert: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO regression_alerts (run_id, threshold_id, baseline_run, percent, shapes, summary, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, a.RunID, runNullID(a.ThresholdID), a.BaselineRun, a.Percent, string(shapes), a.Summary, fmtTime(a.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("sqlite: insert alert: %w", err)
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := scanAlert(db.r.QueryRowContext(ctx, `SELECT `+alertCols+` FROM regression_alerts WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read alert %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// Alerts lists alerts newest first: of run runID when it is > 0, else
+// every run's, before alert id before (when > 0), at most limit (default
+// 50, at most 500).
+func (db *DB) Alerts(ctx context.Context, runID, before int64, limit int) ([]tracking.Alert, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	q := `SELECT ` + alertCols + ` FROM regression_alerts WHERE 1 = 1`
+	var args []any
+	if runID > 0 {
+		q += ` AND run_id = ?`
+		args = append(args, runID)
+	}
+	if before > 0 {
+		q += ` AND id < ?`
+		args = append(args, before)
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, min(limit, 500))
+	return queryAll(ctx, db.r, "list alerts", values(scanAlert), q, args...)
+}
+
+// SetProvenance records (or replaces) a run's provenance.
+func (db *DB) SetProvenance(ctx context.Context, p tracking.Provenance) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO run_provenance (run_id, source_hash, app_build, recorded_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (run_id) DO UPDATE SET source_hash = excluded.source_hash, app_build = excluded.app_build, recorded_at = excluded.recorded_at`,
+			p.RunID, p.SourceHash, p.AppBuild, fmtTime(p.RecordedAt))
+		if err != nil {
+			return fmt.Errorf("sqlite: record provenance of run %d: %w", p.RunID, err)
+		}
+		return nil
+	})
+}
+
+// Provenances returns the provenance of the given runs that have one.
+func (db *DB) Provenances(ctx context.Context, ids []int64) (map[int64]tracking.Provenance, error) {
+	out := map[int64]tracking.Provenance{}
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		marks := make([]byte, 0, 2*len(chunk))
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			if i > 0 {
+				marks = append(marks, ',')
+			}
+			marks = append(marks, '?')
+			args[i] = id
+		}
+		ps, err := queryAll(ctx, db.r, "list provenance", func(r *sql.Rows) (tracking.Provenance, error) {
+			var p tracking.Provenance
+			var at string
+			if err := r.Scan(&p.RunID, &p.SourceHash, &p.AppBuild, &at); err != nil {
+				return p, err
+			}
+			t, err := parseTime(at)
+			p.RecordedAt = t
+			return p, err
+		}, `SELECT run_id, source_hash, app_build, recorded_at FROM run_provenance WHERE run_id IN (`+string(marks)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out[p.RunID] = p
+		}
+	}
+	return out, nil
+}
