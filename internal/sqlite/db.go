@@ -27,7 +27,7 @@ var migrationFS embed.FS
 type DB struct {
 	path string
 	w    *sql.DB // one connection: the only writer
-	r    *sql.DB // read pool
+	r    *readPool // read pool, with its prepared statements kept (stmtcache.go)
 
 	// Now is the clock; tests may replace it to order filings.
 	Now func() time.Time
@@ -88,7 +88,7 @@ func Open(path string) (*DB, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
 	}
-	db.r = r
+	db.r = newReadPool(r)
 	return db, nil
 }
 

@@ -1,0 +1,89 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// maxCachedStmts bounds the statement cache: queries built with a variable
+// number of placeholders could otherwise fill it without end. Past the
+// bound a query is prepared for its one use, as before.
+const maxCachedStmts = 512
+
+// readPool is the read pool with its prepared statements kept: SQLite
+// spends most of a short query parsing and planning it (profiles of the
+// round and pitch pages showed sqlite3Prepare at over half of their CPU
+// time, issue 13), and a *sql.Stmt prepares once per connection and is
+// reused after. Statements are keyed by their text; arguments still bind
+// per call, so the cache changes no result.
+type readPool struct {
+	*sql.DB
+
+	mu    sync.RWMutex
+	stmts map[string]*sql.Stmt
+}
+
+func newReadPool(db *sql.DB) *readPool {
+	return &readPool{DB: db, stmts: map[string]*sql.Stmt{}}
+}
+
+// stmt returns the cached statement for query, preparing it on first use;
+// nil when the cache is full (the caller then runs the query unprepared).
+func (p *readPool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	p.mu.RLock()
+	st := p.stmts[query]
+	p.mu.RUnlock()
+	if st != nil {
+		return st, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.stmts[query]; st != nil {
+		return st, nil
+	}
+	if len(p.stmts) >= maxCachedStmts {
+		return nil, nil
+	}
+	// Prepared without the request's context: the statement outlives it.
+	st, err := p.DB.PrepareContext(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return nil, err
+	}
+	p.stmts[query] = st
+	return st, nil
+}
+
+// QueryContext runs query through its cached statement.
+func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return p.DB.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs query through its cached statement. A query that
+// fails to prepare runs unprepared, so that its error comes back through
+// Row.Scan as usual.
+func (p *readPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, query)
+	if err != nil || st == nil {
+		return p.DB.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// Close closes the cached statements, then the pool.
+func (p *readPool) Close() error {
+	p.mu.Lock()
+	for q, st := range p.stmts {
+		_ = st.Close()
+		delete(p.stmts, q)
+	}
+	p.mu.Unlock()
+	return p.DB.Close()
+}
