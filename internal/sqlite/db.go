@@ -26,7 +26,7 @@ var migrationFS embed.FS
 // DB is the SQLite store. It implements pitches.Service.
 type DB struct {
 	path string
-	w    *sql.DB // one connection: the only writer
+	w    *sql.DB   // one connection: the only writer
 	r    *readPool // read pool, with its prepared statements kept (stmtcache.go)
 
 	// Now is the clock; tests may replace it to order filings.
