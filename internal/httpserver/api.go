@@ -11,7 +11,7 @@ import (
 
 // registerAPIRoutes mounts the JSON API. Every endpoint needs a bearer token.
 func (s *server) registerAPIRoutes(r chi.Router) {
-	r.Use(s.apiUser)
+	r.Use(s.apiUser, s.cachePages)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})

@@ -70,6 +70,11 @@ type Config struct {
 	MaxInFlight    int
 	QueueWait      time.Duration
 	RequestTimeout time.Duration
+	// NoPageCache turns off the page cache (pagecache.go), which otherwise
+	// keeps the round, pitch, runs, calibration and home pages and the
+	// standings API per viewer until the store's next write, where the
+	// service counts its writes (Generationer).
+	NoPageCache bool
 }
 
 func (c *Config) defaults() {
@@ -114,6 +119,7 @@ type server struct {
 	nameLimit *limiter
 	md        *markdown
 	runs      *runner.Runner // nil when the server measures nothing
+	pages     *pageCache     // nil: no page cache
 }
 
 // New returns the whole app as one handler: pages, API, static files, with
@@ -136,7 +142,12 @@ func New(cfg Config, svc pitches.Service) (http.Handler, error) {
 
 func newServer(cfg Config, svc pitches.Service) *server {
 	cfg.defaults()
+	var pages *pageCache
+	if !cfg.NoPageCache {
+		pages = newPageCache(svc)
+	}
 	return &server{
+		pages:     pages,
 		cfg:       cfg,
 		svc:       svc,
 		log:       cfg.Logger,
