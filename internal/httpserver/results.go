@@ -443,7 +443,7 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 		var records []pitches.PredictorRecord
 		for _, id := range order {
 			ps := byWho[id]
-			row := templates.CalRow{Name: ps[0].Who, N: len(ps)}
+			row := templates.CalRow{Name: ps[0].Who, WhoID: id, N: len(ps)}
 			var signed, is, rel float64
 			nRel := 0
 			for _, p := range ps {
@@ -472,7 +472,7 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 			group.Rows = append(group.Rows, row)
 			records = append(records, pitches.PredictorRecord{Name: row.Name, N: len(ps), Hits: row.Hits, MeanIS: is / n})
 		}
-		group.SVG = charts.Calibration(points)
+		group.SVG = charts.Calibration(latestPoints(points))
 		if len(records) > 0 {
 			group.Trust = pitches.TrustSentence(g.title, records)
 		}
@@ -483,6 +483,9 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 
 func (s *server) handleCalibration(w http.ResponseWriter, r *http.Request) {
 	v, err := s.calibration(r.Context(), userFrom(r.Context()))
+	if err == nil {
+		err = boundCalibration(v, r.URL.Query().Get("who"))
+	}
 	if err != nil {
 		s.renderError(w, r, err)
 		return
