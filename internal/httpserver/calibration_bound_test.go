@@ -34,7 +34,7 @@ func TestCalibrationDrillDown(t *testing.T) {
 		"Idea number 11", "Idea number 02")
 	wantNotContains(t, cal, "Idea number 01 (round", "Idea number 00 (round")
 
-	all := b.get("/calibration?who=" + alice).wantStatus(t, http.StatusOK).body
+	all := b.get("/calibration?who="+alice).wantStatus(t, http.StatusOK).body
 	for i := range n {
 		wantContains(t, all, fmt.Sprintf("Idea number %02d (round 1)", i))
 	}
