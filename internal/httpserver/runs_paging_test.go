@@ -82,7 +82,7 @@ func TestRunsPagePaging(t *testing.T) {
 	older := `href="/runs?before=` + strconv.FormatInt(ids[3], 10) + `"`
 	wantContains(t, first, older, `href="/runs/`+strconv.FormatInt(ids[52], 10)+`"`, `href="/runs/`+strconv.FormatInt(ids[3], 10)+`"`)
 	wantNotContains(t, first, `href="/runs/`+strconv.FormatInt(ids[2], 10)+`"`)
-	rest := b.get("/runs?before=" + strconv.FormatInt(ids[3], 10)).wantStatus(t, http.StatusOK).body
+	rest := b.get("/runs?before="+strconv.FormatInt(ids[3], 10)).wantStatus(t, http.StatusOK).body
 	for _, id := range ids[:3] {
 		wantContains(t, rest, `href="/runs/`+strconv.FormatInt(id, 10)+`"`)
 	}
