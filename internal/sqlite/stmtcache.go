@@ -4,7 +4,25 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 )
+
+type countKey struct{}
+
+// CountQueries returns a context under which every query on the read pool
+// adds one to the counter: how profiles and tests see how many queries a
+// request makes (issue 13). Queries inside write transactions are not
+// counted.
+func CountQueries(ctx context.Context) (context.Context, *atomic.Int64) {
+	n := new(atomic.Int64)
+	return context.WithValue(ctx, countKey{}, n), n
+}
+
+func countQuery(ctx context.Context) {
+	if n, ok := ctx.Value(countKey{}).(*atomic.Int64); ok {
+		n.Add(1)
+	}
+}
 
 // maxCachedStmts bounds the statement cache: queries built with a variable
 // number of placeholders could otherwise fill it without end. Past the
@@ -56,6 +74,7 @@ func (p *readPool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // QueryContext runs query through its cached statement.
 func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	countQuery(ctx)
 	st, err := p.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -70,6 +89,7 @@ func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) 
 // fails to prepare runs unprepared, so that its error comes back through
 // Row.Scan as usual.
 func (p *readPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	countQuery(ctx)
 	st, err := p.stmt(ctx, query)
 	if err != nil || st == nil {
 		return p.DB.QueryRowContext(ctx, query, args...)
