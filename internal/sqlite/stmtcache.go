@@ -48,25 +48,30 @@ func newReadPool(db *sql.DB) *readPool {
 
 // stmt returns the cached statement for query, preparing it on first use;
 // nil when the cache is full (the caller then runs the query unprepared).
+// The lock is never held while preparing: preparing takes a connection,
+// and a caller holding one (a query inside an open result set) must not
+// wait for the lock behind it.
 func (p *readPool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	p.mu.RLock()
-	st := p.stmts[query]
+	st, full := p.stmts[query], len(p.stmts) >= maxCachedStmts
 	p.mu.RUnlock()
-	if st != nil {
+	if st != nil || full {
 		return st, nil
+	}
+	// The context bounds the preparation only; the statement outlives it.
+	st, err := p.DB.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st := p.stmts[query]; st != nil {
-		return st, nil
+	if have := p.stmts[query]; have != nil {
+		_ = st.Close() // prepared twice at once: keep the first
+		return have, nil
 	}
 	if len(p.stmts) >= maxCachedStmts {
+		_ = st.Close()
 		return nil, nil
-	}
-	// Prepared without the request's context: the statement outlives it.
-	st, err := p.DB.PrepareContext(context.WithoutCancel(ctx), query)
-	if err != nil {
-		return nil, err
 	}
 	p.stmts[query] = st
 	return st, nil
