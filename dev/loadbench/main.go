@@ -3,15 +3,20 @@
 // `web serve` on it, and measures each page closed-loop (N connections,
 // each sending its next request when the last is answered) and open-loop
 // (a fixed offered rate, each request timed from when it was due), always
-// next to /healthz in the same run; then an overload pass offers three
-// times a page's measured capacity and reports goodput and how fast the
-// excess is refused.
+// next to /healthz in the same run; then an overload pass, on a server of
+// its own started with --no-page-cache (-overload-cache keeps the cache),
+// measures a page's capacity closed-loop, offers three times it and
+// reports goodput and how fast the excess is refused. Without the cache a
+// page's capacity is set by the server's work; with it, by what this
+// generator can send from the same cores, and three times that is more
+// than it can offer.
 //
 // Usage, from the repository root (it builds ./cmd/web unless -web names a
 // binary):
 //
 //	go run ./dev/loadbench [-scales 1,10,100] [-d 10s] [-conns 16] [-rate 300] \
-//	    [-repeat 1] [-modes closed,open,overload] [-overload round] [-login viewer]
+//	    [-repeat 1] [-modes closed,open,overload] [-overload round,pitch,standings] \
+//	    [-overload-cache] [-pages round,pitch] [-login viewer] [-serve-args '--max-inflight 8'] [-keep DIR]
 //
 // The report is Markdown on stdout; progress goes to stderr. docs/BENCHMARKS.md
 // ("Pages under load") has the figures and the exact command. Copy k of the
@@ -35,6 +40,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,6 +57,8 @@ type options struct {
 	serveArgs []string
 	keep      string
 	only      map[string]bool
+
+	overloadNoCache bool
 }
 
 func main() {
@@ -69,6 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	modes := fs.String("modes", "closed,open,overload", "what to measure: closed, open, overload")
 	overload := fs.String("overload", "round,pitch,standings", "overload pass: the pages offered three times their capacity")
 	only := fs.String("pages", "", "measure only these pages (names as in the report, comma-separated; /healthz always)")
+	overloadCache := fs.Bool("overload-cache", false, "overload pass: keep the page cache on (by default its server runs with --no-page-cache)")
 	login := fs.String("login", "viewer", "demo login whose session and token the requests carry")
 	serveArgs := fs.String("serve-args", "", "extra flags for web serve, space-separated (e.g. --max-inflight 8)")
 	keep := fs.String("keep", "", "keep the seeded databases in this folder (default: a temporary one, removed)")
@@ -76,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := options{web: *web, d: *d, conns: *conns, rate: *rate, repeat: max(1, *repeat), login: *login,
-		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ",")}
+		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache}
 	if *only != "" {
 		o.only = set(*only)
 	}
@@ -152,36 +161,11 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 	}
 	fmt.Fprintf(stderr, "%dx: seeded in %s\n", scale, time.Since(t0).Round(time.Millisecond))
 
-	addr, err := freeAddr()
+	base, stop, err := startServer(ctx, web, path, "", o.serveArgs)
 	if err != nil {
 		return err
 	}
-	args := append([]string{"serve", "--addr", addr, "--db", path, "--no-demo", "--devices", "cpu"}, o.serveArgs...)
-	srv := exec.Command(web, args...)
-	logf, err := os.Create(path + ".log")
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	srv.Stdout, srv.Stderr = logf, logf
-	if err := srv.Start(); err != nil {
-		return fmt.Errorf("start web serve: %w", err)
-	}
-	defer func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = srv.Process.Kill()
-			<-done
-		}
-	}()
-	base := "http://" + addr
-	if err := waitHealthy(ctx, base, 30*time.Second); err != nil {
-		return err
-	}
+	defer stop()
 
 	cookie := http.Header{"Cookie": {"pitchtank_session=" + session}}
 	bearer := http.Header{"Authorization": {"Bearer " + token}}
@@ -208,8 +192,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 	}
 
 	fmt.Fprintf(stdout, "## %dx the demo\n\n", scale)
-	capacity := map[string]float64{}
-	if o.modes["closed"] || o.modes["overload"] {
+	if o.modes["closed"] {
 		fmt.Fprintf(stdout, "Closed loop, %d connections:\n\n", o.conns)
 		fmt.Fprintln(stdout, "| page | path | throughput (rps) | ratio to /healthz | p50 (ms) | p90 (ms) | p99 (ms) | non-2xx |")
 		fmt.Fprintln(stdout, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -232,9 +215,8 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		for _, t := range targets {
 			r := last[t.name]
 			p := r.percentiles(isOK, 0.5, 0.9, 0.99)
-			capacity[t.name] = median(rps[t.name])
 			fmt.Fprintf(stdout, "| %s | `%s` | %.0f | %.3f | %s | %s | %s | %d |\n", t.name, t.path,
-				capacity[t.name], median(ratios[t.name]), ms(p[0]), ms(p[1]), ms(p[2]), len(r.samples)-r.count(isOK))
+				median(rps[t.name]), median(ratios[t.name]), ms(p[0]), ms(p[1]), ms(p[2]), len(r.samples)-r.count(isOK))
 		}
 		fmt.Fprintln(stdout)
 	}
@@ -255,10 +237,23 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		oc.CloseIdleConnections()
 	}
 	if o.modes["overload"] {
+		// The overload pass runs on a server of its own: without the page
+		// cache by default, so that its capacity is set by the server's
+		// work and three times it is a rate this generator, on the same
+		// cores, can offer.
+		stop()
+		args, what := o.serveArgs, "page cache on"
+		if o.overloadNoCache {
+			args, what = append([]string{"--no-page-cache"}, o.serveArgs...), "--no-page-cache"
+		}
+		obase, ostop, err := startServer(ctx, web, path, ".overload", args)
+		if err != nil {
+			return err
+		}
+		defer ostop()
 		oc := newClient(1024, 10*time.Second)
-		fmt.Fprintln(stdout, "Overload: three times the closed-loop capacity offered, open loop:")
-		fmt.Fprintln(stdout)
-		fmt.Fprintln(stdout, "| page | capacity (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | failed |")
+		fmt.Fprintf(stdout, "Overload (server %s): capacity measured closed-loop, %d connections, on this server; then three times it offered, open loop:\n\n", what, o.conns)
+		fmt.Fprintln(stdout, "| page | capacity (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | failed or not sent |")
 		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, name := range o.overload {
 			var t target
@@ -267,22 +262,68 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 					t = x
 				}
 			}
-			if t.name == "" || capacity[name] == 0 {
+			if t.name == "" {
 				continue
 			}
-			offered := 3 * capacity[name]
+			fmt.Fprintf(stderr, "%dx: overload %s: capacity\n", scale, name)
+			capacity := closedLoop(ctx, c, obase, t, o.conns, o.d).goodput()
+			if capacity == 0 {
+				continue
+			}
+			offered := 3 * capacity
 			fmt.Fprintf(stderr, "%dx: overload %s at %.0f rps\n", scale, name, offered)
-			r := openLoop(ctx, oc, base, t, offered, o.d, 1024)
+			r := openLoop(ctx, oc, obase, t, offered, o.d, 1024)
 			ok := r.percentiles(isOK, 0.5, 0.99)
 			ref := r.percentiles(isRefused, 0.5, 0.99)
 			refused := r.count(isRefused)
-			fmt.Fprintf(stdout, "| %s | %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %d |\n", name, capacity[name], offered,
-				r.goodput(), 100*r.goodput()/capacity[name], ms(ok[0]), ms(ok[1]), refused, ms(ref[0]), ms(ref[1]),
+			fmt.Fprintf(stdout, "| %s | %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %d |\n", name, capacity, offered,
+				r.goodput(), 100*r.goodput()/capacity, ms(ok[0]), ms(ok[1]), refused, ms(ref[0]), ms(ref[1]),
 				len(r.samples)-r.count(isOK)-refused+r.late)
 		}
 		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// startServer starts web serve on the database at path and waits until
+// it answers /healthz; stop ends it (once, however often it is called).
+func startServer(ctx context.Context, web, path, logSuffix string, extra []string) (base string, stop func(), err error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return "", nil, err
+	}
+	args := append([]string{"serve", "--addr", addr, "--db", path, "--no-demo", "--devices", "cpu"}, extra...)
+	srv := exec.Command(web, args...)
+	logf, err := os.Create(path + logSuffix + ".log")
+	if err != nil {
+		return "", nil, err
+	}
+	srv.Stdout, srv.Stderr = logf, logf
+	if err := srv.Start(); err != nil {
+		logf.Close()
+		return "", nil, fmt.Errorf("start web serve: %w", err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = srv.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = srv.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = srv.Process.Kill()
+				<-done
+			}
+			logf.Close()
+		})
+	}
+	base = "http://" + addr
+	if err := waitHealthy(ctx, base, 30*time.Second); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return base, stop, nil
 }
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) }
