@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -181,4 +183,55 @@ func openLoop(ctx context.Context, c *http.Client, base string, t target, rate f
 		res.samples = append(res.samples, s)
 	}
 	return res
+}
+
+// mixedLoop is closedLoop while one writer casts a vote every interval
+// (alternating between two pitches of the demo's judging round 5), so that
+// every page is computed again after each write. It returns the readers'
+// result and how many writes succeeded.
+func mixedLoop(ctx context.Context, c *http.Client, base string, t target, conns int, d, every time.Duration) (*result, int, error) {
+	wctx, stop := context.WithCancel(ctx)
+	wc := newClient(2, 10*time.Second) // not the readers' connections: the writer must not queue behind them
+	var writes int
+	var werr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+			}
+			body := fmt.Sprintf(`{"pitch": %d, "justification": "loadbench write %d"}`, 9+i%2, i)
+			req, err := http.NewRequestWithContext(wctx, http.MethodPut, base+"/api/rounds/5/vote", strings.NewReader(body))
+			if err != nil {
+				werr = err
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+writerToken)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := wc.Do(req)
+			if err != nil {
+				if wctx.Err() == nil {
+					werr = err
+				}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
+				writes++
+			} else if resp.StatusCode != http.StatusServiceUnavailable {
+				werr = fmt.Errorf("vote: %d %s", resp.StatusCode, b)
+				return
+			}
+		}
+	}()
+	r := closedLoop(ctx, c, base, t, conns, d)
+	stop()
+	<-done
+	return r, writes, werr
 }

@@ -59,6 +59,7 @@ type options struct {
 	only      map[string]bool
 
 	overloadNoCache bool
+	writeEvery      time.Duration
 }
 
 func main() {
@@ -74,7 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	conns := fs.Int("conns", 16, "closed loop: connections")
 	rate := fs.Float64("rate", 300, "open loop: requests per second offered")
 	repeat := fs.Int("repeat", 1, "closed loop: passes per page (the median is reported)")
-	modes := fs.String("modes", "closed,open,overload", "what to measure: closed, open, overload")
+	modes := fs.String("modes", "closed,mixed,open,overload", "what to measure: closed, mixed (closed loop with a write every -write-every), open, overload")
+	writeEvery := fs.Duration("write-every", time.Second, "mixed pass: time between two writes")
 	overload := fs.String("overload", "round,pitch,standings", "overload pass: the pages offered three times their capacity")
 	only := fs.String("pages", "", "measure only these pages (names as in the report, comma-separated; /healthz always)")
 	overloadCache := fs.Bool("overload-cache", false, "overload pass: keep the page cache on (by default its server runs with --no-page-cache)")
@@ -85,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := options{web: *web, d: *d, conns: *conns, rate: *rate, repeat: max(1, *repeat), login: *login,
-		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache}
+		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery}
 	if *only != "" {
 		o.only = set(*only)
 	}
@@ -217,6 +219,26 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			p := r.percentiles(isOK, 0.5, 0.9, 0.99)
 			fmt.Fprintf(stdout, "| %s | `%s` | %.0f | %.3f | %s | %s | %s | %d |\n", t.name, t.path,
 				median(rps[t.name]), median(ratios[t.name]), ms(p[0]), ms(p[1]), ms(p[2]), len(r.samples)-r.count(isOK))
+		}
+		fmt.Fprintln(stdout)
+	}
+	if o.modes["mixed"] {
+		fmt.Fprintf(stdout, "Closed loop, %d connections, while %s casts a vote in round 5 every %s (each write empties the page cache):\n\n", o.conns, writerLogin, o.writeEvery)
+		fmt.Fprintln(stdout, "| page | throughput (rps) | ratio to /healthz | p50 (ms) | p90 (ms) | p99 (ms) | max (ms) | writes |")
+		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		var health float64
+		for _, t := range targets {
+			fmt.Fprintf(stderr, "%dx: mixed %s\n", scale, t.name)
+			r, writes, err := mixedLoop(ctx, c, base, t, o.conns, o.d, o.writeEvery)
+			if err != nil {
+				return err
+			}
+			if t.name == "/healthz" {
+				health = r.goodput()
+			}
+			p := r.percentiles(isOK, 0.5, 0.9, 0.99, 1)
+			fmt.Fprintf(stdout, "| %s | %.0f | %.3f | %s | %s | %s | %s | %d |\n", t.name, r.goodput(), r.goodput()/health,
+				ms(p[0]), ms(p[1]), ms(p[2]), ms(p[3]), writes)
 		}
 		fmt.Fprintln(stdout)
 	}

@@ -43,7 +43,14 @@ var cloneRules = []cloneRule{
 // seed writes the demo tournament into a new database at path, then copies
 // its rounds (with their criteria, pitches, scorecards, votes, runs and
 // shapes) scale-1 times in one transaction, and returns a session secret
-// and an API token for login.
+// and an API token for login; writerToken (package level) gets a token of
+// writerLogin, the shark whose votes the mixed pass casts.
+// writerLogin is the demo shark that votes in round 5 (judging) during the
+// mixed pass; writerToken is its token once seeded.
+const writerLogin = "pragmatist"
+
+var writerToken string
+
 func seed(ctx context.Context, path string, scale int, login string) (session, token string, err error) {
 	db, err := sqlite.Open(path)
 	if err != nil {
@@ -76,6 +83,14 @@ func seed(ctx context.Context, path string, scale int, login string) (session, t
 	if token, _, err = db.CreateToken(ctx, uid, "loadbench"); err != nil {
 		db.Close()
 		return "", "", err
+	}
+	for _, u := range users {
+		if u.Login == writerLogin {
+			if writerToken, _, err = db.CreateToken(ctx, u.ID, "loadbench writer"); err != nil {
+				db.Close()
+				return "", "", err
+			}
+		}
 	}
 	if err := db.Close(); err != nil {
 		return "", "", err
