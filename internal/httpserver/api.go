@@ -181,6 +181,9 @@ func (s *server) handleAPIRoundPitches(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ps, err := s.svc.Pitches(r.Context(), n)
+	if err == nil {
+		ps, err = pagePitches(w, r, ps)
+	}
 	if err != nil {
 		s.apiError(w, r, err)
 		return
