@@ -193,6 +193,7 @@ type RecapView struct {
 // CalRow is one predictor's calibration.
 type CalRow struct {
 	Name        string
+	WhoID       int64 // the predictor, for the drill-down link (/calibration?who=ID)
 	N           int
 	Hits        int
 	Coverage    string // "25% (nominal 80%)"
@@ -200,8 +201,16 @@ type CalRow struct {
 	MeanRelIS   string // mean relative interval score; "—" when no peers
 	MeanIS      string
 	ScatterSVG  string
-	Predictions []PredictionRow
+	Predictions []PredictionRow // the latest first; on the overview at most CalibrationShown of N
 }
+
+// CalibrationShown is how many of a predictor's predictions the calibration
+// overview lists (the latest); the drill-down lists them all.
+const CalibrationShown = 10
+
+// More is how many of the row's predictions the page leaves to the
+// drill-down.
+func (r CalRow) More() int { return r.N - len(r.Predictions) }
 
 // CalGroup is the sharks' or the contestants' table.
 type CalGroup struct {
@@ -213,6 +222,7 @@ type CalGroup struct {
 
 // CalibrationView is the calibration page.
 type CalibrationView struct {
+	Who     string // the drill-down's predictor ("": the overview of everyone)
 	Groups  []CalGroup
 	Pitches int // pitches with a measured result counted
 	Hidden  int // pitches left out for this viewer (hidden-score rule)

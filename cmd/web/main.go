@@ -152,6 +152,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runTimeout := fs.Duration("run-timeout", runner.DefaultTimeLimit, "the most one run may take before its process group is killed")
 	slurmConfig := fs.String("slurm-config", "", "JSON file naming Slurm targets that join the devices (docs/scale.md)")
 	maxInFlight := fs.Int("max-inflight", 0, "requests served at once before the excess gets 503 + Retry-After (default 4 per CPU; -1: no limit)")
+	noPageCache := fs.Bool("no-page-cache", false, "compute every page per request (the page cache keeps pages per viewer until the next write)")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Second, "the most one request may take before it gets a 503 (event streams exempt; 0: no timeout)")
 	smtp := addSMTPFlags(fs)
 	if !parseFlags(fs, args, stderr) {
@@ -243,7 +244,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer endStreams()
 
 	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, PublicClosedRounds: *publicClosed, DemoLogins: demoLogins, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams,
-		Kernels: kernelChecker(devices, log), MaxInFlight: *maxInFlight, RequestTimeout: *reqTimeout, Tracker: tracker}, db)
+		Kernels: kernelChecker(devices, log), MaxInFlight: *maxInFlight, RequestTimeout: *reqTimeout, Tracker: tracker, NoPageCache: *noPageCache}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage

@@ -11,7 +11,7 @@ import (
 
 // registerAPIRoutes mounts the JSON API. Every endpoint needs a bearer token.
 func (s *server) registerAPIRoutes(r chi.Router) {
-	r.Use(s.apiUser)
+	r.Use(s.apiUser, s.cachePages)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
@@ -181,6 +181,9 @@ func (s *server) handleAPIRoundPitches(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ps, err := s.svc.Pitches(r.Context(), n)
+	if err == nil {
+		ps, err = pagePitches(w, r, ps)
+	}
 	if err != nil {
 		s.apiError(w, r, err)
 		return

@@ -421,7 +421,7 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 			ps := byWho[id]
 			scores := make([]runner.Score, len(ps))
 			relative := make([]*float64, len(ps))
-			row := templates.CalRow{Name: ps[0].Who, N: len(ps)}
+			row := templates.CalRow{Name: ps[0].Who, WhoID: id, N: len(ps)}
 			for i, p := range ps {
 				scores[i], relative[i] = p.Score, p.Relative
 				pr := predictionRow(p)
@@ -441,7 +441,7 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 			group.Rows = append(group.Rows, row)
 			records = append(records, pitches.PredictorRecord{Name: row.Name, N: c.N, Hits: c.Hits, MeanIS: c.MeanIntervalScore})
 		}
-		group.SVG = charts.Calibration(points)
+		group.SVG = charts.Calibration(latestPoints(points))
 		if len(records) > 0 {
 			group.Trust = pitches.TrustSentence(g.title, records)
 		}
@@ -452,6 +452,9 @@ func (s *server) calibration(ctx context.Context, viewer *pitches.User) (*templa
 
 func (s *server) handleCalibration(w http.ResponseWriter, r *http.Request) {
 	v, err := s.calibration(r.Context(), userFrom(r.Context()))
+	if err == nil {
+		err = boundCalibration(v, r.URL.Query().Get("who"))
+	}
 	if err != nil {
 		s.renderError(w, r, err)
 		return

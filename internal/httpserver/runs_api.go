@@ -166,19 +166,7 @@ func runFilter(q map[string][]string) (runner.Filter, error) {
 	return f, nil
 }
 
-// listRuns lists runs for viewer with results withheld where needed.
-func (s *server) listRuns(ctx context.Context, viewer *pitches.User, f runner.Filter) ([]runJSON, error) {
-	if s.runs == nil {
-		return nil, errNoRunner
-	}
-	runs, err := s.runs.List(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	return s.visibleRuns(ctx, s.visibility(viewer), f, runs)
-}
-
-// visibleRuns is listRuns' second half: runs as viewer may see them.
+// visibleRuns is runs as the viewer may see them (listRunsPage).
 func (s *server) visibleRuns(ctx context.Context, vis *visibility, f runner.Filter, runs []runner.Run) ([]runJSON, error) {
 	out := make([]runJSON, 0, len(runs))
 	for i := range runs {
@@ -208,7 +196,7 @@ func (s *server) handleAPIRuns(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	out, err := s.listRuns(r.Context(), userFrom(r.Context()), f)
+	out, err := s.listRunsPage(w, r, f)
 	if err != nil {
 		s.apiError(w, r, err)
 		return

@@ -76,6 +76,11 @@ type Config struct {
 	// events to webhooks (cmd/web builds it over the runner's store). Nil:
 	// nothing is sent; thresholds and webhooks can still be configured.
 	Tracker *tracking.Tracker
+	// NoPageCache turns off the page cache (pagecache.go), which otherwise
+	// keeps the round, pitch, runs, calibration and home pages and the
+	// standings API per viewer until the store's next write, where the
+	// service counts its writes (Generationer).
+	NoPageCache bool
 }
 
 func (c *Config) defaults() {
@@ -135,7 +140,8 @@ type server struct {
 	ipLimit   *limiter
 	nameLimit *limiter
 	md        *markdown
-	runs      Runs // nil when the server measures nothing
+	runs      Runs       // nil when the server measures nothing
+	pages     *pageCache // nil: no page cache
 }
 
 // New returns the whole app as one handler: pages, API, static files, with
@@ -158,7 +164,12 @@ func New(cfg Config, svc pitches.Service) (http.Handler, error) {
 
 func newServer(cfg Config, svc pitches.Service) *server {
 	cfg.defaults()
+	var pages *pageCache
+	if !cfg.NoPageCache {
+		pages = newPageCache(svc)
+	}
 	return &server{
+		pages:     pages,
 		cfg:       cfg,
 		svc:       withAudit(svc, cfg.Logger, cfg.Tracker), // records state changes where the store keeps an audit log (audit.go)
 		log:       cfg.Logger,

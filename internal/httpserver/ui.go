@@ -21,7 +21,7 @@ import (
 // login form needs a session: standings and scorecards are per viewer
 // (hidden-score rule), so there is no anonymous view of a round.
 func (s *server) registerPageRoutes(r chi.Router) {
-	r.Use(s.pageUser)
+	r.Use(s.pageUser, s.cachePages)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "There is no page at %s.", r.URL.Path))
 	})

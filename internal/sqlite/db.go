@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -26,8 +27,9 @@ var migrationFS embed.FS
 // DB is the SQLite store. It implements pitches.Service.
 type DB struct {
 	path string
-	w    *sql.DB // one connection: the only writer
-	r    *sql.DB // read pool
+	w    *sql.DB   // one connection: the only writer
+	r    *readPool // read pool, with its prepared statements kept (stmtcache.go)
+	gen  atomic.Uint64
 
 	// Now is the clock; tests may replace it to order filings.
 	Now func() time.Time
@@ -88,7 +90,7 @@ func Open(path string) (*DB, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
 	}
-	db.r = r
+	db.r = newReadPool(r)
 	return db, nil
 }
 
@@ -187,7 +189,32 @@ func (db *DB) migrate(ctx context.Context) error {
 
 // write runs fn in one transaction on the writer. An error from fn rolls
 // everything back: this is what makes refused requests change nothing.
+// A committed write bumps the generation (Generation), after the commit,
+// so that a reader that read the generation before reading the data never
+// files data older than the generation it read.
 func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := db.commit(ctx, fn); err != nil {
+		return err
+	}
+	db.gen.Add(1)
+	return nil
+}
+
+// writeAuth is write for what no page shows: sessions, tokens and password
+// hashes. It leaves the generation alone, so that logging in or using a
+// token does not empty the caches keyed on it.
+func (db *DB) writeAuth(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.commit(ctx, fn)
+}
+
+// Generation counts the writes this DB committed that pages may show
+// (every write but writeAuth's). A value computed from reads made after
+// Generation returned g is current for as long as Generation still
+// returns g. Writes by other processes on the same file (web user add,
+// web token create) are not counted: they touch users and tokens only.
+func (db *DB) Generation() uint64 { return db.gen.Load() }
+
+func (db *DB) commit(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)

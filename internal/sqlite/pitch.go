@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,13 +38,34 @@ func scanPitch(row interface{ Scan(...any) error }) (*pitches.Pitch, error) {
 // fillRepitchedBy sets RepitchedBy on each pitch: the link is stored once
 // (repitch_of) and shown both ways.
 func fillRepitchedBy(ctx context.Context, q queryer, ps []pitches.Pitch) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	// One query for every pitch of the list (not one per pitch: issue 13);
+	// the ids travel as one JSON array so that the statement's text, and
+	// its cached preparation, is the same for any number of pitches.
+	ids := make([]int64, len(ps))
+	at := make(map[int64]int, len(ps))
 	for i := range ps {
-		ids, err := queryAll(ctx, q, fmt.Sprintf("load re-pitches of %d", ps[i].ID), scanID,
-			`SELECT id FROM pitches WHERE repitch_of = ? ORDER BY id`, ps[i].ID)
-		if err != nil {
-			return err
-		}
-		ps[i].RepitchedBy = append(ps[i].RepitchedBy, ids...)
+		ids[i] = ps[i].ID
+		at[ps[i].ID] = i
+	}
+	arg, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("sqlite: load re-pitches: %w", err)
+	}
+	type link struct{ of, id int64 }
+	links, err := queryAll(ctx, q, "load re-pitches", func(r *sql.Rows) (link, error) {
+		var l link
+		err := r.Scan(&l.of, &l.id)
+		return l, err
+	}, `SELECT repitch_of, id FROM pitches WHERE repitch_of IN (SELECT value FROM json_each(?)) ORDER BY id`, string(arg))
+	if err != nil {
+		return err
+	}
+	for _, l := range links {
+		i := at[l.of]
+		ps[i].RepitchedBy = append(ps[i].RepitchedBy, l.id)
 	}
 	return nil
 }

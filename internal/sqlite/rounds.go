@@ -57,9 +57,26 @@ func (db *DB) Rounds(ctx context.Context) ([]pitches.Round, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every round's rubric in one query, not one per round (issue 13).
+	type crit struct {
+		round int64
+		c     pitches.Criterion
+	}
+	all, err := queryAll(ctx, db.r, "load criteria", func(r *sql.Rows) (crit, error) {
+		var x crit
+		err := r.Scan(&x.round, &x.c.Key, &x.c.Name, &x.c.Description, &x.c.Weight)
+		return x, err
+	}, `SELECT round_id, key, name, description, weight FROM criteria ORDER BY round_id, position`)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[int64]int, len(out))
 	for i := range out {
-		if out[i].Criteria, err = loadCriteria(ctx, db.r, out[i].ID); err != nil {
-			return nil, err
+		at[out[i].ID] = i
+	}
+	for _, x := range all {
+		if i, ok := at[x.round]; ok {
+			out[i].Criteria = append(out[i].Criteria, x.c)
 		}
 	}
 	return out, nil

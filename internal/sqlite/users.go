@@ -150,7 +150,7 @@ func (db *DB) ChangePassword(ctx context.Context, by *pitches.User, oldPassword,
 	if err != nil {
 		return fmt.Errorf("sqlite: change password of user %d: hash: %w", by.ID, err)
 	}
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.writeAuth(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, string(newHash), by.ID); err != nil {
 			return fmt.Errorf("sqlite: change password of user %d: %w", by.ID, err)
 		}
@@ -275,7 +275,7 @@ func (db *DB) CreateSession(ctx context.Context, userID int64, ttl time.Duration
 		return "", err
 	}
 	now := db.Now()
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.writeAuth(ctx, func(tx *sql.Tx) error {
 		if _, err := userByID(ctx, tx, userID); err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (db *DB) UserBySession(ctx context.Context, secret string) (*pitches.User, 
 }
 
 func (db *DB) DeleteSession(ctx context.Context, secret string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.writeAuth(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE secret_hash = ?`, hashSecret(secret)); err != nil {
 			return fmt.Errorf("sqlite: delete session: %w", err)
 		}
@@ -332,7 +332,7 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, label string) (stri
 		return "", nil, err
 	}
 	tok := &pitches.Token{UserID: userID, Label: strings.TrimSpace(label), CreatedAt: db.Now()}
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.writeAuth(ctx, func(tx *sql.Tx) error {
 		if _, err := userByID(ctx, tx, userID); err != nil {
 			return err
 		}
@@ -375,7 +375,7 @@ func (db *DB) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) 
 	if by == nil {
 		return pitches.Errorf(pitches.EUNAUTHORIZED, "", "log in to revoke tokens")
 	}
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.writeAuth(ctx, func(tx *sql.Tx) error {
 		var owner int64
 		err := tx.QueryRowContext(ctx, `SELECT user_id FROM api_tokens WHERE id = ?`, tokenID).Scan(&owner)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -427,7 +427,7 @@ func (db *DB) UserByToken(ctx context.Context, secret string) (*pitches.User, er
 		return nil, err
 	}
 	if last == nil || now.Sub(*last) > time.Minute {
-		err := db.write(ctx, func(tx *sql.Tx) error {
+		err := db.writeAuth(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, fmtTime(now), tokID); err != nil {
 				return fmt.Errorf("sqlite: record token use: %w", err)
 			}

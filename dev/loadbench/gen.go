@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// target is one page the generator asks for, with the headers that log it in.
+type target struct {
+	name   string
+	path   string
+	header http.Header
+}
+
+// sample is one finished request: how long it took (from when it was due,
+// in the open loop) and its status (0: the request failed without one).
+type sample struct {
+	lat    time.Duration
+	status int
+}
+
+// result is what one closed- or open-loop pass measured.
+type result struct {
+	elapsed time.Duration
+	samples []sample
+	offered float64 // open loop: requests per second scheduled; 0 for closed loop
+	late    int     // open loop: requests that could not start (too many outstanding)
+}
+
+func (r *result) count(ok func(int) bool) int {
+	n := 0
+	for _, s := range r.samples {
+		if ok(s.status) {
+			n++
+		}
+	}
+	return n
+}
+
+func isOK(st int) bool      { return st >= 200 && st < 300 }
+func isRefused(st int) bool { return st == http.StatusServiceUnavailable }
+
+// goodput is successful responses per second.
+func (r *result) goodput() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.count(isOK)) / r.elapsed.Seconds()
+}
+
+// percentiles returns the latencies at the given quantiles (0..1) of the
+// samples whose status passes keep; zero when there are none.
+func (r *result) percentiles(keep func(int) bool, qs ...float64) []time.Duration {
+	var lats []time.Duration
+	for _, s := range r.samples {
+		if keep(s.status) {
+			lats = append(lats, s.lat)
+		}
+	}
+	out := make([]time.Duration, len(qs))
+	if len(lats) == 0 {
+		return out
+	}
+	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
+	for i, q := range qs {
+		k := int(q*float64(len(lats))+0.5) - 1
+		k = min(max(k, 0), len(lats)-1)
+		out[i] = lats[k]
+	}
+	return out
+}
+
+// client is the generator's HTTP client: keep-alive connections, enough of
+// them for the open loop's outstanding requests, and a hard per-request cap.
+func newClient(conns int, timeout time.Duration) *http.Client {
+	tr := &http.Transport{
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+	return &http.Client{Transport: tr, Timeout: timeout}
+}
+
+// do sends one GET, reads the whole body and returns its status (0 on a
+// transport error or timeout).
+func do(ctx context.Context, c *http.Client, base string, t target) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+t.path, nil)
+	if err != nil {
+		return 0
+	}
+	for k, v := range t.header {
+		req.Header[k] = v
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// closedLoop runs conns workers, each sending its next request as soon as
+// the previous one is answered, for d.
+func closedLoop(ctx context.Context, c *http.Client, base string, t target, conns int, d time.Duration) *result {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var mu sync.Mutex
+	res := &result{}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local []sample
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				st := do(ctx, c, base, t)
+				if ctx.Err() != nil && st == 0 {
+					break // cut off by the end of the pass, not a failure
+				}
+				local = append(local, sample{lat: time.Since(t0), status: st})
+			}
+			mu.Lock()
+			res.samples = append(res.samples, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	return res
+}
+
+// openLoop schedules requests at a fixed rate for d, each due at
+// start + i/rate whatever happened to earlier ones, and times each from
+// when it was due (so a slow server cannot hide its queueing delay by
+// slowing the generator down). At most maxOutstanding requests are in
+// flight; a request due while that many are outstanding is counted late
+// and not sent.
+func openLoop(ctx context.Context, c *http.Client, base string, t target, rate float64, d time.Duration, maxOutstanding int) *result {
+	res := &result{offered: rate}
+	n := int(rate * d.Seconds())
+	interval := time.Duration(float64(time.Second) / rate)
+	sem := make(chan struct{}, maxOutstanding)
+	out := make(chan sample, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		due := start.Add(time.Duration(i) * interval)
+		if w := time.Until(due); w > 0 {
+			time.Sleep(w)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			res.late++
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := do(ctx, c, base, t)
+			out <- sample{lat: time.Since(due), status: st}
+			<-sem
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	close(out)
+	for s := range out {
+		res.samples = append(res.samples, s)
+	}
+	return res
+}
+
+// mixedLoop is closedLoop while one writer casts a vote every interval
+// (alternating between two pitches of the demo's judging round 5), so that
+// every page is computed again after each write. It returns the readers'
+// result and how many writes succeeded.
+func mixedLoop(ctx context.Context, c *http.Client, base string, t target, conns int, d, every time.Duration) (*result, int, error) {
+	wctx, stop := context.WithCancel(ctx)
+	wc := newClient(2, 10*time.Second) // not the readers' connections: the writer must not queue behind them
+	var writes int
+	var werr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+			}
+			body := fmt.Sprintf(`{"pitch": %d, "justification": "loadbench write %d"}`, 9+i%2, i)
+			req, err := http.NewRequestWithContext(wctx, http.MethodPut, base+"/api/rounds/5/vote", strings.NewReader(body))
+			if err != nil {
+				werr = err
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+writerToken)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := wc.Do(req)
+			if err != nil {
+				if wctx.Err() == nil {
+					werr = err
+				}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
+				writes++
+			} else if resp.StatusCode != http.StatusServiceUnavailable {
+				werr = fmt.Errorf("vote: %d %s", resp.StatusCode, b)
+				return
+			}
+		}
+	}()
+	r := closedLoop(ctx, c, base, t, conns, d)
+	stop()
+	<-done
+	return r, writes, werr
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestGenerator checks both loops against a tiny server: the closed loop
+// counts what the server answered, the open loop sends about rate x d
+// requests and times each, and refusals are told apart from successes.
+func TestGenerator(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := hits.Add(1)
+		if r.URL.Path == "/busy" && n%2 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	c := newClient(8, 5*time.Second)
+
+	r := closedLoop(ctx, c, srv.URL, target{path: "/"}, 4, 300*time.Millisecond)
+	if got := int64(len(r.samples)); got == 0 || got > hits.Load() {
+		t.Fatalf("closed loop recorded %d requests, server saw %d", got, hits.Load())
+	}
+	if r.count(isOK) != len(r.samples) || r.goodput() <= 0 {
+		t.Fatalf("closed loop: %d of %d ok, goodput %.1f", r.count(isOK), len(r.samples), r.goodput())
+	}
+	p := r.percentiles(isOK, 0.5, 0.99)
+	if p[0] < time.Millisecond || p[1] < p[0] {
+		t.Fatalf("closed loop percentiles %v: the server sleeps 1ms per request", p)
+	}
+
+	hits.Store(0)
+	o := openLoop(ctx, newClient(64, 5*time.Second), srv.URL, target{path: "/busy"}, 200, 500*time.Millisecond, 64)
+	if n := len(o.samples) + o.late; n != 100 {
+		t.Fatalf("open loop at 200 rps for 0.5 s scheduled %d requests, want 100", n)
+	}
+	ok, refused := o.count(isOK), o.count(isRefused)
+	if ok < 40 || refused < 40 || ok+refused != len(o.samples) {
+		t.Fatalf("open loop: %d ok, %d refused of %d; the server refuses every other request", ok, refused, len(o.samples))
+	}
+}
+
+func TestOriginalRows(t *testing.T) {
+	off := map[string]int64{"rounds": 4, "runs": 18}
+	if got := originalRows(cloneRules[0], off); got != "id <= 4" {
+		t.Errorf("rounds: %q", got)
+	}
+	for _, r := range cloneRules {
+		if r.table == "run_shapes" {
+			if got := originalRows(r, off); got != "run_id <= 18" {
+				t.Errorf("run_shapes: %q", got)
+			}
+		}
+	}
+}
