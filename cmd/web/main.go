@@ -366,6 +366,7 @@ func userAdd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "web user add: %s\n", describe(err))
 		return exitFail
 	}
+	auditCLI(ctx, db, stderr, "user.create", userTarget(u.ID), nil, auditedUser(u))
 	fmt.Fprintf(stdout, "added user %s (%s, id %d)\n", u.Login, u.Role, u.ID)
 	return exitOK
 }
@@ -392,11 +393,14 @@ func userSetActive(ctx context.Context, verb string, args []string, stdout, stde
 	defer db.Close()
 	u, err := db.UserByLogin(ctx, *name)
 	if err == nil {
-		err = db.SetUserActive(ctx, &pitches.User{Role: pitches.RoleAdmin, Login: "(command line)"}, u.ID, verb == "reactivate")
+		err = db.SetUserActive(ctx, &pitches.User{Role: pitches.RoleAdmin, Login: cliActor}, u.ID, verb == "reactivate")
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "web user %s: %s\n", verb, describe(err))
 		return exitFail
+	}
+	if after, err := db.UserByID(ctx, u.ID); err == nil {
+		auditCLI(ctx, db, stderr, "user.active", userTarget(u.ID), auditedUser(u), auditedUser(after))
 	}
 	fmt.Fprintf(stdout, "%sd user %s\n", verb, u.Login)
 	return exitOK
@@ -426,11 +430,12 @@ func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	for _, u := range users {
 		if u.Login == *login {
-			secret, _, err := db.CreateToken(ctx, u.ID, *label)
+			secret, tok, err := db.CreateToken(ctx, u.ID, *label)
 			if err != nil {
 				fmt.Fprintf(stderr, "web token create: %s\n", describe(err))
 				return exitFail
 			}
+			auditCLI(ctx, db, stderr, "token.create", userTarget(u.ID), nil, map[string]any{"id": tok.ID, "label": tok.Label})
 			fmt.Fprintln(stdout, secret)
 			return exitOK
 		}

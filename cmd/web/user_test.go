@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/sqlite"
 )
 
@@ -44,6 +45,31 @@ func TestUserDeactivate(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Authenticate(ctx, "ada", "a long enough password"); err != nil {
 		t.Fatalf("reactivated user cannot log in: %v", err)
+	}
+	// Every change made here is in the audit log the admins read, by the
+	// command line, newest first.
+	entries, err := s.AuditLog(ctx, pitches.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if e.Actor != "(command line)" || e.ActorID != 0 {
+			t.Errorf("audit entry %s by %q (id %d), want the command line", e.Action, e.Actor, e.ActorID)
+		}
+		got = append(got, e.Action+" "+e.Target+" "+string(e.After))
+	}
+	want := []string{"user.active", "user.active", "token.create", "user.create"}
+	if len(got) != len(want) {
+		t.Fatalf("audit log %q, want actions %q", got, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w+" user ") {
+			t.Errorf("audit entry %d: %q, want %s", i, got[i], w)
+		}
+	}
+	if !strings.Contains(got[0], `"active":true`) || !strings.Contains(got[1], `"active":false`) || strings.Contains(strings.Join(got, " "), tok) {
+		t.Errorf("audit log %q: reactivated last, deactivated before, and never the token's secret", got)
 	}
 	if code, _, stderr := cli(t, "", "user", "deactivate", "--db", db, "--name", "nobody"); code != 1 || !strings.Contains(stderr, "nobody") {
 		t.Fatalf("unknown login: %d %q", code, stderr)
