@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -419,5 +420,28 @@ func TestTrustedOrigin(t *testing.T) {
 		req.Header.Set("Sec-Fetch-Site", "cross-site")
 		req.Header.Set("Origin", origin)
 		a.do(b.c, req).wantStatus(t, want)
+	}
+}
+
+// The re-pitch link follows pitches.Can(ActRepitch): the pitch's contestant
+// and admins get it while some round is pitching; other contestants,
+// sharks and viewers never do, and nobody does once no round is pitching.
+func TestRepitchLinkFollowsTheRule(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	p := a.pitch("alice", 1, "Pipeline stages")
+	a.status(1, pitches.RoundJudging)
+	a.round(2) // pitching: a re-pitch has somewhere to go
+	const link = "Re-pitch this idea"
+	path := "/pitches/" + strconv.FormatInt(p.ID, 10)
+	for login, want := range map[string]bool{"alice": true, "admin": true, "bob": false, "oracle": false, "vera": false} {
+		body := a.browser().login(login).get(path).wantStatus(t, http.StatusOK).body
+		if got := strings.Contains(body, link); got != want {
+			t.Errorf("%s sees the re-pitch link: %v, want %v", login, got, want)
+		}
+	}
+	a.status(2, pitches.RoundJudging)
+	if body := a.browser().login("alice").get(path).body; strings.Contains(body, link) {
+		t.Error("the re-pitch link shows while no round is pitching")
 	}
 }

@@ -38,11 +38,10 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 	if viewer != nil {
 		viewerID = viewer.ID
 	}
-	own := viewer != nil && p.ContestantID == viewer.ID
 	v := &templates.PitchView{
 		Pitch: *p, Round: *round, BodyHTML: s.md.render(p.Body), Titles: titles,
 		Cards: cards, Hidden: hidden, ViewerID: viewerID, Criteria: round.Criteria,
-		CanRepitch:  own && s.anyPitching(ctx),
+		CanRepitch:  pitches.Can(viewer, pitches.ActRepitch, pitches.Target{Pitch: p}) == nil && s.anyPitching(ctx),
 		CanEdit:     pitches.Can(viewer, pitches.ActEditPitch, target) == nil,
 		CanWithdraw: pitches.Can(viewer, pitches.ActWithdrawPitch, target) == nil,
 		CanScore:    pitches.Can(viewer, pitches.ActScore, target) == nil,
