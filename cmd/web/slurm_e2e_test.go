@@ -237,6 +237,13 @@ func TestSlurmEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Slurm jobs that run a CPU bench; skipped with -short")
 	}
+	// About 80 s of real jobs: too slow for the README's go test ./...
+	// (issue 12: under 2 minutes on 2 cores), so it runs where it is asked
+	// for. .ci/run asks (PITCHTANK_REQUIRE_SLURM=1), and then a missing
+	// Slurm fails it.
+	if os.Getenv("PITCHTANK_REQUIRE_SLURM") != "1" && os.Getenv("PITCHTANK_SLURM_E2E") != "1" {
+		t.Skip("runs real Slurm jobs for about 80 s: set PITCHTANK_SLURM_E2E=1 to run it (.ci/run sets PITCHTANK_REQUIRE_SLURM=1, which also fails it when Slurm is missing)")
+	}
 	requireSlurm(t)
 	s := newSlurmServer(t)
 

@@ -29,7 +29,13 @@ func FuzzValidateScorecard(f *testing.F) {
 		okScore := func(s float64) bool { return s >= 0 && s <= 10 && math.Mod(s*2, 1) == 0 }
 		okRange := func(v float64) bool { return v > 0 && v <= 1000 && !math.IsInf(v, 0) }
 		known := extraKey == "" || extraKey == "speedup" || extraKey == "feasibility" || extraKey == "risk" || extraKey == "pitch_quality"
-		want := okScore(s1) && okScore(s2) && okScore(s3) && okScore(s4) && okRange(lo) && okRange(hi) && lo <= hi &&
+		// A known extra key overwrote that criterion's score with s1: the
+		// rule applies to the scores as submitted.
+		scoresOK := true
+		for _, sc := range in.Scores {
+			scoresOK = scoresOK && okScore(sc)
+		}
+		want := scoresOK && okRange(lo) && okRange(hi) && lo <= hi &&
 			utf8.ValidString(verdict) && plainText(verdict) && utf8.RuneCountInString(verdict) <= MaxVerdictChars && known &&
 			(extraKey == "" || utf8.ValidString(note) && plainText(note) && len(note) <= MaxNoteBytes)
 		if (err == nil) != want {
