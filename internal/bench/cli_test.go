@@ -64,7 +64,7 @@ func TestCLICPUSuiteTestsBothProblems(t *testing.T) {
 				t.Fatalf("mode %s status %s all_correct %v timed %d/%d", res.Mode, res.Status, res.Summary.AllCorrect, res.Summary.Timed, len(res.Shapes))
 			}
 			for _, s := range res.Shapes {
-				// The CPU stop rule caps a shape at 1 s: a slow shape may stop
+				// The CPU stop rule caps a shape at 0.25 s: a slow shape may stop
 				// there with fewer than 10 samples, and must say so.
 				capped := s.Variant.StopReason == stats.StopMaxTime
 				if (len(s.Variant.SamplesNs) < 10 && !capped) || len(s.Variant.SamplesNs) < 2 || s.Variant.StopReason == "" || s.Variant.WarmupLaunches < 1 {
