@@ -406,7 +406,7 @@ type auditPage struct {
 }
 
 func (s *server) auditEntries(ctx context.Context, u *pitches.User, q url.Values) (*auditPage, pitches.AuditFilter, error) {
-	if u == nil || u.Role != pitches.RoleAdmin {
+	if pitches.CanRole(u, pitches.ActReadAudit) != nil {
 		return nil, pitches.AuditFilter{}, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins may read the audit log")
 	}
 	st, ok := s.svc.(auditStore)

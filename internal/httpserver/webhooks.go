@@ -47,8 +47,10 @@ func (s *server) tracks() (trackStore, error) {
 	return nil, pitches.Errorf(pitches.ECONFLICT, "", "this server keeps no webhooks, thresholds or run history")
 }
 
+// requireAdminAPI asks pitches whether u may manage webhooks and
+// thresholds, and words a refusal with what was asked.
 func requireAdminAPI(u *pitches.User, what string) error {
-	if u == nil || u.Role != pitches.RoleAdmin {
+	if pitches.CanRole(u, pitches.ActManageAlerts) != nil {
 		return pitches.Errorf(pitches.EFORBIDDEN, "", "only admins may %s", what)
 	}
 	return nil

@@ -5,26 +5,28 @@ package pitches
 type Action string
 
 const (
-	ActReadRound     Action = "read round"                // rounds, pitches, standings rows
-	ActCreateRound   Action = "create round"              // admin
-	ActEditRound     Action = "edit round"                // admin, rubric only while pitching
-	ActAdvanceRound  Action = "advance round"             // admin, one step forward
-	ActManageUsers   Action = "manage users"              // admin
-	ActFilePitch     Action = "file pitch"                // contestant, shark, admin; round pitching
-	ActEditPitch     Action = "edit pitch"                // owner; round pitching
-	ActWithdrawPitch Action = "withdraw pitch"            // owner or admin; round pitching or judging
-	ActScore         Action = "score pitch"               // shark; round judging, pitch active, not own
-	ActSetWeights    Action = "set personal weights"      // shark; before first scorecard; pitching or judging
-	ActVote          Action = "vote"                      // shark; round judging, pitch active, in round
-	ActImportRun     Action = "import a run"              // admin (not on a closed round); the pitch's contestant while pitching/judging if the round allows imports
-	ActAcceptRun     Action = "accept a suspect run"      // admin
-	ActUploadKernel  Action = "upload a kernel"           // the pitch's contestant or an admin; round pitching, pitch active
-	ActSetMeasure    Action = "set a round's measurement" // admin: problem, suite, baseline, device class, imports
-	ActRepitch       Action = "re-pitch"                  // the earlier pitch's contestant, or an admin
-	ActRevokeToken   Action = "revoke a token"            // the token's owner, or an admin
-	ActLaunchRun     Action = "start a run"               // shark, admin; a contestant on their own pitch or on none
-	ActCancelRun     Action = "cancel a run"              // whoever asked for the run, or an admin; run not finished
-	ActRepeatRun     Action = "repeat a run"              // whoever may start runs; a run measured here that failed or was cancelled
+	ActReadRound     Action = "read round"                                // rounds, pitches, standings rows
+	ActCreateRound   Action = "create round"                              // admin
+	ActEditRound     Action = "edit round"                                // admin, rubric only while pitching
+	ActAdvanceRound  Action = "advance round"                             // admin, one step forward
+	ActManageUsers   Action = "manage users"                              // admin
+	ActFilePitch     Action = "file pitch"                                // contestant, shark, admin; round pitching
+	ActEditPitch     Action = "edit pitch"                                // owner; round pitching
+	ActWithdrawPitch Action = "withdraw pitch"                            // owner or admin; round pitching or judging
+	ActScore         Action = "score pitch"                               // shark; round judging, pitch active, not own
+	ActSetWeights    Action = "set personal weights"                      // shark; before first scorecard; pitching or judging
+	ActVote          Action = "vote"                                      // shark; round judging, pitch active, in round
+	ActImportRun     Action = "import a run"                              // admin (not on a closed round); the pitch's contestant while pitching/judging if the round allows imports
+	ActAcceptRun     Action = "accept a suspect run"                      // admin
+	ActUploadKernel  Action = "upload a kernel"                           // the pitch's contestant or an admin; round pitching, pitch active
+	ActSetMeasure    Action = "set a round's measurement"                 // admin: problem, suite, baseline, device class, imports
+	ActRepitch       Action = "re-pitch"                                  // the earlier pitch's contestant, or an admin
+	ActRevokeToken   Action = "revoke a token"                            // the token's owner, or an admin
+	ActLaunchRun     Action = "start a run"                               // shark, admin; a contestant on their own pitch or on none
+	ActCancelRun     Action = "cancel a run"                              // whoever asked for the run, or an admin; run not finished
+	ActRepeatRun     Action = "repeat a run"                              // whoever may start runs; a run measured here that failed or was cancelled
+	ActReadAudit     Action = "read the audit log"                        // admin
+	ActManageAlerts  Action = "manage webhooks and regression thresholds" // admin
 )
 
 // Target is what an action is about. Fill what the action needs: Round for
@@ -156,6 +158,10 @@ var rules = map[Action]rule{
 	}},
 	ActAcceptRun:  {roles: []Role{RoleAdmin}},
 	ActSetMeasure: {roles: []Role{RoleAdmin}},
+	// The audit log shows every change with its before and after, and
+	// webhooks send results out of the app: both are the admins'.
+	ActReadAudit:    {roles: []Role{RoleAdmin}},
+	ActManageAlerts: {roles: []Role{RoleAdmin}},
 	// Uploading replaces a pitch's kernel, so it follows the pitch edit
 	// rule (its contestant, while the round is pitching), with admins
 	// allowed too: they fix a broken upload for a contestant.

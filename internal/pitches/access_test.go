@@ -47,6 +47,8 @@ func TestCanMatrix(t *testing.T) {
 		{"read open round", ActReadRound, Target{Round: round(RoundJudging)}, [6]string{ok, ok, ok, ok, ok, ok}},
 		{"create round", ActCreateRound, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"manage users", ActManageUsers, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"read the audit log", ActReadAudit, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"manage webhooks and thresholds", ActManageAlerts, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"edit rubric pitching", ActEditRound, Target{Round: round(RoundPitching)}, [6]string{U, ok, F, F, F, F}},
 		{"edit rubric judging", ActEditRound, Target{Round: round(RoundJudging)}, [6]string{U, C, F, F, F, F}},
 		{"advance pitching->judging", ActAdvanceRound, Target{Round: round(RoundPitching), NextStatus: RoundJudging}, [6]string{U, ok, F, F, F, F}},

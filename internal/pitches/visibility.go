@@ -22,9 +22,10 @@ func CanSeeScorecards(viewer *User, round *Round, viewerScored bool) bool {
 	if viewer == nil {
 		return false
 	}
-	switch viewer.Role {
-	case RoleAdmin:
+	if SeesEveryResult(viewer) {
 		return true
+	}
+	switch viewer.Role {
 	case RoleShark:
 		return viewerScored
 	}
@@ -137,6 +138,13 @@ func ApplyVisibility(st *Standings, viewer *User, round *Round, scored map[int64
 	}
 }
 
+// SeesEveryResult says whether viewer may see every run's result in every
+// round, whatever they scored: then a count of runs matching a filter on
+// results reveals nothing hidden from them.
+func SeesEveryResult(viewer *User) bool {
+	return viewer != nil && viewer.Role == RoleAdmin
+}
+
 // CanSeeResults reports whether viewer may see anything derived from the
 // measured results of pitch p in round: speedups, per-shape times, flags,
 // correctness, a run's logs and stderr, its failure reason, live progress,
@@ -166,13 +174,10 @@ func CanSeeResults(viewer *User, round *Round, p *Pitch, viewerScored bool) bool
 	if p.ContestantID == viewer.ID {
 		return true // a shark may file a pitch too, and may not score it
 	}
-	switch viewer.Role {
-	case RoleAdmin:
+	if SeesEveryResult(viewer) {
 		return true
-	case RoleShark:
-		return viewerScored
 	}
-	return false
+	return viewer.Role == RoleShark && viewerScored
 }
 
 // ResultsDependOnScoring reports whether CanSeeResults's answer for viewer
