@@ -2,7 +2,6 @@ package httpserver
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -47,12 +46,7 @@ func pagePitches(w http.ResponseWriter, r *http.Request, ps []pitches.Pitch) ([]
 	end := min(start+limit, len(ps))
 	page := ps[start:end]
 	if end < len(ps) {
-		next := url.Values{}
-		for k, v := range q {
-			next[k] = v
-		}
-		next.Set("after", strconv.FormatInt(ps[end-1].ID, 10))
-		w.Header().Set("Link", "<"+(&url.URL{Path: r.URL.Path, RawQuery: next.Encode()}).String()+`>; rel="next"`)
+		setNextLink(w, r.URL, "after", strconv.FormatInt(ps[end-1].ID, 10))
 	}
 	return page, nil
 }

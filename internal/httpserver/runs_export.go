@@ -24,24 +24,11 @@ func (s *server) exportableRuns(w http.ResponseWriter, r *http.Request, f runner
 	if s.runs == nil {
 		return nil, errNoRunner
 	}
+	if f.Limit > 0 {
+		return s.listRunsPage(w, r, f)
+	}
 	ctx := r.Context()
 	vis := s.visibility(userFrom(ctx))
-	if f.Limit > 0 {
-		raw, err := s.runs.List(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		out, err := s.visibleRuns(ctx, vis, f, raw)
-		if err != nil {
-			return nil, err
-		}
-		if len(raw) == f.Limit {
-			// Paging follows the store's IDs, not the visible rows: a
-			// page whose runs were all filtered out still has a next.
-			w.Header().Set("Link", "<"+nextExportURL(r.URL, raw[len(raw)-1].ID)+`>; rel="next"`)
-		}
-		return out, nil
-	}
 	var all []runJSON
 	f.Limit = exportPage
 	for {
@@ -63,10 +50,11 @@ func (s *server) exportableRuns(w http.ResponseWriter, r *http.Request, f runner
 	return all, nil
 }
 
-// nextExportURL is u (path and query, relative to this server) with
-// before set to id.
-func nextExportURL(u *url.URL, id int64) string {
+// setNextLink sets the Link header of a page followed by more: the
+// request's own path and query (relative to this server) with key set to
+// value, rel="next", as GitHub's API pages.
+func setNextLink(w http.ResponseWriter, u *url.URL, key, value string) {
 	q := u.Query()
-	q.Set("before", strconv.FormatInt(id, 10))
-	return (&url.URL{Path: u.Path, RawQuery: q.Encode()}).String()
+	q.Set(key, value)
+	w.Header().Set("Link", "<"+(&url.URL{Path: u.Path, RawQuery: q.Encode()}).String()+`>; rel="next"`)
 }

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
@@ -29,7 +30,7 @@ func (s *server) listRunsPage(w http.ResponseWriter, r *http.Request, f runner.F
 		return nil, err
 	}
 	if len(raw) == f.Limit {
-		w.Header().Set("Link", "<"+nextExportURL(r.URL, raw[len(raw)-1].ID)+`>; rel="next"`)
+		setNextLink(w, r.URL, "before", strconv.FormatInt(raw[len(raw)-1].ID, 10))
 	}
 	return out, nil
 }

@@ -205,10 +205,8 @@ func (s *server) handleAPIRunSearch(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Total-Count", strconv.Itoa(total))
 	}
 	if next := rq.Offset + rq.Limit; total < 0 || next < total {
-		q := r.URL.Query()
-		q.Set("offset", strconv.Itoa(next))
 		if total >= 0 || len(out) > 0 {
-			w.Header().Set("Link", fmt.Sprintf(`<%s?%s>; rel="next"`, r.URL.Path, q.Encode()))
+			setNextLink(w, r.URL, "offset", strconv.Itoa(next))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
