@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/sqlite"
@@ -35,11 +34,3 @@ func auditCLI(ctx context.Context, db *sqlite.DB, stderr io.Writer, action, targ
 		fmt.Fprintf(stderr, "web: the change is made, but recording it in the audit log failed: %v\n", err)
 	}
 }
-
-// auditedUser is what the audit log keeps of a user (the server keeps the
-// same fields).
-func auditedUser(u *pitches.User) map[string]any {
-	return map[string]any{"id": u.ID, "login": u.Login, "display_name": u.DisplayName, "role": u.Role, "active": u.DeactivatedAt == nil}
-}
-
-func userTarget(id int64) string { return "user " + strconv.FormatInt(id, 10) }

@@ -366,7 +366,7 @@ func userAdd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "web user add: %s\n", describe(err))
 		return exitFail
 	}
-	auditCLI(ctx, db, stderr, "user.create", userTarget(u.ID), nil, auditedUser(u))
+	auditCLI(ctx, db, stderr, "user.create", pitches.AuditUserTarget(u.ID), nil, pitches.AuditUser(u))
 	fmt.Fprintf(stdout, "added user %s (%s, id %d)\n", u.Login, u.Role, u.ID)
 	return exitOK
 }
@@ -400,7 +400,7 @@ func userSetActive(ctx context.Context, verb string, args []string, stdout, stde
 		return exitFail
 	}
 	if after, err := db.UserByID(ctx, u.ID); err == nil {
-		auditCLI(ctx, db, stderr, "user.active", userTarget(u.ID), auditedUser(u), auditedUser(after))
+		auditCLI(ctx, db, stderr, "user.active", pitches.AuditUserTarget(u.ID), pitches.AuditUser(u), pitches.AuditUser(after))
 	}
 	fmt.Fprintf(stdout, "%sd user %s\n", verb, u.Login)
 	return exitOK
@@ -435,7 +435,7 @@ func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 				fmt.Fprintf(stderr, "web token create: %s\n", describe(err))
 				return exitFail
 			}
-			auditCLI(ctx, db, stderr, "token.create", userTarget(u.ID), nil, map[string]any{"id": tok.ID, "label": tok.Label})
+			auditCLI(ctx, db, stderr, "token.create", pitches.AuditUserTarget(u.ID), nil, map[string]any{"id": tok.ID, "label": tok.Label})
 			fmt.Fprintln(stdout, secret)
 			return exitOK
 		}

@@ -97,17 +97,8 @@ func (s *server) audit(ctx context.Context, by *pitches.User, action, target str
 
 func roundTarget(n int) string    { return "round " + strconv.Itoa(n) }
 func pitchTarget(id int64) string { return "pitch " + strconv.FormatInt(id, 10) }
-func userTarget(id int64) string  { return "user " + strconv.FormatInt(id, 10) }
+func userTarget(id int64) string  { return pitches.AuditUserTarget(id) }
 func runTarget(id int64) string   { return "run " + strconv.FormatInt(id, 10) }
-
-// auditUser is what the log keeps of a user (no secrets exist on the type,
-// but the log names only these).
-func auditUser(u *pitches.User) any {
-	if u == nil {
-		return nil
-	}
-	return map[string]any{"id": u.ID, "login": u.Login, "display_name": u.DisplayName, "role": u.Role, "active": u.DeactivatedAt == nil}
-}
 
 // auditRun is what the log keeps of a run: what was asked and where it
 // stands, and the summary of its result.
@@ -129,7 +120,7 @@ func auditRun(r *runner.Run) any {
 func (a *auditedService) CreateUser(ctx context.Context, login, displayName string, role pitches.Role, password string) (*pitches.User, error) {
 	u, err := a.inner.CreateUser(ctx, login, displayName, role, password)
 	if err == nil {
-		a.record(ctx, nil, "user.create", userTarget(u.ID), nil, auditUser(u))
+		a.record(ctx, nil, "user.create", userTarget(u.ID), nil, pitches.AuditUser(u))
 	}
 	return u, err
 }
@@ -139,7 +130,7 @@ func (a *auditedService) SetUserRole(ctx context.Context, by *pitches.User, user
 	err := a.inner.SetUserRole(ctx, by, userID, role)
 	if err == nil {
 		after, _ := a.inner.UserByID(ctx, userID)
-		a.record(ctx, by, "user.role", userTarget(userID), auditUser(before), auditUser(after))
+		a.record(ctx, by, "user.role", userTarget(userID), pitches.AuditUser(before), pitches.AuditUser(after))
 	}
 	return err
 }
@@ -149,7 +140,7 @@ func (a *auditedService) SetUserActive(ctx context.Context, by *pitches.User, us
 	err := a.inner.SetUserActive(ctx, by, userID, active)
 	if err == nil {
 		after, _ := a.inner.UserByID(ctx, userID)
-		a.record(ctx, by, "user.active", userTarget(userID), auditUser(before), auditUser(after))
+		a.record(ctx, by, "user.active", userTarget(userID), pitches.AuditUser(before), pitches.AuditUser(after))
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package pitches
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -28,3 +29,17 @@ type AuditFilter struct {
 	BeforeID int64  // paging: entries with ID < BeforeID
 	Limit    int    // default 50, at most 500
 }
+
+// AuditUser is what the audit log keeps of a user, wherever the change was
+// made (the web layer, the command line): who it is, its role and whether
+// it may log in; an untyped nil for no user, so that the entry has no
+// before or after.
+func AuditUser(u *User) any {
+	if u == nil {
+		return nil
+	}
+	return map[string]any{"id": u.ID, "login": u.Login, "display_name": u.DisplayName, "role": u.Role, "active": u.DeactivatedAt == nil}
+}
+
+// AuditUserTarget names a user as an audit entry's target.
+func AuditUserTarget(id int64) string { return "user " + strconv.FormatInt(id, 10) }
