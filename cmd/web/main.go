@@ -151,7 +151,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	devicesFlag := fs.String("devices", "", "devices runs may use, comma-separated GPU ordinals and/or cpu (default: every GPU found, plus cpu)")
 	runTimeout := fs.Duration("run-timeout", runner.DefaultTimeLimit, "the most one run may take before its process group is killed")
 	slurmConfig := fs.String("slurm-config", "", "JSON file naming Slurm targets that join the devices (docs/scale.md)")
-	maxInFlight := fs.Int("max-inflight", 0, "requests served at once before the excess gets 503 + Retry-After (default 4 per CPU; -1: no limit)")
+	maxInFlight := fs.Int("max-inflight", 0, "requests served at once before the excess gets 503 + Retry-After (default 1 per CPU; -1: no limit)")
+	queueWait := fs.Duration("queue-wait", 0, "how long a request beyond --max-inflight may wait for a slot before its 503 (default 5ms; -1ns: refuse at once)")
 	noPageCache := fs.Bool("no-page-cache", false, "compute every page per request (the page cache keeps pages per viewer until the next write)")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Second, "the most one request may take before it gets a 503 (event streams exempt; 0: no timeout)")
 	smtp := addSMTPFlags(fs)
@@ -163,6 +164,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *maxInFlight < -1 {
 		return usageError(stderr, "web serve: --max-inflight must be positive, 0 (the default) or -1 (no limit)")
+	}
+	if *queueWait < -1 {
+		return usageError(stderr, "web serve: --queue-wait must be positive, 0 (the default) or -1ns (no wait)")
 	}
 	if *reqTimeout < 0 {
 		return usageError(stderr, "web serve: --request-timeout must not be negative")
@@ -244,7 +248,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer endStreams()
 
 	h, err := httpserver.New(httpserver.Config{SecureCookies: *secure, PublicClosedRounds: *publicClosed, DemoLogins: demoLogins, TrustedOrigins: trusted, Logger: log, Runner: runs, Streams: streams,
-		Kernels: kernelChecker(devices, log), MaxInFlight: *maxInFlight, RequestTimeout: *reqTimeout, Tracker: tracker, NoPageCache: *noPageCache}, db)
+		Kernels: kernelChecker(devices, log), MaxInFlight: *maxInFlight, QueueWait: *queueWait, RequestTimeout: *reqTimeout, Tracker: tracker, NoPageCache: *noPageCache}, db)
 	if err != nil {
 		fmt.Fprintf(stderr, "web serve: %v\n", err)
 		return exitUsage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,6 +60,21 @@ func TestOriginalRows(t *testing.T) {
 			if got := originalRows(r, off); got != "run_id <= 18" {
 				t.Errorf("run_shapes: %q", got)
 			}
+		}
+	}
+}
+
+func TestCapacityConns(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []int
+	}{
+		{[]string{"--max-inflight", "2"}, []int{16, 2, 4}},
+		{[]string{"--max-inflight=8"}, []int{16, 8}},
+		{[]string{"--max-inflight", "-1"}, []int{16}},
+	} {
+		if got := capacityConns(16, inFlight(c.args)); !slices.Equal(got, c.want) {
+			t.Errorf("%q: capacity measured at %v connections; want %v", c.args, got, c.want)
 		}
 	}
 }

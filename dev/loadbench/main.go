@@ -42,6 +42,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pitchtank/pitchtank/internal/httpserver"
 )
 
 type options struct {
@@ -256,7 +258,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 				refused, len(r.samples)-r.count(isOK)-refused, r.late)
 		}
 		fmt.Fprintln(stdout)
-		oc.CloseIdleConnections()
+		oc.closeIdle()
 	}
 	if o.modes["overload"] {
 		// The overload pass runs on a server of its own: without the page
@@ -274,7 +276,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		}
 		defer ostop()
 		oc := newClient(1024, 10*time.Second)
-		fmt.Fprintf(stdout, "Overload (server %s): capacity measured closed-loop, %d connections, on this server; then three times it offered, open loop:\n\n", what, o.conns)
+		fmt.Fprintf(stdout, "Overload (server %s): capacity is the best goodput of closed loops on this server at %v connections (-conns, its in-flight limit and twice that); then three times it offered, open loop:\n\n", what, capacityConns(o.conns, inFlight(o.serveArgs)))
 		fmt.Fprintln(stdout, "| page | capacity (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | failed or not sent |")
 		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, name := range o.overload {
@@ -288,7 +290,15 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 				continue
 			}
 			fmt.Fprintf(stderr, "%dx: overload %s: capacity\n", scale, name)
-			capacity := closedLoop(ctx, c, obase, t, o.conns, o.d).goodput()
+			// Capacity is the best goodput of closed loops at -conns, at as
+			// many connections as the server admits at once (nothing
+			// refused, so no refusal eats the CPU) and at twice that (no
+			// idle gap between one answer and the next request either).
+			var capacity float64
+			for _, n := range capacityConns(o.conns, inFlight(o.serveArgs)) {
+				fmt.Fprintf(stderr, "%dx: overload %s: capacity at %d connections\n", scale, name, n)
+				capacity = max(capacity, closedLoop(ctx, c, obase, t, n, o.d).goodput())
+			}
 			if capacity == 0 {
 				continue
 			}
@@ -378,4 +388,36 @@ func waitHealthy(ctx context.Context, base string, limit time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("web serve did not answer /healthz within %s", limit)
+}
+
+// capacityConns are the connection counts the overload pass measures
+// capacity at: conns, the server's in-flight limit and twice it.
+func capacityConns(conns, limit int) []int {
+	out := []int{conns}
+	for _, n := range []int{limit, 2 * limit} {
+		if n > 0 && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// inFlight is the in-flight limit of a server started with the extra
+// arguments args: their --max-inflight, else the server's default here
+// (0: no limit).
+func inFlight(args []string) int {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--max-inflight=")
+		if !ok && a == "--max-inflight" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return 0
+			}
+			return n
+		}
+	}
+	return httpserver.DefaultMaxInFlight()
 }

@@ -64,7 +64,13 @@ func (s *server) uploadKernel(ctx context.Context, by *pitches.User, pitchID int
 	if err := pitches.ValidateKernelFiles(files); err != nil {
 		return nil, err
 	}
-	up, err := s.checker().Check(ctx, files)
+	// The compile check is a child process that can take seconds: its
+	// wait does not hold one of the few request slots (shed.go).
+	var up *pitches.KernelUpload
+	err = withoutSlot(ctx, func() (err error) {
+		up, err = s.checker().Check(ctx, files)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

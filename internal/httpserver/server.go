@@ -64,7 +64,7 @@ type Config struct {
 	// architectures are checked, and nothing is compiled.
 	Kernels *runner.SubmissionChecker
 	Now     func() time.Time
-	// MaxInFlight bounds the requests served at once (default 4 per CPU);
+	// MaxInFlight bounds the requests served at once (default 1 per CPU);
 	// beyond it, after QueueWait (default 5ms) for a slot, a request gets
 	// a 503 with Retry-After at once. RequestTimeout (default 10s) ends a
 	// request that takes longer with a 503. Negative turns either off;

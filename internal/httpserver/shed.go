@@ -1,6 +1,8 @@
 package httpserver
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -17,8 +19,17 @@ import (
 // (and proxies) when to come back.
 
 // Defaults for Config.MaxInFlight, Config.QueueWait and Config.RequestTimeout.
+//
+// One request per CPU: a page is CPU work (SQLite here is Go code), so more
+// at once only time-slices the CPUs, and Go's scheduler then lets a newly
+// arrived request (even one about to be refused) wait behind every running
+// handler's 10 ms slice. Measured with dev/loadbench's overload pass on 2
+// cores (docs/BENCHMARKS.md section 12): 8 at once served round pages at a
+// median of 30-44 ms and refused at 6-8 ms; 2 at once served them at 9-12
+// ms, refused at 2-3 ms, with as much goodput. Waits that use no CPU here
+// (a compile check's child process) give their slot back (withoutSlot).
 const (
-	defaultInFlightPerCPU = 4
+	defaultInFlightPerCPU = 1
 	defaultQueueWait      = 5 * time.Millisecond
 	defaultRequestTimeout = 10 * time.Second
 	// shedRetryAfter is the Retry-After a refused request gets, in seconds:
@@ -27,11 +38,14 @@ const (
 	shedRetryAfter = "1"
 )
 
+// DefaultMaxInFlight is Config.MaxInFlight's default on this machine.
+func DefaultMaxInFlight() int { return defaultInFlightPerCPU * runtime.GOMAXPROCS(0) }
+
 // shedDefaults fills the overload settings of c; a negative value turns
 // the setting off.
 func (c *Config) shedDefaults() {
 	if c.MaxInFlight == 0 {
-		c.MaxInFlight = defaultInFlightPerCPU * runtime.GOMAXPROCS(0)
+		c.MaxInFlight = DefaultMaxInFlight()
 	}
 	if c.QueueWait == 0 {
 		c.QueueWait = defaultQueueWait
@@ -104,32 +118,76 @@ func (sh *shedder) acquire(r *http.Request) bool {
 
 func (sh *shedder) release() { <-sh.slots }
 
-// overload wraps next with the request timeout (outside) and the in-flight
-// limit (inside). The order matters: http.TimeoutHandler answers at the
-// deadline while the handler's goroutine may still be finishing, so the
-// slot must be held by that goroutine, not by the timeout's wrapper, or a
-// slow page would let more work in than the limit says.
-func (s *server) overload(next http.Handler) http.Handler {
-	limited := next
-	if sh := newShedder(s.cfg.MaxInFlight, s.cfg.QueueWait); sh != nil {
-		limited = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !sh.acquire(r) {
-				s.refuseOverload(w, r)
-				return
-			}
-			defer sh.release()
-			next.ServeHTTP(w, r)
-		})
+// slot is an admitted request's hold on the shedder, kept in its
+// context; held is false while withoutSlot has given it back.
+type slot struct {
+	sh   *shedder
+	held bool
+}
+
+type slotKey struct{}
+
+// withoutSlot runs fn with the request's slot given back, and takes one
+// again (waiting as long as it must: the request was admitted and its work
+// has begun) before returning. For waits that use no CPU of this process
+// and can last seconds, such as a kernel upload's compile check in a child
+// process: holding a slot through them would refuse pages that the CPU is
+// free to serve. Call it from the handler's goroutine. An error is fn's,
+// joined with ctx's when ctx ended before a slot came back (the request
+// then holds none, and must give up).
+func withoutSlot(ctx context.Context, fn func() error) error {
+	sl, _ := ctx.Value(slotKey{}).(*slot)
+	if sl == nil || !sl.held {
+		return fn()
 	}
-	timed := limited
+	sl.sh.release()
+	sl.held = false
+	err := fn()
+	select {
+	case sl.sh.slots <- struct{}{}:
+		sl.held = true
+		return err
+	case <-ctx.Done():
+		return errors.Join(err, ctx.Err())
+	}
+}
+
+// overload wraps next with the in-flight limit (outside) and the request
+// timeout (inside). Refusing first keeps a refusal cheap: under overload
+// most requests are refused, and http.TimeoutHandler costs a goroutine, a
+// timer and a buffered copy of the response per request. The slot is
+// taken here but given back by the handler's own goroutine (inside the
+// timeout), because TimeoutHandler answers at the deadline while that
+// goroutine may still be working: released at the answer, a slow page
+// would let more work in than the limit says.
+func (s *server) overload(next http.Handler) http.Handler {
+	sh := newShedder(s.cfg.MaxInFlight, s.cfg.QueueWait)
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sh != nil {
+			sl := &slot{sh: sh, held: true}
+			defer func() {
+				if sl.held {
+					sh.release()
+				}
+			}()
+			r = r.WithContext(context.WithValue(r.Context(), slotKey{}, sl))
+		}
+		next.ServeHTTP(w, r)
+	})
+	var timed http.Handler = inner
 	if d := s.cfg.RequestTimeout; d > 0 {
 		// TimeoutHandler also sets the request context's deadline, so the
-		// handler's queries stop at the same moment.
-		timed = http.TimeoutHandler(limited, d, "request timed out after "+d.String()+"\n")
+		// handler's queries stop at the same moment. It always runs inner
+		// (in a goroutine of its own), so the slot is always given back.
+		timed = http.TimeoutHandler(inner, d, "request timed out after "+d.String()+"\n")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if shedExempt(r) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if sh != nil && !sh.acquire(r) {
+			s.refuseOverload(w, r)
 			return
 		}
 		timed.ServeHTTP(w, r)

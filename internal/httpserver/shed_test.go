@@ -52,6 +52,17 @@ func shedApp(t *testing.T, cfg Config) (srv *httptest.Server, entered chan struc
 	return srv, entered, release
 }
 
+// shedServer is a server with overload settings cfg over a new database.
+func shedServer(t *testing.T, cfg Config) *server {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "pitchtank.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return newServer(cfg, db)
+}
+
 func TestOverloadRefusesExcessAtOnce(t *testing.T) {
 	srv, entered, release := shedApp(t, Config{MaxInFlight: 1, RequestTimeout: -1})
 	first := make(chan error, 1)
@@ -172,12 +183,7 @@ func TestRequestTimeoutFires(t *testing.T) {
 }
 
 func TestRequestTimeoutSetsContextDeadline(t *testing.T) {
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "pitchtank.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	s := newServer(Config{RequestTimeout: time.Minute}, db)
+	s := shedServer(t, Config{RequestTimeout: time.Minute})
 	seen := make(chan bool, 2)
 	h := s.overload(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, ok := r.Context().Deadline()
@@ -194,11 +200,99 @@ func TestRequestTimeoutSetsContextDeadline(t *testing.T) {
 func TestOverloadDefaults(t *testing.T) {
 	var c Config
 	c.defaults()
-	if c.MaxInFlight != 4*runtime.GOMAXPROCS(0) || c.RequestTimeout != 10*time.Second || c.QueueWait <= 0 {
+	if c.MaxInFlight != runtime.GOMAXPROCS(0) || c.RequestTimeout != 10*time.Second || c.QueueWait <= 0 {
 		t.Errorf("defaults: MaxInFlight %d, RequestTimeout %v, QueueWait %v", c.MaxInFlight, c.RequestTimeout, c.QueueWait)
 	}
 	// The whole app, default limits: pages and the API still answer.
 	a := newApp(t, Config{})
 	a.api(http.MethodGet, "/healthz", "", nil).wantStatus(t, http.StatusOK)
 	a.api(http.MethodGet, "/api/rounds", "alice", nil).wantStatus(t, http.StatusOK)
+}
+
+// A request answered by the timeout keeps its slot until its handler has
+// returned, and a handler that panics gives its slot back: the limit counts
+// work being done, not answers not yet sent.
+func TestOverloadSlotHeldUntilHandlerEnds(t *testing.T) {
+	s := shedServer(t, Config{MaxInFlight: 1, QueueWait: -1, RequestTimeout: 50 * time.Millisecond})
+	release := make(chan struct{})
+	ended := make(chan struct{}, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/stubborn", func(w http.ResponseWriter, r *http.Request) {
+		<-release // ignores its context: still working after the timeout answered
+		ended <- struct{}{}
+	})
+	mux.HandleFunc("/panics", func(w http.ResponseWriter, r *http.Request) { panic("page bug") })
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
+	h := s.overload(mux)
+	get := func(path string) int {
+		rec := httptest.NewRecorder()
+		func() {
+			defer func() { _ = recover() }() // the server's recoverer does this in the app
+			h.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, nil))
+		}()
+		return rec.Code
+	}
+	if code := get("/stubborn"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a request past its timeout: %d; want 503", code)
+	}
+	if code := get("/ok"); code != http.StatusServiceUnavailable {
+		t.Errorf("while the timed-out handler still works: %d; want 503 (its slot is still held)", code)
+	}
+	close(release)
+	<-ended
+	deadline := time.Now().Add(2 * time.Second)
+	for get("/ok") != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was not given back after the timed-out handler returned")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	get("/panics")
+	if code := get("/ok"); code != http.StatusOK {
+		t.Errorf("after a handler panicked: %d; want 200 (its slot given back)", code)
+	}
+}
+
+// A handler waiting on something that uses no CPU here (a compile check in
+// a child process) gives its slot back for the wait and holds one again
+// after it.
+func TestWithoutSlotLendsTheSlot(t *testing.T) {
+	s := shedServer(t, Config{MaxInFlight: 1, QueueWait: -1, RequestTimeout: -1})
+	waiting, wake, back, finish := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		err := withoutSlot(r.Context(), func() error {
+			close(waiting)
+			<-wake
+			return nil
+		})
+		if err != nil {
+			t.Errorf("withoutSlot: %v", err)
+		}
+		close(back)
+		<-finish
+	})
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {})
+	h := s.overload(mux)
+	get := func(path string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, nil))
+		return rec.Code
+	}
+	done := make(chan int)
+	go func() { done <- get("/upload") }()
+	<-waiting
+	if code := get("/ok"); code != http.StatusOK {
+		t.Errorf("during the upload's wait: %d; want 200 (its slot lent out)", code)
+	}
+	close(wake)
+	<-back
+	if code := get("/ok"); code != http.StatusServiceUnavailable {
+		t.Errorf("after the wait, while the upload works again: %d; want 503 (the slot taken back)", code)
+	}
+	close(finish)
+	<-done
+	if code := get("/ok"); code != http.StatusOK {
+		t.Errorf("after the upload ended: %d; want 200", code)
+	}
 }

@@ -136,11 +136,11 @@ func viewerID(u *pitches.User) int64 {
 // votes (pitches.ComputeStandings) and withholds what viewer may not see.
 // All reads happen in one read transaction so the table is consistent.
 func (db *DB) Standings(ctx context.Context, viewer *pitches.User, round int) (*pitches.Standings, error) {
-	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := db.r.beginRead(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin standings read: %w", err)
 	}
-	defer tx.Rollback()
+	defer tx.end(ctx)
 	r, err := roundByNumber(ctx, tx, round)
 	if err != nil {
 		return nil, err
