@@ -66,6 +66,13 @@ func shedExempt(r *http.Request) bool {
 	return p == "/healthz" || p == "/favicon.ico" || strings.HasPrefix(p, "/static/") || strings.HasSuffix(p, "/events")
 }
 
+// queuePerSlot sizes the queue: waiting costs no CPU, only a goroutine
+// and a timer, so a burst of several times the slots can wait its few
+// milliseconds rather than be refused (with one slot per CPU and as many
+// waiting, 16 clients at once on 2 cores had over a quarter of their
+// requests refused while the pages served answered within 17 ms at p99).
+const queuePerSlot = 8
+
 // shedder bounds the requests being served at once. slots holds one token
 // per admitted request; queue bounds how many more may wait (at most
 // wait) for a slot before they are refused, so a burst that lasts a few
@@ -82,7 +89,7 @@ func newShedder(limit int, wait time.Duration) *shedder {
 	}
 	sh := &shedder{slots: make(chan struct{}, limit), wait: max(wait, 0)}
 	if sh.wait > 0 {
-		sh.queue = make(chan struct{}, limit)
+		sh.queue = make(chan struct{}, queuePerSlot*limit)
 	}
 	return sh
 }
