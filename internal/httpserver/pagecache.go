@@ -119,9 +119,20 @@ func (s *server) cachePages(next http.Handler) http.Handler {
 		gen := c.gen.Generation() // before any read: see Generationer
 		p, first := c.lookup(gen, key)
 		if !first {
-			select {
-			case <-p.ready:
-			case <-r.Context().Done():
+			// Waiting for the first request's page uses no CPU, so it
+			// lends out its slot (shed.go): a cold page that takes seconds
+			// (calibration at 100x the demo, after a write) would
+			// otherwise hold every slot with its waiters, and the server
+			// would refuse the other pages meanwhile.
+			err := withoutSlot(r.Context(), func() error {
+				select {
+				case <-p.ready:
+					return nil
+				case <-r.Context().Done():
+					return r.Context().Err()
+				}
+			})
+			if err != nil {
 				return // the request timed out or went away while waiting
 			}
 			if !p.ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/sqlite"
@@ -84,5 +85,59 @@ func TestPageCache(t *testing.T) {
 	get("vera", "/api/rounds/9/standings")
 	if got := store.standings.Load() - n; got != 2 {
 		t.Fatalf("two requests for a missing round asked the store %d times, want 2", got)
+	}
+}
+
+// blockingStore's first Standings call waits until release is closed.
+type blockingStore struct {
+	*sqlite.DB
+	calls   atomic.Int64
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingStore) Standings(ctx context.Context, viewer *pitches.User, round int) (*pitches.Standings, error) {
+	if b.calls.Add(1) == 1 {
+		close(b.entered)
+		<-b.release
+	}
+	return b.DB.Standings(ctx, viewer, round)
+}
+
+// A request waiting for another's page to be computed lends out its slot:
+// with two slots, one computing a slow page and one waiting for it, a
+// third page is served, not refused.
+func TestPageCacheWaiterLendsItsSlot(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	store := &blockingStore{DB: a.db, entered: make(chan struct{}), release: make(chan struct{})}
+	h, err := New(Config{MaxInFlight: 2, QueueWait: -1, RequestTimeout: -1}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) int {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("Authorization", "Bearer "+a.tokens["admin"])
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code
+	}
+	const path = "/api/rounds/1/standings"
+	codes := make(chan int, 2)
+	go func() { codes <- get(path) }()
+	<-store.entered // the first request computes, holding a slot
+	go func() { codes <- get(path) }()
+	time.Sleep(100 * time.Millisecond) // the second one now waits for the first's page
+	if code := get("/api/rounds/1"); code != http.StatusOK {
+		t.Errorf("another page while one request computes and one waits for it: %d; want 200 (the waiter's slot lent out)", code)
+	}
+	close(store.release)
+	for range 2 {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("the computing or the waiting request: %d; want 200", code)
+		}
+	}
+	if n := store.calls.Load(); n != 1 {
+		t.Errorf("the standings were computed %d times; want 1 (the waiter replays the first's page)", n)
 	}
 }
