@@ -95,21 +95,7 @@ func (s *server) deleteThreshold(ctx context.Context, u *pitches.User, id int64)
 }
 
 func (s *server) handleAPIThresholds(w http.ResponseWriter, r *http.Request) {
-	if err := requireAdminAPI(userFrom(r.Context()), "read regression thresholds"); err != nil {
-		s.apiError(w, r, err)
-		return
-	}
-	st, err := s.tracks()
-	if err != nil {
-		s.apiError(w, r, err)
-		return
-	}
-	ths, err := st.Thresholds(r.Context())
-	if err != nil {
-		s.apiError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, append([]tracking.Threshold{}, ths...))
+	serveAdminList(s, w, r, "read regression thresholds", trackStore.Thresholds)
 }
 
 func (s *server) handleAPICreateThreshold(w http.ResponseWriter, r *http.Request) {

@@ -192,7 +192,14 @@ func (s *server) pingWebhook(ctx context.Context, u *pitches.User, id int64) (*n
 }
 
 func (s *server) handleAPIWebhooks(w http.ResponseWriter, r *http.Request) {
-	if err := requireAdminAPI(userFrom(r.Context()), "read webhooks"); err != nil {
+	serveAdminList(s, w, r, "read webhooks", trackStore.Webhooks)
+}
+
+// serveAdminList answers an admin's GET of one of the tracking store's
+// lists (webhooks, thresholds) as a JSON array: [] when it is empty, so
+// clients never see null.
+func serveAdminList[T any](s *server, w http.ResponseWriter, r *http.Request, what string, list func(trackStore, context.Context) ([]T, error)) {
+	if err := requireAdminAPI(userFrom(r.Context()), what); err != nil {
 		s.apiError(w, r, err)
 		return
 	}
@@ -201,12 +208,12 @@ func (s *server) handleAPIWebhooks(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	hooks, err := st.Webhooks(r.Context())
+	items, err := list(st, r.Context())
 	if err != nil {
 		s.apiError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, append([]notify.Hook{}, hooks...))
+	writeJSON(w, http.StatusOK, append([]T{}, items...))
 }
 
 func (s *server) handleAPICreateWebhook(w http.ResponseWriter, r *http.Request) {

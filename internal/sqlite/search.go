@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
@@ -18,14 +19,68 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
+// conds collects a query's WHERE conditions with their arguments, in
+// order.
+type conds struct {
+	where []string
+	args  []any
+}
+
+func (c *conds) add(cond string, v ...any) {
+	c.where = append(c.where, cond)
+	c.args = append(c.args, v...)
+}
+
+// contains adds "text occurs in one of exprs" (case folded, literal).
+func (c *conds) contains(text string, exprs ...string) {
+	pat := "%" + likeEscape(strings.ToLower(text)) + "%"
+	ors := make([]string, len(exprs))
+	for i, e := range exprs {
+		ors[i] = e + ` LIKE ? ESCAPE '\'`
+		c.args = append(c.args, pat)
+	}
+	c.where = append(c.where, "("+strings.Join(ors, " OR ")+")")
+}
+
+// window adds col's bounds: from (inclusive) and to (exclusive), each
+// only where set.
+func (c *conds) window(col string, from, to time.Time) {
+	if !from.IsZero() {
+		c.add(col+" >= ?", fmtTime(from))
+	}
+	if !to.IsZero() {
+		c.add(col+" < ?", fmtTime(to))
+	}
+}
+
+// sql is the WHERE clause, empty when there is no condition.
+func (c *conds) sql() string {
+	if len(c.where) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(c.where, " AND ")
+}
+
+// sortBy is the column cols names for key (def when none) and the
+// direction, as SQL.
+func sortBy(cols map[string]string, key, def string, desc bool) (col, dir string) {
+	col, ok := cols[key]
+	if !ok {
+		col = def
+	}
+	if desc {
+		return col, " DESC"
+	}
+	return col, " ASC"
+}
+
 var runSortCols = map[string]string{"id": "runs.id", "created": "runs.created_at", "status": "runs.status", "variant": "runs.variant",
 	"device": "runs.device", "problem": "runs.problem", "speedup": "runs.geomean"}
 
 // SearchRuns returns one page of the runs matching q, and how many match.
 func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int, error) {
-	var where []string
-	var args []any
-	add := func(cond string, v ...any) { where = append(where, cond); args = append(args, v...) }
+	var c conds
+	add := c.add
 	f := q.Filter
 	for _, c := range []struct{ col, v string }{{"problem", f.Problem}, {"variant", f.Variant}, {"baseline", f.Baseline},
 		{"device", f.Device}, {"suite", f.Suite}, {"status", string(f.Status)}} {
@@ -43,10 +98,8 @@ func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int
 		add("runs.id < ?", f.BeforeID)
 	}
 	if q.Text != "" {
-		pat := "%" + likeEscape(strings.ToLower(q.Text)) + "%"
-		add(`(lower(runs.variant) LIKE ? ESCAPE '\' OR lower(runs.problem) LIKE ? ESCAPE '\' OR lower(runs.baseline) LIKE ? ESCAPE '\'
-			OR lower(runs.device) LIKE ? ESCAPE '\' OR lower(runs.suite) LIKE ? ESCAPE '\'
-			OR runs.pitch_id IN (SELECT id FROM pitches WHERE lower(title) LIKE ? ESCAPE '\'))`, pat, pat, pat, pat, pat, pat)
+		c.contains(q.Text, "lower(runs.variant)", "lower(runs.problem)", "lower(runs.baseline)", "lower(runs.device)", "lower(runs.suite)",
+			"lower((SELECT title FROM pitches WHERE id = runs.pitch_id))")
 	}
 	if q.VariantPrefix != "" {
 		add(`runs.variant LIKE ? ESCAPE '\'`, likeEscape(q.VariantPrefix)+"%")
@@ -57,28 +110,13 @@ func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int
 	if q.Round > 0 {
 		add("runs.pitch_id IN (SELECT p.id FROM pitches p JOIN rounds r ON r.id = p.round_id WHERE r.number = ?)", q.Round)
 	}
-	if !q.From.IsZero() {
-		add("runs.created_at >= ?", fmtTime(q.From))
-	}
-	if !q.To.IsZero() {
-		add("runs.created_at < ?", fmtTime(q.To))
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
+	c.window("runs.created_at", q.From, q.To)
+	cond := c.sql()
 	var total int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM runs`+cond, args...).Scan(&total); err != nil {
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM runs`+cond, c.args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("sqlite: count runs: %w", err)
 	}
-	col, ok := runSortCols[q.Sort]
-	if !ok {
-		col = "runs.id"
-	}
-	dir := " ASC"
-	if q.Desc {
-		dir = " DESC"
-	}
+	col, dir := sortBy(runSortCols, q.Sort, "runs.id", q.Desc)
 	order := col + dir
 	if col == "runs.geomean" {
 		order = "runs.geomean IS NULL, " + order // runs without a result last either way
@@ -94,7 +132,7 @@ func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int
 			return runner.Run{}, err
 		}
 		return *run, nil
-	}, query, append(args, min(limit, 1000), max(q.Offset, 0))...)
+	}, query, append(c.args, min(limit, 1000), max(q.Offset, 0))...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -107,12 +145,10 @@ var pitchSortCols = map[string]string{"filed": "p.created_at", "title": "lower(p
 // SearchPitches returns one page of the pitches matching q, and how many
 // match.
 func (db *DB) SearchPitches(ctx context.Context, q pitches.PitchQuery) ([]pitches.Pitch, int, error) {
-	var where []string
-	var args []any
-	add := func(cond string, v ...any) { where = append(where, cond); args = append(args, v...) }
+	var c conds
+	add := c.add
 	if q.Text != "" {
-		pat := "%" + likeEscape(strings.ToLower(q.Text)) + "%"
-		add(`(lower(p.title) LIKE ? ESCAPE '\' OR lower(p.category) LIKE ? ESCAPE '\' OR lower(p.body) LIKE ? ESCAPE '\')`, pat, pat, pat)
+		c.contains(q.Text, "lower(p.title)", "lower(p.category)", "lower(p.body)")
 	}
 	if q.Status != "" {
 		add("p.status = ?", string(q.Status))
@@ -126,35 +162,20 @@ func (db *DB) SearchPitches(ctx context.Context, q pitches.PitchQuery) ([]pitche
 	if q.Round > 0 {
 		add("r.number = ?", q.Round)
 	}
-	if !q.From.IsZero() {
-		add("p.created_at >= ?", fmtTime(q.From))
-	}
-	if !q.To.IsZero() {
-		add("p.created_at < ?", fmtTime(q.To))
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
+	c.window("p.created_at", q.From, q.To)
+	cond := c.sql()
 	var total int
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM pitches p JOIN rounds r ON r.id = p.round_id JOIN users u ON u.id = p.contestant_id`+cond,
-		args...).Scan(&total); err != nil {
+		c.args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("sqlite: count pitches: %w", err)
 	}
-	col, ok := pitchSortCols[q.Sort]
-	if !ok {
-		col = "p.created_at"
-	}
-	dir := " ASC"
-	if q.Desc {
-		dir = " DESC"
-	}
+	col, dir := sortBy(pitchSortCols, q.Sort, "p.created_at", q.Desc)
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 50
 	}
 	ps, err := queryAll(ctx, db.r, "search pitches", values(scanPitch), pitchSelect+cond+` ORDER BY `+col+dir+`, p.id`+dir+` LIMIT ? OFFSET ?`,
-		append(args, min(limit, 500), max(q.Offset, 0))...)
+		append(c.args, min(limit, 500), max(q.Offset, 0))...)
 	if err != nil {
 		return nil, 0, err
 	}
