@@ -170,22 +170,41 @@ func intervalText(lo, hi float64) string {
 // History draws a variant's geomean speedups over time, oldest left, with
 // interval whiskers and the 1.0 line.
 func History(points []Point) string {
+	return runChart("Geomean speedup of this variant on this device, run by run", "", points, nil)
+}
+
+// runChart draws speedups run by run, oldest left: interval whiskers, the
+// 1.0x line, and where changed[i] (changed may be nil) a dashed marker
+// before point i, explained in a legend. attr is added to the svg element.
+func runChart(title, attr string, points []Point, changed []bool) string {
 	if len(points) == 0 {
 		return ""
 	}
 	top := 1.2
 	for _, p := range points {
-		top = math.Max(top, math.Max(p.Value, p.Hi)*1.1)
+		if ok(p.Value) {
+			top = math.Max(top, math.Max(p.Value, p.Hi)*1.1)
+		}
 	}
 	h := padT + barArea + padB
+	if changed != nil {
+		h += 18 // the legend
+	}
 	plotW := float64(width - padL - padR)
 	step := plotW / float64(len(points))
 	y := func(v float64) float64 { return padT + barArea*(1-v/top) }
 	x := func(i int) float64 { return padL + step*(float64(i)+0.5) }
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="100%%" xmlns="http://www.w3.org/2000/svg"><title>Geomean speedup of this variant on this device, run by run</title>`, width, h)
+	fmt.Fprintf(&sb, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="100%%" xmlns="http://www.w3.org/2000/svg"%s><title>%s</title>`, width, h, attr, esc(title))
 	axisY(&sb, top, y)
 	fmt.Fprintf(&sb, `<line class="one" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, width-padR, y(1), y(1))
+	for i, p := range points {
+		if i > 0 && i < len(changed) && changed[i] {
+			mx := x(i) - step/2
+			fmt.Fprintf(&sb, `<line class="source-change" x1="%.1f" x2="%.1f" y1="%d" y2="%d" data-source-change><title>kernel source changed before %s</title></line>`,
+				mx, mx, padT, padT+barArea, esc(p.Label))
+		}
+	}
 	var path strings.Builder
 	for i, p := range points {
 		if !ok(p.Value) {
@@ -205,10 +224,15 @@ func History(points []Point) string {
 			fmt.Fprintf(&sb, `<path class="whisker" d="M%.1f %.1fV%.1f"/>`, x(i), y(p.Lo), y(p.Hi))
 		}
 		if ok(p.Value) {
-			fmt.Fprintf(&sb, `<circle class="dot" cx="%.1f" cy="%.1f" r="4"><title>%s: %sx</title></circle>`, x(i), y(p.Value), esc(p.Label), f(p.Value))
+			fmt.Fprintf(&sb, `<circle class="dot" cx="%.1f" cy="%.1f" r="4"><title>%s: %sx%s</title></circle>`, x(i), y(p.Value), esc(p.Label), f(p.Value), intervalText(p.Lo, p.Hi))
 		}
 		fmt.Fprintf(&sb, `<text class="tick" x="%.1f" y="%d" text-anchor="end" transform="rotate(-30 %.1f %d)">%s</text>`,
 			x(i), padT+barArea+14, x(i), padT+barArea+14, esc(short(p.Label, 18)))
+	}
+	if changed != nil {
+		legendY := float64(padT + barArea + padB + 10)
+		fmt.Fprintf(&sb, `<line class="source-change" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text class="legend" x="%d" y="%.1f">kernel source changed</text>`,
+			padL, padL+14, legendY-4, legendY-4, padL+18, legendY)
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()

@@ -89,58 +89,10 @@ type TimelinePoint struct {
 // whiskers, the 1.0x line, and a dashed vertical marker before each point
 // whose kernel source differs from the previous one's.
 func Timeline(title string, points []TimelinePoint) string {
-	if len(points) == 0 {
-		return ""
-	}
-	top := 1.2
-	for _, p := range points {
-		if ok(p.Value) {
-			top = math.Max(top, math.Max(p.Value, p.Hi)*1.1)
-		}
-	}
-	h := padT + barArea + padB
-	plotW := float64(width - padL - padR)
-	step := plotW / float64(len(points))
-	y := func(v float64) float64 { return padT + barArea*(1-v/top) }
-	x := func(i int) float64 { return padL + step*(float64(i)+0.5) }
-	var sb strings.Builder
-	fmt.Fprintf(&sb, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="100%%" xmlns="http://www.w3.org/2000/svg" data-timeline><title>%s</title>`, width, h+18, esc(title))
-	axisY(&sb, top, y)
-	fmt.Fprintf(&sb, `<line class="one" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, width-padR, y(1), y(1))
+	pts := make([]Point, len(points))
+	changed := make([]bool, len(points))
 	for i, p := range points {
-		if p.SourceChange && i > 0 {
-			mx := x(i) - step/2
-			fmt.Fprintf(&sb, `<line class="source-change" x1="%.1f" x2="%.1f" y1="%d" y2="%d" data-source-change><title>kernel source changed before %s</title></line>`,
-				mx, mx, padT, padT+barArea, esc(p.Label))
-		}
+		pts[i], changed[i] = p.Point, p.SourceChange
 	}
-	var path strings.Builder
-	for i, p := range points {
-		if !ok(p.Value) {
-			continue
-		}
-		if path.Len() == 0 {
-			fmt.Fprintf(&path, "M%.1f %.1f", x(i), y(p.Value))
-		} else {
-			fmt.Fprintf(&path, "L%.1f %.1f", x(i), y(p.Value))
-		}
-	}
-	if path.Len() > 0 {
-		fmt.Fprintf(&sb, `<path class="line" d="%s"/>`, path.String())
-	}
-	for i, p := range points {
-		if ok(p.Lo) && ok(p.Hi) {
-			fmt.Fprintf(&sb, `<path class="whisker" d="M%.1f %.1fV%.1f"/>`, x(i), y(p.Lo), y(p.Hi))
-		}
-		if ok(p.Value) {
-			fmt.Fprintf(&sb, `<circle class="dot" cx="%.1f" cy="%.1f" r="4"><title>%s: %sx%s</title></circle>`, x(i), y(p.Value), esc(p.Label), f(p.Value), intervalText(p.Lo, p.Hi))
-		}
-		fmt.Fprintf(&sb, `<text class="tick" x="%.1f" y="%d" text-anchor="end" transform="rotate(-30 %.1f %d)">%s</text>`,
-			x(i), padT+barArea+14, x(i), padT+barArea+14, esc(short(p.Label, 18)))
-	}
-	legendY := float64(h + 10)
-	fmt.Fprintf(&sb, `<line class="source-change" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text class="legend" x="%d" y="%.1f">kernel source changed</text>`,
-		padL, padL+14, legendY-4, legendY-4, padL+18, legendY)
-	sb.WriteString(`</svg>`)
-	return sb.String()
+	return runChart(title, " data-timeline", pts, changed)
 }
