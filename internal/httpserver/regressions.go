@@ -301,19 +301,7 @@ func (s *server) handleAdminCreateThreshold(w http.ResponseWriter, r *http.Reque
 }
 
 func (s *server) handleAdminDeleteThreshold(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r)
-	if err != nil {
-		s.renderError(w, r, err)
-		return
-	}
-	if !s.parseForm(w, r) {
-		return
-	}
-	if err := s.deleteThreshold(r.Context(), userFrom(r.Context()), id); err != nil {
-		s.renderError(w, r, err)
-		return
-	}
-	redirect(w, r, "/admin/regressions?note=unthreshold", "")
+	s.adminDelete(w, r, s.deleteThreshold, "/admin/regressions?note=unthreshold")
 }
 
 // regressionNote is the run page's line about alerts.

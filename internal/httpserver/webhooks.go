@@ -420,6 +420,12 @@ func (s *server) handleAdminCreateWebhook(w http.ResponseWriter, r *http.Request
 }
 
 func (s *server) handleAdminDeleteWebhook(w http.ResponseWriter, r *http.Request) {
+	s.adminDelete(w, r, s.deleteWebhook, "/admin/webhooks?note=deleted")
+}
+
+// adminDelete serves an admin page's delete form for the item named by the
+// path's {id}: del, then back to next; a refusal renders the error page.
+func (s *server) adminDelete(w http.ResponseWriter, r *http.Request, del func(context.Context, *pitches.User, int64) error, next string) {
 	id, err := idParam(r)
 	if err != nil {
 		s.renderError(w, r, err)
@@ -428,11 +434,11 @@ func (s *server) handleAdminDeleteWebhook(w http.ResponseWriter, r *http.Request
 	if !s.parseForm(w, r) {
 		return
 	}
-	if err := s.deleteWebhook(r.Context(), userFrom(r.Context()), id); err != nil {
+	if err := del(r.Context(), userFrom(r.Context()), id); err != nil {
 		s.renderError(w, r, err)
 		return
 	}
-	redirect(w, r, "/admin/webhooks?note=deleted", "")
+	redirect(w, r, next, "")
 }
 
 func (s *server) handleAdminPingWebhook(w http.ResponseWriter, r *http.Request) {
