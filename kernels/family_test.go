@@ -39,8 +39,8 @@ func TestFamilyRegistry(t *testing.T) {
 	registerFamily(baselineFamily{})
 }
 
-// Listed variants: reference, baseline, fused for both problems, wgmma for
-// the group GEMM; the test-only families never.
+// Listed variants: reference, baseline, fused and wgmma for both problems;
+// the test-only families never.
 func TestFamilyVariantsListed(t *testing.T) {
 	for _, p := range Problems() {
 		var names []string
@@ -51,9 +51,6 @@ func TestFamilyVariantsListed(t *testing.T) {
 			}
 		}
 		want := []string{"reference", "baseline", "fused", "wgmma"}
-		if p.Dual() {
-			want = want[:3]
-		}
 		if !slices.Equal(names, want) {
 			t.Errorf("%s: variants %v, want %v", p.Name, names, want)
 		}

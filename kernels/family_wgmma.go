@@ -8,8 +8,9 @@ import (
 // The wgmma family (wg_group_gemm.cu): warp-specialized, Hopper only. A
 // producer warpgroup decodes the token rows of each 128-wide K chunk once
 // per block into shared memory; two consumer warpgroups decode their weight
-// rows into wgmma's register fragment and issue wgmma.mma_async. Group GEMM
-// only (the dual GEMM keeps the fused family).
+// rows into wgmma's register fragment and issue wgmma.mma_async. For the
+// dual GEMM (entry wg_dual_gemm) consumer 0 holds a tile's B1 rows and
+// consumer 1 the same B2 rows, so the token decode serves both products.
 //
 // This file and cuda/wg_group_gemm.cu are the whole family: what it takes
 // to add one.
@@ -23,20 +24,30 @@ func (wgmmaFamily) Info() FamilyInfo { return FamilyInfo{Name: "wgmma", Order: 3
 func (wgmmaFamily) KnobSpace(problem string) []KnobSpec { return wgmmaKnobSpace(problem) }
 
 // Fixed by the kernel (wg_group_gemm.cu): 128-wide K chunks, swapped, one
-// persistent grouped launch, one block per SM.
-func (wgmmaFamily) Fixed(string) Knobs {
-	return Knobs{TileK: 128, Epilogue: "simt", WarpRoles: "producer_consumer", Launch: "grouped", SplitK: 1, SwapAB: true,
+// persistent launch (grouped over the groups' tiles; the dual GEMM's one
+// group: sequential), one block per SM; the dual tiles run at full width.
+func (wgmmaFamily) Fixed(problem string) Knobs {
+	k := Knobs{TileK: 128, Epilogue: "simt", WarpRoles: "producer_consumer", Launch: "grouped", SplitK: 1, SwapAB: true,
 		BlocksPerSM: 1, Grid: "persistent"}
+	if isDual(problem) {
+		k.Launch, k.TailWidth = "sequential", "full"
+	}
+	return k
 }
 
 func (wgmmaFamily) Check(problem string, k Knobs) error { return checkWgmma(problem, k) }
 func (wgmmaFamily) MinArch(string, Knobs) int           { return 90 }
 
 func (wgmmaFamily) Defines(v Variant, d map[string]string) map[string]string {
-	return wgmmaDefines(v.Knobs, d)
+	return wgmmaDefines(v.Problem, v.Knobs, d)
 }
 
-func (wgmmaFamily) Entries(Variant) []string { return []string{"wg_group_gemm"} }
+func (wgmmaFamily) Entries(v Variant) []string {
+	if isDual(v.Problem) {
+		return []string{"wg_dual_gemm"}
+	}
+	return []string{"wg_group_gemm"}
+}
 
 // CheckDevice: wgmma exists on sm_90a only: Blackwell (sm_100) has tcgen05
 // instead, so every other device is refused before anything is built.
@@ -53,8 +64,8 @@ const wgmmaConsumers = 2
 
 // wgmmaRawStages is the per-thread cp.async ring of raw FP4 bytes (WG_RS):
 // four where the shared memory allows, else three.
-func wgmmaRawStages(k Knobs) int {
-	if wgmmaSharedBytesRS(k, 4) <= hopperSharedOptin {
+func wgmmaRawStages(problem string, k Knobs) int {
+	if wgmmaSharedBytesRS(problem, k, 4) <= hopperSharedOptin {
 		return 4
 	}
 	return 3
@@ -62,7 +73,12 @@ func wgmmaRawStages(k Knobs) int {
 
 func wgmmaKnobSpace(problem string) []KnobSpec {
 	if isDual(problem) {
-		return nil
+		return []KnobSpec{
+			{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile = the wgmma N width"},
+			{Key: "tile_n", Values: []string{"64", "128"}, Default: "64", Doc: "output columns per tile: consumer 0 holds these rows of B1, consumer 1 the same rows of B2 (one or two 64-row blocks each)"},
+			{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"},
+			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
+		}
 	}
 	return []KnobSpec{
 		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
@@ -73,10 +89,16 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 	}
 }
 
-// Variant is the family's default variant of p; the dual GEMM has none.
+// Variant is the family's default variant of p.
 func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
 	if p.Dual() {
-		return Variant{}, false
+		v := Variant{
+			Name: "wgmma", Base: "wgmma", Title: "Warp-specialized wgmma dual GEMM: one token decode, B1 and B2 in two consumer warpgroups", Problem: p.Name,
+			Description: "wg_group_gemm.cu with DUAL=1 (entry wg_dual_gemm, Hopper sm_90a only): one persistent launch, one block per SM. The producer warpgroup decodes each 128-wide K chunk of the tile's token rows once into the shared-memory ring; consumer warpgroup 0 decodes the tile's 64 rows of B1, consumer 1 the same rows of B2, each into wgmma's register A fragment, and both issue wgmma.mma_async against the same decoded tokens. In the epilogue consumer 1 hands its fp32 sums to consumer 0 through shared memory; consumer 0 computes silu(acc1) * acc2, rounds once to fp16 and stores 16-byte rows.",
+			SourceFile:  "wg_group_gemm.cu", MinArch: 90,
+		}
+		v.Knobs, _ = defaultKnobs(p.Name, wgmmaFamily{})
+		return v, true
 	}
 	v := Variant{
 		Name: "wgmma", Base: "wgmma", Title: "Warp-specialized wgmma: producer warpgroup, consumer warpgroups", Problem: p.Name,
@@ -87,19 +109,28 @@ func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
 	return v, true
 }
 
-// wgmmaBlocks is how many 64-row weight blocks each consumer holds (WG_MB).
-func wgmmaBlocks(k Knobs) int { return k.TileN / (64 * wgmmaConsumers) }
+// wgmmaBlocks is how many 64-row weight blocks each consumer holds (WG_MB):
+// the group GEMM's tile_n weight rows are split between the consumers; in
+// the dual GEMM each consumer holds tile_n rows of its own B.
+func wgmmaBlocks(problem string, k Knobs) int {
+	if isDual(problem) {
+		return k.TileN / 64
+	}
+	return k.TileN / (64 * wgmmaConsumers)
+}
 
 // WgmmaThreads is the block size: one producer and wgmmaConsumers consumer
 // warpgroups.
 func WgmmaThreads() int { return 128 * (1 + wgmmaConsumers) }
 
-// WgmmaSharedBytes mirrors the kernel's FG_SMEM_BYTES for knobs k.
-func WgmmaSharedBytes(k Knobs) int { return wgmmaSharedBytesRS(k, wgmmaRawStages(k)) }
+// WgmmaSharedBytes mirrors the kernel's FG_SMEM_BYTES for knobs k of problem.
+func WgmmaSharedBytes(problem string, k Knobs) int {
+	return wgmmaSharedBytesRS(problem, k, wgmmaRawStages(problem, k))
+}
 
-func wgmmaSharedBytesRS(k Knobs, rs int) int {
-	tm, tn := k.TileM, k.TileN
-	mb := wgmmaBlocks(k)
+func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
+	mb := wgmmaBlocks(problem, k)
+	tm, tn := k.TileM, 64*mb*wgmmaConsumers // weight rows per block (TILE_N)
 	tok := k.Stages * tm * 256                // decoded tokens
 	wraw := rs * tn * 64                      // raw weight rows
 	wsc := rs * tn * 16                       // weight scales, per (row, lane%4)
@@ -113,30 +144,31 @@ func wgmmaSharedBytesRS(k Knobs, rs int) int {
 // most 168 registers each, and a consumer holds tile_m/2 fp32 accumulators
 // per 64-row block plus 32 fragment registers per block.
 func checkWgmma(problem string, k Knobs) error {
+	mb := wgmmaBlocks(problem, k)
 	if isDual(problem) {
-		return fmt.Errorf("kernels: the wgmma family is for the group GEMM")
-	}
-	mb := wgmmaBlocks(k)
-	if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
+		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128) {
+			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns"}
+		}
+	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
 	}
 	if regs := mb * (k.TileM/2 + 32); regs > 128 {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN),
 			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most 128 of its 168 fit", regs)}
 	}
-	if sb := WgmmaSharedBytes(k); sb > hopperSharedOptin {
+	if sb := WgmmaSharedBytes(problem, k); sb > hopperSharedOptin {
 		return &KnobError{Knob: "stages", Value: strconv.Itoa(k.Stages),
 			Reason: fmt.Sprintf("%d stages of a %dx%d tile need %d bytes of shared memory; at most %d per block", k.Stages, k.TileN, k.TileM, sb, hopperSharedOptin)}
 	}
 	return nil
 }
 
-func wgmmaDefines(k Knobs, d map[string]string) map[string]string {
+func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]string {
 	d["WG_TM"] = strconv.Itoa(k.TileM)
 	d["WG_CONS"] = strconv.Itoa(wgmmaConsumers)
-	d["WG_MB"] = strconv.Itoa(wgmmaBlocks(k))
+	d["WG_MB"] = strconv.Itoa(wgmmaBlocks(problem, k))
 	d["STAGES"] = strconv.Itoa(k.Stages)
-	d["WG_RS"] = strconv.Itoa(wgmmaRawStages(k))
+	d["WG_RS"] = strconv.Itoa(wgmmaRawStages(problem, k))
 	d["WG_FIT"] = "0"
 	if k.TailWidth == "fit" {
 		d["WG_FIT"] = "1"
@@ -152,19 +184,30 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		return nil, err
 	}
 	k := v.Knobs
-	smem := WgmmaSharedBytes(k)
+	smem := WgmmaSharedBytes(v.Problem, k)
 	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
 		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block; the device allows %d", v.Name, smem, lim.MaxSharedOptin)
+	}
+	persistent := func(tiles int) [3]uint32 {
+		if lim.SMs > 0 {
+			tiles = min(tiles, lim.SMs)
+		}
+		return [3]uint32{uint32(tiles), 1, 1}
+	}
+	block := [3]uint32{uint32(WgmmaThreads()), 1, 1}
+	if isDual(v.Problem) {
+		m := s.M[0]
+		tiles := ceilDiv(m, k.TileM) * ceilDiv(s.N, k.TileN)
+		return &Plan{Mode: "sequential", Launches: []Launch{{Kernel: "wg_dual_gemm",
+			Grid: persistent(tiles), Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: tiles,
+			Args: []Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
+				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}}, nil
 	}
 	tiles := FusedTiles(s, k)
 	items := fusedItems(tiles, 1)
 	tilesOff := ceilDiv(len(s.M)*fgGroupBytes, 16) * 16
-	grid := len(items)
-	if lim.SMs > 0 {
-		grid = min(grid, lim.SMs)
-	}
 	pl := &Plan{Mode: "grouped", SplitK: 1, Launches: []Launch{{Kernel: "wg_group_gemm",
-		Grid: [3]uint32{uint32(grid), 1, 1}, Block: [3]uint32{uint32(WgmmaThreads()), 1, 1}, SharedBytes: uint32(smem), Group: -1,
+		Grid: persistent(len(items)), Block: block, SharedBytes: uint32(smem), Group: -1,
 		PersistentPerSM: 1, Tiles: len(items),
 		Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(items))}}}}
 	pl.TableBytes = fgTable(s, tiles, items, 1, tilesOff, tilesOff+16*len(items))

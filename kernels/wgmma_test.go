@@ -32,10 +32,6 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if n := len(p.VariantCombinations("wgmma")); n != 16 {
 		t.Errorf("wgmma combinations: %d, want 16", n)
 	}
-	d, _ := LookupProblem("nvfp4_dual_gemm")
-	if _, err := d.ResolveVariant("wgmma"); err == nil {
-		t.Error("the dual GEMM resolved a wgmma variant")
-	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
@@ -74,14 +70,14 @@ func TestWgmmaRefusals(t *testing.T) {
 		}
 	}
 	for _, k := range p.VariantCombinations("wgmma") {
-		if sb := WgmmaSharedBytes(k); sb > hopperSharedOptin {
+		if sb := WgmmaSharedBytes(p.Name, k); sb > hopperSharedOptin {
 			t.Errorf("%+v: %d bytes of shared memory enumerated", k, sb)
 		}
 	}
 	// The Go mirror of FG_SMEM_BYTES for the default (the harness printed
 	// 222256 on the H100, docs/kernel-notes.md step 4).
 	v, _ := p.ResolveVariant("wgmma")
-	if sb := WgmmaSharedBytes(v.Knobs); sb != 222256 {
+	if sb := WgmmaSharedBytes(p.Name, v.Knobs); sb != 222256 {
 		t.Errorf("default shared bytes %d, want 222256", sb)
 	}
 }
@@ -127,5 +123,94 @@ func TestWgmmaPlan(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "Hopper") || !strings.Contains(err.Error(), "fused") {
 			t.Errorf("%s: %v, want a refusal naming Hopper and the alternatives", arch, err)
 		}
+	}
+}
+
+// The dual GEMM's wgmma variant: 128 tokens by 64 output columns (B1 rows in
+// consumer 0, the same B2 rows in consumer 1), the DUAL entry, and the
+// group kernel's shared-memory layout for 128 weight rows per block.
+func TestWgmmaDualDeclared(t *testing.T) {
+	d, err := LookupProblem("nvfp4_dual_gemm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := d.ResolveVariant("wgmma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := v.Knobs; k.TileM != 128 || k.TileN != 64 || k.Stages != 3 || k.Launch != "sequential" || v.MinArch != 90 {
+		t.Errorf("dual wgmma defaults %+v, MinArch %d", k, v.MinArch)
+	}
+	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_dual_gemm" {
+		t.Errorf("kernel names %v", got)
+	}
+	def := v.Defines()
+	for key, want := range map[string]string{"DUAL": "1", "WG_TM": "128", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0"} {
+		if def[key] != want {
+			t.Errorf("define %s = %q, want %q", key, def[key], want)
+		}
+	}
+	if sb := WgmmaSharedBytes(d.Name, v.Knobs); sb != 222256 {
+		t.Errorf("dual default shared bytes %d, want the group default's 222256", sb)
+	}
+	// 12 declared combinations less 128x128 at 2, 3 and 4 stages (two
+	// 64-row blocks of 64 accumulators each per consumer: registers) and
+	// 4 stages of 128-token tiles (shared memory).
+	if n := len(d.VariantCombinations("wgmma")); n != 8 {
+		t.Errorf("dual wgmma combinations: %d, want 8", n)
+	}
+	for spec, want := range map[string]string{
+		"wgmma?tile_n=128":          "registers",
+		"wgmma?tile_n=256":          "not allowed",
+		"wgmma?tail_width=fit":      "unknown knob",
+		"wgmma?stages=5":            "not allowed",
+		"wgmma?tile_m=64&tile_n=32": "not allowed",
+	} {
+		_, err := d.ResolveVariant(spec)
+		var ke *KnobError
+		if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), want) {
+			t.Errorf("dual %s: error %v, want a KnobError containing %q", spec, err, want)
+		}
+	}
+	two, err := d.ResolveVariant("wgmma?tile_m=64&tile_n=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def := two.Defines(); def["WG_MB"] != "2" || def["WG_TM"] != "64" {
+		t.Errorf("64x128 defines %v", def)
+	}
+}
+
+// The dual plan: one persistent launch of wg_dual_gemm with the problem's
+// pointers and sizes, ceil(M/128) x ceil(N/64) tiles, at most one block per SM.
+func TestWgmmaDualPlan(t *testing.T) {
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	v, _ := d.ResolveVariant("wgmma")
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	for _, c := range []struct {
+		s           Shape
+		tiles, grid int
+	}{
+		{Shape{M: []int{256}, N: 4096, K: 7168}, 2 * 64, 128},
+		{Shape{M: []int{512}, N: 3072, K: 7168}, 4 * 48, 132},
+		{Shape{M: []int{129}, N: 256, K: 640}, 2 * 4, 8},
+	} {
+		pl, err := v.Plan(c.s, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pl.Launches) != 1 || pl.TableBytes != nil {
+			t.Fatalf("%v: %d launches, table %v", c.s, len(pl.Launches), pl.TableBytes != nil)
+		}
+		l := pl.Launches[0]
+		if l.Kernel != "wg_dual_gemm" || l.Tiles != c.tiles || l.Grid[0] != uint32(c.grid) || l.Block[0] != 384 || l.SharedBytes != 222256 {
+			t.Errorf("%v: launch %+v, want %d tiles on %d blocks", c.s, l, c.tiles, c.grid)
+		}
+		if len(l.Args) != 10 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) {
+			t.Errorf("%v: args %+v", c.s, l.Args)
+		}
+	}
+	if _, err := v.Plan(Shape{M: []int{256}, N: 4096, K: 7168}, Limits{SMs: 148, Arch: "sm_100a"}); err == nil || !strings.Contains(err.Error(), "Hopper") {
+		t.Errorf("sm_100a: %v, want a refusal naming Hopper", err)
 	}
 }

@@ -279,6 +279,8 @@ var sampleSpecs = map[string][]string{
 		"baseline?tile_m=auto&tile_n=auto", "baseline?tile_m=auto&tile_n=auto&launch=graph&swap_ab=true&epilogue=tma",
 		"fused", "fused?grid=persistent", "fused?tile_n=128&tile_m=32&stages=4&layout=wide&blocks_per_sm=2",
 		"fused?tile_m=32&stages=2&blocks_per_sm=1&grid=persistent", "fused?tile_n=128&layout=wide&blocks_per_sm=1",
+		// The wgmma dual GEMM (sm_90a): the default and each tile.
+		"wgmma", "wgmma?tile_m=64", "wgmma?tile_m=64&tile_n=128&stages=4",
 	},
 }
 
@@ -315,7 +317,7 @@ func TestEveryCombinationOnTestShapes(t *testing.T) {
 		var vs []kernels.Variant
 		for _, fam := range fams {
 			if kernels.VariantKnobSpace(p.Name, fam) == nil {
-				continue // the family does not exist for this problem (wgmma: group GEMM only)
+				continue // the family declares no knobs for this problem
 			}
 			fvs := familyVariants(t, p, fam)
 			if os.Getenv("PITCHTANK_COVER") == "pairwise" {

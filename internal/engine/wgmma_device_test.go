@@ -19,6 +19,7 @@ func TestBestVariantResources(t *testing.T) {
 	}
 	if info.Arch == "sm_90a" {
 		best["nvfp4_group_gemm"] = append(best["nvfp4_group_gemm"], "wgmma", "wgmma?tail_width=fit")
+		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma")
 	}
 	for _, p := range kernels.Problems() {
 		var vs []kernels.Variant
@@ -41,20 +42,21 @@ func TestBestVariantResources(t *testing.T) {
 	}
 }
 
-// TestWgmmaFamily: every combination of the wgmma family's declared space
-// on every test and benchmark shape (the test shapes include M = 1, odd M,
-// N = 64, K = 128 and 16 groups), through the engine's own NVRTC build for
-// the device's sm_90a.
+// TestWgmmaFamily: every combination of the wgmma family's declared space,
+// group and dual GEMM, on every test and benchmark shape (the test shapes
+// include M = 1, odd M, N = 64, K = 128 and 16 groups), through the engine's
+// own NVRTC build for the device's sm_90a.
 func TestWgmmaFamily(t *testing.T) {
 	info := needDevice(t)
 	if info.Arch != "sm_90a" {
 		t.Skipf("the wgmma family is Hopper-only (sm_90a); this device is %s", info.Arch)
 	}
-	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
-	vs := familyVariants(t, p, "wgmma")
-	if len(vs) < 8 {
-		t.Fatalf("wgmma: only %d combinations declared", len(vs))
+	for _, p := range kernels.Problems() {
+		vs := familyVariants(t, p, "wgmma")
+		if len(vs) < 8 {
+			t.Fatalf("%s wgmma: only %d combinations declared", p.Name, len(vs))
+		}
+		shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
+		checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))
 	}
-	shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
-	checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))
 }

@@ -53,6 +53,18 @@
 // other devices before any launch.
 //
 // No toolkit headers: NVRTC alone compiles this.
+//
+// Dual GEMM (DUAL = 1, entry wg_dual_gemm): C = silu(A B1^T) * (A B2^T) with
+// the same producer and ring. A tile is WG_TM tokens by 64*WG_MB output
+// columns; consumer warpgroup 0 holds those rows of B1, consumer 1 the same
+// rows of B2, so the tokens of a chunk are decoded once for both products
+// and each consumer keeps the group kernel's register budget (the two
+// products in one warpgroup need twice the accumulators: the g3 shape that
+// spilled). In the epilogue consumer 1 hands its fp32 sums to consumer 0
+// through its (otherwise unused) staging buffer, a quarter of a 64-row
+// block per round (named barriers 3 = full, 4 = empty), and consumer 0
+// gates, rounds once to fp16 and stores. Consumer 1 meanwhile starts its
+// next tile; the ring keeps the two within STAGES chunks of each other.
 
 #ifndef WG_TM
 #define WG_TM 128 // token rows per tile = wgmma N: 32, 64 or 128
@@ -88,6 +100,11 @@
 // group along K), descriptor offsets (LBO, SBO) = (128, 2048) or (2048, 128).
 #define WG_LAYOUT 0
 #endif
+
+#ifndef DUAL
+#define DUAL 0 // 1: the dual GEMM entry wg_dual_gemm instead of wg_group_gemm
+#endif
+#define WG_DN (64 * WG_MB) // dual: output columns per tile
 
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
 #error "wg_group_gemm: WG_TM must be 32, 64 or 128"
@@ -220,6 +237,20 @@ static __device__ __forceinline__ fg_u32 wg_dec(fg_u32 w) {
     sgn = w & 0x80008000u;
   }
   return mag | sgn;
+}
+
+// silu(x) = x / (1 + e^-x) in fp32 (as fast_dual_gemm.cu): ex2.approx's
+// ~2 ulp are far under the fp16 rounding of the result.
+static __device__ __forceinline__ float wg_silu(float x) {
+  float e;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(-x * 1.4426950408889634f));
+  return x / (1.f + e);
+}
+static __device__ __forceinline__ void wg_named_sync(int id) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory");
+}
+static __device__ __forceinline__ void wg_named_arrive(int id) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory");
 }
 
 // mbarriers (shared::cta, no cluster).
@@ -395,9 +426,12 @@ static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u
 // registers: X(it) issued; Y(it) decoded while X(it) runs; Y(it) issued;
 // wait for X(it) (wait_group 1); X(it+1) decoded while Y(it) runs; and the
 // stage is freed once Y(it) has finished, after X(it+1) is issued.
+// Dual GEMM: first = this block's first tile, more = another tile follows
+// (they pair the epilogue's named-barrier arrivals with their waits).
 template <int NW>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
-                                                  int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q) {
+                                                  int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, bool first,
+                                                  bool more) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -412,7 +446,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = lrow(b, h);
-        const int n = tile.n0 + r;
+        // Dual: each consumer's rows start at the tile's first row of its own B.
+        const int n = tile.n0 + r - (DUAL ? c * WG_MB * 64 : 0);
         const bool ok = n < N;
         const size_t nn = (size_t)(ok ? n : 0);
         wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, gp.b + nn * rowb + kc * 64 + 16 * t,
@@ -497,9 +532,38 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
   wg_cp_wait<0>();
 
+  // acc holds the sums times 2^-14; osc scales them back while staging.
+  float osc = 16384.f;
+#if DUAL
+  {
+    // Consumer 1 (B2) hands its sums to consumer 0 (B1) in 2*WG_MB rounds of
+    // NW/4 floats per thread through its staging buffer (NW * 128 bytes per
+    // round fit in WG_EP_BYTES), laid out [value][thread]: conflict-free.
+    constexpr int R = NW / 4;
+    float* const xch = (float*)(sgen + WG_OFF_EP + WG_EP_BYTES);
+    const int lt = tid & 127;
+#pragma unroll
+    for (int r = 0; r < 2 * WG_MB; ++r) {
+      const int b = r >> 1, i0 = (r & 1) * R;
+      if (c == 1) {
+        if (!(first && r == 0)) wg_named_sync(4); // consumer 0 has read the last round
+#pragma unroll
+        for (int i = 0; i < R; ++i) xch[i * 128 + lt] = acc[b][i0 + i];
+        wg_named_arrive(3);
+      } else {
+        wg_named_sync(3);
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+          acc[b][i0 + i] = wg_silu(acc[b][i0 + i] * 16384.f) * (xch[i * 128 + lt] * 16384.f);
+        if (more || r + 1 < 2 * WG_MB) wg_named_arrive(4);
+      }
+    }
+    if (c == 1) return; // consumer 0 stores the gated tile
+    osc = 1.f;
+  }
+#endif
   // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
-  // fp16 [token][weight] (acc holds the sums times 2^-14), then 16-byte
-  // stores of the rows of C that exist.
+  // fp16 [token][weight], then 16-byte stores of the rows of C that exist.
   fg_u8* ep = sgen + WG_OFF_EP + c * WG_EP_BYTES;
 #pragma unroll
   for (int b = 0; b < WG_MB; ++b)
@@ -509,13 +573,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       const int m = 8 * j + 2 * t;
       fg_u16* row0 = (fg_u16*)(ep + m * WG_EP_STRIDE);
       fg_u16* row1 = (fg_u16*)(ep + (m + 1) * WG_EP_STRIDE);
-      row0[n] = wg_f2h(acc[b][4 * j + 0] * 16384.f);
-      row1[n] = wg_f2h(acc[b][4 * j + 1] * 16384.f);
-      row0[n + 8] = wg_f2h(acc[b][4 * j + 2] * 16384.f);
-      row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * 16384.f);
+      row0[n] = wg_f2h(acc[b][4 * j + 0] * osc);
+      row1[n] = wg_f2h(acc[b][4 * j + 1] * osc);
+      row0[n + 8] = wg_f2h(acc[b][4 * j + 2] * osc);
+      row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * osc);
     }
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-  const int nb = tile.n0 + c * WG_MB * 64; // first weight column of this warpgroup
+  const int nb = tile.n0 + (DUAL ? 0 : c * WG_MB * 64); // first weight column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   for (int i = tid & 127; i < NW * CPR; i += 128) {
     const int r = i / CPR, u = i % CPR;
@@ -530,11 +594,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
 }
 
-#endif // __CUDA_ARCH_FEAT_SM90_ALL
-
-extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
-    wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// The kernel body of both entries: fetch(ti, tile, gp, role) gives tile ti
+// and its problem as role sees it (-1 producer, 0 and 1 the consumers: the
+// dual GEMM's consumer 1 sees B2 as its weights).
+template <class Fetch>
+static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch) {
   extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_smem[];
   const fg_u32 raw_base = wg_smem_addr(wg_smem);
   const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
@@ -555,8 +619,9 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
   if (tid < 128) {
     // ---------------- producer warpgroup: token rows ----------------
     for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
-      const FgTile tile = tiles[ti];
-      const FgGroup gp = groups[tile.group];
+      FgTile tile;
+      FgGroup gp;
+      fetch(ti, tile, gp, -1);
       const int M = gp.m, K = gp.k, kch = K >> 7;
       const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
       // The consumers read the first nw rows (the tile's wgmma width: live
@@ -605,13 +670,15 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
     const int c = (tid >> 7) - 1;
     for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
-      const FgTile tile = tiles[ti];
-      const FgGroup gp = groups[tile.group];
+      FgTile tile;
+      FgGroup gp;
+      fetch(ti, tile, gp, c);
+      const bool first = ti == (int)blockIdx.x, more = ti + (int)gridDim.x < num_tiles;
       const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
       // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 32).
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q); \
+    if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, first, more); \
     break;
       switch (WG_FIT ? (live + 31) >> 5 : WG_TM / 32) {
         WG_CASE(1)
@@ -624,8 +691,52 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 #undef WG_CASE
     }
   }
+}
+
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
+
+#if DUAL
+extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
+    wg_dual_gemm(const fg_u8* __restrict__ a, const fg_u8* __restrict__ sa, const fg_u8* __restrict__ b1,
+                 const fg_u8* __restrict__ sb1, const fg_u8* __restrict__ b2, const fg_u8* __restrict__ sb2,
+                 fg_u16* __restrict__ c, int M, int N, int K) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // Tile ti: token tile ti % mt, output columns (ti / mt) * WG_DN: the token
+  // tiles that share weight rows run side by side (L2 reuse of B1, B2).
+  const int mt = (M + WG_TM - 1) / WG_TM;
+  const int num_tiles = mt * ((N + WG_DN - 1) / WG_DN);
+  wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int role) {
+    t.group = 0;
+    t.m0 = (ti % mt) * WG_TM;
+    t.n0 = (ti / mt) * WG_DN;
+    t.pad = 0;
+    g.a = a;
+    g.sa = sa;
+    g.b = role == 1 ? b2 : b1;
+    g.sb = role == 1 ? sb2 : sb1;
+    g.c = c;
+    g.m = M;
+    g.n = N;
+    g.k = K;
+    g.splits = 1;
+    g.ws = nullptr;
+  });
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
 #endif
 }
+#else
+extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
+    wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
+    t = tiles[ti];
+    g = groups[t.group];
+  });
+#else
+  // wgmma is sm_90a only; kernels.Plan refuses every other device.
+  asm volatile("trap;");
+#endif
+}
+#endif
