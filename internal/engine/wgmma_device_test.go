@@ -52,11 +52,14 @@ func TestWgmmaFamily(t *testing.T) {
 		t.Skipf("the wgmma family is Hopper-only (sm_90a); this device is %s", info.Arch)
 	}
 	for _, p := range kernels.Problems() {
-		vs := familyVariants(t, p, "wgmma")
-		if len(vs) < 8 {
-			t.Fatalf("%s wgmma: only %d combinations declared", p.Name, len(vs))
-		}
-		shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
-		checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))
+		// One subtest per problem: -test.run 'TestWgmmaFamily/nvfp4_dual_gemm' checks one.
+		t.Run(p.Name, func(t *testing.T) {
+			vs := familyVariants(t, p, "wgmma")
+			if len(vs) < 8 {
+				t.Fatalf("%s wgmma: only %d combinations declared", p.Name, len(vs))
+			}
+			shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
+			checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))
+		})
 	}
 }
