@@ -267,7 +267,7 @@ func TestDemoLadderRound(t *testing.T) {
 		}
 		run := runs[0]
 		if !run.Imported || run.Status != runner.StatusSucceeded || run.Problem != r.Problem || run.Suite != runner.SuiteBenchmarks ||
-			run.Device != "NVIDIA H100 80GB HBM3 (pitchtank ladder, 2026-11-22)" || run.Variant != r.Variant || run.Baseline != "baseline" {
+			run.Device != "NVIDIA H100 80GB HBM3 (pitchtank ladder, 2026-11-22..26)" || run.Variant != r.Variant || run.Baseline != "baseline" {
 			t.Errorf("%s: run %+v", p.Title, run)
 		}
 		m := data[r.Problem+" "+r.Variant]

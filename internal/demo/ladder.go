@@ -142,6 +142,14 @@ var ladderPitches = map[string]ladderPitch{
 	"nvfp4_dual_gemm fused": {"rewrite", "The same kernel style for the dual GEMM: a block holds rows of B1 and the same rows of " +
 		"B2 beside one A tile, decodes A once for both products, and computes silu(acc1) * acc2 in registers.\n\n" +
 		"- The baseline already shares A and fills the GPU in one launch, so the predicted gain is small."},
+	"nvfp4_dual_gemm wgmma": {"rewrite", "The wgmma kernel for the dual GEMM. The producer warpgroup decodes each chunk of " +
+		"the tokens once; consumer 0 multiplies it by 64 rows of B1, consumer 1 by the same rows of B2. In the epilogue " +
+		"consumer 1 hands its sums to consumer 0 through shared memory, which applies the SiLU gate.\n\n" +
+		"- Each consumer keeps the group kernel's register budget, so no spills.\n" +
+		"- A tile-wave should cost what the group kernel's does, but bench2 and bench4 need two waves."},
+	"nvfp4_dual_gemm wgmma?tile_m=64": {"tile", "The wgmma dual GEMM with 64-token tiles: twice the tiles, so the " +
+		"waves come out finer (bench4: three half-waves instead of two full ones).\n\n" +
+		"- Each decoded weight register now feeds 64 token columns instead of 128, which the group GEMM paid 20% for."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own
