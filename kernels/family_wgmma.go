@@ -78,6 +78,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			{Key: "tile_n", Values: []string{"64", "128"}, Default: "64", Doc: "output columns per tile: consumer 0 holds these rows of B1, consumer 1 the same rows of B2 (one or two 64-row blocks each)"},
 			{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"},
 			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
+			wgmmaScheduleKnob,
 		}
 	}
 	return []KnobSpec{
@@ -86,8 +87,16 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"},
 		{Key: "tail_width", Values: []string{"full", "fit"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; ptxas serializes the wgmmas for lack of registers; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9)"},
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
+		wgmmaScheduleKnob,
 	}
 }
+
+// wgmmaScheduleKnob is the tile schedule (WG_SK).
+var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk"}, Default: "tiles",
+	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave"}
+
+// wgmmaStreamK reports whether k schedules stream-K.
+func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
 
 // Variant is the family's default variant of p.
 func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
@@ -152,6 +161,9 @@ func checkWgmma(problem string, k Knobs) error {
 	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
 	}
+	if wgmmaStreamK(k) && k.TailWidth == "fit" {
+		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
+	}
 	if regs := mb * (k.TileM/2 + 32); regs > 128 {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN),
 			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most 128 of its 168 fit", regs)}
@@ -173,6 +185,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	if k.TailWidth == "fit" {
 		d["WG_FIT"] = "1"
 	}
+	d["WG_SK"] = "0"
+	if wgmmaStreamK(k) {
+		d["WG_SK"] = "1"
+	}
 	return d
 }
 
@@ -188,28 +204,62 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
 		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block; the device allows %d", v.Name, smem, lim.MaxSharedOptin)
 	}
-	persistent := func(tiles int) [3]uint32 {
-		if lim.SMs > 0 {
-			tiles = min(tiles, lim.SMs)
-		}
-		return [3]uint32{uint32(tiles), 1, 1}
-	}
 	block := [3]uint32{uint32(WgmmaThreads()), 1, 1}
+	// One block per SM: whole tiles need at most one block per tile,
+	// stream-K one per K chunk of all tiles.
+	grid := func(tiles int) int {
+		n := tiles
+		if wgmmaStreamK(k) {
+			n = tiles * (s.K / 128)
+		}
+		if lim.SMs > 0 {
+			n = min(n, lim.SMs)
+		}
+		return n
+	}
+	// streamArgs are the kernel's last two arguments: stream-K's workspace
+	// (one slot of partial sums per block) and its flags (one u32 per block
+	// and consumer, at flagsOff in the table: uploaded as zeros, and every
+	// launch leaves them zero); null pointers for whole tiles.
+	streamArgs := func(pl *Plan, g, flagsOff int) []Arg {
+		if !wgmmaStreamK(k) {
+			return []Arg{{Kind: ArgI64}, {Kind: ArgI64}}
+		}
+		pl.WorkspaceBytes = int64(g) * wgmmaConsumers * 128 * int64(wgmmaBlocks(v.Problem, k)*k.TileM/2) * 4
+		return []Arg{ptr(BufWork, 0), {Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}}
+	}
+	flagBytes := func(g int) int { return g * wgmmaConsumers * 4 }
 	if isDual(v.Problem) {
 		m := s.M[0]
 		tiles := ceilDiv(m, k.TileM) * ceilDiv(s.N, k.TileN)
-		return &Plan{Mode: "sequential", Launches: []Launch{{Kernel: "wg_dual_gemm",
-			Grid: persistent(tiles), Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: tiles,
-			Args: []Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
-				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}}, nil
+		g := grid(tiles)
+		pl := &Plan{Mode: "sequential"}
+		pl.Launches = []Launch{{Kernel: "wg_dual_gemm",
+			Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: tiles,
+			Args: append([]Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
+				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}, streamArgs(pl, g, 0)...)}}
+		if wgmmaStreamK(k) {
+			n := flagBytes(g)
+			pl.TableBytes = func(func(Buffer, int) uint64) []byte { return make([]byte, n) }
+		}
+		return pl, nil
 	}
 	tiles := FusedTiles(s, k)
 	items := fusedItems(tiles, 1)
 	tilesOff := ceilDiv(len(s.M)*fgGroupBytes, 16) * 16
-	pl := &Plan{Mode: "grouped", SplitK: 1, Launches: []Launch{{Kernel: "wg_group_gemm",
-		Grid: persistent(len(items)), Block: block, SharedBytes: uint32(smem), Group: -1,
+	flagsOff := tilesOff + 16*len(items)
+	g := grid(len(items))
+	pl := &Plan{Mode: "grouped", SplitK: 1}
+	pl.Launches = []Launch{{Kernel: "wg_group_gemm",
+		Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: -1,
 		PersistentPerSM: 1, Tiles: len(items),
-		Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(items))}}}}
-	pl.TableBytes = fgTable(s, tiles, items, 1, tilesOff, tilesOff+16*len(items))
+		Args: append([]Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(items))},
+			streamArgs(pl, g, flagsOff)...)}}
+	table := fgTable(s, tiles, items, 1, tilesOff, flagsOff)
+	pl.TableBytes = table
+	if wgmmaStreamK(k) {
+		n := flagBytes(g)
+		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte { return append(table(addr), make([]byte, n)...) }
+	}
 	return pl, nil
 }

@@ -16,9 +16,9 @@ func wgmmaProblem(t *testing.T) *Problem {
 	return p
 }
 
-// The family exists for the group GEMM only, its defaults are the measured
-// fastest (128x128, 3 stages, full-width tiles), and its space is the 16
-// combinations the device test checks.
+// The group GEMM's defaults are the measured fastest (128x128, 3 stages,
+// full-width tiles, whole-tile schedule), and its space is the 24
+// combinations the device test checks (stream-K only at full width).
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -29,14 +29,14 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 16 {
-		t.Errorf("wgmma combinations: %d, want 16", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 24 {
+		t.Errorf("wgmma combinations: %d, want 24", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -56,12 +56,13 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 func TestWgmmaRefusals(t *testing.T) {
 	p := wgmmaProblem(t)
 	for spec, want := range map[string]string{
-		"wgmma?stages=4":              "shared memory",
-		"wgmma?tile_n=256":            "registers",
-		"wgmma?tile_m=32":             "not allowed",
-		"wgmma?warp_roles=uniform":    "not allowed",
-		"wgmma?split_k=2":             "unknown knob",
-		"wgmma?tile_m=64&tail_width=": "no value given",
+		"wgmma?stages=4":                        "shared memory",
+		"wgmma?tile_n=256":                      "registers",
+		"wgmma?tile_m=32":                       "not allowed",
+		"wgmma?warp_roles=uniform":              "not allowed",
+		"wgmma?split_k=2":                       "unknown knob",
+		"wgmma?tile_m=64&tail_width=":           "no value given",
+		"wgmma?schedule=streamk&tail_width=fit": "full width",
 	} {
 		_, err := p.ResolveVariant(spec)
 		var ke *KnobError
@@ -145,7 +146,7 @@ func TestWgmmaDualDeclared(t *testing.T) {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"DUAL": "1", "WG_TM": "128", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0"} {
+	for key, want := range map[string]string{"DUAL": "1", "WG_TM": "128", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -153,11 +154,11 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	if sb := WgmmaSharedBytes(d.Name, v.Knobs); sb != 222256 {
 		t.Errorf("dual default shared bytes %d, want the group default's 222256", sb)
 	}
-	// 12 declared combinations less 128x128 at 2, 3 and 4 stages (two
-	// 64-row blocks of 64 accumulators each per consumer: registers) and
-	// 4 stages of 128-token tiles (shared memory).
-	if n := len(d.VariantCombinations("wgmma")); n != 8 {
-		t.Errorf("dual wgmma combinations: %d, want 8", n)
+	// 12 tiles x stages less 128x128 at 2, 3 and 4 stages (two 64-row
+	// blocks of 64 accumulators each per consumer: registers) and 4 stages
+	// of 128-token tiles (shared memory), times two schedules.
+	if n := len(d.VariantCombinations("wgmma")); n != 16 {
+		t.Errorf("dual wgmma combinations: %d, want 16", n)
 	}
 	for spec, want := range map[string]string{
 		"wgmma?tile_n=128":          "registers",
@@ -206,11 +207,72 @@ func TestWgmmaDualPlan(t *testing.T) {
 		if l.Kernel != "wg_dual_gemm" || l.Tiles != c.tiles || l.Grid[0] != uint32(c.grid) || l.Block[0] != 384 || l.SharedBytes != 222256 {
 			t.Errorf("%v: launch %+v, want %d tiles on %d blocks", c.s, l, c.tiles, c.grid)
 		}
-		if len(l.Args) != 10 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) {
+		if len(l.Args) != 12 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) ||
+			l.Args[10] != (Arg{Kind: ArgI64}) || l.Args[11] != (Arg{Kind: ArgI64}) || pl.WorkspaceBytes != 0 {
 			t.Errorf("%v: args %+v", c.s, l.Args)
 		}
 	}
 	if _, err := v.Plan(Shape{M: []int{256}, N: 4096, K: 7168}, Limits{SMs: 148, Arch: "sm_100a"}); err == nil || !strings.Contains(err.Error(), "Hopper") {
 		t.Errorf("sm_100a: %v, want a refusal naming Hopper", err)
+	}
+}
+
+// Stream-K: one block per SM whatever the tile count (up to one per K chunk),
+// a workspace slot of partial sums per block and consumer, and the flags as
+// zeros in the launch table (after the group kernel's tile entries).
+func TestWgmmaStreamKPlan(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	dv, err := d.ResolveVariant("wgmma?schedule=streamk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dv.Defines()["WG_SK"] != "1" {
+		t.Errorf("defines %v", dv.Defines())
+	}
+	for _, c := range []struct {
+		s    Shape
+		grid int
+	}{
+		{Shape{M: []int{512}, N: 3072, K: 7168}, 132}, // 192 tiles
+		{Shape{M: []int{256}, N: 4096, K: 7168}, 132}, // 128 tiles, 56 chunks each
+		{Shape{M: []int{1}, N: 64, K: 256}, 2},        // 1 tile of 2 chunks
+	} {
+		pl, err := dv.Plan(c.s, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := pl.Launches[0]
+		if int(l.Grid[0]) != c.grid || pl.WorkspaceBytes != int64(c.grid)*2*128*64*4 {
+			t.Errorf("%v: grid %d, workspace %d; want %d blocks, %d bytes", c.s, l.Grid[0], pl.WorkspaceBytes, c.grid, c.grid*2*128*64*4)
+		}
+		if l.Args[10] != ptr(BufWork, 0) || l.Args[11] != (Arg{Kind: ArgPtr, Buf: BufTable}) {
+			t.Errorf("%v: stream args %+v", c.s, l.Args[10:])
+		}
+		tb := pl.TableBytes(func(Buffer, int) uint64 { return 1 })
+		if len(tb) != c.grid*2*4 || strings.Trim(string(tb), "\x00") != "" {
+			t.Errorf("%v: flags table %d bytes, want %d zeros", c.s, len(tb), c.grid*8)
+		}
+	}
+	g := wgmmaProblem(t)
+	gv, err := g.ResolveVariant("wgmma?schedule=streamk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Shape{M: []int{80, 176, 1}, N: 4096, K: 7168}
+	pl, err := gv.Plan(s, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := pl.Launches[0]
+	tiles := (1 + 2 + 1) * (4096 / 128)
+	tilesOff := ceilDiv(3*fgGroupBytes, 16) * 16
+	flagsOff := tilesOff + 16*tiles
+	if l.Grid[0] != 132 || l.Tiles != tiles || l.Args[4] != (Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}) || l.Args[3] != ptr(BufWork, 0) {
+		t.Errorf("group stream-K launch %+v", l)
+	}
+	tb := pl.TableBytes(func(Buffer, int) uint64 { return 1 })
+	if len(tb) != flagsOff+132*8 || strings.Trim(string(tb[flagsOff:]), "\x00") != "" {
+		t.Errorf("group table %d bytes, want %d with zero flags last", len(tb), flagsOff+132*8)
 	}
 }

@@ -104,8 +104,26 @@
 #ifndef DUAL
 #define DUAL 0 // 1: the dual GEMM entry wg_dual_gemm instead of wg_group_gemm
 #endif
+#ifndef WG_SK
+// 1: stream-K. The T tiles x kch chunks of the launch are cut into gridDim.x
+// equal contiguous ranges, one per block, so no block idles through a last
+// partial wave. A tile cut between blocks b..e is finished by b (its
+// "owner", which holds chunk 0 and reaches it at the end of its range):
+// blocks b+1..e start their ranges with the rest of the tile, write their
+// fp32 sums to workspace slot b+1..e and set their flag; b adds them before
+// its epilogue. A block writes at most one partial (only its first piece
+// can start mid-tile). The flags (one u32 per block and consumer) start at
+// zero and every launch leaves them at zero: each is set once and cleared
+// by its one reader. Owners wait only at the end of their range for pieces
+// that ran at the start of other blocks' ranges, and every block of the
+// grid (at most one per SM) is resident, so the wait ends. Needs WG_FIT 0.
+#define WG_SK 0
+#endif
 #define WG_DN (64 * WG_MB) // dual: output columns per tile
 
+#if WG_SK && WG_FIT
+#error "wg_group_gemm: stream-K (WG_SK) runs every tile at full width (WG_FIT 0)"
+#endif
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
 #error "wg_group_gemm: WG_TM must be 32, 64 or 128"
 #endif
@@ -419,6 +437,60 @@ static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u
   a[3][3] = wg_hmul2(wg_dec<3>(u11), c1);
 }
 
+// Where stream-K partial sums go: ws holds one slot of WG_CONS x 128 x
+// WG_MB * WG_TM / 2 floats per block, flags one u32 per block and consumer.
+struct WgStream {
+  float* ws;
+  fg_u32* flags;
+};
+static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
+  fg_u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+static __device__ __forceinline__ void wg_st_release(fg_u32* p, fg_u32 v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+// Partial sums go through L2 only (.cg): the owner's SM never caches them.
+static __device__ __forceinline__ void wg_st_cg(float* p, float v) {
+  asm volatile("st.global.cg.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
+}
+static __device__ __forceinline__ float wg_ld_cg(const float* p) {
+  float v;
+  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// The pieces of work of this block, in order: fn(tile, k0, k1, last, more)
+// for chunks [k0, k1) of tile; last > blockIdx.x: the owner of a cut tile
+// adds the partials of blocks blockIdx.x + 1 .. last; more: another piece
+// follows in this block. Without stream-K a piece is a whole tile.
+template <class Fn>
+static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const Fn& fn) {
+  const int G = gridDim.x, b = blockIdx.x;
+#if WG_SK
+  const long long I = (long long)num_tiles * kch;
+  auto begin = [&](int x) { return (int)((long long)x * I / G); };
+  int cur = begin(b);
+  const int end = begin(b + 1);
+  while (cur < end) {
+    const int t = cur / kch, k0 = cur % kch;
+    const int k1 = k0 + (end - cur) < kch ? k0 + (end - cur) : kch;
+    cur += k1 - k0;
+    int last = b;
+    if (k0 == 0 && k1 < kch) {
+      const int i = (t + 1) * kch - 1; // the tile's last chunk
+      last = (int)((long long)i * G / I);
+      while (begin(last + 1) <= i) ++last;
+      while (begin(last) > i) --last;
+    }
+    fn(t, k0, k1, last, cur < end);
+  }
+#else
+  for (int t = b; t < num_tiles; t += G) fn(t, 0, kch, b, t + G < num_tiles);
+#endif
+}
+
 // Consumer warpgroup c: one tile at wgmma width NW (the tile's live token
 // rows rounded up to 32). Each chunk's eight k16 steps go out as two commit
 // groups of four (register sets X: steps 0-3, Y: steps 4-7), so the decode
@@ -426,16 +498,19 @@ static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u
 // registers: X(it) issued; Y(it) decoded while X(it) runs; Y(it) issued;
 // wait for X(it) (wait_group 1); X(it+1) decoded while Y(it) runs; and the
 // stage is freed once Y(it) has finished, after X(it+1) is issued.
-// Dual GEMM: first = this block's first tile, more = another tile follows
-// (they pair the epilogue's named-barrier arrivals with their waits).
+// Chunks [k0, k1) only; with stream-K a piece that starts mid-tile (k0 > 0)
+// leaves its sums in the block's workspace slot, and an owner whose tile
+// was cut (last > blockIdx.x) adds those of blocks blockIdx.x+1..last.
+// Dual GEMM: first = this block's first hand-off, more = another piece
+// follows (they pair the epilogue's named-barrier arrivals with its waits).
 template <int NW>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
-                                                  int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, bool first,
-                                                  bool more) {
+                                                  int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, int k0,
+                                                  int k1, int last, bool first, bool more, const WgStream& sk) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
-  const int M = gp.m, N = gp.n, K = gp.k, kch = K >> 7;
+  const int M = gp.m, N = gp.n, K = gp.k;
   const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
   // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
   auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
@@ -492,13 +567,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   };
 #pragma unroll
   for (int s = 0; s < WG_RS - 1; ++s) {
-    if (s < kch) load(s);
+    if (k0 + s < k1) load(k0 + s);
     wg_cp_commit();
   }
-  wg_cp_wait<WG_RS - 2>(); // chunk 0 landed
-  frags_x(0);
+  wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
+  frags_x(k0);
   int prev = -1; // stage of the previous chunk, freed once its Y group is done
-  for (int it = 0; it < kch; ++it, ++q) {
+  for (int it = k0; it < k1; ++it, ++q) {
     const int st = q % STAGES;
     wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
     const fg_u32 tok = sbase + st * WG_TOK_STAGE;
@@ -520,9 +595,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
     wg_wait<1>(); // X of this chunk done: xa is free
-    if (it + WG_RS - 1 < kch) load(it + WG_RS - 1);
+    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
     wg_cp_commit();
-    if (it + 1 < kch) {
+    if (it + 1 < k1) {
       wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
       frags_x(it + 1);
     }
@@ -531,6 +606,35 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   wg_wait<0>();
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
   wg_cp_wait<0>();
+#if WG_SK
+  {
+    // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
+    constexpr int F = WG_MB * (NW / 2);
+    const int lt = tid & 127;
+    float* const flat = &acc[0][0];
+    if (k0 > 0) {
+      float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * F * 128;
+#pragma unroll
+      for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
+      asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+      if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
+      return; // the owner finishes the tile
+    }
+    for (int s = blockIdx.x + 1; s <= last; ++s) {
+      fg_u32* const flag = sk.flags + s * WG_CONS + c;
+      if (lt == 0) {
+        while (wg_ld_acquire(flag) == 0u) {
+        }
+        *flag = 0u; // cleared for the next launch
+      }
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+      const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * F * 128;
+#pragma unroll
+      for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
+    }
+  }
+#endif
 
   // acc holds the sums times 2^-14; osc scales them back while staging.
   float osc = 16384.f;
@@ -598,7 +702,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 // and its problem as role sees it (-1 producer, 0 and 1 the consumers: the
 // dual GEMM's consumer 1 sees B2 as its weights).
 template <class Fetch>
-static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch) {
+static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch, const WgStream& sk) {
   extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_smem[];
   const fg_u32 raw_base = wg_smem_addr(wg_smem);
   const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
@@ -616,13 +720,21 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   __syncthreads();
 
   fg_u32 q = 0; // chunks through the decoded ring so far (same count in every role)
+  // Chunks per tile: one K for all groups (the problems have one K per shape).
+  int kch;
+  {
+    FgTile t0;
+    FgGroup g0;
+    fetch(0, t0, g0, -1);
+    kch = g0.k >> 7;
+  }
   if (tid < 128) {
     // ---------------- producer warpgroup: token rows ----------------
-    for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
+    wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
       FgTile tile;
       FgGroup gp;
       fetch(ti, tile, gp, -1);
-      const int M = gp.m, K = gp.k, kch = K >> 7;
+      const int M = gp.m, K = gp.k;
       const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
       // The consumers read the first nw rows (the tile's wgmma width: live
       // rows rounded up to 32; rows past M decode to zeros).
@@ -645,11 +757,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       };
 #pragma unroll
       for (int s = 0; s < WG_RS - 1; ++s) {
-        if (s < kch) load(s);
+        if (k0 + s < k1) load(k0 + s);
         wg_cp_commit();
       }
-      for (int it = 0; it < kch; ++it, ++q) {
-        if (it + WG_RS - 1 < kch) load(it + WG_RS - 1);
+      for (int it = k0; it < k1; ++it, ++q) {
+        if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
         wg_cp_commit();
         wg_cp_wait<WG_RS - 1>(); // this thread's copies of chunk it have landed
         const int st = q % STAGES;
@@ -665,20 +777,20 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         wg_bar_arrive(full0 + 8 * st);
       }
       wg_cp_wait<0>();
-    }
+    });
   } else {
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
     const int c = (tid >> 7) - 1;
-    for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
+    bool first = true; // no epilogue hand-off yet (dual GEMM)
+    wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int last, bool more) {
       FgTile tile;
       FgGroup gp;
       fetch(ti, tile, gp, c);
-      const bool first = ti == (int)blockIdx.x, more = ti + (int)gridDim.x < num_tiles;
       const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
       // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 32).
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, first, more); \
+    if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk); \
     break;
       switch (WG_FIT ? (live + 31) >> 5 : WG_TM / 32) {
         WG_CASE(1)
@@ -689,7 +801,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           break;
       }
 #undef WG_CASE
-    }
+      if (k0 == 0) first = false;
+    });
   }
 }
 
@@ -699,7 +812,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_dual_gemm(const fg_u8* __restrict__ a, const fg_u8* __restrict__ sa, const fg_u8* __restrict__ b1,
                  const fg_u8* __restrict__ sb1, const fg_u8* __restrict__ b2, const fg_u8* __restrict__ sb2,
-                 fg_u16* __restrict__ c, int M, int N, int K) {
+                 fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Tile ti: token tile ti % mt, output columns (ti / mt) * WG_DN: the token
   // tiles that share weight rows run side by side (L2 reuse of B1, B2).
@@ -720,7 +833,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     g.k = K;
     g.splits = 1;
     g.ws = nullptr;
-  });
+  }, WgStream{ws, flags});
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
@@ -728,12 +841,13 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 }
 #else
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
-    wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles) {
+    wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles,
+                  float* __restrict__ ws, fg_u32* __restrict__ flags) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
-  });
+  }, WgStream{ws, flags});
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
