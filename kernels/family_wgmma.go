@@ -91,12 +91,38 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 	}
 }
 
-// wgmmaScheduleKnob is the tile schedule (WG_SK).
-var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk"}, Default: "tiles",
-	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave"}
+// wgmmaScheduleKnob is the tile schedule (WG_SK and the kernel's streamk
+// argument).
+var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "auto"}, Default: "tiles",
+	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = stream-K only where whole tiles would leave more than a fifth of the last wave's SMs idle across several waves (wgmmaAutoStreamK), whole tiles elsewhere: one module, chosen per launch"}
 
-// wgmmaStreamK reports whether k schedules stream-K.
-func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
+// wgmmaStreamKBuilt reports whether k's module has stream-K compiled in.
+func wgmmaStreamKBuilt(k Knobs) bool { return k.Value("schedule") != "tiles" }
+
+// wgmmaStreamK reports whether a launch of k over tiles tiles on sms SMs
+// (0: unknown) takes stream-K.
+func wgmmaStreamK(k Knobs, tiles, sms int) bool {
+	switch k.Value("schedule") {
+	case "streamk":
+		return true
+	case "auto":
+		return wgmmaAutoStreamK(tiles, sms)
+	}
+	return false
+}
+
+// wgmmaAutoStreamK is schedule=auto's rule, fitted to the H100 call of
+// 2026-11-26 (docs/kernel-notes.md step 6): stream-K won only where whole
+// tiles ran more than one wave with a badly filled last one (dual bench4:
+// 192 tiles on 132 SMs, 73% of two waves: 1.255x), and lost 1-5% at 89-97%
+// fill and where the tiles fit in one wave (dual bench3, 96 tiles: 0.96x).
+func wgmmaAutoStreamK(tiles, sms int) bool {
+	if sms <= 0 || tiles <= sms {
+		return false
+	}
+	waves := ceilDiv(tiles, sms)
+	return float64(tiles) < 0.8*float64(waves*sms)
+}
 
 // Variant is the family's default variant of p.
 func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
@@ -161,7 +187,7 @@ func checkWgmma(problem string, k Knobs) error {
 	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
 	}
-	if wgmmaStreamK(k) && k.TailWidth == "fit" {
+	if wgmmaStreamKBuilt(k) && k.TailWidth == "fit" {
 		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
 	}
 	if regs := mb * (k.TileM/2 + 32); regs > 128 {
@@ -186,7 +212,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		d["WG_FIT"] = "1"
 	}
 	d["WG_SK"] = "0"
-	if wgmmaStreamK(k) {
+	if wgmmaStreamKBuilt(k) {
 		d["WG_SK"] = "1"
 	}
 	return d
@@ -209,7 +235,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	// stream-K one per K chunk of all tiles.
 	grid := func(tiles int) int {
 		n := tiles
-		if wgmmaStreamK(k) {
+		if wgmmaStreamK(k, tiles, lim.SMs) {
 			n = tiles * (s.K / 128)
 		}
 		if lim.SMs > 0 {
@@ -217,16 +243,21 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 		return n
 	}
-	// streamArgs are the kernel's last two arguments: stream-K's workspace
-	// (one slot of partial sums per block) and its flags (one u32 per block
-	// and consumer, at flagsOff in the table: uploaded as zeros, and every
-	// launch leaves them zero); null pointers for whole tiles.
-	streamArgs := func(pl *Plan, g, flagsOff int) []Arg {
-		if !wgmmaStreamK(k) {
-			return []Arg{{Kind: ArgI64}, {Kind: ArgI64}}
+	// streamArgs are the kernel's last three arguments: stream-K's
+	// workspace (one slot of partial sums per block), its flags (one u32
+	// per block and consumer, at flagsOff in the table: uploaded as zeros,
+	// and every launch leaves them zero) and whether this launch takes it;
+	// null pointers where the module has no stream-K.
+	streamArgs := func(pl *Plan, tiles, g, flagsOff int) []Arg {
+		if !wgmmaStreamKBuilt(k) {
+			return []Arg{{Kind: ArgI64}, {Kind: ArgI64}, i32(0)}
+		}
+		on := 0
+		if wgmmaStreamK(k, tiles, lim.SMs) {
+			on = 1
 		}
 		pl.WorkspaceBytes = int64(g) * wgmmaConsumers * 128 * int64(wgmmaBlocks(v.Problem, k)*k.TileM/2) * 4
-		return []Arg{ptr(BufWork, 0), {Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}}
+		return []Arg{ptr(BufWork, 0), {Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}, i32(on)}
 	}
 	flagBytes := func(g int) int { return g * wgmmaConsumers * 4 }
 	if isDual(v.Problem) {
@@ -237,8 +268,8 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		pl.Launches = []Launch{{Kernel: "wg_dual_gemm",
 			Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: tiles,
 			Args: append([]Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
-				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}, streamArgs(pl, g, 0)...)}}
-		if wgmmaStreamK(k) {
+				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}, streamArgs(pl, tiles, g, 0)...)}}
+		if wgmmaStreamKBuilt(k) {
 			n := flagBytes(g)
 			pl.TableBytes = func(func(Buffer, int) uint64) []byte { return make([]byte, n) }
 		}
@@ -254,10 +285,10 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: -1,
 		PersistentPerSM: 1, Tiles: len(items),
 		Args: append([]Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(items))},
-			streamArgs(pl, g, flagsOff)...)}}
+			streamArgs(pl, len(items), g, flagsOff)...)}}
 	table := fgTable(s, tiles, items, 1, tilesOff, flagsOff)
 	pl.TableBytes = table
-	if wgmmaStreamK(k) {
+	if wgmmaStreamKBuilt(k) {
 		n := flagBytes(g)
 		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte { return append(table(addr), make([]byte, n)...) }
 	}

@@ -17,8 +17,8 @@ func wgmmaProblem(t *testing.T) *Problem {
 }
 
 // The group GEMM's defaults are the measured fastest (128x128, 3 stages,
-// full-width tiles, whole-tile schedule), and its space is the 24
-// combinations the device test checks (stream-K only at full width).
+// full-width tiles, whole-tile schedule), and its space is the 32
+// combinations the device test checks (stream-K and auto only at full width).
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -29,8 +29,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 24 {
-		t.Errorf("wgmma combinations: %d, want 24", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 32 {
+		t.Errorf("wgmma combinations: %d, want 32", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -156,9 +156,9 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	}
 	// 12 tiles x stages less 128x128 at 2, 3 and 4 stages (two 64-row
 	// blocks of 64 accumulators each per consumer: registers) and 4 stages
-	// of 128-token tiles (shared memory), times two schedules.
-	if n := len(d.VariantCombinations("wgmma")); n != 16 {
-		t.Errorf("dual wgmma combinations: %d, want 16", n)
+	// of 128-token tiles (shared memory), times three schedules.
+	if n := len(d.VariantCombinations("wgmma")); n != 24 {
+		t.Errorf("dual wgmma combinations: %d, want 24", n)
 	}
 	for spec, want := range map[string]string{
 		"wgmma?tile_n=128":          "registers",
@@ -207,8 +207,8 @@ func TestWgmmaDualPlan(t *testing.T) {
 		if l.Kernel != "wg_dual_gemm" || l.Tiles != c.tiles || l.Grid[0] != uint32(c.grid) || l.Block[0] != 384 || l.SharedBytes != 222256 {
 			t.Errorf("%v: launch %+v, want %d tiles on %d blocks", c.s, l, c.tiles, c.grid)
 		}
-		if len(l.Args) != 12 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) ||
-			l.Args[10] != (Arg{Kind: ArgI64}) || l.Args[11] != (Arg{Kind: ArgI64}) || pl.WorkspaceBytes != 0 {
+		if len(l.Args) != 13 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) ||
+			l.Args[10] != (Arg{Kind: ArgI64}) || l.Args[11] != (Arg{Kind: ArgI64}) || l.Args[12] != i32(0) || pl.WorkspaceBytes != 0 {
 			t.Errorf("%v: args %+v", c.s, l.Args)
 		}
 	}
@@ -246,7 +246,7 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 		if int(l.Grid[0]) != c.grid || pl.WorkspaceBytes != int64(c.grid)*2*128*64*4 {
 			t.Errorf("%v: grid %d, workspace %d; want %d blocks, %d bytes", c.s, l.Grid[0], pl.WorkspaceBytes, c.grid, c.grid*2*128*64*4)
 		}
-		if l.Args[10] != ptr(BufWork, 0) || l.Args[11] != (Arg{Kind: ArgPtr, Buf: BufTable}) {
+		if l.Args[10] != ptr(BufWork, 0) || l.Args[11] != (Arg{Kind: ArgPtr, Buf: BufTable}) || l.Args[12] != i32(1) {
 			t.Errorf("%v: stream args %+v", c.s, l.Args[10:])
 		}
 		tb := pl.TableBytes(func(Buffer, int) uint64 { return 1 })
@@ -268,11 +268,49 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 	tiles := (1 + 2 + 1) * (4096 / 128)
 	tilesOff := ceilDiv(3*fgGroupBytes, 16) * 16
 	flagsOff := tilesOff + 16*tiles
-	if l.Grid[0] != 132 || l.Tiles != tiles || l.Args[4] != (Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}) || l.Args[3] != ptr(BufWork, 0) {
+	if l.Grid[0] != 132 || l.Tiles != tiles || l.Args[4] != (Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}) || l.Args[3] != ptr(BufWork, 0) || l.Args[5] != i32(1) {
 		t.Errorf("group stream-K launch %+v", l)
 	}
 	tb := pl.TableBytes(func(Buffer, int) uint64 { return 1 })
 	if len(tb) != flagsOff+132*8 || strings.Trim(string(tb[flagsOff:]), "\x00") != "" {
 		t.Errorf("group table %d bytes, want %d with zero flags last", len(tb), flagsOff+132*8)
+	}
+}
+
+// schedule=auto: one module (stream-K compiled in), and per launch stream-K
+// only where whole tiles run several waves with the last one under 80% full:
+// the dual GEMM's bench4 (192 tiles on 132 SMs), not bench1 (128 tiles, one
+// wave) or bench2 (256 tiles, 97% of two waves).
+func TestWgmmaAutoSchedule(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	v, err := d.ResolveVariant("wgmma?schedule=auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Defines()["WG_SK"] != "1" {
+		t.Errorf("auto defines %v, want stream-K compiled in", v.Defines())
+	}
+	for _, c := range []struct {
+		m, n, grid int
+		on         bool
+	}{{512, 3072, 132, true}, {256, 4096, 128, false}, {512, 4096, 132, false}, {256, 3072, 96, false}} {
+		pl, err := v.Plan(Shape{M: []int{c.m}, N: c.n, K: 7168}, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := pl.Launches[0]
+		on := l.Args[12] == i32(1)
+		if on != c.on || int(l.Grid[0]) != c.grid || pl.WorkspaceBytes != int64(c.grid)*2*128*64*4 || pl.TableBytes == nil {
+			t.Errorf("M %d N %d: stream-K %v on %d blocks (workspace %d), want %v on %d", c.m, c.n, on, l.Grid[0], pl.WorkspaceBytes, c.on, c.grid)
+		}
+	}
+	for _, c := range []struct {
+		tiles, sms int
+		want       bool
+	}{{192, 132, true}, {256, 132, false}, {352, 132, false}, {128, 132, false}, {200, 132, true}, {400, 0, false}} {
+		if got := wgmmaAutoStreamK(c.tiles, c.sms); got != c.want {
+			t.Errorf("wgmmaAutoStreamK(%d, %d) = %v, want %v", c.tiles, c.sms, got, c.want)
+		}
 	}
 }
