@@ -4,6 +4,7 @@
 # bin/engine.test, built here):
 #   bash dev/gpucall/dual.sh dual [TOTAL]     # the dual GEMM's first call
 #   bash dev/gpucall/dual.sh streamk [TOTAL]  # schedule=streamk, both problems
+#   bash dev/gpucall/dual.sh auto [TOTAL]     # schedule=auto, the family test, the same call's peers
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -64,8 +65,17 @@ streamk)
 	TITLE="wgmma stream-K call" summarize
 	step family 400 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
 	;;
+auto)
+	ptxas dual_auto -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_SK=1
+	step family 200 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	bench d_auto nvfp4_dual_gemm 'wgmma?schedule=auto'
+	bench d_auto_vs_wgmma nvfp4_dual_gemm 'wgmma?schedule=auto' wgmma
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	BENCH_MAX=150 bench g_wgmma nvfp4_group_gemm wgmma
+	TITLE="wgmma schedule=auto call" summarize
+	;;
 *)
-	echo "usage: dual.sh dual|streamk [TOTAL]" >&2
+	echo "usage: dual.sh dual|streamk|auto [TOTAL]" >&2
 	exit 2
 	;;
 esac
