@@ -59,10 +59,12 @@ type FamilyInfo struct {
 	TestOnly bool
 }
 
-// tileResolver is implemented by families whose tile sizes may be "auto"
-// (the baseline): an auto variant stands for one compiled module per
-// candidate, and the shape picks one.
-type tileResolver interface {
+// autoResolver is implemented by families with an "auto" knob value that
+// stands for one compiled module per candidate, the shape picking one: the
+// baseline's auto tile sizes, the wgmma family's schedule=auto.
+type autoResolver interface {
+	// isAuto reports whether k holds an auto value this resolver resolves.
+	isAuto(k Knobs) bool
 	// candidates are the concrete knobs an auto variant compiles.
 	candidates(problem string, k Knobs) []Knobs
 	// resolve picks the concrete knobs for shape s on a device with lim.

@@ -55,6 +55,7 @@ func (baselineFamily) MinArch(_ string, k Knobs) int {
 
 func (baselineFamily) CheckDevice(v Variant, arch string) error { return checkArchAtLeast(v, arch) }
 
+func (baselineFamily) isAuto(k Knobs) bool                        { return k.tileAuto() }
 func (baselineFamily) candidates(problem string, k Knobs) []Knobs { return tileCandidates(problem, k) }
 func (baselineFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
 	return BaselineTile(problem, s, k, lim)

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 )
 
@@ -91,24 +92,42 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 	}
 }
 
-// wgmmaScheduleKnob is the tile schedule (WG_SK and the kernel's streamk
-// argument).
+// wgmmaScheduleKnob is the tile schedule (WG_SK).
 var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "auto"}, Default: "tiles",
-	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = stream-K only where whole tiles would leave more than a fifth of the last wave's SMs idle across several waves (wgmmaAutoStreamK), whole tiles elsewhere: one module, chosen per launch"}
+	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = both modules compiled, stream-K taken only where whole tiles would run several waves and fill under 80% of them (wgmmaAutoStreamK), whole tiles elsewhere"}
 
-// wgmmaStreamKBuilt reports whether k's module has stream-K compiled in.
-func wgmmaStreamKBuilt(k Knobs) bool { return k.Value("schedule") != "tiles" }
+// wgmmaStreamK reports whether k's module is the stream-K one.
+func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
 
-// wgmmaStreamK reports whether a launch of k over tiles tiles on sms SMs
-// (0: unknown) takes stream-K.
-func wgmmaStreamK(k Knobs, tiles, sms int) bool {
-	switch k.Value("schedule") {
-	case "streamk":
-		return true
-	case "auto":
-		return wgmmaAutoStreamK(tiles, sms)
+// withSchedule is k with the schedule knob set to sched.
+func withSchedule(k Knobs, sched string) Knobs {
+	q, _ := url.ParseQuery(k.Custom)
+	q.Set("schedule", sched)
+	k.Custom = q.Encode()
+	return k
+}
+
+// schedule=auto stands for the whole-tile and the stream-K module; the
+// shape's tile count picks one. (One module with stream-K behind a launch
+// argument measured 0.86-0.96x whole tiles on the shapes it did not cut:
+// kernel-notes step 6.)
+func (wgmmaFamily) isAuto(k Knobs) bool { return k.Value("schedule") == "auto" }
+func (wgmmaFamily) candidates(_ string, k Knobs) []Knobs {
+	return []Knobs{withSchedule(k, "tiles"), withSchedule(k, "streamk")}
+}
+func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
+	if wgmmaAutoStreamK(wgmmaTiles(problem, s, k), lim.SMs) {
+		return withSchedule(k, "streamk"), nil
 	}
-	return false
+	return withSchedule(k, "tiles"), nil
+}
+
+// wgmmaTiles is the number of output tiles of shape s.
+func wgmmaTiles(problem string, s Shape, k Knobs) int {
+	if isDual(problem) {
+		return ceilDiv(s.M[0], k.TileM) * ceilDiv(s.N, k.TileN)
+	}
+	return len(FusedTiles(s, k))
 }
 
 // wgmmaAutoStreamK is schedule=auto's rule, fitted to the H100 call of
@@ -165,7 +184,7 @@ func WgmmaSharedBytes(problem string, k Knobs) int {
 
 func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	mb := wgmmaBlocks(problem, k)
-	tm, tn := k.TileM, 64*mb*wgmmaConsumers // weight rows per block (TILE_N)
+	tm, tn := k.TileM, 64*mb*wgmmaConsumers   // weight rows per block (TILE_N)
 	tok := k.Stages * tm * 256                // decoded tokens
 	wraw := rs * tn * 64                      // raw weight rows
 	wsc := rs * tn * 16                       // weight scales, per (row, lane%4)
@@ -187,7 +206,7 @@ func checkWgmma(problem string, k Knobs) error {
 	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
 	}
-	if wgmmaStreamKBuilt(k) && k.TailWidth == "fit" {
+	if k.Value("schedule") != "tiles" && k.TailWidth == "fit" {
 		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
 	}
 	if regs := mb * (k.TileM/2 + 32); regs > 128 {
@@ -212,7 +231,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		d["WG_FIT"] = "1"
 	}
 	d["WG_SK"] = "0"
-	if wgmmaStreamKBuilt(k) {
+	if wgmmaStreamK(k) {
 		d["WG_SK"] = "1"
 	}
 	return d
@@ -235,7 +254,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	// stream-K one per K chunk of all tiles.
 	grid := func(tiles int) int {
 		n := tiles
-		if wgmmaStreamK(k, tiles, lim.SMs) {
+		if wgmmaStreamK(k) {
 			n = tiles * (s.K / 128)
 		}
 		if lim.SMs > 0 {
@@ -243,21 +262,16 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 		return n
 	}
-	// streamArgs are the kernel's last three arguments: stream-K's
-	// workspace (one slot of partial sums per block), its flags (one u32
-	// per block and consumer, at flagsOff in the table: uploaded as zeros,
-	// and every launch leaves them zero) and whether this launch takes it;
-	// null pointers where the module has no stream-K.
-	streamArgs := func(pl *Plan, tiles, g, flagsOff int) []Arg {
-		if !wgmmaStreamKBuilt(k) {
-			return []Arg{{Kind: ArgI64}, {Kind: ArgI64}, i32(0)}
-		}
-		on := 0
-		if wgmmaStreamK(k, tiles, lim.SMs) {
-			on = 1
+	// streamArgs are the kernel's last two arguments: stream-K's workspace
+	// (one slot of partial sums per block) and its flags (one u32 per block
+	// and consumer, at flagsOff in the table: uploaded as zeros, and every
+	// launch leaves them zero); null pointers for whole tiles.
+	streamArgs := func(pl *Plan, g, flagsOff int) []Arg {
+		if !wgmmaStreamK(k) {
+			return []Arg{{Kind: ArgI64}, {Kind: ArgI64}}
 		}
 		pl.WorkspaceBytes = int64(g) * wgmmaConsumers * 128 * int64(wgmmaBlocks(v.Problem, k)*k.TileM/2) * 4
-		return []Arg{ptr(BufWork, 0), {Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}, i32(on)}
+		return []Arg{ptr(BufWork, 0), {Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}}
 	}
 	flagBytes := func(g int) int { return g * wgmmaConsumers * 4 }
 	if isDual(v.Problem) {
@@ -268,8 +282,8 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		pl.Launches = []Launch{{Kernel: "wg_dual_gemm",
 			Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: tiles,
 			Args: append([]Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
-				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}, streamArgs(pl, tiles, g, 0)...)}}
-		if wgmmaStreamKBuilt(k) {
+				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}, streamArgs(pl, g, 0)...)}}
+		if wgmmaStreamK(k) {
 			n := flagBytes(g)
 			pl.TableBytes = func(func(Buffer, int) uint64) []byte { return make([]byte, n) }
 		}
@@ -285,10 +299,10 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: -1,
 		PersistentPerSM: 1, Tiles: len(items),
 		Args: append([]Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(items))},
-			streamArgs(pl, len(items), g, flagsOff)...)}}
+			streamArgs(pl, g, flagsOff)...)}}
 	table := fgTable(s, tiles, items, 1, tilesOff, flagsOff)
 	pl.TableBytes = table
-	if wgmmaStreamKBuilt(k) {
+	if wgmmaStreamK(k) {
 		n := flagBytes(g)
 		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte { return append(table(addr), make([]byte, n)...) }
 	}

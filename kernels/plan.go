@@ -125,7 +125,7 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 		if err := f.Check(v.Problem, v.Knobs); err != nil {
 			return nil, err
 		}
-		if _, ok := f.(tileResolver); ok && v.Knobs.tileAuto() {
+		if ar, ok := f.(autoResolver); ok && ar.isAuto(v.Knobs) {
 			cv, err := v.Resolve(s, lim)
 			if err != nil {
 				return nil, err

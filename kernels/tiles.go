@@ -106,12 +106,13 @@ func tileCandidates(problem string, k Knobs) []Knobs {
 	return out
 }
 
-// Candidates returns the concrete variants v stands for: for a baseline
-// variant with tile_m=auto or tile_n=auto one per candidate tile (the
-// modules an engine must compile to run it on any shape), otherwise v.
+// Candidates returns the concrete variants v stands for: for an auto
+// variant (a baseline with tile_m=auto or tile_n=auto, wgmma with
+// schedule=auto) one per candidate (the modules an engine must compile to
+// run it on any shape), otherwise v.
 func (v Variant) Candidates() []Variant {
-	tr, ok := v.family().(tileResolver)
-	if !ok || !v.Knobs.tileAuto() {
+	tr, ok := v.family().(autoResolver)
+	if !ok || !tr.isAuto(v.Knobs) {
 		return []Variant{v}
 	}
 	p, err := LookupProblem(v.Problem)
@@ -126,11 +127,11 @@ func (v Variant) Candidates() []Variant {
 }
 
 // Resolve returns the concrete variant v runs as on shape s on a device
-// with limits lim: for tile auto the candidate BaselineTile picks,
-// otherwise v itself.
+// with limits lim: for an auto variant the candidate its family picks
+// (BaselineTile, wgmmaSchedule), otherwise v itself.
 func (v Variant) Resolve(s Shape, lim Limits) (Variant, error) {
-	tr, ok := v.family().(tileResolver)
-	if !ok || !v.Knobs.tileAuto() {
+	tr, ok := v.family().(autoResolver)
+	if !ok || !tr.isAuto(v.Knobs) {
 		return v, nil
 	}
 	p, err := LookupProblem(v.Problem)

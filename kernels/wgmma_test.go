@@ -207,8 +207,8 @@ func TestWgmmaDualPlan(t *testing.T) {
 		if l.Kernel != "wg_dual_gemm" || l.Tiles != c.tiles || l.Grid[0] != uint32(c.grid) || l.Block[0] != 384 || l.SharedBytes != 222256 {
 			t.Errorf("%v: launch %+v, want %d tiles on %d blocks", c.s, l, c.tiles, c.grid)
 		}
-		if len(l.Args) != 13 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) ||
-			l.Args[10] != (Arg{Kind: ArgI64}) || l.Args[11] != (Arg{Kind: ArgI64}) || l.Args[12] != i32(0) || pl.WorkspaceBytes != 0 {
+		if len(l.Args) != 12 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) ||
+			l.Args[10] != (Arg{Kind: ArgI64}) || l.Args[11] != (Arg{Kind: ArgI64}) || pl.WorkspaceBytes != 0 {
 			t.Errorf("%v: args %+v", c.s, l.Args)
 		}
 	}
@@ -246,7 +246,7 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 		if int(l.Grid[0]) != c.grid || pl.WorkspaceBytes != int64(c.grid)*2*128*64*4 {
 			t.Errorf("%v: grid %d, workspace %d; want %d blocks, %d bytes", c.s, l.Grid[0], pl.WorkspaceBytes, c.grid, c.grid*2*128*64*4)
 		}
-		if l.Args[10] != ptr(BufWork, 0) || l.Args[11] != (Arg{Kind: ArgPtr, Buf: BufTable}) || l.Args[12] != i32(1) {
+		if l.Args[10] != ptr(BufWork, 0) || l.Args[11] != (Arg{Kind: ArgPtr, Buf: BufTable}) {
 			t.Errorf("%v: stream args %+v", c.s, l.Args[10:])
 		}
 		tb := pl.TableBytes(func(Buffer, int) uint64 { return 1 })
@@ -268,7 +268,7 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 	tiles := (1 + 2 + 1) * (4096 / 128)
 	tilesOff := ceilDiv(3*fgGroupBytes, 16) * 16
 	flagsOff := tilesOff + 16*tiles
-	if l.Grid[0] != 132 || l.Tiles != tiles || l.Args[4] != (Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}) || l.Args[3] != ptr(BufWork, 0) || l.Args[5] != i32(1) {
+	if l.Grid[0] != 132 || l.Tiles != tiles || l.Args[4] != (Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}) || l.Args[3] != ptr(BufWork, 0) {
 		t.Errorf("group stream-K launch %+v", l)
 	}
 	tb := pl.TableBytes(func(Buffer, int) uint64 { return 1 })
@@ -277,10 +277,10 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 	}
 }
 
-// schedule=auto: one module (stream-K compiled in), and per launch stream-K
-// only where whole tiles run several waves with the last one under 80% full:
-// the dual GEMM's bench4 (192 tiles on 132 SMs), not bench1 (128 tiles, one
-// wave) or bench2 (256 tiles, 97% of two waves).
+// schedule=auto stands for two modules, whole tiles and stream-K, and the
+// shape picks stream-K only where whole tiles run several waves with the
+// last one under 80% full: the dual GEMM's bench4 (192 tiles on 132 SMs),
+// not bench1 (128 tiles, one wave) or bench2 (256 tiles, 97% of two waves).
 func TestWgmmaAutoSchedule(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	d, _ := LookupProblem("nvfp4_dual_gemm")
@@ -288,21 +288,26 @@ func TestWgmmaAutoSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Defines()["WG_SK"] != "1" {
-		t.Errorf("auto defines %v, want stream-K compiled in", v.Defines())
+	var names []string
+	for _, c := range v.Candidates() {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, " ") != "wgmma wgmma?schedule=streamk" {
+		t.Errorf("candidates %v", names)
 	}
 	for _, c := range []struct {
-		m, n, grid int
-		on         bool
-	}{{512, 3072, 132, true}, {256, 4096, 128, false}, {512, 4096, 132, false}, {256, 3072, 96, false}} {
-		pl, err := v.Plan(Shape{M: []int{c.m}, N: c.n, K: 7168}, lim)
-		if err != nil {
-			t.Fatal(err)
+		m, n int
+		want string
+		grid int
+	}{{512, 3072, "wgmma?schedule=streamk", 132}, {256, 4096, "wgmma", 128}, {512, 4096, "wgmma", 132}, {256, 3072, "wgmma", 96}} {
+		s := Shape{M: []int{c.m}, N: c.n, K: 7168}
+		cv, err := v.Resolve(s, lim)
+		if err != nil || cv.Name != c.want {
+			t.Errorf("M %d N %d: resolves to %q (%v), want %q", c.m, c.n, cv.Name, err, c.want)
 		}
-		l := pl.Launches[0]
-		on := l.Args[12] == i32(1)
-		if on != c.on || int(l.Grid[0]) != c.grid || pl.WorkspaceBytes != int64(c.grid)*2*128*64*4 || pl.TableBytes == nil {
-			t.Errorf("M %d N %d: stream-K %v on %d blocks (workspace %d), want %v on %d", c.m, c.n, on, l.Grid[0], pl.WorkspaceBytes, c.on, c.grid)
+		pl, err := v.Plan(s, lim)
+		if err != nil || pl.Resolved != c.want || int(pl.Launches[0].Grid[0]) != c.grid {
+			t.Errorf("M %d N %d: plan %+v (%v), want %s on %d blocks", c.m, c.n, pl, err, c.want, c.grid)
 		}
 	}
 	for _, c := range []struct {

@@ -105,8 +105,7 @@
 #define DUAL 0 // 1: the dual GEMM entry wg_dual_gemm instead of wg_group_gemm
 #endif
 #ifndef WG_SK
-// 1: stream-K compiled in, taken when the launch's streamk argument is
-// nonzero (the plan decides per shape). Stream-K: the T tiles x kch chunks of the launch are cut into gridDim.x
+// 1: stream-K. The T tiles x kch chunks of the launch are cut into gridDim.x
 // equal contiguous ranges, one per block, so no block idles through a last
 // partial wave. A tile cut between blocks b..e is finished by b (its
 // "owner", which holds chunk 0 and reaches it at the end of its range):
@@ -443,7 +442,6 @@ static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u
 struct WgStream {
   float* ws;
   fg_u32* flags;
-  int on; // this launch cuts tiles along K (WG_SK builds only)
 };
 static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
   fg_u32 v;
@@ -468,13 +466,9 @@ static __device__ __forceinline__ float wg_ld_cg(const float* p) {
 // adds the partials of blocks blockIdx.x + 1 .. last; more: another piece
 // follows in this block. Without stream-K a piece is a whole tile.
 template <class Fn>
-static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const WgStream& sk, const Fn& fn) {
+static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const Fn& fn) {
   const int G = gridDim.x, b = blockIdx.x;
 #if WG_SK
-  if (!sk.on) {
-    for (int t = b; t < num_tiles; t += G) fn(t, 0, kch, b, t + G < num_tiles);
-    return;
-  }
   const long long I = (long long)num_tiles * kch;
   auto begin = [&](int x) { return (int)((long long)x * I / G); };
   int cur = begin(b);
@@ -736,7 +730,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   }
   if (tid < 128) {
     // ---------------- producer warpgroup: token rows ----------------
-    wg_pieces(num_tiles, kch, sk, [&](int ti, int k0, int k1, int, bool) {
+    wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
       FgTile tile;
       FgGroup gp;
       fetch(ti, tile, gp, -1);
@@ -788,7 +782,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
     const int c = (tid >> 7) - 1;
     bool first = true; // no epilogue hand-off yet (dual GEMM)
-    wg_pieces(num_tiles, kch, sk, [&](int ti, int k0, int k1, int last, bool more) {
+    wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int last, bool more) {
       FgTile tile;
       FgGroup gp;
       fetch(ti, tile, gp, c);
@@ -818,8 +812,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_dual_gemm(const fg_u8* __restrict__ a, const fg_u8* __restrict__ sa, const fg_u8* __restrict__ b1,
                  const fg_u8* __restrict__ sb1, const fg_u8* __restrict__ b2, const fg_u8* __restrict__ sb2,
-                 fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags,
-                 int streamk) {
+                 fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Tile ti: token tile ti % mt, output columns (ti / mt) * WG_DN: the token
   // tiles that share weight rows run side by side (L2 reuse of B1, B2).
@@ -840,7 +833,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     g.k = K;
     g.splits = 1;
     g.ws = nullptr;
-  }, WgStream{ws, flags, streamk});
+  }, WgStream{ws, flags});
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
@@ -849,12 +842,12 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 #else
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles,
-                  float* __restrict__ ws, fg_u32* __restrict__ flags, int streamk) {
+                  float* __restrict__ ws, fg_u32* __restrict__ flags) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
-  }, WgStream{ws, flags, streamk});
+  }, WgStream{ws, flags});
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
