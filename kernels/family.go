@@ -21,8 +21,8 @@ type Family interface {
 	// Info names the family and places it in lists.
 	Info() FamilyInfo
 	// Variant is the family's default variant of problem p (knobs at their
-	// defaults); ok is false when the family has none for p (wgmma and the
-	// dual GEMM).
+	// defaults); ok is false when the family has none for p (the test-only
+	// families may have none).
 	Variant(p *Problem) (v Variant, ok bool)
 	// KnobSpace is the declared knob space for problem, in canonical order
 	// (the order of a canonical name's overrides); nil: no knobs.
