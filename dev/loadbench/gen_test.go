@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pitchtank/pitchtank/internal/httpserver"
 )
 
 // TestGenerator checks both loops against a tiny server: the closed loop
@@ -73,8 +76,29 @@ func TestCapacityConns(t *testing.T) {
 		{[]string{"--max-inflight=8"}, []int{16, 8}},
 		{[]string{"--max-inflight", "-1"}, []int{16}},
 	} {
-		if got := capacityConns(16, inFlight(c.args)); !slices.Equal(got, c.want) {
+		if got := capacityConns(16, inFlight(c.args, "0")); !slices.Equal(got, c.want) {
 			t.Errorf("%q: capacity measured at %v connections; want %v", c.args, got, c.want)
 		}
+	}
+	// Without --max-inflight the limit is the server's default for the
+	// CPUs it is pinned to: one request per CPU.
+	perCPU := httpserver.DefaultMaxInFlight() / runtime.GOMAXPROCS(0)
+	for list, want := range map[string]int{"0": 1, "0,2": 2, "0-3": 4, "1-2,5": 3, "": 0, "x": 0, "3-1": 0} {
+		if got := cpuCount(list); got != want {
+			t.Errorf("cpuCount(%q) = %d, want %d", list, got, want)
+		}
+	}
+	if got := inFlight(nil, "0-3"); got != 4*perCPU {
+		t.Errorf("default limit on 4 pinned CPUs: %d, want %d", got, 4*perCPU)
+	}
+}
+
+// -server-cpus starts each server under taskset.
+func TestServerCmd(t *testing.T) {
+	if got := (options{}).serverCmd("bin/web"); !slices.Equal(got, []string{"bin/web"}) {
+		t.Errorf("unpinned: %v", got)
+	}
+	if got := (options{serverCPUs: "0"}).serverCmd("bin/web"); !slices.Equal(got, []string{"taskset", "-c", "0", "bin/web"}) {
+		t.Errorf("pinned: %v", got)
 	}
 }

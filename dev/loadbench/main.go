@@ -16,7 +16,14 @@
 //
 //	go run ./dev/loadbench [-scales 1,10,100] [-d 10s] [-conns 16] [-rate 300] \
 //	    [-repeat 1] [-modes closed,open,overload] [-overload round,pitch,standings] \
-//	    [-overload-cache] [-pages round,pitch] [-login viewer] [-serve-args '--max-inflight 8'] [-keep DIR]
+//	    [-overload-cache] [-pages round,pitch] [-login viewer] [-serve-args '--max-inflight 8'] [-keep DIR] \
+//	    [-server-cpus 0]
+//
+// -server-cpus pins every server it starts to those CPUs (taskset -c; the
+// server's GOMAXPROCS and default in-flight limit follow). Run the generator
+// pinned to the others (taskset -c 1 bin/loadbench ... -server-cpus 0) and
+// the two stop competing for the same cores: the nearest this one machine
+// comes to a generator on another host.
 //
 // The report is Markdown on stdout; progress goes to stderr. docs/BENCHMARKS.md
 // ("Pages under load") has the figures and the exact command. Copy k of the
@@ -37,6 +44,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +70,7 @@ type options struct {
 
 	overloadNoCache bool
 	writeEvery      time.Duration
+	serverCPUs      string
 }
 
 func main() {
@@ -85,11 +94,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	login := fs.String("login", "viewer", "demo login whose session and token the requests carry")
 	serveArgs := fs.String("serve-args", "", "extra flags for web serve, space-separated (e.g. --max-inflight 8)")
 	keep := fs.String("keep", "", "keep the seeded databases in this folder (default: a temporary one, removed)")
+	serverCPUs := fs.String("server-cpus", "", "pin the servers to these CPUs with taskset -c (e.g. 0); run the generator itself under taskset on the others")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	o := options{web: *web, d: *d, conns: *conns, rate: *rate, repeat: max(1, *repeat), login: *login,
-		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery}
+		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs}
 	if *only != "" {
 		o.only = set(*only)
 	}
@@ -165,7 +175,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 	}
 	fmt.Fprintf(stderr, "%dx: seeded in %s\n", scale, time.Since(t0).Round(time.Millisecond))
 
-	base, stop, err := startServer(ctx, web, path, "", o.serveArgs)
+	base, stop, err := startServer(ctx, o.serverCmd(web), path, "", o.serveArgs)
 	if err != nil {
 		return err
 	}
@@ -270,13 +280,17 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		if o.overloadNoCache {
 			args, what = append([]string{"--no-page-cache"}, o.serveArgs...), "--no-page-cache"
 		}
-		obase, ostop, err := startServer(ctx, web, path, ".overload", args)
+		obase, ostop, err := startServer(ctx, o.serverCmd(web), path, ".overload", args)
 		if err != nil {
 			return err
 		}
 		defer ostop()
 		oc := newClient(1024, 10*time.Second)
-		fmt.Fprintf(stdout, "Overload (server %s): capacity is the best goodput of closed loops on this server at %v connections (-conns, its in-flight limit and twice that); then three times it offered, open loop:\n\n", what, capacityConns(o.conns, inFlight(o.serveArgs)))
+		if o.serverCPUs != "" {
+			what += ", pinned to CPUs " + o.serverCPUs
+		}
+		limit := inFlight(o.serveArgs, o.serverCPUs)
+		fmt.Fprintf(stdout, "Overload (server %s): capacity is the best goodput of closed loops on this server at %v connections (-conns, its in-flight limit and twice that); then three times it offered, open loop:\n\n", what, capacityConns(o.conns, limit))
 		fmt.Fprintln(stdout, "| page | capacity (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | failed or not sent |")
 		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, name := range o.overload {
@@ -295,7 +309,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			// refused, so no refusal eats the CPU) and at twice that (no
 			// idle gap between one answer and the next request either).
 			var capacity float64
-			for _, n := range capacityConns(o.conns, inFlight(o.serveArgs)) {
+			for _, n := range capacityConns(o.conns, limit) {
 				fmt.Fprintf(stderr, "%dx: overload %s: capacity at %d connections\n", scale, name, n)
 				capacity = max(capacity, closedLoop(ctx, c, obase, t, n, o.d).goodput())
 			}
@@ -319,13 +333,22 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 
 // startServer starts web serve on the database at path and waits until
 // it answers /healthz; stop ends it (once, however often it is called).
-func startServer(ctx context.Context, web, path, logSuffix string, extra []string) (base string, stop func(), err error) {
+// serverCmd is the command line that starts web: under taskset with
+// -server-cpus.
+func (o options) serverCmd(web string) []string {
+	if o.serverCPUs == "" {
+		return []string{web}
+	}
+	return []string{"taskset", "-c", o.serverCPUs, web}
+}
+
+func startServer(ctx context.Context, cmd []string, path, logSuffix string, extra []string) (base string, stop func(), err error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return "", nil, err
 	}
-	args := append([]string{"serve", "--addr", addr, "--db", path, "--no-demo", "--devices", "cpu"}, extra...)
-	srv := exec.Command(web, args...)
+	args := append(append(slices.Clone(cmd[1:]), "serve", "--addr", addr, "--db", path, "--no-demo", "--devices", "cpu"), extra...)
+	srv := exec.Command(cmd[0], args...)
 	logf, err := os.Create(path + logSuffix + ".log")
 	if err != nil {
 		return "", nil, err
@@ -405,7 +428,10 @@ func capacityConns(conns, limit int) []int {
 // inFlight is the in-flight limit of a server started with the extra
 // arguments args: their --max-inflight, else the server's default here
 // (0: no limit).
-func inFlight(args []string) int {
+// inFlight is the server's in-flight limit: --max-inflight in args, else
+// the default for the CPUs it runs on (cpus, a taskset list; "" for this
+// process's own).
+func inFlight(args []string, cpus string) int {
 	for i, a := range args {
 		v, ok := strings.CutPrefix(a, "--max-inflight=")
 		if !ok && a == "--max-inflight" && i+1 < len(args) {
@@ -419,5 +445,29 @@ func inFlight(args []string) int {
 			return n
 		}
 	}
+	if n := cpuCount(cpus); n > 0 {
+		return httpserver.DefaultMaxInFlight() / runtime.GOMAXPROCS(0) * n
+	}
 	return httpserver.DefaultMaxInFlight()
+}
+
+// cpuCount counts the CPUs of a taskset list such as "0", "0,2" or "0-3";
+// 0 for "" or a list it cannot read.
+func cpuCount(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
 }
