@@ -130,13 +130,14 @@ func wgmmaTiles(problem string, s Shape, k Knobs) int {
 	return len(FusedTiles(s, k))
 }
 
-// wgmmaAutoStreamK is schedule=auto's rule, fitted to the H100 call of
-// 2026-11-26 (docs/kernel-notes.md step 6): stream-K won only where whole
-// tiles ran more than one wave with a badly filled last one (dual bench4:
-// 192 tiles on 132 SMs, 73% of two waves: 1.255x), and lost 1-5% at 89-97%
-// fill and where the tiles fit in one wave (dual bench3, 96 tiles: 0.96x).
+// wgmmaAutoStreamK is schedule=auto's rule: stream-K where whole tiles
+// fill under 80% of the waves they take. Measured on the H100
+// (docs/kernel-notes.md step 6): stream-K won 1.255x where 192 tiles filled
+// 73% of two waves (dual bench4), and lost 1-5% at 89-97% fill, where its
+// pieces' extra pipeline fills and partial sums cost more than the idle
+// SMs it fills.
 func wgmmaAutoStreamK(tiles, sms int) bool {
-	if sms <= 0 || tiles <= sms {
+	if sms <= 0 || tiles <= 0 {
 		return false
 	}
 	waves := ceilDiv(tiles, sms)
@@ -250,13 +251,17 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block; the device allows %d", v.Name, smem, lim.MaxSharedOptin)
 	}
 	block := [3]uint32{uint32(WgmmaThreads()), 1, 1}
-	// One block per SM: whole tiles need at most one block per tile,
-	// stream-K one per K chunk of all tiles.
-	grid := func(tiles int) int {
-		n := tiles
+	// One block per SM over the work items: whole tiles, or for stream-K
+	// every (tile, K chunk) pair (Launch.Tiles: the engine caps the grid at
+	// it, and a cap at the tile count would idle the SMs stream-K fills).
+	items := func(tiles int) int {
 		if wgmmaStreamK(k) {
-			n = tiles * (s.K / 128)
+			return tiles * (s.K / 128)
 		}
+		return tiles
+	}
+	grid := func(tiles int) int {
+		n := items(tiles)
 		if lim.SMs > 0 {
 			n = min(n, lim.SMs)
 		}
@@ -280,7 +285,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		g := grid(tiles)
 		pl := &Plan{Mode: "sequential"}
 		pl.Launches = []Launch{{Kernel: "wg_dual_gemm",
-			Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: tiles,
+			Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: items(tiles),
 			Args: append([]Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
 				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}, streamArgs(pl, g, 0)...)}}
 		if wgmmaStreamK(k) {
@@ -290,17 +295,17 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		return pl, nil
 	}
 	tiles := FusedTiles(s, k)
-	items := fusedItems(tiles, 1)
+	entries := fusedItems(tiles, 1)
 	tilesOff := ceilDiv(len(s.M)*fgGroupBytes, 16) * 16
-	flagsOff := tilesOff + 16*len(items)
-	g := grid(len(items))
+	flagsOff := tilesOff + 16*len(entries)
+	g := grid(len(entries))
 	pl := &Plan{Mode: "grouped", SplitK: 1}
 	pl.Launches = []Launch{{Kernel: "wg_group_gemm",
 		Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: -1,
-		PersistentPerSM: 1, Tiles: len(items),
-		Args: append([]Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(items))},
+		PersistentPerSM: 1, Tiles: items(len(entries)),
+		Args: append([]Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(entries))},
 			streamArgs(pl, g, flagsOff)...)}}
-	table := fgTable(s, tiles, items, 1, tilesOff, flagsOff)
+	table := fgTable(s, tiles, entries, 1, tilesOff, flagsOff)
 	pl.TableBytes = table
 	if wgmmaStreamK(k) {
 		n := flagBytes(g)

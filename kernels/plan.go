@@ -61,6 +61,8 @@ type Launch struct {
 	// Grid[0] is min(Tiles, SMs x PersistentPerSM), and the engine lowers it
 	// to the blocks that can really be resident once the loaded kernel's
 	// registers and shared memory are known (any grid >= 1 is correct).
+	// A work item is an output tile, or for stream-K a (tile, K chunk)
+	// pair: a block per tile would leave SMs idle that stream-K can use.
 	PersistentPerSM int
 	Tiles           int
 }

@@ -268,7 +268,8 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 	tiles := (1 + 2 + 1) * (4096 / 128)
 	tilesOff := ceilDiv(3*fgGroupBytes, 16) * 16
 	flagsOff := tilesOff + 16*tiles
-	if l.Grid[0] != 132 || l.Tiles != tiles || l.Args[4] != (Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}) || l.Args[3] != ptr(BufWork, 0) {
+	// Work items: every (tile, K chunk) pair, so the engine's cap keeps 132 blocks.
+	if l.Grid[0] != 132 || l.Tiles != tiles*(7168/128) || l.Args[4] != (Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}) || l.Args[3] != ptr(BufWork, 0) {
 		t.Errorf("group stream-K launch %+v", l)
 	}
 	tb := pl.TableBytes(func(Buffer, int) uint64 { return 1 })
@@ -278,9 +279,10 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 }
 
 // schedule=auto stands for two modules, whole tiles and stream-K, and the
-// shape picks stream-K only where whole tiles run several waves with the
-// last one under 80% full: the dual GEMM's bench4 (192 tiles on 132 SMs),
-// not bench1 (128 tiles, one wave) or bench2 (256 tiles, 97% of two waves).
+// shape picks stream-K only where whole tiles fill under 80% of their
+// waves: the dual GEMM's bench3 (96 tiles on 132 SMs) and bench4 (192
+// tiles, 73% of two waves), not bench1 (128 tiles, 97% of one wave) or
+// bench2 (256 tiles, 97% of two).
 func TestWgmmaAutoSchedule(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	d, _ := LookupProblem("nvfp4_dual_gemm")
@@ -299,7 +301,7 @@ func TestWgmmaAutoSchedule(t *testing.T) {
 		m, n int
 		want string
 		grid int
-	}{{512, 3072, "wgmma?schedule=streamk", 132}, {256, 4096, "wgmma", 128}, {512, 4096, "wgmma", 132}, {256, 3072, "wgmma", 96}} {
+	}{{512, 3072, "wgmma?schedule=streamk", 132}, {256, 4096, "wgmma", 128}, {512, 4096, "wgmma", 132}, {256, 3072, "wgmma?schedule=streamk", 132}} {
 		s := Shape{M: []int{c.m}, N: c.n, K: 7168}
 		cv, err := v.Resolve(s, lim)
 		if err != nil || cv.Name != c.want {
@@ -313,7 +315,7 @@ func TestWgmmaAutoSchedule(t *testing.T) {
 	for _, c := range []struct {
 		tiles, sms int
 		want       bool
-	}{{192, 132, true}, {256, 132, false}, {352, 132, false}, {128, 132, false}, {200, 132, true}, {400, 0, false}} {
+	}{{192, 132, true}, {256, 132, false}, {352, 132, false}, {128, 132, false}, {200, 132, true}, {96, 132, true}, {120, 132, false}, {400, 0, false}} {
 		if got := wgmmaAutoStreamK(c.tiles, c.sms); got != c.want {
 			t.Errorf("wgmmaAutoStreamK(%d, %d) = %v, want %v", c.tiles, c.sms, got, c.want)
 		}
