@@ -5,6 +5,7 @@
 #   bash dev/gpucall/dual.sh dual [TOTAL]     # the dual GEMM's first call
 #   bash dev/gpucall/dual.sh streamk [TOTAL]  # schedule=streamk, both problems
 #   bash dev/gpucall/dual.sh auto [TOTAL]     # schedule=auto, the family test, the same call's peers
+#   bash dev/gpucall/dual.sh grid [TOTAL]     # stream-K on every SM (work-item grid), auto again
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -74,8 +75,16 @@ auto)
 	BENCH_MAX=150 bench g_wgmma nvfp4_group_gemm wgmma
 	TITLE="wgmma schedule=auto call" summarize
 	;;
+grid)
+	step family 200 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	bench d_auto nvfp4_dual_gemm 'wgmma?schedule=auto'
+	bench d_sk_vs_wgmma nvfp4_dual_gemm 'wgmma?schedule=streamk' wgmma
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	BENCH_MAX=150 bench g_sk_vs_wgmma nvfp4_group_gemm 'wgmma?schedule=streamk' wgmma
+	TITLE="wgmma stream-K grid call" summarize
+	;;
 *)
-	echo "usage: dual.sh dual|streamk|auto [TOTAL]" >&2
+	echo "usage: dual.sh dual|streamk|auto|grid [TOTAL]" >&2
 	exit 2
 	;;
 esac
