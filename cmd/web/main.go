@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -139,6 +140,10 @@ func describe(err error) string {
 	return err.Error()
 }
 
+// cpuProcs is the processor count Go chose for this machine's CPUs, read
+// before serve adds its spare one (serve may run more than once in a test).
+var cpuProcs = runtime.GOMAXPROCS(0)
+
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT")
@@ -153,6 +158,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	slurmConfig := fs.String("slurm-config", "", "JSON file naming Slurm targets that join the devices (docs/scale.md)")
 	maxInFlight := fs.Int("max-inflight", 0, "requests served at once before the excess gets 503 + Retry-After (default 1 per CPU; -1: no limit)")
 	queueWait := fs.Duration("queue-wait", 0, "how long a request beyond --max-inflight may wait for a slot before its 503 (default 5ms; -1ns: refuse at once)")
+	spareProc := fs.Bool("spare-proc", true, "run Go's scheduler with one processor more than --max-inflight, so arriving requests are read (and the excess refused) while every slot is busy")
 	noPageCache := fs.Bool("no-page-cache", false, "compute every page per request (the page cache keeps pages per viewer until the next write)")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Second, "the most one request may take before it gets a 503 (event streams exempt; 0: no timeout)")
 	smtp := addSMTPFlags(fs)
@@ -173,6 +179,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *reqTimeout == 0 {
 		*reqTimeout = -1 // Config's zero means the default
+	}
+	if *maxInFlight == 0 {
+		*maxInFlight = httpserver.MaxInFlightFor(cpuProcs) // per CPU, not per processor (see below)
+	}
+	if *spareProc && *maxInFlight > 0 {
+		// Go's scheduler looks at the network when a processor runs out of
+		// work, or from its monitor about every 10 ms. With one page per
+		// processor, none runs out under overload, so an arriving request,
+		// even one about to be refused, waits unread for that poll:
+		// refusals took 15-22 ms at p99. One processor more than the pages
+		// served at once stays parked in the network poller, reads each
+		// request as it arrives and refuses the excess at once (p99 about
+		// 10 ms on 2 CPUs, docs/BENCHMARKS.md section 12); it costs a thread
+		// that is asleep unless there is network work.
+		runtime.GOMAXPROCS(max(cpuProcs, *maxInFlight+1))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	devices, err := serveDevices(*devicesFlag, log)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -203,6 +204,12 @@ func TestServeLoadsDemoAndStops(t *testing.T) {
 	}()
 
 	base := waitFor(t, &out, done)
+	// serve runs one scheduler processor more than the pages it serves at
+	// once (one per CPU): the spare one reads arriving requests. Starting
+	// again (below) must not add another.
+	if got, want := runtime.GOMAXPROCS(0), cpuProcs+1; got != want {
+		t.Errorf("GOMAXPROCS %d while serving, want %d (%d CPUs + the spare)", got, want, cpuProcs)
+	}
 	for _, want := range []string{"DEMO ONLY", "oracle", "demo-oracle", "admin"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("serve output lacks %q:\n%s", want, out.String())
@@ -232,6 +239,9 @@ func TestServeLoadsDemoAndStops(t *testing.T) {
 		done2 <- run(ctx2, []string{"serve", "--addr", "127.0.0.1:0", "--db", db}, strings.NewReader(""), &out2, io.Discard)
 	}()
 	waitFor(t, &out2, done2)
+	if got := runtime.GOMAXPROCS(0); got != cpuProcs+1 {
+		t.Errorf("GOMAXPROCS %d after a second start, want %d", got, cpuProcs+1)
+	}
 	cancel2()
 	<-done2
 	if strings.Contains(out2.String(), "DEMO ONLY") {

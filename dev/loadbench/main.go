@@ -17,7 +17,7 @@
 //	go run ./dev/loadbench [-scales 1,10,100] [-d 10s] [-conns 16] [-rate 300] \
 //	    [-repeat 1] [-modes closed,open,overload] [-overload round,pitch,standings] \
 //	    [-overload-cache] [-pages round,pitch] [-login viewer] [-serve-args '--max-inflight 8'] [-keep DIR] \
-//	    [-server-cpus 0]
+//	    [-server-cpus 0] [-overload-repeat 3]
 //
 // -server-cpus pins every server it starts to those CPUs (taskset -c; the
 // server's GOMAXPROCS and default in-flight limit follow). Run the generator
@@ -71,6 +71,7 @@ type options struct {
 	overloadNoCache bool
 	writeEvery      time.Duration
 	serverCPUs      string
+	overloadRepeat  int
 }
 
 func main() {
@@ -94,12 +95,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	login := fs.String("login", "viewer", "demo login whose session and token the requests carry")
 	serveArgs := fs.String("serve-args", "", "extra flags for web serve, space-separated (e.g. --max-inflight 8)")
 	keep := fs.String("keep", "", "keep the seeded databases in this folder (default: a temporary one, removed)")
+	overloadRepeat := fs.Int("overload-repeat", 1, "overload pass: measure each page's capacity and then its overload this many times in turn (the machine's speed drifts between passes; the median ratio is reported)")
 	serverCPUs := fs.String("server-cpus", "", "pin the servers to these CPUs with taskset -c (e.g. 0); run the generator itself under taskset on the others")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	o := options{web: *web, d: *d, conns: *conns, rate: *rate, repeat: max(1, *repeat), login: *login,
-		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs}
+		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs, overloadRepeat: max(1, *overloadRepeat)}
 	if *only != "" {
 		o.only = set(*only)
 	}
@@ -303,28 +305,40 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			if t.name == "" {
 				continue
 			}
-			fmt.Fprintf(stderr, "%dx: overload %s: capacity\n", scale, name)
-			// Capacity is the best goodput of closed loops at -conns, at as
-			// many connections as the server admits at once (nothing
-			// refused, so no refusal eats the CPU) and at twice that (no
-			// idle gap between one answer and the next request either).
-			var capacity float64
-			for _, n := range capacityConns(o.conns, limit) {
-				fmt.Fprintf(stderr, "%dx: overload %s: capacity at %d connections\n", scale, name, n)
-				capacity = max(capacity, closedLoop(ctx, c, obase, t, n, o.d).goodput())
+			var ratios, refP99 []float64
+			for pass := 1; pass <= o.overloadRepeat; pass++ {
+				label := name
+				if o.overloadRepeat > 1 {
+					label = fmt.Sprintf("%s (pass %d)", name, pass)
+				}
+				fmt.Fprintf(stderr, "%dx: overload %s: capacity\n", scale, label)
+				// Capacity is the best goodput of closed loops at -conns, at as
+				// many connections as the server admits at once (nothing
+				// refused, so no refusal eats the CPU) and at twice that (no
+				// idle gap between one answer and the next request either).
+				var capacity float64
+				for _, n := range capacityConns(o.conns, limit) {
+					fmt.Fprintf(stderr, "%dx: overload %s: capacity at %d connections\n", scale, label, n)
+					capacity = max(capacity, closedLoop(ctx, c, obase, t, n, o.d).goodput())
+				}
+				if capacity == 0 {
+					continue
+				}
+				offered := 3 * capacity
+				fmt.Fprintf(stderr, "%dx: overload %s at %.0f rps\n", scale, label, offered)
+				r := openLoop(ctx, oc, obase, t, offered, o.d, 1024)
+				ok := r.percentiles(isOK, 0.5, 0.99)
+				ref := r.percentiles(isRefused, 0.5, 0.99)
+				refused := r.count(isRefused)
+				ratios = append(ratios, r.goodput()/capacity)
+				refP99 = append(refP99, float64(ref[1])/1e6)
+				fmt.Fprintf(stdout, "| %s | %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %d |\n", label, capacity, offered,
+					r.goodput(), 100*r.goodput()/capacity, ms(ok[0]), ms(ok[1]), refused, ms(ref[0]), ms(ref[1]),
+					len(r.samples)-r.count(isOK)-refused+r.late)
 			}
-			if capacity == 0 {
-				continue
+			if len(ratios) > 1 {
+				fmt.Fprintf(stdout, "| **%s, median of %d** | | | | **%.0f%%** | | | / %.1f | |\n", name, len(ratios), 100*median(ratios), median(refP99))
 			}
-			offered := 3 * capacity
-			fmt.Fprintf(stderr, "%dx: overload %s at %.0f rps\n", scale, name, offered)
-			r := openLoop(ctx, oc, obase, t, offered, o.d, 1024)
-			ok := r.percentiles(isOK, 0.5, 0.99)
-			ref := r.percentiles(isRefused, 0.5, 0.99)
-			refused := r.count(isRefused)
-			fmt.Fprintf(stdout, "| %s | %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %d |\n", name, capacity, offered,
-				r.goodput(), 100*r.goodput()/capacity, ms(ok[0]), ms(ok[1]), refused, ms(ref[0]), ms(ref[1]),
-				len(r.samples)-r.count(isOK)-refused+r.late)
 		}
 		fmt.Fprintln(stdout)
 	}

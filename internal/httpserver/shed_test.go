@@ -296,3 +296,57 @@ func TestWithoutSlotLendsTheSlot(t *testing.T) {
 		t.Errorf("after the upload ended: %d; want 200", code)
 	}
 }
+
+// A request that finds every slot taken waits only where the waiters ahead
+// of it, at the pace requests have been giving their slots back, leave it
+// one within the wait; otherwise it is refused at once, not after the wait.
+func TestShedderRefusesWhenTheWaitWouldTimeOut(t *testing.T) {
+	sh := newShedder(2, 5*time.Millisecond)
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	if !sh.worthWaiting(15) {
+		t.Error("before any request finished, a waiter was turned away")
+	}
+	for range 20 {
+		sh.served(4 * time.Millisecond) // slow pages: 2 slots free up every 2 ms
+	}
+	if h := time.Duration(sh.hold.Load()); h < 3900*time.Microsecond || h > 4100*time.Microsecond {
+		t.Fatalf("average hold %v, want about 4 ms", h)
+	}
+	// 2 slots x 5 ms of wait = 10 ms of slot time: 2 waiters fit, a third does not.
+	for ahead, want := range []bool{true, true, false, false} {
+		if got := sh.worthWaiting(ahead); got != want {
+			t.Errorf("%d ahead: worth waiting %v, want %v", ahead, got, want)
+		}
+	}
+	// Both slots taken, two waiters queued: the next request is refused
+	// without waiting out the 5 ms.
+	if !sh.acquire(req) || !sh.acquire(req) {
+		t.Fatal("free slots refused")
+	}
+	sh.queue <- struct{}{}
+	sh.queue <- struct{}{}
+	t0 := time.Now()
+	if sh.acquire(req) {
+		t.Fatal("a request beyond the expected wait was admitted")
+	}
+	if d := time.Since(t0); d >= 5*time.Millisecond {
+		t.Errorf("refused after %v, want at once", d)
+	}
+	<-sh.queue
+	<-sh.queue
+	// Fast pages (0.2 ms): the whole queue is worth waiting in, and a
+	// waiter gets the slot a finishing request gives back.
+	for range 40 {
+		sh.served(200 * time.Microsecond)
+	}
+	if !sh.worthWaiting(cap(sh.queue) - 1) {
+		t.Errorf("fast pages: the last queue place is not worth waiting in (hold %v)", time.Duration(sh.hold.Load()))
+	}
+	go func() {
+		time.Sleep(time.Millisecond)
+		sh.release()
+	}()
+	if !sh.acquire(req) {
+		t.Error("a waiter did not get the slot given back within the wait")
+	}
+}
