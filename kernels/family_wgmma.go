@@ -146,19 +146,14 @@ func wgmmaAutoStreamK(tiles, sms int) bool {
 
 // Variant is the family's default variant of p.
 func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
-	if p.Dual() {
-		v := Variant{
-			Name: "wgmma", Base: "wgmma", Title: "Warp-specialized wgmma dual GEMM: one token decode, B1 and B2 in two consumer warpgroups", Problem: p.Name,
-			Description: "wg_group_gemm.cu with DUAL=1 (entry wg_dual_gemm, Hopper sm_90a only): one persistent launch, one block per SM. The producer warpgroup decodes each 128-wide K chunk of the tile's token rows once into the shared-memory ring; consumer warpgroup 0 decodes the tile's 64 rows of B1, consumer 1 the same rows of B2, each into wgmma's register A fragment, and both issue wgmma.mma_async against the same decoded tokens. In the epilogue consumer 1 hands its fp32 sums to consumer 0 through shared memory; consumer 0 computes silu(acc1) * acc2, rounds once to fp16 and stores 16-byte rows.",
-			SourceFile:  "wg_group_gemm.cu", MinArch: 90,
-		}
-		v.Knobs, _ = defaultKnobs(p.Name, wgmmaFamily{})
-		return v, true
-	}
 	v := Variant{
 		Name: "wgmma", Base: "wgmma", Title: "Warp-specialized wgmma: producer warpgroup, consumer warpgroups", Problem: p.Name,
 		Description: "wg_group_gemm.cu (Hopper sm_90a only): one persistent launch over the fused family's tile table, one block per SM. A producer warpgroup cp.asyncs the raw token FP4 bytes and scales, decodes them once per block to fp16 with the scale folded in and writes them in wgmma's 128-byte-swizzled K-major layout to a ring of shared-memory stages (full/empty mbarriers); two consumer warpgroups decode their 64 weight rows each into wgmma's register A fragment and issue wgmma.mma_async m64nNk16 with the tokens as the shared-memory B operand, so one decoded weight register feeds up to 128 token columns. Output staged in shared memory for 16-byte stores.",
 		SourceFile:  "wg_group_gemm.cu", MinArch: 90,
+	}
+	if p.Dual() {
+		v.Title = "Warp-specialized wgmma dual GEMM: one token decode, B1 and B2 in two consumer warpgroups"
+		v.Description = "wg_group_gemm.cu with DUAL=1 (entry wg_dual_gemm, Hopper sm_90a only): one persistent launch, one block per SM. The producer warpgroup decodes each 128-wide K chunk of the tile's token rows once into the shared-memory ring; consumer warpgroup 0 decodes the tile's 64 rows of B1, consumer 1 the same rows of B2, each into wgmma's register A fragment, and both issue wgmma.mma_async against the same decoded tokens. In the epilogue consumer 1 hands its fp32 sums to consumer 0 through shared memory; consumer 0 computes silu(acc1) * acc2, rounds once to fp16 and stores 16-byte rows."
 	}
 	v.Knobs, _ = defaultKnobs(p.Name, wgmmaFamily{})
 	return v, true

@@ -15,17 +15,11 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual or streamk}
+MODE=${1:?dual, streamk, auto or grid}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
-{
-	date -u +%FT%TZ
-	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-} >"$OUT/device.txt" 2>&1
-export PITCHTANK_REQUIRE_NVRTC=1
-export PITCHTANK_TEST_CACHE=/tmp/pt-test-cache
-mkdir -p "$PITCHTANK_TEST_CACHE"
+engine_env
 # ptxas NAME DEFINES...: the resource report of one build of wg_group_gemm.cu.
 ptxas() {
 	local name=$1

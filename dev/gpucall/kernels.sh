@@ -38,13 +38,7 @@ MODE=${1:?check, bench or server}
 TOTAL=${2:-540}
 START=$(date +%s)
 . dev/gpucall/lib.sh
-{
-	date -u +%FT%TZ
-	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-} >"$OUT/device.txt" 2>&1
-export PITCHTANK_REQUIRE_NVRTC=1
-export PITCHTANK_TEST_CACHE=/tmp/pt-test-cache
-mkdir -p "$PITCHTANK_TEST_CACHE"
+engine_env
 # kbench NAME DIR SPEC: web bench of a submission folder against baseline.
 kbench() {
 	local mt=$(($(left) - 15))

@@ -7,6 +7,18 @@ rm -rf "$R"
 mkdir -p "$R"
 C=/tmp/pt-cubin-cache
 left() { echo $((TOTAL - ($(date +%s) - START))); }
+# engine_env: the card and driver into $OUT/device.txt, and the engine tests'
+# settings: NVRTC required, builds cached in a folder shared by the steps and
+# by later calls while the machine stays warm (NVRTC 13 takes ~20 s per module).
+engine_env() {
+	{
+		date -u +%FT%TZ
+		nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+	} >"$OUT/device.txt" 2>&1
+	export PITCHTANK_REQUIRE_NVRTC=1
+	export PITCHTANK_TEST_CACHE=/tmp/pt-test-cache
+	mkdir -p "$PITCHTANK_TEST_CACHE"
+}
 pack() {
 	cp -f "$OUT"/*.log "$OUT"/*.txt "$R"/ 2>/dev/null
 	tar czf "$OUT/results.tar.gz.tmp" -C "$R" . && mv -f "$OUT/results.tar.gz.tmp" "$OUT/results.tar.gz"

@@ -22,15 +22,7 @@ MODE=${1:?check or bench}
 TOTAL=${2:-540}
 START=$(date +%s)
 . dev/gpucall/lib.sh
-{
-	date -u +%FT%TZ
-	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-} >"$OUT/device.txt" 2>&1
-export PITCHTANK_REQUIRE_NVRTC=1
-# Builds shared by the steps and by later calls while the machine stays warm
-# (NVRTC 13 takes ~20 s per module there).
-export PITCHTANK_TEST_CACHE=/tmp/pt-test-cache
-mkdir -p "$PITCHTANK_TEST_CACHE"
+engine_env
 case "$MODE" in
 check)
 	step wgmma 120 engine.log ./bin/engine.test -test.v -test.timeout 600s \
