@@ -71,7 +71,7 @@ func fillRepitchedBy(ctx context.Context, q queryer, ps []pitches.Pitch) error {
 }
 
 func pitchByID(ctx context.Context, q queryer, id int64) (*pitches.Pitch, error) {
-	p, err := scanPitch(q.QueryRowContext(ctx, pitchSelect+` WHERE p.id = ?`, id))
+	p, err := scanPitch(q.QueryRowContext(ctx, pitchSelect+` WHERE p.id = `+joinParam, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, pitches.Errorf(pitches.ENOTFOUND, "", "pitch %d not found", id)
 	}
@@ -100,7 +100,7 @@ func pitchAndRound(ctx context.Context, q queryer, id int64) (*pitches.Pitch, *p
 }
 
 func pitchesOfRound(ctx context.Context, q queryer, roundID int64) ([]pitches.Pitch, error) {
-	out, err := queryAll(ctx, q, "list pitches", values(scanPitch), pitchSelect+` WHERE p.round_id = ? ORDER BY p.created_at, p.id`, roundID)
+	out, err := queryAll(ctx, q, "list pitches", values(scanPitch), pitchSelect+` WHERE p.round_id = `+joinParam+` ORDER BY p.created_at, p.id`, roundID)
 	if err != nil {
 		return nil, err
 	}

@@ -157,7 +157,7 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 				return fmt.Errorf("sqlite: insert score %q: %w", c.Key, err)
 			}
 		}
-		cards, err := loadCards(ctx, tx, `sv.id = ?`, vid)
+		cards, err := loadCards(ctx, tx, `sv.id = `+joinParam, vid)
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func (db *DB) VisibleScorecards(ctx context.Context, viewer *pitches.User, pitch
 	if err != nil {
 		return nil, 0, err
 	}
-	cards, err := loadCards(ctx, db.r, `sv.pitch_id = ? AND`+latestOnly, pitchID)
+	cards, err := loadCards(ctx, db.r, `sv.pitch_id = `+joinParam+` AND`+latestOnly, pitchID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -224,7 +224,7 @@ func (db *DB) ScorecardHistory(ctx context.Context, viewer *pitches.User, pitchI
 			return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "other sharks' scorecards stay hidden until you have scored this pitch or the round closes")
 		}
 	}
-	return loadCards(ctx, db.r, `sv.pitch_id = ? AND sv.shark_id = ?`, pitchID, sharkID)
+	return loadCards(ctx, db.r, `sv.pitch_id = `+joinParam+` AND sv.shark_id = `+joinParam, pitchID, sharkID)
 }
 
 // measuredRun returns the newest run (local or imported) of the pitch that

@@ -68,7 +68,7 @@ func (db *DB) CastVote(ctx context.Context, by *pitches.User, round int, in pitc
 			floatPtrArg(in.Terms.MinGeomean), floatPtrArg(in.Terms.MaxRegression), floatPtrArg(in.Terms.MaxVariation), in.Terms.Correct); err != nil {
 			return fmt.Errorf("sqlite: insert vote: %w", err)
 		}
-		vs, err := loadVotes(ctx, tx, `vv.round_id = ? AND vv.shark_id = ? AND vv.version = ?`, r.ID, by.ID, version)
+		vs, err := loadVotes(ctx, tx, `vv.round_id = `+joinParam+` AND vv.shark_id = `+joinParam+` AND vv.version = `+joinParam, r.ID, by.ID, version)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (db *DB) VisibleVotes(ctx context.Context, viewer *pitches.User, round int)
 	if err != nil {
 		return nil, err
 	}
-	votes, err := loadVotes(ctx, db.r, `vv.round_id = ? AND`+latestVote, r.ID)
+	votes, err := loadVotes(ctx, db.r, `vv.round_id = `+joinParam+` AND`+latestVote, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (db *DB) VoteHistory(ctx context.Context, viewer *pitches.User, round int, 
 		return nil, err
 	}
 	if viewer == nil || viewer.ID != sharkID {
-		mine, err := loadVotes(ctx, db.r, `vv.round_id = ? AND vv.shark_id = ?`, r.ID, viewerID(viewer))
+		mine, err := loadVotes(ctx, db.r, `vv.round_id = `+joinParam+` AND vv.shark_id = `+joinParam, r.ID, viewerID(viewer))
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +122,7 @@ func (db *DB) VoteHistory(ctx context.Context, viewer *pitches.User, round int, 
 			return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "other sharks' votes stay hidden until you have voted or the round closes")
 		}
 	}
-	return loadVotes(ctx, db.r, `vv.round_id = ? AND vv.shark_id = ?`, r.ID, sharkID)
+	return loadVotes(ctx, db.r, `vv.round_id = `+joinParam+` AND vv.shark_id = `+joinParam, r.ID, sharkID)
 }
 
 func viewerID(u *pitches.User) int64 {
@@ -153,7 +153,7 @@ func (db *DB) Standings(ctx context.Context, viewer *pitches.User, round int) (*
 	if err != nil {
 		return nil, err
 	}
-	votes, err := loadVotes(ctx, tx, `vv.round_id = ? AND`+latestVote, r.ID)
+	votes, err := loadVotes(ctx, tx, `vv.round_id = `+joinParam+` AND`+latestVote, r.ID)
 	if err != nil {
 		return nil, err
 	}
