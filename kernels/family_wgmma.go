@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 )
 
@@ -77,7 +76,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		return []KnobSpec{
 			{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile = the wgmma N width"},
 			{Key: "tile_n", Values: []string{"64", "128"}, Default: "64", Doc: "output columns per tile: consumer 0 holds these rows of B1, consumer 1 the same rows of B2 (one or two 64-row blocks each)"},
-			{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"},
+			wgmmaStagesKnob,
 			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
 			wgmmaScheduleKnob,
 		}
@@ -85,7 +84,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 	return []KnobSpec{
 		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
 		{Key: "tile_n", Values: []string{"128", "256"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each"},
-		{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"},
+		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; ptxas serializes the wgmmas for lack of registers; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9)"},
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
 		wgmmaScheduleKnob,
@@ -94,18 +93,13 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 
 // wgmmaScheduleKnob is the tile schedule (WG_SK).
 var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "auto"}, Default: "tiles",
-	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = both modules compiled, stream-K taken only where whole tiles would run several waves and fill under 80% of them (wgmmaAutoStreamK), whole tiles elsewhere"}
+	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = both modules compiled, stream-K taken where whole tiles would fill under 80% of the waves they take, one wave included (wgmmaAutoStreamK), whole tiles elsewhere"}
+
+// wgmmaStagesKnob is the decoded-token ring's depth (STAGES), the same for both problems.
+var wgmmaStagesKnob = KnobSpec{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"}
 
 // wgmmaStreamK reports whether k's module is the stream-K one.
 func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
-
-// withSchedule is k with the schedule knob set to sched.
-func withSchedule(k Knobs, sched string) Knobs {
-	q, _ := url.ParseQuery(k.Custom)
-	q.Set("schedule", sched)
-	k.Custom = q.Encode()
-	return k
-}
 
 // schedule=auto stands for the whole-tile and the stream-K module; the
 // shape's tile count picks one. (One module with stream-K behind a launch
@@ -113,13 +107,13 @@ func withSchedule(k Knobs, sched string) Knobs {
 // kernel-notes step 6.)
 func (wgmmaFamily) isAuto(k Knobs) bool { return k.Value("schedule") == "auto" }
 func (wgmmaFamily) candidates(_ string, k Knobs) []Knobs {
-	return []Knobs{withSchedule(k, "tiles"), withSchedule(k, "streamk")}
+	return []Knobs{k.withCustom("schedule", "tiles"), k.withCustom("schedule", "streamk")}
 }
 func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
 	if wgmmaAutoStreamK(wgmmaTiles(problem, s, k), lim.SMs) {
-		return withSchedule(k, "streamk"), nil
+		return k.withCustom("schedule", "streamk"), nil
 	}
-	return withSchedule(k, "tiles"), nil
+	return k.withCustom("schedule", "tiles"), nil
 }
 
 // wgmmaTiles is the number of output tiles of shape s.
@@ -276,7 +270,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	flagBytes := func(g int) int { return g * wgmmaConsumers * 4 }
 	if isDual(v.Problem) {
 		m := s.M[0]
-		tiles := ceilDiv(m, k.TileM) * ceilDiv(s.N, k.TileN)
+		tiles := wgmmaTiles(v.Problem, s, k)
 		g := grid(tiles)
 		pl := &Plan{Mode: "sequential"}
 		pl.Launches = []Launch{{Kernel: "wg_dual_gemm",

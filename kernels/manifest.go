@@ -243,6 +243,15 @@ func (k Knobs) values() map[string]string {
 // k has none): how a family reads a knob that Knobs has no field for.
 func (k Knobs) Value(key string) string { return k.values()[key] }
 
+// withCustom is k with the knob key, one Knobs has no field for, set to
+// value (an auto knob's candidates are made this way).
+func (k Knobs) withCustom(key, value string) Knobs {
+	q, _ := url.ParseQuery(k.Custom)
+	q.Set(key, value)
+	k.Custom = q.Encode()
+	return k
+}
+
 // fieldValues renders Knobs' own fields.
 func (k Knobs) fieldValues() map[string]string {
 	return map[string]string{

@@ -128,7 +128,7 @@ func (v Variant) Candidates() []Variant {
 
 // Resolve returns the concrete variant v runs as on shape s on a device
 // with limits lim: for an auto variant the candidate its family picks
-// (BaselineTile, wgmmaSchedule), otherwise v itself.
+// (BaselineTile, wgmmaAutoStreamK), otherwise v itself.
 func (v Variant) Resolve(s Shape, lim Limits) (Variant, error) {
 	tr, ok := v.family().(autoResolver)
 	if !ok || !tr.isAuto(v.Knobs) {

@@ -55,7 +55,7 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 // at 128 tokens exceed the consumers' registers.
 func TestWgmmaRefusals(t *testing.T) {
 	p := wgmmaProblem(t)
-	for spec, want := range map[string]string{
+	wantKnobErrors(t, p, map[string]string{
 		"wgmma?stages=4":                        "shared memory",
 		"wgmma?tile_n=256":                      "registers",
 		"wgmma?tile_m=32":                       "not allowed",
@@ -63,13 +63,7 @@ func TestWgmmaRefusals(t *testing.T) {
 		"wgmma?split_k=2":                       "unknown knob",
 		"wgmma?tile_m=64&tail_width=":           "no value given",
 		"wgmma?schedule=streamk&tail_width=fit": "full width",
-	} {
-		_, err := p.ResolveVariant(spec)
-		var ke *KnobError
-		if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: error %v, want a KnobError containing %q", spec, err, want)
-		}
-	}
+	})
 	for _, k := range p.VariantCombinations("wgmma") {
 		if sb := WgmmaSharedBytes(p.Name, k); sb > hopperSharedOptin {
 			t.Errorf("%+v: %d bytes of shared memory enumerated", k, sb)
@@ -160,19 +154,13 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	if n := len(d.VariantCombinations("wgmma")); n != 24 {
 		t.Errorf("dual wgmma combinations: %d, want 24", n)
 	}
-	for spec, want := range map[string]string{
+	wantKnobErrors(t, d, map[string]string{
 		"wgmma?tile_n=128":          "registers",
 		"wgmma?tile_n=256":          "not allowed",
 		"wgmma?tail_width=fit":      "unknown knob",
 		"wgmma?stages=5":            "not allowed",
 		"wgmma?tile_m=64&tile_n=32": "not allowed",
-	} {
-		_, err := d.ResolveVariant(spec)
-		var ke *KnobError
-		if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), want) {
-			t.Errorf("dual %s: error %v, want a KnobError containing %q", spec, err, want)
-		}
-	}
+	})
 	two, err := d.ResolveVariant("wgmma?tile_m=64&tile_n=128")
 	if err != nil {
 		t.Fatal(err)
@@ -318,6 +306,19 @@ func TestWgmmaAutoSchedule(t *testing.T) {
 	}{{192, 132, true}, {256, 132, false}, {352, 132, false}, {128, 132, false}, {200, 132, true}, {96, 132, true}, {120, 132, false}, {400, 0, false}} {
 		if got := wgmmaAutoStreamK(c.tiles, c.sms); got != c.want {
 			t.Errorf("wgmmaAutoStreamK(%d, %d) = %v, want %v", c.tiles, c.sms, got, c.want)
+		}
+	}
+}
+
+// wantKnobErrors checks that each spec of p is refused with a KnobError
+// whose message contains its want.
+func wantKnobErrors(t *testing.T, p *Problem, specs map[string]string) {
+	t.Helper()
+	for spec, want := range specs {
+		_, err := p.ResolveVariant(spec)
+		var ke *KnobError
+		if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s %s: error %v, want a KnobError containing %q", p.Name, spec, err, want)
 		}
 	}
 }

@@ -190,9 +190,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// even one about to be refused, waits unread for that poll:
 		// refusals took 15-22 ms at p99. One processor more than the pages
 		// served at once stays parked in the network poller, reads each
-		// request as it arrives and refuses the excess at once (p99 about
-		// 10 ms on 2 CPUs, docs/BENCHMARKS.md section 12); it costs a thread
-		// that is asleep unless there is network work.
+		// request as it arrives and refuses the excess at once (on 2 CPUs:
+		// refused p99 10.2-10.4 ms on the round and pitch pages where 3
+		// processors served 2 at once, docs/BENCHMARKS.md section 12); it
+		// costs a thread that is asleep unless there is network work.
 		runtime.GOMAXPROCS(max(cpuProcs, *maxInFlight+1))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))

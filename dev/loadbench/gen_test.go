@@ -82,14 +82,13 @@ func TestCapacityConns(t *testing.T) {
 	}
 	// Without --max-inflight the limit is the server's default for the
 	// CPUs it is pinned to: one request per CPU.
-	perCPU := httpserver.DefaultMaxInFlight() / runtime.GOMAXPROCS(0)
 	for list, want := range map[string]int{"0": 1, "0,2": 2, "0-3": 4, "1-2,5": 3, "": 0, "x": 0, "3-1": 0} {
 		if got := cpuCount(list); got != want {
 			t.Errorf("cpuCount(%q) = %d, want %d", list, got, want)
 		}
 	}
-	if got := inFlight(nil, "0-3"); got != 4*perCPU {
-		t.Errorf("default limit on 4 pinned CPUs: %d, want %d", got, 4*perCPU)
+	if got, want := inFlight(nil, "0-3"), 4*httpserver.DefaultMaxInFlight()/runtime.GOMAXPROCS(0); got != want {
+		t.Errorf("default limit on 4 pinned CPUs: %d, want %d", got, want)
 	}
 }
 

@@ -44,7 +44,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -460,7 +459,7 @@ func inFlight(args []string, cpus string) int {
 		}
 	}
 	if n := cpuCount(cpus); n > 0 {
-		return httpserver.DefaultMaxInFlight() / runtime.GOMAXPROCS(0) * n
+		return httpserver.MaxInFlightFor(n)
 	}
 	return httpserver.DefaultMaxInFlight()
 }
