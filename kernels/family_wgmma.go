@@ -79,6 +79,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaStagesKnob,
 			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
 			wgmmaScheduleKnob,
+			wgmmaRegistersKnob,
 		}
 	}
 	return []KnobSpec{
@@ -88,7 +89,32 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "tail_width", Values: []string{"full", "fit"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; ptxas serializes the wgmmas for lack of registers; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9)"},
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
 		wgmmaScheduleKnob,
+		wgmmaRegistersKnob,
 	}
+}
+
+// wgmmaRegistersKnob is the per-role register budget (WG_CREGS).
+var wgmmaRegistersKnob = KnobSpec{Key: "registers", Values: []string{"even", "split"}, Default: "even",
+	Doc: "even = every thread keeps the 168 registers a 384-thread block gets at launch; split = setmaxnreg gives each consumer thread " + strconv.Itoa(wgmmaSplitRegs) + " and leaves the producer " + strconv.Itoa(wgmmaProducerRegs) + " (ptxas spills about 40 bytes in the producer at that budget), so a consumer can hold two 64-row blocks of 128-wide accumulators (tile_n=256 group, tile_n=128 dual, at tile_m=128; only for tiles the even budget cannot hold)"}
+
+// wgmmaSplitRegs is registers=split's consumer budget, wgmmaProducerRegs
+// what that leaves the producer of 168 x 384. Measured with nvcc 13.0
+// (dev/gpucall/dual.sh regs): a consumer holding two 64-row blocks at
+// tile_m=128 needs 224 (at 216 ptxas serializes its wgmmas, C7512); the
+// producer spills 36-40 bytes at 56 and 8-16 at 72.
+const (
+	wgmmaSplitRegs    = 224
+	wgmmaProducerRegs = 168*(1+wgmmaConsumers) - wgmmaConsumers*wgmmaSplitRegs
+)
+
+// wgmmaFragRegs is how many accumulator and fragment registers a consumer
+// thread may hold under k's register budget: what ptxas leaves beside the
+// addresses, loop state and the raw words it keeps.
+func wgmmaFragRegs(k Knobs) int {
+	if k.Value("registers") == "split" {
+		return wgmmaSplitRegs - 32
+	}
+	return 128
 }
 
 // wgmmaScheduleKnob is the tile schedule (WG_SK).
@@ -185,8 +211,9 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 }
 
 // checkWgmma keeps the family to combinations that fit: 384 threads get at
-// most 168 registers each, and a consumer holds tile_m/2 fp32 accumulators
-// per 64-row block plus 32 fragment registers per block.
+// most 168 registers each (a consumer 224 with registers=split), and a
+// consumer holds tile_m/2 fp32 accumulators per 64-row block plus 32
+// fragment registers per block.
 func checkWgmma(problem string, k Knobs) error {
 	mb := wgmmaBlocks(problem, k)
 	if isDual(problem) {
@@ -199,9 +226,15 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.Value("schedule") != "tiles" && k.TailWidth == "fit" {
 		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
 	}
-	if regs := mb * (k.TileM/2 + 32); regs > 128 {
-		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN),
-			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most 128 of its 168 fit", regs)}
+	regs, most := mb*(k.TileM/2+32), wgmmaFragRegs(k)
+	if regs > most {
+		return &KnobError{Knob: "tile_m,tile_n,registers", Value: fmt.Sprintf("%d,%d,%s", k.TileM, k.TileN, k.Value("registers")),
+			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most %d fit in its budget (registers=split raises it to %d)", regs, most, wgmmaSplitRegs-32)}
+	}
+	if k.Value("registers") == "split" && regs <= 128 {
+		// The even budget already holds this tile; the split would only
+		// spill the producer (40 bytes at 56 registers, ptxas -v).
+		return &KnobError{Knob: "registers", Value: "split", Reason: fmt.Sprintf("a %dx%d tile fits in the even budget (%d accumulator and fragment registers of 128); split is for the tiles that do not", k.TileN, k.TileM, regs)}
 	}
 	if sb := WgmmaSharedBytes(problem, k); sb > hopperSharedOptin {
 		return &KnobError{Knob: "stages", Value: strconv.Itoa(k.Stages),
@@ -219,6 +252,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	d["WG_FIT"] = "0"
 	if k.TailWidth == "fit" {
 		d["WG_FIT"] = "1"
+	}
+	d["WG_CREGS"] = "0"
+	if k.Value("registers") == "split" {
+		d["WG_CREGS"] = strconv.Itoa(wgmmaSplitRegs)
 	}
 	d["WG_SK"] = "0"
 	if wgmmaStreamK(k) {

@@ -17,8 +17,9 @@ func wgmmaProblem(t *testing.T) *Problem {
 }
 
 // The group GEMM's defaults are the measured fastest (128x128, 3 stages,
-// full-width tiles, whole-tile schedule), and its space is the 32
-// combinations the device test checks (stream-K and auto only at full width).
+// full-width tiles, whole-tile schedule), and its space is the 36
+// combinations the device test checks (stream-K and auto only at full width;
+// the register split only for 256x128 tiles, at 2 stages).
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -29,17 +30,24 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 32 {
-		t.Errorf("wgmma combinations: %d, want 32", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 36 {
+		t.Errorf("wgmma combinations: %d, want 36", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
+	}
+	split, err := p.ResolveVariant("wgmma?tile_n=256&stages=2&registers=split")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := split.Defines(); d["WG_CREGS"] != "224" || d["WG_MB"] != "2" || d["WG_TM"] != "128" || d["STAGES"] != "2" {
+		t.Errorf("split defines %v", d)
 	}
 	fit, err := p.ResolveVariant("wgmma?tail_width=fit&tile_n=256&tile_m=64")
 	if err != nil {
@@ -150,16 +158,19 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	}
 	// 12 tiles x stages less 128x128 at 2, 3 and 4 stages (two 64-row
 	// blocks of 64 accumulators each per consumer: registers) and 4 stages
-	// of 128-token tiles (shared memory), times three schedules.
-	if n := len(d.VariantCombinations("wgmma")); n != 24 {
-		t.Errorf("dual wgmma combinations: %d, want 24", n)
+	// of 128-token tiles (shared memory), times three schedules; and
+	// 128x128 at 2 stages with the register split, three schedules.
+	if n := len(d.VariantCombinations("wgmma")); n != 27 {
+		t.Errorf("dual wgmma combinations: %d, want 27", n)
 	}
 	wantKnobErrors(t, d, map[string]string{
-		"wgmma?tile_n=128":          "registers",
-		"wgmma?tile_n=256":          "not allowed",
-		"wgmma?tail_width=fit":      "unknown knob",
-		"wgmma?stages=5":            "not allowed",
-		"wgmma?tile_m=64&tile_n=32": "not allowed",
+		"wgmma?tile_n=128":                 "registers",
+		"wgmma?tile_n=128&registers=split": "shared memory",
+		"wgmma?registers=split":            "even budget",
+		"wgmma?tile_n=256":                 "not allowed",
+		"wgmma?tail_width=fit":             "unknown knob",
+		"wgmma?stages=5":                   "not allowed",
+		"wgmma?tile_m=64&tile_n=32":        "not allowed",
 	})
 	two, err := d.ResolveVariant("wgmma?tile_m=64&tile_n=128")
 	if err != nil {

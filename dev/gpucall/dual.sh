@@ -6,6 +6,8 @@
 #   bash dev/gpucall/dual.sh streamk [TOTAL]  # schedule=streamk, both problems
 #   bash dev/gpucall/dual.sh auto [TOTAL]     # schedule=auto, the family test, the same call's peers
 #   bash dev/gpucall/dual.sh grid [TOTAL]     # stream-K on every SM (work-item grid), auto again
+#   bash dev/gpucall/dual.sh regs [TOTAL]     # setmaxnreg builds (ptxas only), ncu stalls per SASS line
+#   bash dev/gpucall/dual.sh split [TOTAL]    # registers=split: 256-row group and 128-column dual tiles
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -15,7 +17,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto or grid}
+MODE=${1:?dual, streamk, auto, grid, regs or split}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -76,6 +78,51 @@ grid)
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	BENCH_MAX=150 bench g_sk_vs_wgmma nvfp4_group_gemm 'wgmma?schedule=streamk' wgmma
 	TITLE="wgmma stream-K grid call" summarize
+	;;
+split)
+	DS='wgmma?tile_n=128&stages=2&registers=split&schedule=auto'
+	GS='wgmma?tile_n=256&stages=2&registers=split&schedule=auto'
+	tests d_split_tests nvfp4_dual_gemm "$DS" wgmma
+	tests g_split_tests nvfp4_group_gemm "$GS" wgmma
+	bench d_split nvfp4_dual_gemm "$DS"
+	bench d_split_vs_auto nvfp4_dual_gemm "$DS" 'wgmma?schedule=auto'
+	BENCH_MAX=120 bench g_split_vs_wgmma nvfp4_group_gemm "$GS" wgmma
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	TITLE="wgmma registers=split call" summarize
+	;;
+regs)
+	# setmaxnreg: does ptxas honour the split (no C7508), and what does each
+	# tile need? Then where the dual kernel's warps stall, per SASS line.
+	# All builds at once (16 cores), one log each.
+	pbuild() {
+		local name=$1
+		shift
+		timeout 120 nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Xptxas -v "$@" \
+			-o "/tmp/wg_$name.cubin" kernels/cuda/wg_group_gemm.cu >"$R/ptxas_$name.log" 2>&1
+		echo "rc=$?" >>"$R/ptxas_$name.log"
+	}
+	for c in 0 208 216 224 232; do
+		pbuild "group_tm128_mb1_r$c" -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_CREGS=$c &
+		pbuild "group_tm128_mb2_r$c" -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=3 -DWG_CREGS=$c &
+		pbuild "dual_tm128_mb2_r$c" -DDUAL=1 -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=3 -DWG_CREGS=$c &
+	done
+	pbuild dual_tm128_mb1_r0 -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_CREGS=0 &
+	pbuild dual_tm128_mb1_r216 -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_CREGS=216 &
+	wait
+	for f in "$R"/ptxas_*.log; do
+		echo "== $(basename "$f" .log)"
+		grep -E "registers|spill|C75|error|rc=" "$f"
+	done >"$OUT/ptxas_summary.txt"
+	cat "$OUT/ptxas_summary.txt"
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	echo '[{"m":[256],"n":4096,"k":7168}]' >/tmp/b1.json
+	step ncu_src 200 ncu.log "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+		--section WarpStateStats --section SourceCounters --section SchedulerStats --import-source no -f -o /tmp/prof_b1 \
+		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline wgmma --shapes /tmp/b1.json \
+		--device 0 --cache-dir "$C" --max-time 120s --json "$R/prof_b1.json"
+	step ncu_page 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_b1.ncu-rep --page source --csv --print-source sass >\"$OUT/src_b1.csv\""
+	step ncu_details 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_b1.ncu-rep --page details >\"$OUT/details_b1.txt\""
+	pack
 	;;
 *)
 	echo "usage: dual.sh dual|streamk|auto|grid [TOTAL]" >&2

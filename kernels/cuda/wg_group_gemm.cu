@@ -119,6 +119,18 @@
 // grid (at most one per SM) is resident, so the wait ends. Needs WG_FIT 0.
 #define WG_SK 0
 #endif
+#ifndef WG_CREGS
+// > 0: registers per thread split by role with setmaxnreg (sm_90a): the
+// consumers raise theirs to WG_CREGS, the producer lowers its own to what is
+// left of what the block got at launch (WG_LREGS, 168 for 384 threads),
+// WG_PREGS. ptxas then allocates each role's code against its own budget, which a consumer
+// holding two 64-row blocks of 128-wide accumulators (128 registers) needs.
+// ptxas needs the register count at entry (__launch_bounds__ with a minimum
+// of one block per SM) and warp-uniform role branches.
+#define WG_CREGS 0
+#endif
+#define WG_LREGS ((65536 / FG_THREADS) > 255 ? 248 : (65536 / FG_THREADS) & ~7) // per thread at launch
+#define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB) // dual: output columns per tile
 
 #if WG_SK && WG_FIT
@@ -136,6 +148,9 @@
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
 #define FG_THREADS (128 * (1 + WG_CONS))
+#if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
+#error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
+#endif
 #define WG_NACC (WG_TM / 2) // fp32 accumulators per thread per 64-row block
 
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
@@ -728,8 +743,14 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     fetch(0, t0, g0, -1);
     kch = g0.k >> 7;
   }
-  if (tid < 128) {
+  // The role, warp-uniform as far as ptxas can tell (setmaxnreg must be
+  // reached by whole warpgroups).
+  const int role = __shfl_sync(0xffffffffu, tid >> 7, 0);
+  if (role == 0) {
     // ---------------- producer warpgroup: token rows ----------------
+#if WG_CREGS
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
+#endif
     wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
       FgTile tile;
       FgGroup gp;
@@ -780,7 +801,10 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     });
   } else {
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
-    const int c = (tid >> 7) - 1;
+#if WG_CREGS
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_CREGS));
+#endif
+    const int c = role - 1;
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int last, bool more) {
       FgTile tile;
