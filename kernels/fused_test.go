@@ -222,19 +222,18 @@ func TestFusedLaunchKnob(t *testing.T) {
 }
 
 // kernels/ladder.json (the demo's ladder pitches) parses with exactly the
-// agreed fields, names group-GEMM variants that resolve canonically, and
-// its ranges and measurements are sane.
+// agreed fields, names variants that resolve canonically on their rung's
+// problem, and its ranges and measurements are sane.
 func TestLadderJSON(t *testing.T) {
 	rungs, err := kernels.Ladder()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := problem(t, "nvfp4_group_gemm")
 	if len(rungs) < 8 {
 		t.Errorf("%d rungs", len(rungs))
 	}
 	for _, r := range rungs {
-		v, err := g.ResolveVariant(r.Variant)
+		v, err := problem(t, r.Problem).ResolveVariant(r.Variant)
 		if err != nil || v.Name != r.Variant || v.Name == "baseline" {
 			t.Errorf("%q: %v (canonical %q)", r.Variant, err, v.Name)
 		}

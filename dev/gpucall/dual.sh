@@ -8,6 +8,7 @@
 #   bash dev/gpucall/dual.sh grid [TOTAL]     # stream-K on every SM (work-item grid), auto again
 #   bash dev/gpucall/dual.sh regs [TOTAL]     # setmaxnreg builds (ptxas only), ncu stalls per SASS line
 #   bash dev/gpucall/dual.sh split [TOTAL]    # registers=split: 256-row group and 128-column dual tiles
+#   bash dev/gpucall/dual.sh splitcheck [TOTAL] # the family test over every combination; group split vs baseline
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -17,7 +18,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs or split}
+MODE=${1:?dual, streamk, auto, grid, regs, split or splitcheck}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -89,6 +90,14 @@ split)
 	BENCH_MAX=120 bench g_split_vs_wgmma nvfp4_group_gemm "$GS" wgmma
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	TITLE="wgmma registers=split call" summarize
+	;;
+splitcheck)
+	# Every combination (the split ones included) on every test and benchmark
+	# shape, and the group split rung against the baseline.
+	step family 300 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	BENCH_MAX=150 bench g_split nvfp4_group_gemm 'wgmma?tile_n=256&stages=2&schedule=auto&registers=split'
+	TITLE="wgmma registers=split check" summarize
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)" "$OUT/family.log" | tail -80
 	;;
 regs)
 	# setmaxnreg: does ptxas honour the split (no C7508), and what does each

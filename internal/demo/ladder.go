@@ -155,6 +155,12 @@ var ladderPitches = map[string]ladderPitch{
 		"the other blocks' partial sums before the gate.\n\n" +
 		"- Only bench3 (96 tiles on 132 SMs) and bench4 (192 tiles: 73% of two waves) are cut; the others keep whole tiles.\n" +
 		"- bench4 measured 1.255x with stream-K; bench3 should gain about a quarter from its 36 idle SMs."},
+	"nvfp4_dual_gemm wgmma?tile_n=128&stages=2&schedule=auto&registers=split": {"registers", "Twice the output columns per " +
+		"wgmma dual tile: setmaxnreg hands the producer's spare registers to the consumers (224 each), so each holds two " +
+		"64-row blocks of its B and one token decode feeds twice the MMAs.\n\n" +
+		"- ncu: a chunk issues as many instructions per scheduler as it has tensor cycles, and the consumers wait on the " +
+		"producer; this cuts issue per tensor cycle by about a fifth.\n" +
+		"- But the tiles halve (64 on bench1 for 132 SMs), so stream-K cuts most shapes, and the ring drops to two stages."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own
