@@ -167,7 +167,12 @@ static const size_t FLUSH_BYTES = 128u << 20;
 
 static void launch(const FgGroup* dgroups, const FgTile* dtiles, int ntiles, bool persistent, cudaStream_t st) {
   int grid = persistent ? std::min(ntiles, g_sms * g_occ) : ntiles;
+#ifdef FK_WG
+  // wg_group_gemm's stream-K workspace and flags: unused with WG_SK 0.
+  fast_group_gemm<<<grid, FG_THREADS, FG_SMEM_BYTES, st>>>(dgroups, dtiles, ntiles, nullptr, nullptr);
+#else
   fast_group_gemm<<<grid, FG_THREADS, FG_SMEM_BYTES, st>>>(dgroups, dtiles, ntiles);
+#endif
 }
 
 static bool run_case(const Case& cs, std::mt19937_64& rng, bool timing, std::vector<std::string>& summary) {

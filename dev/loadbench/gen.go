@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,13 @@ type target struct {
 	name   string
 	path   string
 	header http.Header
+	req    *builtRequest // the request bytes built by withRequest (nil: built per call)
+}
+
+// builtRequest is a target's request for one host.
+type builtRequest struct {
+	host string
+	b    []byte
 }
 
 // sample is one finished request: how long it took (from when it was due,
@@ -159,8 +167,37 @@ func (c *client) conn(host string) (*conn, error) {
 }
 
 // get sends one request on k and reads its answer; reuse says whether k
-// can carry another.
+// can carry another. The generator shares the server's two cores, so it
+// keeps its own cost per request low: the request bytes are built once
+// per target and host (request), and the answer is read by readAnswer,
+// which keeps nothing but the status (net/http's ReadResponse builds a
+// header map and a body reader for each).
 func (k *conn) get(ctx context.Context, host string, t target, timeout time.Duration) (status int, reuse bool) {
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d // the end of a pass ends the request too
+	}
+	_ = k.nc.SetDeadline(deadline)
+	if ctx.Done() != nil {
+		// A pass can also be cut short (an interrupt): stop waiting then.
+		stop := context.AfterFunc(ctx, func() { _ = k.nc.SetDeadline(time.Now()) })
+		defer stop()
+	}
+	if _, err := k.nc.Write(t.request(host)); err != nil {
+		return 0, false
+	}
+	st, keep, err := readAnswer(k.br)
+	if err != nil {
+		return 0, false
+	}
+	return st, keep && ctx.Err() == nil
+}
+
+// request is t's GET for host: the bytes withRequest built, or built now.
+func (t target) request(host string) []byte {
+	if t.req != nil && t.req.host == host {
+		return t.req.b
+	}
 	var b strings.Builder
 	b.WriteString("GET " + t.path + " HTTP/1.1\r\nHost: " + host + "\r\n")
 	for name, vs := range t.header {
@@ -169,30 +206,119 @@ func (k *conn) get(ctx context.Context, host string, t target, timeout time.Dura
 		}
 	}
 	b.WriteString("\r\n")
-	_ = k.nc.SetDeadline(time.Now().Add(timeout))
-	// The end of a pass ends the request too.
-	stop := context.AfterFunc(ctx, func() { _ = k.nc.SetDeadline(time.Now()) })
-	defer stop()
-	if _, err := io.WriteString(k.nc, b.String()); err != nil {
-		return 0, false
-	}
-	resp, err := http.ReadResponse(k.br, nil)
+	return []byte(b.String())
+}
+
+// withRequest is t with its request for the server at base built once, for
+// a pass's many requests (read-only from then on, so shared safely).
+func (t target) withRequest(base string) target {
+	host := strings.TrimPrefix(base, "http://")
+	t.req = &builtRequest{host: host, b: t.request(host)}
+	return t
+}
+
+// readAnswer reads one HTTP/1.1 response from br and discards its body
+// (Content-Length or chunked); keep says whether the connection stays open.
+func readAnswer(br *bufio.Reader) (status int, keep bool, err error) {
+	line, err := readLine(br)
 	if err != nil {
-		return 0, false
+		return 0, false, err
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	// "HTTP/1.1 200 OK"
+	if len(line) < 12 || !strings.HasPrefix(line, "HTTP/1.") || line[8] != ' ' {
+		return 0, false, fmt.Errorf("loadbench: bad status line %q", line)
+	}
+	status, err = strconv.Atoi(line[9:12])
 	if err != nil {
-		return 0, false
+		return 0, false, fmt.Errorf("loadbench: bad status line %q", line)
 	}
-	return resp.StatusCode, !resp.Close && ctx.Err() == nil
+	length, chunked := -1, false
+	keep = true
+	for {
+		h, err := readLine(br)
+		if err != nil {
+			return 0, false, err
+		}
+		if h == "" {
+			break
+		}
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			return 0, false, fmt.Errorf("loadbench: bad header line %q", h)
+		}
+		value = strings.TrimSpace(value)
+		switch {
+		case strings.EqualFold(name, "Content-Length"):
+			if length, err = strconv.Atoi(value); err != nil || length < 0 {
+				return 0, false, fmt.Errorf("loadbench: bad Content-Length %q", value)
+			}
+		case strings.EqualFold(name, "Transfer-Encoding"):
+			chunked = strings.EqualFold(value, "chunked")
+		case strings.EqualFold(name, "Connection"):
+			keep = !strings.EqualFold(value, "close")
+		}
+	}
+	switch {
+	case chunked:
+		for {
+			line, err := readLine(br)
+			if err != nil {
+				return 0, false, err
+			}
+			size, _, _ := strings.Cut(line, ";")
+			n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
+			if err != nil || n < 0 {
+				return 0, false, fmt.Errorf("loadbench: bad chunk size %q", line)
+			}
+			if n == 0 {
+				break
+			}
+			if _, err := br.Discard(int(n)); err != nil {
+				return 0, false, err
+			}
+			if l, err := readLine(br); err != nil || l != "" {
+				return 0, false, fmt.Errorf("loadbench: chunk not followed by CRLF: %v", err)
+			}
+		}
+		for { // trailers, then the blank line
+			l, err := readLine(br)
+			if err != nil {
+				return 0, false, err
+			}
+			if l == "" {
+				break
+			}
+		}
+	case length >= 0:
+		if _, err := br.Discard(length); err != nil {
+			return 0, false, err
+		}
+	default:
+		// No length: the body runs to the end of the connection.
+		if _, err := io.Copy(io.Discard, br); err != nil {
+			return 0, false, err
+		}
+		keep = false
+	}
+	return status, keep, nil
+}
+
+// readLine is one CRLF-terminated line without its CRLF.
+func readLine(br *bufio.Reader) (string, error) {
+	b, err := br.ReadSlice('\n')
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
 }
 
 // closedLoop runs conns workers, each sending its next request as soon as
 // the previous one is answered, for d.
 func closedLoop(ctx context.Context, c *client, base string, t target, conns int, d time.Duration) *result {
+	t = t.withRequest(base)
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	end, _ := ctx.Deadline()
 	var mu sync.Mutex
 	res := &result{}
 	var wg sync.WaitGroup
@@ -205,8 +331,11 @@ func closedLoop(ctx context.Context, c *client, base string, t target, conns int
 			for ctx.Err() == nil {
 				t0 := time.Now()
 				st := do(ctx, c, base, t)
-				if ctx.Err() != nil && st == 0 {
-					break // cut off by the end of the pass, not a failure
+				if st == 0 && (ctx.Err() != nil || !time.Now().Before(end)) {
+					// Cut off by the end of the pass, not a failure (the
+					// connection's deadline is the pass's, and may fire
+					// a moment before ctx's own timer).
+					break
 				}
 				local = append(local, sample{lat: time.Since(t0), status: st})
 			}
@@ -227,6 +356,7 @@ func closedLoop(ctx context.Context, c *client, base string, t target, conns int
 // flight; a request due while that many are outstanding is counted late
 // and not sent.
 func openLoop(ctx context.Context, c *client, base string, t target, rate float64, d time.Duration, maxOutstanding int) *result {
+	t = t.withRequest(base)
 	res := &result{offered: rate}
 	n := int(rate * d.Seconds())
 	interval := time.Duration(float64(time.Second) / rate)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,5 +101,38 @@ func TestServerCmd(t *testing.T) {
 	}
 	if got := (options{serverCPUs: "0"}).serverCmd("bin/web"); !slices.Equal(got, []string{"taskset", "-c", "0", "bin/web"}) {
 		t.Errorf("pinned: %v", got)
+	}
+}
+
+// readAnswer reads exactly one response, whatever framing it has, and
+// leaves the next one on the reader.
+func TestReadAnswer(t *testing.T) {
+	const next = "HTTP/1.1 204 No Content\r\n\r\n"
+	cases := []struct {
+		name, in   string
+		status     int
+		keep, fail bool
+	}{
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" + next, 200, true, false},
+		{"chunked", "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3;x=y\r\nabc\r\n0\r\nTrailer: t\r\n\r\n" + next, 503, true, false},
+		{"close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok" + next, 200, false, false},
+		{"to EOF", "HTTP/1.0 200 OK\r\n\r\nbody to the end", 200, false, false},
+		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, false, true},
+		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 0, false, true},
+		{"bad chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0, false, true},
+		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello", 0, false, true},
+	}
+	for _, c := range cases {
+		br := bufio.NewReader(strings.NewReader(c.in))
+		st, keep, err := readAnswer(br)
+		if (err != nil) != c.fail || st != c.status || keep != c.keep {
+			t.Errorf("%s: status %d keep %v err %v, want %d %v fail %v", c.name, st, keep, err, c.status, c.keep, c.fail)
+			continue
+		}
+		if !c.fail && c.keep {
+			if st, _, err := readAnswer(br); err != nil || st != 204 {
+				t.Errorf("%s: the next response read as %d, %v", c.name, st, err)
+			}
+		}
 	}
 }

@@ -82,9 +82,11 @@
 #define WG_RS 4 // raw cp.async ring per thread, >= 2
 #endif
 #ifndef WG_EXP
-// Timing experiments only (wrong results): 1 = the producer skips the token
-// decode, 2 = the consumers skip the weight decode (raw words as fragments),
-// 3 = both.
+// Timing experiments only (wrong results), bits: 1 = the producer skips the
+// token decode, 2 = the consumers skip the weight decode (raw words as
+// fragments), 4 = the consumers issue no wgmma (everything else runs), 8 =
+// nobody copies or decodes anything (the ring's barriers and the wgmmas
+// alone, on whatever the buffers hold).
 #define WG_EXP 0
 #endif
 #ifndef WG_FIT
@@ -530,6 +532,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
   auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
   auto load = [&](int kc) {
+    if (WG_EXP & 8) return;
     const int slot = kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
@@ -558,7 +561,15 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   auto frags_x = [&](int kc) {
     const int slot = kc % WG_RS;
 #pragma unroll
-    for (int b = 0; b < WG_MB; ++b) {
+    for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) xa[b][j][i] = (fg_u32)(kc + j + i);
+      hw0[b][0] = hw0[b][1] = hw1[b][0] = hw1[b][1] = hx0[b] = hx1[b] = (fg_u32)kc;
+    }
+#pragma unroll
+    for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b) {
       fg_u32 w0[4], w1[4];
       const int r0 = lrow(b, 0), r1 = lrow(b, 1);
       wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
@@ -577,7 +588,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   };
   auto frags_y = [&]() {
 #pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
+    for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ya[b][j][i] = hw0[b][0] + (fg_u32)(j + i);
+#pragma unroll
+    for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
   };
 #pragma unroll
@@ -596,7 +613,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
+      for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
     if (prev >= 0) {
       wg_wait<1>(); // Y of the previous chunk done: ya and its stage are free
@@ -607,7 +624,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
+      for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
     wg_wait<1>(); // X of this chunk done: xa is free
     if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
@@ -763,6 +780,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       const int nw = WG_FIT ? (live + 31) & ~31 : WG_TM;
       // This thread's rows: tid, tid + 128, ... below nw.
       auto load = [&](int kc) {
+        if (WG_EXP & 8) return;
         const int slot = kc % WG_RS;
 #pragma unroll
         for (int r = tid; r < nw; r += 128) {
@@ -790,7 +808,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         const int slot = it % WG_RS;
         const fg_u32 tok = sbase + st * WG_TOK_STAGE;
 #pragma unroll
-        for (int r = tid; r < nw && !(WG_EXP & 1); r += 128)
+        for (int r = tid; r < nw && !(WG_EXP & 9); r += 128)
           wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
                         sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, tok, r);
         // The consumers' wgmma reads these rows through the async proxy.
