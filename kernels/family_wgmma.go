@@ -80,6 +80,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
 			wgmmaScheduleKnob,
 			wgmmaRegistersKnob,
+			wgmmaPipelineKnob,
 		}
 	}
 	return []KnobSpec{
@@ -90,31 +91,54 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
 		wgmmaScheduleKnob,
 		wgmmaRegistersKnob,
+		wgmmaPipelineKnob,
 	}
 }
 
 // wgmmaRegistersKnob is the per-role register budget (WG_CREGS).
 var wgmmaRegistersKnob = KnobSpec{Key: "registers", Values: []string{"even", "split"}, Default: "even",
-	Doc: "even = every thread keeps the 168 registers a 384-thread block gets at launch; split = setmaxnreg gives each consumer thread " + strconv.Itoa(wgmmaSplitRegs) + " and leaves the producer " + strconv.Itoa(wgmmaProducerRegs) + " (ptxas spills about 40 bytes in the producer at that budget), so a consumer can hold two 64-row blocks of 128-wide accumulators (tile_n=256 group, tile_n=128 dual, at tile_m=128; only for tiles the even budget cannot hold)"}
+	Doc: "even = every thread keeps the 168 registers a 384-thread block gets at launch; split = setmaxnreg moves registers from the producer to the consumers: 224 each for two 64-row blocks (tile_n=256 group, tile_n=128 dual, at tile_m=128), 216 for the whole-chunk pipeline (the producer keeps 56 or 72; ptxas spills 36-40 or 8-16 bytes there); only where the even budget cannot hold the tile"}
 
-// wgmmaSplitRegs is registers=split's consumer budget, wgmmaProducerRegs
-// what that leaves the producer of 168 x 384. Measured with nvcc 13.0
-// (dev/gpucall/dual.sh regs): a consumer holding two 64-row blocks at
-// tile_m=128 needs 224 (at 216 ptxas serializes its wgmmas, C7512); the
-// producer spills 36-40 bytes at 56 and 8-16 at 72.
-const (
-	wgmmaSplitRegs    = 224
-	wgmmaProducerRegs = 168*(1+wgmmaConsumers) - wgmmaConsumers*wgmmaSplitRegs
-)
+// wgmmaPipelineKnob is the consumers' software pipeline (WG_DB).
+var wgmmaPipelineKnob = KnobSpec{Key: "pipeline", Values: []string{"halves", "chunks"}, Default: "halves",
+	Doc: "halves = a chunk's eight k16 wgmmas go out as two commit groups of four, each half's weights decoded while the other half runs (32 fragment registers); chunks = two whole-chunk fragment sets, the next chunk decoded while all eight wgmmas of this one run (64 fragment registers: needs registers=split)"}
+
+// wgmmaConsumerRegs is a consumer thread's register budget under k (0: the
+// even 168, no setmaxnreg); the producer keeps what is left of 168 x 384.
+// Measured with nvcc 13.0 (dev/gpucall/dual.sh regs): a consumer holding
+// two 64-row blocks at tile_m=128 needs 224 (at 216 ptxas serializes its
+// wgmmas, C7512); the producer spills 36-40 bytes at 56 (consumers 224) and
+// 8-16 at 72 (216).
+func wgmmaConsumerRegs(k Knobs) int {
+	switch {
+	case k.Value("registers") != "split":
+		return 0
+	case k.Value("pipeline") == "chunks":
+		return 216
+	default:
+		return 224
+	}
+}
 
 // wgmmaFragRegs is how many accumulator and fragment registers a consumer
 // thread may hold under k's register budget: what ptxas leaves beside the
 // addresses, loop state and the raw words it keeps.
 func wgmmaFragRegs(k Knobs) int {
-	if k.Value("registers") == "split" {
-		return wgmmaSplitRegs - 32
+	if c := wgmmaConsumerRegs(k); c > 0 {
+		return c - 32
 	}
 	return 128
+}
+
+// wgmmaHeldRegs is how many accumulator and fragment registers a consumer
+// thread holds: tile_m/2 accumulators per 64-row block, and per block 32
+// fragment registers (two halves) or 64 (two whole chunks).
+func wgmmaHeldRegs(problem string, k Knobs) int {
+	frag := 32
+	if k.Value("pipeline") == "chunks" {
+		frag = 64
+	}
+	return wgmmaBlocks(problem, k) * (k.TileM/2 + frag)
 }
 
 // wgmmaScheduleKnob is the tile schedule (WG_SK).
@@ -226,15 +250,19 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.Value("schedule") != "tiles" && k.TailWidth == "fit" {
 		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
 	}
-	regs, most := mb*(k.TileM/2+32), wgmmaFragRegs(k)
-	if regs > most {
-		return &KnobError{Knob: "tile_m,tile_n,registers", Value: fmt.Sprintf("%d,%d,%s", k.TileM, k.TileN, k.Value("registers")),
-			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most %d fit in its budget (registers=split raises it to %d)", regs, most, wgmmaSplitRegs-32)}
+	chunks := k.Value("pipeline") == "chunks"
+	if chunks && k.Value("registers") != "split" {
+		return &KnobError{Knob: "pipeline,registers", Value: "chunks," + k.Value("registers"), Reason: "two whole-chunk fragment sets need registers=split (at the even 168 ptxas spilled them)"}
 	}
-	if k.Value("registers") == "split" && regs <= 128 {
+	regs, most := wgmmaHeldRegs(problem, k), wgmmaFragRegs(k)
+	if regs > most {
+		return &KnobError{Knob: "tile_m,tile_n,registers,pipeline", Value: fmt.Sprintf("%d,%d,%s,%s", k.TileM, k.TileN, k.Value("registers"), k.Value("pipeline")),
+			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most %d fit in its budget", regs, most)}
+	}
+	if k.Value("registers") == "split" && regs <= 128 && !chunks {
 		// The even budget already holds this tile; the split would only
 		// spill the producer (40 bytes at 56 registers, ptxas -v).
-		return &KnobError{Knob: "registers", Value: "split", Reason: fmt.Sprintf("a %dx%d tile fits in the even budget (%d accumulator and fragment registers of 128); split is for the tiles that do not", k.TileN, k.TileM, regs)}
+		return &KnobError{Knob: "registers", Value: "split", Reason: fmt.Sprintf("a %dx%d tile fits in the even budget (%d accumulator and fragment registers of 128); split is for the tiles and pipelines that do not", k.TileN, k.TileM, regs)}
 	}
 	if sb := WgmmaSharedBytes(problem, k); sb > hopperSharedOptin {
 		return &KnobError{Knob: "stages", Value: strconv.Itoa(k.Stages),
@@ -253,9 +281,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	if k.TailWidth == "fit" {
 		d["WG_FIT"] = "1"
 	}
-	d["WG_CREGS"] = "0"
-	if k.Value("registers") == "split" {
-		d["WG_CREGS"] = strconv.Itoa(wgmmaSplitRegs)
+	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(k))
+	d["WG_DB"] = "0"
+	if k.Value("pipeline") == "chunks" {
+		d["WG_DB"] = "1"
 	}
 	d["WG_SK"] = "0"
 	if wgmmaStreamK(k) {

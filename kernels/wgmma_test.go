@@ -17,9 +17,10 @@ func wgmmaProblem(t *testing.T) *Problem {
 }
 
 // The group GEMM's defaults are the measured fastest (128x128, 3 stages,
-// full-width tiles, whole-tile schedule), and its space is the 36
+// full-width tiles, whole-tile schedule), and its space is the 56
 // combinations the device test checks (stream-K and auto only at full width;
-// the register split only for 256x128 tiles, at 2 stages).
+// the register split only for 256x128 tiles at 2 stages and for the
+// whole-chunk pipeline).
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -30,14 +31,14 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 36 {
-		t.Errorf("wgmma combinations: %d, want 36", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 56 {
+		t.Errorf("wgmma combinations: %d, want 56", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -46,8 +47,15 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := split.Defines(); d["WG_CREGS"] != "224" || d["WG_MB"] != "2" || d["WG_TM"] != "128" || d["STAGES"] != "2" {
+	if d := split.Defines(); d["WG_CREGS"] != "224" || d["WG_MB"] != "2" || d["WG_TM"] != "128" || d["STAGES"] != "2" || d["WG_DB"] != "0" {
 		t.Errorf("split defines %v", d)
+	}
+	chunks, err := p.ResolveVariant("wgmma?registers=split&pipeline=chunks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := chunks.Defines(); d["WG_CREGS"] != "216" || d["WG_DB"] != "1" || d["WG_MB"] != "1" {
+		t.Errorf("chunks defines %v", d)
 	}
 	fit, err := p.ResolveVariant("wgmma?tail_width=fit&tile_n=256&tile_m=64")
 	if err != nil {
@@ -159,9 +167,11 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// 12 tiles x stages less 128x128 at 2, 3 and 4 stages (two 64-row
 	// blocks of 64 accumulators each per consumer: registers) and 4 stages
 	// of 128-token tiles (shared memory), times three schedules; and
-	// 128x128 at 2 stages with the register split, three schedules.
-	if n := len(d.VariantCombinations("wgmma")); n != 27 {
-		t.Errorf("dual wgmma combinations: %d, want 27", n)
+	// 128x128 at 2 stages with the register split, three schedules; and
+	// the whole-chunk pipeline (split) on 64-column tiles: 5 tiles x stages
+	// that fit, three schedules.
+	if n := len(d.VariantCombinations("wgmma")); n != 42 {
+		t.Errorf("dual wgmma combinations: %d, want 42", n)
 	}
 	wantKnobErrors(t, d, map[string]string{
 		"wgmma?tile_n=128":                 "registers",

@@ -9,6 +9,7 @@
 #   bash dev/gpucall/dual.sh regs [TOTAL]     # setmaxnreg builds (ptxas only), ncu stalls per SASS line
 #   bash dev/gpucall/dual.sh split [TOTAL]    # registers=split: 256-row group and 128-column dual tiles
 #   bash dev/gpucall/dual.sh splitcheck [TOTAL] # the family test over every combination; group split vs baseline
+#   bash dev/gpucall/dual.sh chunks [TOTAL]   # pipeline=chunks: resources, tests, paired benches
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -18,7 +19,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split or splitcheck}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck or chunks}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -90,6 +91,21 @@ split)
 	BENCH_MAX=120 bench g_split_vs_wgmma nvfp4_group_gemm "$GS" wgmma
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	TITLE="wgmma registers=split call" summarize
+	;;
+chunks)
+	# The whole-chunk consumer pipeline: resources, correctness, paired benches.
+	GC='wgmma?registers=split&pipeline=chunks'
+	DC='wgmma?schedule=auto&registers=split&pipeline=chunks'
+	ptxas group_db -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_CREGS=216 -DWG_DB=1
+	ptxas dual_db -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_CREGS=216 -DWG_DB=1
+	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
+	tests g_db_tests nvfp4_group_gemm "$GC" wgmma
+	tests d_db_tests nvfp4_dual_gemm "$DC" wgmma
+	BENCH_MAX=80 bench g_db_vs_wgmma nvfp4_group_gemm "$GC" wgmma
+	BENCH_MAX=80 bench d_db_vs_auto nvfp4_dual_gemm "$DC" 'wgmma?schedule=auto'
+	BENCH_MAX=150 bench g_db nvfp4_group_gemm "$GC"
+	bench d_db nvfp4_dual_gemm "$DC"
+	TITLE="wgmma pipeline=chunks call" summarize
 	;;
 splitcheck)
 	# Every combination (the split ones included) on every test and benchmark

@@ -121,6 +121,14 @@
 // grid (at most one per SM) is resident, so the wait ends. Needs WG_FIT 0.
 #define WG_SK 0
 #endif
+#ifndef WG_DB
+// Consumer pipeline. 0: each chunk's eight k16 steps in two commit groups of
+// four (fragment sets X and Y, 32 registers), one half decoded while the
+// other runs. 1: two whole-chunk fragment sets (64 registers): chunk i+1 is
+// decoded while all of chunk i's wgmmas run, which a 168-register budget
+// cannot hold (it spilled), so it needs WG_CREGS.
+#define WG_DB 0
+#endif
 #ifndef WG_CREGS
 // > 0: registers per thread split by role with setmaxnreg (sm_90a): the
 // consumers raise theirs to WG_CREGS, the producer lowers its own to what is
@@ -140,6 +148,9 @@
 #endif
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
 #error "wg_group_gemm: WG_TM must be 32, 64 or 128"
+#endif
+#if WG_DB && !WG_CREGS
+#error "wg_group_gemm: the whole-chunk pipeline (WG_DB) needs the register split (WG_CREGS)"
 #endif
 #if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > 3 || WG_MB < 1 || WG_MB > 2
 #error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3, 1 <= WG_MB <= 2"
@@ -603,8 +614,59 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_cp_commit();
   }
   wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
+  int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
+#if WG_DB
+  // Two whole-chunk fragment sets, F0 and F1, used in turn: chunk it's
+  // eight wgmmas go out as one commit group from one set, then (once chunk
+  // it-1's group, which read the other set, is done) the next chunk is
+  // decoded into the other set while they run. The loop body is written
+  // twice (it even, it odd) so that every set index is a constant and the
+  // sets stay in registers.
+  fg_u32 f0[WG_MB][2][4][4], f1[WG_MB][2][4][4];
+  auto frags = [&](int kc, fg_u32 (&f)[WG_MB][2][4][4]) {
+    frags_x(kc);
+    frags_y();
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          f[b][0][j][i] = xa[b][j][i];
+          f[b][1][j][i] = ya[b][j][i];
+        }
+  };
+  auto chunk = [&](int it, fg_u32 (&cur)[WG_MB][2][4][4], fg_u32 (&nxt)[WG_MB][2][4][4]) {
+    const int st = q % STAGES;
+    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+    const fg_u32 tok = sbase + st * WG_TOK_STAGE;
+    wg_fence();
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int j = 0; j < 8 && !(WG_EXP & 4); ++j)
+        wg_mma<NW>(acc[b], cur[b][j >> 2][j & 3], wg_desc(wg_step_addr(tok, j)));
+    wg_commit();
+    if (prev >= 0) {
+      wg_wait<1>(); // chunk it-1 done: nxt and its stage are free
+      wg_bar_arrive(empty0 + 8 * prev);
+    }
+    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+    wg_cp_commit();
+    if (it + 1 < k1) {
+      wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+      frags(it + 1, nxt);
+    }
+    prev = st;
+    ++q;
+  };
+  frags(k0, f0);
+  for (int it = k0; it < k1; it += 2) {
+    chunk(it, f0, f1);
+    if (it + 1 < k1) chunk(it + 1, f1, f0);
+  }
+#else
   frags_x(k0);
-  int prev = -1; // stage of the previous chunk, freed once its Y group is done
   for (int it = k0; it < k1; ++it, ++q) {
     const int st = q % STAGES;
     wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
@@ -635,6 +697,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
     prev = st;
   }
+#endif
   wg_wait<0>();
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
   wg_cp_wait<0>();
