@@ -10,6 +10,7 @@
 #   bash dev/gpucall/dual.sh split [TOTAL]    # registers=split: 256-row group and 128-column dual tiles
 #   bash dev/gpucall/dual.sh splitcheck [TOTAL] # the family test over every combination; group split vs baseline
 #   bash dev/gpucall/dual.sh chunks [TOTAL]   # pipeline=chunks: resources, tests, paired benches
+#   bash dev/gpucall/dual.sh pipes [TOTAL]    # ncu: pipe utilization of the group kernel on bench1
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -19,7 +20,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck or chunks}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks or pipes}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -106,6 +107,18 @@ chunks)
 	BENCH_MAX=150 bench g_db nvfp4_group_gemm "$GC"
 	bench d_db nvfp4_dual_gemm "$DC"
 	TITLE="wgmma pipeline=chunks call" summarize
+	;;
+pipes)
+	# Which pipe is busy: the group kernel (wgmma) on bench1, one launch.
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	step ncu_pipes 200 ncu.log "$NCU" -k regex:wg_group_gemm --launch-skip 10 --launch-count 1 \
+		--section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats --section SpeedOfLight \
+		--metrics sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.sum,sm__inst_executed_pipe_fma.sum,sm__inst_executed_pipe_lsu.sum,sm__inst_executed_pipe_uniform.sum,sm__inst_executed.sum,sm__cycles_elapsed.max,smsp__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.sum \
+		./bin/web bench --problem nvfp4_group_gemm --aa --baseline wgmma --shapes /tmp/g1.json \
+		--device 0 --cache-dir "$C" --max-time 120s --json "$R/prof_g1.json"
+	grep -E "pipe|inst_executed|cycles_elapsed|Duration|Issue Slots|No Eligible|Pipe|Utilization" "$OUT/ncu.log" | head -60
+	pack
 	;;
 splitcheck)
 	# Every combination (the split ones included) on every test and benchmark

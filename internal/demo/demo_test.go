@@ -309,7 +309,11 @@ func TestDemoLadderRound(t *testing.T) {
 			t.Errorf("%s: claim cannot be scored: %v", p.Title, err)
 			continue
 		}
-		if sc.Hit != (*r.Measured >= r.Predicted.Lo && *r.Measured <= r.Predicted.Hi) {
+		// The import recomputes the geomean from the shapes (within 1% of
+		// bench's, checked above), so a measurement that close to an end of
+		// the claim may score either way: skip the comparison there.
+		nearEnd := math.Abs(*r.Measured-r.Predicted.Lo) < 0.01**r.Measured || math.Abs(*r.Measured-r.Predicted.Hi) < 0.01**r.Measured
+		if !nearEnd && sc.Hit != (*r.Measured >= r.Predicted.Lo && *r.Measured <= r.Predicted.Hi) {
 			t.Errorf("%s: hit %v for %.4f in %.2f-%.2f", p.Title, sc.Hit, run.Speedup.Value, r.Predicted.Lo, r.Predicted.Hi)
 		}
 		if sc.Hit {

@@ -161,6 +161,19 @@ var ladderPitches = map[string]ladderPitch{
 		"- ncu: a chunk issues as many instructions per scheduler as it has tensor cycles, and the consumers wait on the " +
 		"producer; this cuts issue per tensor cycle by about a fifth.\n" +
 		"- But the tiles halve (64 on bench1 for 132 SMs), so stream-K cuts most shapes, and the ring drops to two stages."},
+	"nvfp4_group_gemm wgmma?tile_n=256&stages=2&schedule=auto&registers=split": {"registers", "The register split on the " +
+		"group GEMM: 256 weight rows per tile, two 64-row blocks per consumer at 224 registers, so the producer's token " +
+		"decode is shared by twice the MMAs.\n\n" +
+		"- Predicted as 0.92-1.12x the default wgmma kernel (written before the run; 4.93-6.00x the baseline at wgmma's 5.36x).\n" +
+		"- Half the tiles: bench4 has 64 for 132 SMs, so stream-K has to cut it."},
+	"nvfp4_group_gemm wgmma?registers=split&pipeline=chunks": {"pipeline", "Decode a whole chunk ahead: with the register " +
+		"split a consumer holds two chunks of weight fragments, so the next chunk is decoded while all eight wgmmas of " +
+		"this one run, instead of half a chunk behind four.\n\n" +
+		"- Only the overlap improves; the decode work stays the same.\n" +
+		"- The producer keeps 72 registers and spills a little."},
+	"nvfp4_dual_gemm wgmma?schedule=auto&registers=split&pipeline=chunks": {"pipeline", "The whole-chunk consumer pipeline " +
+		"on the dual GEMM, with stream-K where whole tiles waste a wave.\n\n" +
+		"- Same bet as on the group GEMM: better overlap of the weight decode with the tensor work, not less work."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own
