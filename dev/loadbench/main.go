@@ -94,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	login := fs.String("login", "viewer", "demo login whose session and token the requests carry")
 	serveArgs := fs.String("serve-args", "", "extra flags for web serve, space-separated (e.g. --max-inflight 8)")
 	keep := fs.String("keep", "", "keep the seeded databases in this folder (default: a temporary one, removed)")
-	overloadRepeat := fs.Int("overload-repeat", 1, "overload pass: measure each page's capacity and then its overload this many times in turn (the machine's speed drifts between passes; the median ratio is reported)")
+	overloadRepeat := fs.Int("overload-repeat", 1, "overload pass: passes per page, each offering three times the capacity measured just before it and taking its ratio to the mean of the capacities just before and after (the machine's speed drifts; the median ratio is reported)")
 	serverCPUs := fs.String("server-cpus", "", "pin the servers to these CPUs with taskset -c (e.g. 0); run the generator itself under taskset on the others")
 	if err := fs.Parse(args); err != nil {
 		return 2

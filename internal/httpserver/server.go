@@ -159,7 +159,10 @@ func New(cfg Config, svc pitches.Service) (http.Handler, error) {
 		}
 	}
 	cop.SetDenyHandler(http.HandlerFunc(s.handleCrossOrigin))
-	return cop.Handler(r), nil
+	// The overload limit goes outside everything else: under overload most
+	// requests are refused, and a refusal should cost no routing, no
+	// cross-origin check and no headers beyond its own (shed.go).
+	return s.overload(cop.Handler(r)), nil
 }
 
 func newServer(cfg Config, svc pitches.Service) *server {
@@ -186,7 +189,7 @@ func (s *server) routes() *chi.Mux {
 	r := chi.NewRouter()
 	// GetHead answers HEAD with the GET handler (headers, no body), as
 	// HTTP says every GET resource should; chi alone would say 405.
-	r.Use(s.recoverer, securityHeaders, s.overload, s.limitBody, middleware.GetHead)
+	r.Use(s.recoverer, securityHeaders, s.limitBody, middleware.GetHead)
 	r.Get("/healthz", s.handleHealthz)
 	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		// Browsers ask for /favicon.ico on pages they opened without the

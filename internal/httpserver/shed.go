@@ -253,6 +253,9 @@ func (s *server) refuseOverload(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Retry-After", shedRetryAfter)
 	h.Set("Cache-Control", "no-store")
+	// The refusal comes before securityHeaders (New): of its headers only
+	// this one means anything for a short text or JSON answer.
+	h.Set("X-Content-Type-Options", "nosniff")
 	msg := "The server is busy; try again in " + shedRetryAfter + " second."
 	if isAPI(r) {
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: "unavailable", Message: msg}})
