@@ -615,6 +615,21 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
   wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
+  // The ring's next stage of tokens, once the producer has filled it.
+  auto tokens = [&](int& st) {
+    st = q % STAGES;
+    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+    wg_fence();
+    return sbase + st * WG_TOK_STAGE;
+  };
+  // Once all but the newest commit group are done, the previous chunk's
+  // stage goes back to the producer.
+  auto release_prev = [&]() {
+    if (prev >= 0) {
+      wg_wait<1>();
+      wg_bar_arrive(empty0 + 8 * prev);
+    }
+  };
 #if WG_DB
   // Two whole-chunk fragment sets, F0 and F1, used in turn: chunk it's
   // eight wgmmas go out as one commit group from one set, then (once chunk
@@ -637,20 +652,15 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         }
   };
   auto chunk = [&](int it, fg_u32 (&cur)[WG_MB][2][4][4], fg_u32 (&nxt)[WG_MB][2][4][4]) {
-    const int st = q % STAGES;
-    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
-    const fg_u32 tok = sbase + st * WG_TOK_STAGE;
-    wg_fence();
+    int st;
+    const fg_u32 tok = tokens(st);
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 8 && !(WG_EXP & 4); ++j)
         wg_mma<NW>(acc[b], cur[b][j >> 2][j & 3], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
-    if (prev >= 0) {
-      wg_wait<1>(); // chunk it-1 done: nxt and its stage are free
-      wg_bar_arrive(empty0 + 8 * prev);
-    }
+    release_prev(); // chunk it-1 done: nxt and its stage are free
     if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
     wg_cp_commit();
     if (it + 1 < k1) {
@@ -668,19 +678,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #else
   frags_x(k0);
   for (int it = k0; it < k1; ++it, ++q) {
-    const int st = q % STAGES;
-    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
-    const fg_u32 tok = sbase + st * WG_TOK_STAGE;
-    wg_fence();
+    int st;
+    const fg_u32 tok = tokens(st);
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
-    if (prev >= 0) {
-      wg_wait<1>(); // Y of the previous chunk done: ya and its stage are free
-      wg_bar_arrive(empty0 + 8 * prev);
-    }
+    release_prev(); // Y of the previous chunk done: ya and its stage are free
     frags_y();
     wg_fence();
 #pragma unroll
