@@ -145,7 +145,8 @@ type server struct {
 }
 
 // New returns the whole app as one handler: pages, API, static files, with
-// security headers, a body cap and cross-origin protection around all of it.
+// security headers, a body cap and cross-origin protection around all of it,
+// and the overload limit and request timeout around those.
 func New(cfg Config, svc pitches.Service) (http.Handler, error) {
 	s := newServer(cfg, svc)
 	r := s.routes()
