@@ -113,7 +113,7 @@ func wgmmaConsumerRegs(k Knobs) int {
 	switch {
 	case k.Value("registers") != "split":
 		return 0
-	case k.Value("pipeline") == "chunks":
+	case wgmmaChunks(k):
 		return 216
 	default:
 		return 224
@@ -135,7 +135,7 @@ func wgmmaFragRegs(k Knobs) int {
 // fragment registers (two halves) or 64 (two whole chunks).
 func wgmmaHeldRegs(problem string, k Knobs) int {
 	frag := 32
-	if k.Value("pipeline") == "chunks" {
+	if wgmmaChunks(k) {
 		frag = 64
 	}
 	return wgmmaBlocks(problem, k) * (k.TileM/2 + frag)
@@ -147,6 +147,9 @@ var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "str
 
 // wgmmaStagesKnob is the decoded-token ring's depth (STAGES), the same for both problems.
 var wgmmaStagesKnob = KnobSpec{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"}
+
+// wgmmaChunks reports whether k's consumers run the whole-chunk pipeline.
+func wgmmaChunks(k Knobs) bool { return k.Value("pipeline") == "chunks" }
 
 // wgmmaStreamK reports whether k's module is the stream-K one.
 func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
@@ -235,9 +238,8 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 }
 
 // checkWgmma keeps the family to combinations that fit: 384 threads get at
-// most 168 registers each (a consumer 224 with registers=split), and a
-// consumer holds tile_m/2 fp32 accumulators per 64-row block plus 32
-// fragment registers per block.
+// most 168 registers each (a consumer 216 or 224 with registers=split,
+// wgmmaConsumerRegs), and a consumer holds what wgmmaHeldRegs counts.
 func checkWgmma(problem string, k Knobs) error {
 	mb := wgmmaBlocks(problem, k)
 	if isDual(problem) {
@@ -250,7 +252,7 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.Value("schedule") != "tiles" && k.TailWidth == "fit" {
 		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
 	}
-	chunks := k.Value("pipeline") == "chunks"
+	chunks := wgmmaChunks(k)
 	if chunks && k.Value("registers") != "split" {
 		return &KnobError{Knob: "pipeline,registers", Value: "chunks," + k.Value("registers"), Reason: "two whole-chunk fragment sets need registers=split (at the even 168 ptxas spilled them)"}
 	}
@@ -283,7 +285,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	}
 	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(k))
 	d["WG_DB"] = "0"
-	if k.Value("pipeline") == "chunks" {
+	if wgmmaChunks(k) {
 		d["WG_DB"] = "1"
 	}
 	d["WG_SK"] = "0"

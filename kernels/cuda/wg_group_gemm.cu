@@ -133,8 +133,9 @@
 // > 0: registers per thread split by role with setmaxnreg (sm_90a): the
 // consumers raise theirs to WG_CREGS, the producer lowers its own to what is
 // left of what the block got at launch (WG_LREGS, 168 for 384 threads),
-// WG_PREGS. ptxas then allocates each role's code against its own budget, which a consumer
-// holding two 64-row blocks of 128-wide accumulators (128 registers) needs.
+// WG_PREGS. ptxas then allocates each role's code against its own budget,
+// which a consumer holding two 64-row blocks of 128-wide accumulators (128
+// registers) needs.
 // ptxas needs the register count at entry (__launch_bounds__ with a minimum
 // of one block per SM) and warp-uniform role branches.
 #define WG_CREGS 0
