@@ -7,7 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +33,7 @@ type builtRequest struct {
 type sample struct {
 	lat    time.Duration
 	status int
+	lag    time.Duration // open loop: from when it was due to when it was written
 }
 
 // result is what one closed- or open-loop pass measured.
@@ -73,15 +74,34 @@ func (r *result) percentiles(keep func(int) bool, qs ...float64) []time.Duration
 			lats = append(lats, s.lat)
 		}
 	}
+	return quantiles(lats, qs...)
+}
+
+// lagPercentiles is percentiles of the open loop's own lag, over every
+// request it wrote: how late the generator sent, which every latency
+// measured from the due time includes.
+func (r *result) lagPercentiles(qs ...float64) []time.Duration {
+	var lags []time.Duration
+	for _, s := range r.samples {
+		if s.status != 0 {
+			lags = append(lags, s.lag)
+		}
+	}
+	return quantiles(lags, qs...)
+}
+
+// quantiles returns xs's values at the quantiles qs (nearest rank; zero
+// when xs is empty). It sorts xs.
+func quantiles(xs []time.Duration, qs ...float64) []time.Duration {
 	out := make([]time.Duration, len(qs))
-	if len(lats) == 0 {
+	if len(xs) == 0 {
 		return out
 	}
-	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
+	slices.Sort(xs)
 	for i, q := range qs {
-		k := int(q*float64(len(lats))+0.5) - 1
-		k = min(max(k, 0), len(lats)-1)
-		out[i] = lats[k]
+		k := int(q*float64(len(xs))+0.5) - 1
+		k = min(max(k, 0), len(xs)-1)
+		out[i] = xs[k]
 	}
 	return out
 }
@@ -124,29 +144,36 @@ func (c *client) closeIdle() {
 // do sends one GET, reads the whole body and returns its status (0 on a
 // transport error, a timeout or ctx's end).
 func do(ctx context.Context, c *client, base string, t target) int {
+	st, _ := send(ctx, c, base, t)
+	return st
+}
+
+// send is do, and also says when the request was handed to the kernel
+// (zero if it never was): the open loop's measure of its own lag.
+func send(ctx context.Context, c *client, base string, t target) (status int, wrote time.Time) {
 	host, ok := strings.CutPrefix(base, "http://")
 	if !ok {
-		return 0
+		return 0, wrote
 	}
 	select {
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
-		return 0
+		return 0, wrote
 	}
 	defer func() { <-c.slots }()
 	k, err := c.conn(host)
 	if err != nil {
-		return 0
+		return 0, wrote
 	}
-	st, reuse := k.get(ctx, host, t, c.timeout)
+	st, reuse, wrote := k.get(ctx, host, t, c.timeout)
 	if !reuse {
 		k.nc.Close()
-		return st
+		return st, wrote
 	}
 	c.mu.Lock()
 	c.idle = append(c.idle, k)
 	c.mu.Unlock()
-	return st
+	return st, wrote
 }
 
 // conn is an idle connection, or a new one to host.
@@ -172,7 +199,7 @@ func (c *client) conn(host string) (*conn, error) {
 // per target and host (request), and the answer is read by readAnswer,
 // which keeps nothing but the status (net/http's ReadResponse builds a
 // header map and a body reader for each).
-func (k *conn) get(ctx context.Context, host string, t target, timeout time.Duration) (status int, reuse bool) {
+func (k *conn) get(ctx context.Context, host string, t target, timeout time.Duration) (status int, reuse bool, wrote time.Time) {
 	// The connection's deadline is the only way a request is cut short: the
 	// request timeout, or the pass's end where ctx has one. (A per-request
 	// context.AfterFunc for interrupts cost a registration on every request
@@ -183,14 +210,15 @@ func (k *conn) get(ctx context.Context, host string, t target, timeout time.Dura
 		deadline = d
 	}
 	_ = k.nc.SetDeadline(deadline)
+	wrote = time.Now()
 	if _, err := k.nc.Write(t.request(host)); err != nil {
-		return 0, false
+		return 0, false, wrote
 	}
 	st, keep, err := readAnswer(k.br)
 	if err != nil {
-		return 0, false
+		return 0, false, wrote
 	}
-	return st, keep && ctx.Err() == nil
+	return st, keep && ctx.Err() == nil, wrote
 }
 
 // request is t's GET for host: the bytes withRequest built, or built now.
@@ -381,8 +409,12 @@ func openLoop(ctx context.Context, c *client, base string, t target, rate float6
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := do(ctx, c, base, t)
-			out <- sample{lat: time.Since(due), status: st}
+			st, wrote := send(ctx, c, base, t)
+			s := sample{lat: time.Since(due), status: st}
+			if !wrote.IsZero() {
+				s.lag = wrote.Sub(due)
+			}
+			out <- s
 			<-sem
 		}()
 	}

@@ -53,6 +53,27 @@ func TestGenerator(t *testing.T) {
 	if ok < 40 || refused < 40 || ok+refused != len(o.samples) {
 		t.Fatalf("open loop: %d ok, %d refused of %d; the server refuses every other request", ok, refused, len(o.samples))
 	}
+	// The generator's lag is part of each latency measured from the due
+	// time, never more than it.
+	for _, s := range o.samples {
+		if s.lag < 0 || s.lag > s.lat {
+			t.Fatalf("open loop sample: lag %v, latency %v; want 0 <= lag <= latency", s.lag, s.lat)
+		}
+	}
+	if lag := o.lagPercentiles(0.5, 0.99); lag[1] < lag[0] {
+		t.Fatalf("open loop lag percentiles %v: p99 below p50", lag)
+	}
+}
+
+func TestQuantiles(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	xs := []time.Duration{ms(5), ms(1), ms(4), ms(2), ms(3)}
+	if got := quantiles(xs, 0.2, 0.5, 1); got[0] != ms(1) || got[1] != ms(3) || got[2] != ms(5) {
+		t.Errorf("quantiles of 1..5 ms at 0.2, 0.5, 1: %v; want 1ms, 3ms, 5ms (nearest rank)", got)
+	}
+	if got := quantiles(nil, 0.5); got[0] != 0 {
+		t.Errorf("quantiles of nothing: %v; want zero", got)
+	}
 }
 
 func TestOriginalRows(t *testing.T) {

@@ -292,8 +292,8 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		}
 		limit := inFlight(o.serveArgs, o.serverCPUs)
 		fmt.Fprintf(stdout, "Overload (server %s). For each page: the closed loop at %v connections (-conns, the server's in-flight limit and twice that) that serves the most is chosen; then, in turn, that closed loop measures capacity, three times it is offered open loop, and the closed loop measures capacity again. A pass's capacity is the mean of the closed loops just before and just after it, so a drift in the machine's speed between passes cancels, and the chosen loop's own best-of-three is not used as a measurement:\n\n", what, capacityConns(o.conns, limit))
-		fmt.Fprintln(stdout, "| page | capacity before / after (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | failed or not sent |")
-		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		fmt.Fprintln(stdout, "| page | capacity before / after (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | generator lag p50 / p99 (ms) | failed or not sent |")
+		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, name := range o.overload {
 			var t target
 			for _, x := range targets {
@@ -377,7 +377,7 @@ func overloadPage(ctx context.Context, o options, c, oc *client, base string, t 
 		}
 	}
 	if best == 0 {
-		fmt.Fprintf(stdout, "| %s | 0 | | | | | | | |\n", t.name)
+		fmt.Fprintf(stdout, "| %s | 0 | | | | | | | | |\n", t.name)
 		return
 	}
 	capacity := func() float64 {
@@ -400,17 +400,18 @@ func overloadPage(ctx context.Context, o options, c, oc *client, base string, t 
 		ok := r.percentiles(isOK, 0.5, 0.99)
 		ref := r.percentiles(isRefused, 0.5, 0.99)
 		refused := r.count(isRefused)
+		lag := r.lagPercentiles(0.5, 0.99)
 		if mean > 0 {
 			ratios = append(ratios, r.goodput()/mean)
 		}
 		refP99 = append(refP99, float64(ref[1])/1e6)
-		fmt.Fprintf(stdout, "| %s | %.0f / %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %d |\n", label, before, after, offered,
-			r.goodput(), 100*r.goodput()/mean, ms(ok[0]), ms(ok[1]), refused, ms(ref[0]), ms(ref[1]),
+		fmt.Fprintf(stdout, "| %s | %.0f / %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %s / %s | %d |\n", label, before, after, offered,
+			r.goodput(), 100*r.goodput()/mean, ms(ok[0]), ms(ok[1]), refused, ms(ref[0]), ms(ref[1]), ms(lag[0]), ms(lag[1]),
 			len(r.samples)-r.count(isOK)-refused+r.late)
 		before = after
 	}
 	if len(ratios) > 1 {
-		fmt.Fprintf(stdout, "| **%s, median of %d** | | | | **%.0f%%** | | | / %.1f | |\n", t.name, len(ratios), 100*median(ratios), median(refP99))
+		fmt.Fprintf(stdout, "| **%s, median of %d** | | | | **%.0f%%** | | | / %.1f | | |\n", t.name, len(ratios), 100*median(ratios), median(refP99))
 	}
 }
 

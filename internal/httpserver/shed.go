@@ -232,7 +232,10 @@ func (s *server) overload(next http.Handler) http.Handler {
 		// TimeoutHandler also sets the request context's deadline, so the
 		// handler's queries stop at the same moment. It always runs inner
 		// (in a goroutine of its own), so the slot is always given back.
-		timed = http.TimeoutHandler(inner, d, "request timed out after "+d.String()+"\n")
+		// Its 503 is written to the connection's own header map, not to
+		// the buffer the router's securityHeaders fill, so they are set
+		// out here as well (the buffered copy merges over them on success).
+		timed = securityHeaders(http.TimeoutHandler(inner, d, "request timed out after "+d.String()+"\n"))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if shedExempt(r) {

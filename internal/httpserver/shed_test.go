@@ -180,6 +180,11 @@ func TestRequestTimeoutFires(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("the timeout fired after %v; want about 100ms", d)
 	}
+	for _, h := range []string{"Content-Security-Policy", "X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"} {
+		if res.Header.Get(h) == "" {
+			t.Errorf("the timeout's 503 has no %s header; every response carries the security headers", h)
+		}
+	}
 }
 
 func TestRequestTimeoutSetsContextDeadline(t *testing.T) {
