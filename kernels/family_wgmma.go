@@ -81,6 +81,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaScheduleKnob,
 			wgmmaRegistersKnob,
 			wgmmaPipelineKnob,
+			wgmmaDecodeKnob,
 		}
 	}
 	return []KnobSpec{
@@ -92,6 +93,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaScheduleKnob,
 		wgmmaRegistersKnob,
 		wgmmaPipelineKnob,
+		wgmmaDecodeKnob,
 	}
 }
 
@@ -102,6 +104,10 @@ var wgmmaRegistersKnob = KnobSpec{Key: "registers", Values: []string{"even", "sp
 // wgmmaPipelineKnob is the consumers' software pipeline (WG_DB).
 var wgmmaPipelineKnob = KnobSpec{Key: "pipeline", Values: []string{"halves", "chunks"}, Default: "halves",
 	Doc: "halves = a chunk's eight k16 wgmmas go out as two commit groups of four, each half's weights decoded while the other half runs (32 fragment registers); chunks = two whole-chunk fragment sets, the next chunk decoded while all eight wgmmas of this one run (64 fragment registers: needs registers=split)"}
+
+// wgmmaDecodeKnob is how both operands' FP4 codes become fp16 (WG_DEC).
+var wgmmaDecodeKnob = KnobSpec{Key: "decode", Values: []string{"shift", "prmt"}, Default: "shift",
+	Doc: "shift = each fp16x2 from two nibbles by shifts and masks (four integer instructions per fp16x2); prmt = each 32-bit word's eight signs and magnitudes moved into fp16 high bytes once, then each fp16x2 by one byte permute (eleven instructions per eight values against fifteen; the values pair up in another order inside the word, the same for both operands)"}
 
 // wgmmaConsumerRegs is a consumer thread's register budget under k (0: the
 // even 168, no setmaxnreg); the producer keeps what is left of 168 x 384.
@@ -287,6 +293,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	d["WG_DB"] = "0"
 	if wgmmaChunks(k) {
 		d["WG_DB"] = "1"
+	}
+	d["WG_DEC"] = "0"
+	if k.Value("decode") == "prmt" {
+		d["WG_DEC"] = "1"
 	}
 	d["WG_SK"] = "0"
 	if wgmmaStreamK(k) {

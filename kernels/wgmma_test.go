@@ -17,10 +17,11 @@ func wgmmaProblem(t *testing.T) *Problem {
 }
 
 // The group GEMM's defaults are the measured fastest (128x128, 3 stages,
-// full-width tiles, whole-tile schedule), and its space is the 56
-// combinations the device test checks (stream-K and auto only at full width;
-// the register split only for 256x128 tiles at 2 stages and for the
-// whole-chunk pipeline).
+// full-width tiles, whole-tile schedule, shift decode), and its space is 56
+// combinations (stream-K and auto only at full width; the register split
+// only for 256x128 tiles at 2 stages and for the whole-chunk pipeline) times
+// the two decodes. The device test checks the 56 at each decode's default
+// and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -31,14 +32,14 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 56 {
-		t.Errorf("wgmma combinations: %d, want 56", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 112 {
+		t.Errorf("wgmma combinations: %d, want 112 (56 per decode)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -56,6 +57,13 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	}
 	if d := chunks.Defines(); d["WG_CREGS"] != "216" || d["WG_DB"] != "1" || d["WG_MB"] != "1" {
 		t.Errorf("chunks defines %v", d)
+	}
+	prmt, err := p.ResolveVariant("wgmma?decode=prmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := prmt.Defines(); d["WG_DEC"] != "1" || d["WG_CREGS"] != "0" || d["WG_DB"] != "0" {
+		t.Errorf("decode=prmt defines %v", d)
 	}
 	fit, err := p.ResolveVariant("wgmma?tail_width=fit&tile_n=256&tile_m=64")
 	if err != nil {
@@ -156,7 +164,7 @@ func TestWgmmaDualDeclared(t *testing.T) {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"DUAL": "1", "WG_TM": "128", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0"} {
+	for key, want := range map[string]string{"DUAL": "1", "WG_TM": "128", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_DEC": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -169,9 +177,9 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// of 128-token tiles (shared memory), times three schedules; and
 	// 128x128 at 2 stages with the register split, three schedules; and
 	// the whole-chunk pipeline (split) on 64-column tiles: 5 tiles x stages
-	// that fit, three schedules.
-	if n := len(d.VariantCombinations("wgmma")); n != 42 {
-		t.Errorf("dual wgmma combinations: %d, want 42", n)
+	// that fit, three schedules: 42, times the two decodes.
+	if n := len(d.VariantCombinations("wgmma")); n != 84 {
+		t.Errorf("dual wgmma combinations: %d, want 84 (42 per decode)", n)
 	}
 	wantKnobErrors(t, d, map[string]string{
 		"wgmma?tile_n=128":                 "registers",

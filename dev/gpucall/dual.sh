@@ -11,6 +11,8 @@
 #   bash dev/gpucall/dual.sh splitcheck [TOTAL] # the family test over every combination; group split vs baseline
 #   bash dev/gpucall/dual.sh chunks [TOTAL]   # pipeline=chunks: resources, tests, paired benches
 #   bash dev/gpucall/dual.sh pipes [TOTAL]    # ncu: pipe utilization of the group kernel on bench1
+#   bash dev/gpucall/dual.sh prmt [TOTAL]     # decode=prmt: resources, instruction mix, tests, paired benches
+#   bash dev/gpucall/dual.sh prmtcheck [TOTAL] # decode=prmt against the baseline, peers, the family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -20,7 +22,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks or pipes}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt or prmtcheck}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -32,6 +34,16 @@ ptxas() {
 	command -v nvcc >/dev/null || return 0
 	step "ptxas_$name" 60 ptxas.log nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Xptxas -v "$@" \
 		-o /tmp/wg.cubin kernels/cuda/wg_group_gemm.cu
+}
+# sassmix NAME: the integer and half-precision instruction mix of the cubin
+# the last ptxas step built (static counts over the whole kernel).
+sassmix() {
+	command -v cuobjdump >/dev/null || return 0
+	{
+		echo "=== sass mix $1"
+		cuobjdump -sass /tmp/wg.cubin | grep -oE '\b(LOP3|SHF|PRMT|HMUL2|IMAD|LEA|IADD3|HGMMA|LDS|STS|LDGSTS)\b' | sort | uniq -c
+		echo "total $(cuobjdump -sass /tmp/wg.cubin | grep -cE '^ +/\*[0-9a-f]{4}\*/')"
+	} >>"$OUT/sass.log" 2>&1
 }
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
@@ -107,6 +119,36 @@ chunks)
 	BENCH_MAX=150 bench g_db nvfp4_group_gemm "$GC"
 	bench d_db nvfp4_dual_gemm "$DC"
 	TITLE="wgmma pipeline=chunks call" summarize
+	;;
+prmt)
+	# decode=prmt: resources and static instruction mix of both decodes,
+	# correctness on every test shape, the rungs paired with the variants
+	# they change.
+	GP='wgmma?decode=prmt'
+	DB='wgmma?tile_n=128&stages=2&schedule=auto&registers=split'
+	DP="$DB&decode=prmt"
+	for dec in 0 1; do
+		ptxas group_dec$dec -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=$dec
+		sassmix group_dec$dec
+		ptxas dual_split_dec$dec -DDUAL=1 -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=3 -DWG_CREGS=224 -DWG_DEC=$dec
+		sassmix dual_split_dec$dec
+	done
+	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
+	tests g_prmt_tests nvfp4_group_gemm "$GP" wgmma
+	tests d_prmt_tests nvfp4_dual_gemm "$DP" "$DB"
+	BENCH_MAX=80 bench g_prmt_vs_wgmma nvfp4_group_gemm "$GP" wgmma
+	BENCH_MAX=80 bench d_prmt_vs_split nvfp4_dual_gemm "$DP" "$DB"
+	TITLE="wgmma decode=prmt call" summarize
+	;;
+prmtcheck)
+	# The decode=prmt rungs against the baseline, the same call's peers, and
+	# the family test (the default decode's every combination, the pair cover).
+	bench d_prmt nvfp4_dual_gemm 'wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt'
+	BENCH_MAX=140 bench g_prmt nvfp4_group_gemm 'wgmma?decode=prmt'
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	TITLE="wgmma decode=prmt check" summarize
+	step family 300 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
 	;;
 pipes)
 	# Which pipe is busy: the group kernel (wgmma) on bench1, one launch.

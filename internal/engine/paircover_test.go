@@ -6,17 +6,19 @@ import (
 	"github.com/pitchtank/pitchtank/kernels"
 )
 
-// TestPairCover: the device test's pairwise subset of the fused space is
-// much smaller than the space and still contains every pair of knob values
-// that any valid combination has.
+// TestPairCover: the device tests' pairwise subsets of the fused and wgmma
+// spaces are much smaller than the spaces and still contain every pair of
+// knob values that any valid combination has.
 func TestPairCover(t *testing.T) {
-	for _, p := range kernels.Problems() {
-		vs := familyVariants(t, p, "fused")
-		cover := pairCover(p.Name, "fused", vs)
-		if len(cover) == 0 || len(cover) >= len(vs) && len(vs) > 20 {
-			t.Errorf("%s: cover of %d from %d combinations", p.Name, len(cover), len(vs))
+	for _, fam := range []string{"fused", "wgmma"} {
+		for _, p := range kernels.Problems() {
+			vs := familyVariants(t, p, fam)
+			cover := pairCover(p.Name, fam, vs)
+			if len(cover) == 0 || len(cover) >= len(vs) && len(vs) > 20 {
+				t.Errorf("%s %s: cover of %d from %d combinations", p.Name, fam, len(cover), len(vs))
+			}
+			t.Logf("%s %s: %d of %d combinations", p.Name, fam, len(cover), len(vs))
 		}
-		t.Logf("%s fused: %d of %d combinations", p.Name, len(cover), len(vs))
 	}
 }
 

@@ -42,10 +42,13 @@ func TestBestVariantResources(t *testing.T) {
 	}
 }
 
-// TestWgmmaFamily: every combination of the wgmma family's declared space,
-// group and dual GEMM, on every test and benchmark shape (the test shapes
-// include M = 1, odd M, N = 64, K = 128 and 16 groups), through the engine's
-// own NVRTC build for the device's sm_90a.
+// TestWgmmaFamily: every combination of the wgmma family's declared space
+// at the default decode, and a pairwise cover of the whole space (each
+// decode with every value of every other knob), group and dual GEMM, on
+// every test and benchmark shape (the test shapes include M = 1, odd M,
+// N = 64, K = 128 and 16 groups), through the engine's own NVRTC build for
+// the device's sm_90a. The decodes differ only in wg_dec, one function
+// both operands call, so the cover tests the other decode's every use.
 func TestWgmmaFamily(t *testing.T) {
 	info := needDevice(t)
 	if info.Arch != "sm_90a" {
@@ -54,10 +57,23 @@ func TestWgmmaFamily(t *testing.T) {
 	for _, p := range kernels.Problems() {
 		// One subtest per problem: -test.run 'TestWgmmaFamily/nvfp4_dual_gemm' checks one.
 		t.Run(p.Name, func(t *testing.T) {
-			vs := familyVariants(t, p, "wgmma")
-			if len(vs) < 8 {
-				t.Fatalf("%s wgmma: only %d combinations declared", p.Name, len(vs))
+			all := familyVariants(t, p, "wgmma")
+			if len(all) < 8 {
+				t.Fatalf("%s wgmma: only %d combinations declared", p.Name, len(all))
 			}
+			var vs []kernels.Variant
+			picked := map[string]bool{}
+			for _, v := range all {
+				if !strings.Contains(v.Name, "decode=") { // the default decode: not in the canonical name
+					vs, picked[v.Name] = append(vs, v), true
+				}
+			}
+			for _, v := range pairCover(p.Name, "wgmma", all) {
+				if !picked[v.Name] {
+					vs, picked[v.Name] = append(vs, v), true
+				}
+			}
+			t.Logf("%s wgmma: %d of %d combinations", p.Name, len(vs), len(all))
 			shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
 			checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))
 		})

@@ -40,6 +40,9 @@
 // physical p at the logical position that maps to it: the 16-byte chunk c
 // (logical K 8c..8c+7) of a token row is, for j = 0..3, the nibble pair
 // (c%4, c%4+4) of the row's 32-bit word 4j + c/4 times scale 2j + c/8.
+// (With WG_DEC 1 the four pairs of a word are nibbles (0,2), (1,3), (4,6),
+// (5,7) instead of (0,4) .. (3,7): another order inside each word, taken by
+// both operands through the same wg_dec.)
 //
 // Exactness: as in fast_group_gemm.cu, each fp16 operand is exactly
 // value * scale * 2^-7 (e2m1 bits placed at fp16 bits 9..11, scale decoded
@@ -88,6 +91,15 @@
 // nobody copies or decodes anything (the ring's barriers and the wgmmas
 // alone, on whatever the buffers hold).
 #define WG_EXP 0
+#endif
+#ifndef WG_DEC
+// FP4 decode (both operands, the same permutation; see "K order"):
+// 0 = each fp16x2 from nibbles (P, P+4) of a word by shifts and masks (four
+// integer instructions per fp16x2); 1 = the word's sign and magnitude bits
+// moved once into fp16 high bytes (seven instructions per word), then each
+// fp16x2 from nibbles (0,2), (1,3), (4,6) or (5,7) by one byte permute
+// (eleven per word against fifteen).
+#define WG_DEC 0
 #endif
 #ifndef WG_FIT
 // 0: every tile runs wgmma at width WG_TM (rows past M are zeros);
@@ -265,10 +277,22 @@ static __device__ __forceinline__ fg_u32 wg_scale(fg_u32 x) {
   const fg_u32 h = ((z & 0x007F007Fu) << 7) | ((z & 0x00800080u) << 8);
   return wg_hmul2(h, 0x78007800u);
 }
-// Nibbles P and P+4 of w to an fp16x2 (low half from nibble P): magnitude to
-// fp16 bits 9..11 (value e2m1 * 2^-14), sign to bit 15.
+// Pair P of w's eight FP4 values as an fp16x2: magnitude to fp16 bits 9..11
+// (value e2m1 * 2^-14), sign to bit 15, and the low byte zero. WG_DEC 0:
+// nibbles P and P+4 (low half from nibble P). WG_DEC 1: nibbles (0,2),
+// (1,3), (4,6), (5,7) for P = 0..3: the fp16 high byte of every nibble is
+// built once per word (hx: the even nibbles, byte b from nibble 2b; hy: the
+// odd ones), and a byte permute puts two of them over zero low bytes. The
+// calls for one word share hx and hy (the compiler keeps one copy).
 template <int P>
 static __device__ __forceinline__ fg_u32 wg_dec(fg_u32 w) {
+#if WG_DEC
+  // Odd nibble (bits 4..7 of a byte): sign already at bit 7, magnitude
+  // bits 4..6 down to 1..3. The even nibble is the same after w << 4.
+  const fg_u32 src = (P & 1) ? w : w << 4;
+  const fg_u32 hb = (src & 0x80808080u) | ((src >> 3) & 0x0E0E0E0Eu);
+  return wg_prmt(hb, 0u, P < 2 ? 0x1404u : 0x3424u); // bytes {0, b, 0, b+1}, b = 0 or 2
+#else
   fg_u32 mag, sgn;
   if (P == 0) {
     mag = (w << 9) & 0x0E000E00u;
@@ -284,6 +308,7 @@ static __device__ __forceinline__ fg_u32 wg_dec(fg_u32 w) {
     sgn = w & 0x80008000u;
   }
   return mag | sgn;
+#endif
 }
 
 // silu(x) = x / (1 + e^-x) in fp32 (as fast_dual_gemm.cu): ex2.approx's
