@@ -12,7 +12,8 @@
 #   bash dev/gpucall/dual.sh chunks [TOTAL]   # pipeline=chunks: resources, tests, paired benches
 #   bash dev/gpucall/dual.sh pipes [TOTAL]    # ncu: pipe utilization of the group kernel on bench1
 #   bash dev/gpucall/dual.sh prmt [TOTAL]     # decode=prmt: resources, instruction mix, tests, paired benches
-#   bash dev/gpucall/dual.sh prmtcheck [TOTAL] # decode=prmt against the baseline, peers, the family test
+#   bash dev/gpucall/dual.sh prmtcheck [TOTAL] # decode=prmt against the baseline, paired, and the peers
+#   bash dev/gpucall/dual.sh prmtfamily [TOTAL] # the family test, the best variants' resources
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -22,7 +23,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt or prmtcheck}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck or prmtfamily}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -141,14 +142,21 @@ prmt)
 	TITLE="wgmma decode=prmt call" summarize
 	;;
 prmtcheck)
-	# The decode=prmt rungs against the baseline, the same call's peers, and
-	# the family test (the default decode's every combination, the pair cover).
+	# The decode=prmt rungs against the baseline, the group rung paired with
+	# wgmma (80 s was too short for its third shape), the same call's peers.
 	bench d_prmt nvfp4_dual_gemm 'wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt'
 	BENCH_MAX=140 bench g_prmt nvfp4_group_gemm 'wgmma?decode=prmt'
+	BENCH_MAX=110 bench g_prmt_vs_wgmma nvfp4_group_gemm 'wgmma?decode=prmt' wgmma
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	TITLE="wgmma decode=prmt check" summarize
-	step family 300 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	;;
+prmtfamily)
+	# The family test (the default decode's every combination, the pair
+	# cover) and the resource report of the fastest variants.
+	step family 420 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
+	step resources 100 resources.log ./bin/engine.test -test.v -test.run '^TestBestVariantResources$'
+	grep -E "wgmma" "$OUT/resources.log" | cut -c1-400 | head -20
 	;;
 pipes)
 	# Which pipe is busy: the group kernel (wgmma) on bench1, one launch.

@@ -174,6 +174,14 @@ var ladderPitches = map[string]ladderPitch{
 	"nvfp4_dual_gemm wgmma?schedule=auto&registers=split&pipeline=chunks": {"pipeline", "The whole-chunk consumer pipeline " +
 		"on the dual GEMM, with stream-K where whole tiles waste a wave.\n\n" +
 		"- Same bet as on the group GEMM: better overlap of the weight decode with the tensor work, not less work."},
+	"nvfp4_group_gemm wgmma?decode=prmt": {"decode", "A cheaper FP4 decode for both operands: the fp16 high bytes of a " +
+		"word's eight values are built once, then each fp16x2 is one byte permute over zero low bytes.\n\n" +
+		"- Eleven integer instructions per word instead of fifteen; the values pair up in another order inside the word, " +
+		"the same for both operands, so the sums are unchanged.\n" +
+		"- Issue is only 44% busy, so about half the saving should show."},
+	"nvfp4_dual_gemm wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt": {"decode", "The cheaper FP4 " +
+		"decode on the best dual GEMM, where ncu shows the weight decode throttling the integer pipe (15% of stalls).\n\n" +
+		"- Fewer LOP3 and shifts, one PRMT per fp16x2 in their place."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own

@@ -160,10 +160,10 @@ func (r *ImportRequest) Validate(cat Catalog) error {
 		if err := pitches.ValidateVariant("variant", r.Variant); err != nil {
 			return err
 		}
-	} else if err := checkLabel("variant", r.Variant); err != nil {
+	} else if err := checkName("variant", r.Variant, pitches.MaxVariantChars); err != nil {
 		return err
 	}
-	if err := checkLabel("baseline", r.Baseline); err != nil {
+	if err := checkName("baseline", r.Baseline, pitches.MaxVariantChars); err != nil {
 		return err
 	}
 	if r.PitchID < 0 {
@@ -288,12 +288,17 @@ func (r *ImportRequest) adoptDocument() error {
 func positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 // checkLabel requires a short single-line label.
-func checkLabel(field, s string) error {
+func checkLabel(field, s string) error { return checkName(field, s, maxLabelLen) }
+
+// checkName requires a single-line name of at most max bytes. Variants and
+// baselines may be as long as a pitch's variant: a manifest variant with
+// several knobs (the dual GEMM's best wgmma is 69 bytes) is one of them.
+func checkName(field, s string, max int) error {
 	if s == "" {
 		return pitches.Errorf(pitches.EINVALID, field, "%s is required", field)
 	}
-	if len(s) > maxLabelLen {
-		return pitches.Errorf(pitches.EINVALID, field, "%s is longer than %d bytes", field, maxLabelLen)
+	if len(s) > max {
+		return pitches.Errorf(pitches.EINVALID, field, "%s is longer than %d bytes", field, max)
 	}
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 		return pitches.Errorf(pitches.EINVALID, field, "%s must not contain control characters", field)

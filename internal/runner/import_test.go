@@ -144,6 +144,9 @@ func TestImportBadDocuments(t *testing.T) {
 		{"bad sample", `{` + ok + `,"shapes":[{"baseline_us":1,"variant_us":1,"baseline_samples_us":[1,2],"variant_samples_us":[1,0]}]}`, "shapes[0].variant_samples_us[1]"},
 		{"bad suite", `{` + ok + `,"suite":"all","shapes":[{"baseline_us":1,"variant_us":1}]}`, "suite"},
 		{"no such pitch", `{` + ok + `,"pitch_id":12,"shapes":[{"baseline_us":1,"variant_us":1}]}`, "pitch_id"},
+		{"variant too long", `{"device":"B200","problem":"nvfp4_group_gemm","variant":"` + strings.Repeat("v", pitches.MaxVariantChars+1) + `","baseline":"b","shapes":[{"baseline_us":1,"variant_us":1}]}`, "variant"},
+		{"baseline too long", `{"device":"B200","problem":"nvfp4_group_gemm","variant":"v","baseline":"` + strings.Repeat("b", pitches.MaxVariantChars+1) + `","shapes":[{"baseline_us":1,"variant_us":1}]}`, "baseline"},
+		{"device too long", `{"device":"` + strings.Repeat("d", 65) + `","problem":"nvfp4_group_gemm","variant":"v","baseline":"b","shapes":[{"baseline_us":1,"variant_us":1}]}`, "device"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
