@@ -52,11 +52,9 @@ V[gs3]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DWG_MB=2 -DSTAGES=2 -DWG_RS=3 -DWG_CREG
 V[gs8]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DWG_MB=2 -DSTAGES=2 -DWG_RS=3 -DWG_CREGS=224 -DWG_EXP=8"
 V[gs1]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DWG_MB=2 -DSTAGES=2 -DWG_RS=3 -DWG_CREGS=224 -DWG_EXP=1"
 V[g5]="-DFK_WG -DWG_TM=32 -DWG_CONS=2 -DSTAGES=4 -DWG_RS=4"
-# the prmt decode (kernel-notes step 9) and two producer warpgroups (step 10)
+# the prmt decode (kernel-notes step 9); step 10's two producer warpgroups
+# (gp2*, WG_PROD=2) were measured in cb826ad and taken out again
 V[gfd]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DSTAGES=3 -DWG_RS=4 -DWG_FIT=0 -DWG_DEC=1"
-V[gp2]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DSTAGES=3 -DWG_RS=4 -DWG_FIT=0 -DWG_DEC=1 -DWG_PROD=2 -DWG_CREGS=168"
-V[gp2r]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DSTAGES=3 -DWG_RS=4 -DWG_FIT=0 -DWG_DEC=1 -DWG_PROD=2 -DWG_CREGS=184"
-V[gp2s]="-DFK_WG -DWG_TM=128 -DWG_CONS=2 -DSTAGES=2 -DWG_RS=4 -DWG_FIT=0 -DWG_DEC=1 -DWG_PROD=2 -DWG_CREGS=168"
 NAMES=${@:-v1 v2 v3 v4 v5}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 for n in $NAMES; do

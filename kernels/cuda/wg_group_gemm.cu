@@ -75,12 +75,6 @@
 #ifndef WG_CONS
 #define WG_CONS 2 // consumer warpgroups
 #endif
-#ifndef WG_PROD
-// Producer warpgroups: 1, or 2 (each decodes one 64-K half of every token
-// row, so a chunk's token decode takes half as long; needs WG_CREGS, since
-// 512 threads start with 128 registers each).
-#define WG_PROD 1
-#endif
 #ifndef WG_MB
 #define WG_MB 1 // 64-row weight blocks per consumer warpgroup
 #endif
@@ -159,7 +153,7 @@
 #define WG_CREGS 0
 #endif
 #define WG_LREGS ((65536 / FG_THREADS) > 255 ? 248 : (65536 / FG_THREADS) & ~7) // per thread at launch
-#define WG_PREGS (((WG_LREGS * (WG_PROD + WG_CONS) - WG_CONS * WG_CREGS) / WG_PROD) & ~7)
+#define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB) // dual: output columns per tile
 
 #if WG_SK && WG_FIT
@@ -174,15 +168,12 @@
 #if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > 3 || WG_MB < 1 || WG_MB > 2
 #error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3, 1 <= WG_MB <= 2"
 #endif
-#if (WG_PROD != 1 && WG_PROD != 2) || (WG_PROD == 2 && !WG_CREGS)
-#error "wg_group_gemm: WG_PROD is 1 or 2, and 2 needs the register split (WG_CREGS)"
-#endif
 
 #define TILE_M WG_TM
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
-#define FG_THREADS (128 * (WG_PROD + WG_CONS))
+#define FG_THREADS (128 * (1 + WG_CONS))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
 #endif
@@ -199,7 +190,7 @@
 #define WG_OFF_TRAW (WG_OFF_WSC + WG_RS * WG_WSC_STAGE)
 #define WG_TRAW_STAGE (WG_TM * WG_TROWB)
 #define WG_OFF_TSC (WG_OFF_TRAW + WG_RS * WG_TRAW_STAGE)
-#define WG_TSC_STAGE (WG_TM * 8 * WG_PROD)         // each producer warpgroup its own copy
+#define WG_TSC_STAGE (WG_TM * 8)
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_TSC + WG_RS * WG_TSC_STAGE)
@@ -463,35 +454,6 @@ static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u
   fg_u32 s03, s47;
   wg_lds64(sc, s03, s47);
   wg_decode_words(w, s03, s47, tok, r);
-}
-// Half H of one token row's chunk (two producer warpgroups): the 16-byte
-// chunks c = 8H..8H+7 of wg_decode_words, which read raw words 4j + 2H and
-// 4j + 2H + 1 (j = 0..3) and scales 2j + H.
-template <int H>
-static __device__ __forceinline__ void wg_decode_half(fg_u32 raw, fg_u32 sc, fg_u32 tok, int r) {
-  fg_u32 w[4][2];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) wg_lds64(raw + 16 * j + 8 * H, w[j][0], w[j][1]);
-  fg_u32 s03, s47;
-  wg_lds64(sc, s03, s47);
-  const fg_u32 s[4] = {wg_scale<H>(s03), wg_scale<2 + H>(s03), wg_scale<H>(s47), wg_scale<2 + H>(s47)};
-#pragma unroll
-  for (int cc = 0; cc < 8; ++cc) {
-    fg_u32 h[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const fg_u32 x = w[j][cc >> 2];
-      fg_u32 v;
-      switch (cc & 3) {
-        case 0: v = wg_dec<0>(x); break;
-        case 1: v = wg_dec<1>(x); break;
-        case 2: v = wg_dec<2>(x); break;
-        default: v = wg_dec<3>(x); break;
-      }
-      h[j] = wg_hmul2(v, s[j]);
-    }
-    wg_sts128(wg_chunk_addr(tok, r, 8 * H + cc), h[0], h[1], h[2], h[3]);
-  }
 }
 
 // Consumer: the A fragments of k16 steps 4H..4H+3 of one 128-wide chunk for
@@ -877,7 +839,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      wg_bar_init(full0 + 8 * s, 128 * WG_PROD);
+      wg_bar_init(full0 + 8 * s, 128);
       wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
     }
   }
@@ -895,8 +857,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   // The role, warp-uniform as far as ptxas can tell (setmaxnreg must be
   // reached by whole warpgroups).
   const int role = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  if (role < WG_PROD) {
-    // ---------------- producer warpgroup(s): token rows ----------------
+  if (role == 0) {
+    // ---------------- producer warpgroup: token rows ----------------
 #if WG_CREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
 #endif
@@ -910,28 +872,20 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // rows rounded up to 32; rows past M decode to zeros).
       const int live = M - tile.m0 < WG_TM ? M - tile.m0 : WG_TM;
       const int nw = WG_FIT ? (live + 31) & ~31 : WG_TM;
-      // This thread's rows: tid % 128, + 128, ... below nw; with two
-      // producer warpgroups, warpgroup H copies and decodes half H of each
-      // (the raw bytes it reads, and its own copy of the row's scales).
-      const int r0 = tid & 127, half = WG_PROD > 1 ? tid >> 7 : 0;
+      // This thread's rows: tid, tid + 128, ... below nw.
       auto load = [&](int kc) {
         if (WG_EXP & 8) return;
         const int slot = kc % WG_RS;
 #pragma unroll
-        for (int r = r0; r < nw; r += 128) {
+        for (int r = tid; r < nw; r += 128) {
           const int m = tile.m0 + r;
           const bool ok = m < M;
           const fg_u8* src = gp.a + (size_t)(ok ? m : 0) * rowb + kc * 64;
           const fg_u32 dst = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB;
-          if (WG_PROD > 1) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) wg_cp8(dst + 16 * j + 8 * half, src + 16 * j + 8 * half, ok ? 8u : 0u);
-          } else {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, src + 16 * j, ok ? 16u : 0u);
-          }
-          wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + (half * WG_TM + r) * 8,
-                 gp.sa + (size_t)(ok ? m : 0) * srow + kc * 8, ok ? 8u : 0u);
+          for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, src + 16 * j, ok ? 16u : 0u);
+          wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, gp.sa + (size_t)(ok ? m : 0) * srow + kc * 8,
+                 ok ? 8u : 0u);
         }
       };
 #pragma unroll
@@ -948,16 +902,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         const int slot = it % WG_RS;
         const fg_u32 tok = sbase + st * WG_TOK_STAGE;
 #pragma unroll
-        for (int r = r0; r < nw && !(WG_EXP & 9); r += 128) {
-          const fg_u32 raw = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB;
-          const fg_u32 sc = sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + (half * WG_TM + r) * 8;
-          if (WG_PROD == 1)
-            wg_decode_row(raw, sc, tok, r);
-          else if (half == 0)
-            wg_decode_half<0>(raw, sc, tok, r);
-          else
-            wg_decode_half<1>(raw, sc, tok, r);
-        }
+        for (int r = tid; r < nw && !(WG_EXP & 9); r += 128)
+          wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
+                        sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, tok, r);
         // The consumers' wgmma reads these rows through the async proxy.
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         wg_bar_arrive(full0 + 8 * st);
@@ -969,7 +916,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_CREGS
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_CREGS));
 #endif
-    const int c = role - WG_PROD;
+    const int c = role - 1;
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int last, bool more) {
       FgTile tile;
