@@ -228,13 +228,21 @@ type CalibrationView struct {
 	Hidden  int // pitches left out for this viewer (hidden-score rule)
 }
 
-// ExportQuery is the page's filter as a query string ("" or "?problem=…"),
-// so that the export links export what the page lists.
+// ExportQuery is the page's filter and search as a query string ("" or
+// "?problem=…"), so that the export links export what the page lists: every
+// match, not the page shown (no offset).
 func (v RunsView) ExportQuery() string {
 	q := url.Values{}
 	for k, val := range v.Filter {
 		if val != "" {
 			q.Set(k, val)
+		}
+	}
+	s := v.Search
+	for _, kv := range [][2]string{{"q", s.Q}, {"variant_prefix", s.VariantPrefix}, {"person", s.Person}, {"round", s.Round},
+		{"from", s.From}, {"to", s.To}, {"sort", s.Sort}, {"dir", s.Dir}} {
+		if kv[1] != "" {
+			q.Set(kv[0], kv[1])
 		}
 	}
 	if len(q) == 0 {

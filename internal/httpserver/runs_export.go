@@ -50,6 +50,45 @@ func (s *server) exportableRuns(w http.ResponseWriter, r *http.Request, f runner
 	return all, nil
 }
 
+// exportableSearch is exportableRuns for a search (any of runSearchKeys):
+// the runs the /runs page lists for it, in its order. Without limit that is
+// every match, read exportPage at a time by offset (a run added while an
+// export pages can shift a later page by one: exports are for data at
+// rest); with limit, one page, with X-Total-Count and a Link to the next as
+// GET /api/runs gives.
+func (s *server) exportableSearch(w http.ResponseWriter, r *http.Request) ([]runJSON, error) {
+	q := r.URL.Query()
+	rq, err := runQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	rq.WithShapes = true
+	ctx, viewer := r.Context(), userFrom(r.Context())
+	if q.Get("limit") != "" {
+		out, _, total, _, err := s.searchRunsPage(ctx, viewer, rq)
+		if err != nil {
+			return nil, err
+		}
+		setSearchPageHeaders(w, r.URL, rq, total, len(out))
+		return out, nil
+	}
+	rq.Limit = exportPage
+	var all []runJSON
+	for {
+		out, _, _, n, err := s.searchRunsPage(ctx, viewer, rq)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, out...)
+		if n < rq.Limit {
+			break
+		}
+		rq.Offset += n
+	}
+	w.Header().Set("X-Total-Count", strconv.Itoa(len(all)))
+	return all, nil
+}
+
 // setNextLink sets the Link header of a page followed by more: the
 // request's own path and query (relative to this server) with key set to
 // value, rel="next", as GitHub's API pages.

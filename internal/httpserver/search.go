@@ -153,13 +153,21 @@ func runQuery(q url.Values) (runner.Query, error) {
 // redacted, and left out where the search itself would tell their outcome
 // (a status filter, a sort by speedup); then total is -1 (unknown).
 func (s *server) searchRuns(ctx context.Context, viewer *pitches.User, rq runner.Query) ([]runJSON, []runner.Run, int, error) {
+	out, kept, total, _, err := s.searchRunsPage(ctx, viewer, rq)
+	return out, kept, total, err
+}
+
+// searchRunsPage is searchRuns, and also how many runs the store returned
+// before any were left out for viewer: fewer than rq.Limit means the last
+// page (an export pages on until then).
+func (s *server) searchRunsPage(ctx context.Context, viewer *pitches.User, rq runner.Query) ([]runJSON, []runner.Run, int, int, error) {
 	st, err := s.searcher()
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	runs, total, err := st.SearchRuns(ctx, rq)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	vis := s.visibility(viewer)
 	bySpeed := rq.Sort == "speedup"
@@ -170,7 +178,7 @@ func (s *server) searchRuns(ctx context.Context, viewer *pitches.User, rq runner
 		run := runs[i]
 		hidden, err := vis.resultHidden(ctx, run.PitchID)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, 0, err
 		}
 		if hidden && dropping {
 			continue
@@ -185,7 +193,7 @@ func (s *server) searchRuns(ctx context.Context, viewer *pitches.User, rq runner
 	if dropping && !pitches.SeesEveryResult(viewer) {
 		total = -1
 	}
-	return out, kept, total, nil
+	return out, kept, total, len(runs), nil
 }
 
 // handleAPIRunSearch is GET /api/runs with search parameters: the runs,
@@ -201,15 +209,21 @@ func (s *server) handleAPIRunSearch(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
+	setSearchPageHeaders(w, r.URL, rq, total, len(out))
+	writeJSON(w, http.StatusOK, out)
+}
+
+// setSearchPageHeaders sets a search page's X-Total-Count (when known) and
+// its Link rel=next while more may match; n is how many runs the page has.
+func setSearchPageHeaders(w http.ResponseWriter, u *url.URL, rq runner.Query, total, n int) {
 	if total >= 0 {
 		w.Header().Set("X-Total-Count", strconv.Itoa(total))
 	}
 	if next := rq.Offset + rq.Limit; total < 0 || next < total {
-		if total >= 0 || len(out) > 0 {
-			setNextLink(w, r.URL, "offset", strconv.Itoa(next))
+		if total >= 0 || n > 0 {
+			setNextLink(w, u, "offset", strconv.Itoa(next))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 // sortLinks are the column heads' links for the list at path with query q

@@ -1,13 +1,30 @@
 package httpserver
 
 import (
+	"encoding/csv"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
+
+// searchFixture is an app with a measured round 1 and three imported runs
+// of variant baseline: free1 (1.33x) and free2 (2x) on no pitch, hidden
+// (4x) on a round-1 pitch whose results the shark oracle may not see.
+func searchFixture(t *testing.T) (a *app, free1, free2, hidden *runner.Run) {
+	t.Helper()
+	a, _ = newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	measuredRound(t, a, 1)
+	p := a.pitch("alice", 1, "Three pipeline stages")
+	free1 = importOn(t, a, 0, "B200", [3]float64{0, 400, 300})     // 1.33x
+	free2 = importOn(t, a, 0, "B200", [3]float64{0, 400, 200})     // 2x
+	hidden = importOn(t, a, p.ID, "B200", [3]float64{0, 400, 100}) // 4x, hidden from the shark
+	return a, free1, free2, hidden
+}
 
 func runIDsOf(rs []runJSON) []int64 {
 	var out []int64
@@ -22,12 +39,7 @@ func runIDsOf(rs []runJSON) []int64 {
 // the sort is kept in the column heads' links; a shark who may not see a
 // pitch's results never learns their order or outcome from a search.
 func TestRunSearch(t *testing.T) {
-	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
-	measuredRound(t, a, 1)
-	p := a.pitch("alice", 1, "Three pipeline stages")
-	free1 := importOn(t, a, 0, "B200", [3]float64{0, 400, 300})     // 1.33x
-	free2 := importOn(t, a, 0, "B200", [3]float64{0, 400, 200})     // 2x
-	hidden := importOn(t, a, p.ID, "B200", [3]float64{0, 400, 100}) // 4x, hidden from the shark
+	a, free1, free2, hidden := searchFixture(t)
 
 	var got []runJSON
 	res := a.api("GET", "/api/runs?variant_prefix=base&sort=speedup&dir=desc", "admin", nil).wantStatus(t, http.StatusOK)
@@ -136,4 +148,56 @@ func TestPitchSearch(t *testing.T) {
 	wantNotContains(t, body, "Pipeline stages")
 	bad := a.browser().login("vera").get("/pitches?from=someday").wantStatus(t, http.StatusBadRequest).body
 	wantContains(t, bad, "from must be a date")
+}
+
+// The exports follow a search as the page does: the /runs page's export
+// links carry its search, and /api/runs.csv and .json with search
+// parameters give every match in the search's order (or one page with a
+// Link to the next), leaving out what the viewer may not see.
+func TestRunSearchExports(t *testing.T) {
+	a, free1, free2, hidden := searchFixture(t)
+	want := fmt.Sprint([]int64{free1.ID, free2.ID, hidden.ID}) // by speedup, ascending: not the export's default order
+
+	res := a.api("GET", "/api/runs.csv?variant_prefix=base&sort=speedup&dir=asc", "admin", nil).wantStatus(t, http.StatusOK)
+	rows, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
+	if err != nil || len(rows) < 2 || rows[0][0] != "run_id" {
+		t.Fatalf("search CSV: %v, %d rows", err, len(rows))
+	}
+	shape := slices.Index(rows[0], "variant_median_us")
+	var ids []int64
+	for _, row := range rows[1:] { // one row per shape: each run once, in order
+		if shape < 0 || row[shape] == "" {
+			t.Fatalf("search CSV row without its shape's median: %v", row)
+		}
+		id, err := strconv.ParseInt(row[0], 10, 64)
+		if err != nil {
+			t.Fatalf("run_id %q: %v", row[0], err)
+		}
+		if len(ids) == 0 || ids[len(ids)-1] != id {
+			ids = append(ids, id)
+		}
+	}
+	if fmt.Sprint(ids) != want || res.header.Get("X-Total-Count") != "3" {
+		t.Errorf("search CSV by speedup: runs %v, X-Total-Count %q; want %s and 3", ids, res.header.Get("X-Total-Count"), want)
+	}
+	var got []runJSON
+	a.api("GET", "/api/runs.json?variant_prefix=nothing-starts-so", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &got)
+	if len(got) != 0 {
+		t.Errorf("an export searching for no variant: %v", runIDsOf(got))
+	}
+
+	page := a.api("GET", "/api/runs.json?variant_prefix=base&sort=speedup&dir=desc&limit=1", "admin", nil).wantStatus(t, http.StatusOK)
+	page.decode(t, &got)
+	if len(got) != 1 || got[0].ID != hidden.ID || !strings.Contains(page.header.Get("Link"), "offset=1") {
+		t.Errorf("one page of the search: %v, Link %q", runIDsOf(got), page.header.Get("Link"))
+	}
+	a.api("GET", "/api/runs.json?variant_prefix=base&sort=speedup", "oracle", nil).wantStatus(t, http.StatusOK).decode(t, &got)
+	if ids := runIDsOf(got); len(ids) != 2 {
+		t.Errorf("the shark's export sorted by speedup: %v; the hidden run is left out", ids)
+	}
+	a.api("GET", "/api/runs.csv?sort=colour", "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "sort")
+
+	body := a.browser().login("admin").get("/runs?variant_prefix=base&sort=variant&dir=asc&offset=1").wantStatus(t, http.StatusOK).body
+	wantContains(t, body, `href="/runs.csv?dir=asc&amp;sort=variant&amp;variant_prefix=base"`,
+		`href="/runs.json?dir=asc&amp;sort=variant&amp;variant_prefix=base"`)
 }

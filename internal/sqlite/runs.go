@@ -368,20 +368,31 @@ func (db *DB) List(ctx context.Context, f runner.Filter) ([]runner.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.WithShapes && len(runs) > 0 {
-		ids := make([]int64, len(runs))
-		for i := range runs {
-			ids[i] = runs[i].ID
-		}
-		shapes, err := db.shapes(ctx, ids)
-		if err != nil {
+	if f.WithShapes {
+		if err := db.fillShapes(ctx, runs); err != nil {
 			return nil, err
-		}
-		for i := range runs {
-			runs[i].Shapes = shapes[runs[i].ID]
 		}
 	}
 	return runs, nil
+}
+
+// fillShapes sets the per-shape rows of every run in runs (one query).
+func (db *DB) fillShapes(ctx context.Context, runs []runner.Run) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(runs))
+	for i := range runs {
+		ids[i] = runs[i].ID
+	}
+	shapes, err := db.shapes(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range runs {
+		runs[i].Shapes = shapes[runs[i].ID]
+	}
+	return nil
 }
 
 // shapes returns the per-shape rows of the given runs, by run id.

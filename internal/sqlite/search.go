@@ -136,6 +136,11 @@ func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int
 	if err != nil {
 		return nil, 0, err
 	}
+	if f.WithShapes {
+		if err := db.fillShapes(ctx, runs); err != nil {
+			return nil, 0, err
+		}
+	}
 	return runs, total, nil
 }
 
