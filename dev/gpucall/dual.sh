@@ -14,6 +14,7 @@
 #   bash dev/gpucall/dual.sh prmt [TOTAL]     # decode=prmt: resources, instruction mix, tests, paired benches
 #   bash dev/gpucall/dual.sh prmtcheck [TOTAL] # decode=prmt against the baseline, paired, and the peers
 #   bash dev/gpucall/dual.sh prmtfamily [TOTAL] # the family test, the best variants' resources
+#   bash dev/gpucall/dual.sh profprmt [TOTAL]  # ncu: the best dual variant with each decode, bench2
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -23,7 +24,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck or prmtfamily}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily or profprmt}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -157,6 +158,23 @@ prmtfamily)
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
 	step resources 100 resources.log ./bin/engine.test -test.v -test.run '^TestBestVariantResources$'
 	grep -E "wgmma" "$OUT/resources.log" | cut -c1-400 | head -20
+	;;
+profprmt)
+	# Where the best dual variant's time goes with each decode: one launch of
+	# each on bench2 (M512 N4096 K7168, whole tiles), pipes, issue, stalls.
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	for dec in shift prmt; do
+		V='wgmma?tile_n=128&stages=2&registers=split'
+		[ "$dec" = prmt ] && V="$V&decode=prmt"
+		step "ncu_$dec" 200 "ncu_$dec.txt" "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+			--section SpeedOfLight --section SchedulerStats --section WarpStateStats \
+			--metrics sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.sum,sm__inst_executed_pipe_fma.sum,sm__inst_executed_pipe_lsu.sum,sm__inst_executed.sum,sm__cycles_elapsed.max,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio \
+			./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$V" --shapes /tmp/b2.json \
+			--device 0 --cache-dir "$C" --max-time 100s --json "$R/prof_$dec.json"
+		grep -E "pipe_|inst_executed|cycles_elapsed|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|stalled" "$OUT/ncu_$dec.txt" | head -30
+	done
+	pack
 	;;
 pipes)
 	# Which pipe is busy: the group kernel (wgmma) on bench1, one launch.
