@@ -75,7 +75,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 	if isDual(problem) {
 		return []KnobSpec{
 			{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile = the wgmma N width"},
-			{Key: "tile_n", Values: []string{"64", "128"}, Default: "64", Doc: "output columns per tile: consumer 0 holds these rows of B1, consumer 1 the same rows of B2 (one or two 64-row blocks each)"},
+			{Key: "tile_n", Values: []string{"64", "128", "auto"}, Default: "64", Doc: "output columns per tile: consumer 0 holds these rows of B1, consumer 1 the same rows of B2 (one or two 64-row blocks each); auto = per shape, 128 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 64 (wgmmaAutoTile)"},
 			wgmmaStagesKnob,
 			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
 			wgmmaScheduleKnob,
@@ -163,16 +163,60 @@ func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
 // schedule=auto stands for the whole-tile and the stream-K module; the
 // shape's tile count picks one. (One module with stream-K behind a launch
 // argument measured 0.86-0.96x whole tiles on the shapes it did not cut:
-// kernel-notes step 6.)
-func (wgmmaFamily) isAuto(k Knobs) bool { return k.Value("schedule") == "auto" }
+// kernel-notes step 6.) The dual GEMM's tile_n=auto stands for its 64- and
+// 128-column tiles (wgmmaTileCandidates); the tile is picked first, then
+// the schedule for it.
+func (wgmmaFamily) isAuto(k Knobs) bool { return k.Value("schedule") == "auto" || k.TileN == TileAuto }
 func (wgmmaFamily) candidates(_ string, k Knobs) []Knobs {
-	return []Knobs{k.withCustom("schedule", "tiles"), k.withCustom("schedule", "streamk")}
+	var out []Knobs
+	for _, c := range wgmmaTileCandidates(k) {
+		if c.Value("schedule") == "auto" {
+			out = append(out, c.withCustom("schedule", "tiles"), c.withCustom("schedule", "streamk"))
+		} else {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
+	if k.TileN == TileAuto {
+		c := wgmmaTileCandidates(k)
+		k = c[0]
+		if wgmmaAutoTile(wgmmaTiles(problem, s, c[1]), lim.SMs) {
+			k = c[1]
+		}
+	}
+	if k.Value("schedule") != "auto" {
+		return k, nil
+	}
 	if wgmmaAutoStreamK(wgmmaTiles(problem, s, k), lim.SMs) {
 		return k.withCustom("schedule", "streamk"), nil
 	}
 	return k.withCustom("schedule", "tiles"), nil
+}
+
+// wgmmaTileCandidates is what the dual GEMM's tile_n=auto stands for: the
+// 64-column tile at k's own stages and registers (3, even: checkWgmma
+// allows auto only there), and the 128-column tile at 2 stages with the
+// register split (the shared memory and the two 64-row blocks per consumer
+// need both). Concrete knobs give themselves.
+func wgmmaTileCandidates(k Knobs) []Knobs {
+	if k.TileN != TileAuto {
+		return []Knobs{k}
+	}
+	narrow, wide := k, k
+	narrow.TileN = 64
+	wide.TileN, wide.Stages = 128, 2
+	return []Knobs{narrow, wide.withCustom("registers", "split")}
+}
+
+// wgmmaAutoTile is tile_n=auto's rule: the 128-column tile where its tiles
+// (wide) fill at least 70% of the SMs, else the 64-column one. Measured on
+// the H100 (docs/BENCHMARKS.md section 13, call 8), 128 columns against 64
+// paired: 1.221x at 128 tiles for 132 SMs (dual bench2, one wave instead of
+// two), 1.115x at 96 (bench4), 0.997x at 64 (bench1), 0.898x at 48 (bench3).
+func wgmmaAutoTile(wide, sms int) bool {
+	return sms > 0 && float64(wide) >= 0.7*float64(sms)
 }
 
 // wgmmaTiles is the number of output tiles of shape s.
@@ -247,6 +291,17 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 // most 168 registers each (a consumer 216 or 224 with registers=split,
 // wgmmaConsumerRegs), and a consumer holds what wgmmaHeldRegs counts.
 func checkWgmma(problem string, k Knobs) error {
+	if k.TileN == TileAuto {
+		if !isDual(problem) || k.TileM != 128 || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
+			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto (dual GEMM) picks the stages and registers with the tile (64 columns: 3 stages, even; 128: 2 stages, split): it needs tile_m=128 and stages, registers and pipeline at their defaults"}
+		}
+		for _, c := range wgmmaTileCandidates(k) {
+			if err := checkWgmma(problem, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	mb := wgmmaBlocks(problem, k)
 	if isDual(problem) {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128) {

@@ -177,9 +177,10 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// of 128-token tiles (shared memory), times three schedules; and
 	// 128x128 at 2 stages with the register split, three schedules; and
 	// the whole-chunk pipeline (split) on 64-column tiles: 5 tiles x stages
-	// that fit, three schedules: 42, times the two decodes.
-	if n := len(d.VariantCombinations("wgmma")); n != 84 {
-		t.Errorf("dual wgmma combinations: %d, want 84 (42 per decode)", n)
+	// that fit, three schedules: 42; and tile_n=auto, three schedules: 45,
+	// times the two decodes.
+	if n := len(d.VariantCombinations("wgmma")); n != 90 {
+		t.Errorf("dual wgmma combinations: %d, want 90 (45 per decode)", n)
 	}
 	wantKnobErrors(t, d, map[string]string{
 		"wgmma?tile_n=128":                 "registers",
@@ -349,5 +350,64 @@ func wantKnobErrors(t *testing.T, p *Problem, specs map[string]string) {
 		if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s %s: error %v, want a KnobError containing %q", p.Name, spec, err, want)
 		}
+	}
+}
+
+// The dual GEMM's tile_n=auto: its candidates are the 64-column tile (3
+// stages, even registers) and the 128-column one (2 stages, split), each
+// with both schedules under schedule=auto; a shape gets the 128-column tile
+// where its tiles fill at least 70% of the SMs, and then its schedule; auto
+// is refused where it would override a knob given explicitly.
+func TestWgmmaAutoTile(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	v, err := d.ResolveVariant("wgmma?tile_n=auto&schedule=auto&decode=prmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range v.Candidates() {
+		names = append(names, c.Name)
+	}
+	want := "wgmma?decode=prmt wgmma?schedule=streamk&decode=prmt wgmma?tile_n=128&stages=2&registers=split&decode=prmt " +
+		"wgmma?tile_n=128&stages=2&schedule=streamk&registers=split&decode=prmt"
+	if strings.Join(names, " ") != want {
+		t.Errorf("candidates %v", names)
+	}
+	for _, c := range []struct {
+		m, n int
+		want string
+	}{
+		{256, 4096, "wgmma?decode=prmt"},                                                      // 128-column: 64 tiles (48%); 64-column: 128 whole tiles
+		{512, 4096, "wgmma?tile_n=128&stages=2&registers=split&decode=prmt"},                  // 128 tiles (97%)
+		{256, 3072, "wgmma?schedule=streamk&decode=prmt"},                                     // 48 (36%); then 96 tiles, 73%: stream-K
+		{512, 3072, "wgmma?tile_n=128&stages=2&schedule=streamk&registers=split&decode=prmt"}, // 96 (73%), stream-K
+	} {
+		s := Shape{M: []int{c.m}, N: c.n, K: 7168}
+		cv, err := v.Resolve(s, lim)
+		if err != nil || cv.Name != c.want {
+			t.Errorf("M %d N %d: resolves to %q (%v), want %q", c.m, c.n, cv.Name, err, c.want)
+		}
+		if pl, err := v.Plan(s, lim); err != nil || pl.Resolved != c.want {
+			t.Errorf("M %d N %d: plan (%v) resolved to %q, want %s", c.m, c.n, err, pl.Resolved, c.want)
+		}
+	}
+	for _, c := range []struct {
+		tiles, sms int
+		want       bool
+	}{{128, 132, true}, {96, 132, true}, {93, 132, true}, {92, 132, false}, {64, 132, false}, {48, 132, false}, {400, 0, false}} {
+		if got := wgmmaAutoTile(c.tiles, c.sms); got != c.want {
+			t.Errorf("wgmmaAutoTile(%d, %d) = %v, want %v", c.tiles, c.sms, got, c.want)
+		}
+	}
+	wantKnobErrors(t, d, map[string]string{
+		"wgmma?tile_n=auto&stages=2":                        "defaults",
+		"wgmma?tile_n=auto&registers=split":                 "defaults",
+		"wgmma?tile_n=auto&tile_m=64":                       "tile_m=128",
+		"wgmma?tile_n=auto&registers=split&pipeline=chunks": "defaults",
+	})
+	g, _ := LookupProblem("nvfp4_group_gemm")
+	if _, err := g.ResolveVariant("wgmma?tile_n=auto"); err == nil {
+		t.Errorf("group wgmma?tile_n=auto accepted; auto is the dual GEMM's")
 	}
 }

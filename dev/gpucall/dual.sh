@@ -15,6 +15,7 @@
 #   bash dev/gpucall/dual.sh prmtcheck [TOTAL] # decode=prmt against the baseline, paired, and the peers
 #   bash dev/gpucall/dual.sh prmtfamily [TOTAL] # the family test, the best variants' resources
 #   bash dev/gpucall/dual.sh profprmt [TOTAL]  # ncu: the best dual variant with each decode, bench2
+#   bash dev/gpucall/dual.sh tileauto [TOTAL]  # the dual GEMM's tile_n=auto: tests, benches, its family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -24,7 +25,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily or profprmt}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt or tileauto}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -158,6 +159,18 @@ prmtfamily)
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
 	step resources 100 resources.log ./bin/engine.test -test.v -test.run '^TestBestVariantResources$'
 	grep -E "wgmma" "$OUT/resources.log" | cut -c1-400 | head -20
+	;;
+tileauto)
+	# The dual GEMM's tile_n=auto: tests, the rung paired with its parent and
+	# with the baseline, then the dual half of the family test.
+	DA='wgmma?tile_n=auto&schedule=auto&decode=prmt'
+	DP='wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt'
+	tests d_auto_tests nvfp4_dual_gemm "$DA" "$DP"
+	BENCH_MAX=80 bench d_auto_vs_split nvfp4_dual_gemm "$DA" "$DP"
+	BENCH_MAX=80 bench d_tileauto nvfp4_dual_gemm "$DA"
+	TITLE="wgmma tile_n=auto call" summarize
+	step family 260 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
