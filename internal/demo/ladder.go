@@ -182,6 +182,11 @@ var ladderPitches = map[string]ladderPitch{
 	"nvfp4_dual_gemm wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt": {"decode", "The cheaper FP4 " +
 		"decode on the best dual GEMM, where ncu shows the weight decode throttling the integer pipe (15% of stalls).\n\n" +
 		"- Fewer LOP3 and shifts, one PRMT per fp16x2 in their place."},
+	"nvfp4_dual_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt": {"tile", "Pick the dual GEMM's tile per shape: the " +
+		"128-column tile (registers split, two stages) where its tiles fill at least 70% of the SMs, else the 64-column one, " +
+		"then whole tiles or stream-K for it.\n\n" +
+		"- The 128-column tile won 1.22x where it made one wave of two, and lost 10% where it left two thirds of the SMs idle.\n" +
+		"- Both are compiled; the shape's tile counts pick one."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own
