@@ -20,7 +20,7 @@ func TestBestVariantResources(t *testing.T) {
 	if info.Arch == "sm_90a" {
 		best["nvfp4_group_gemm"] = append(best["nvfp4_group_gemm"], "wgmma", "wgmma?tail_width=fit", "wgmma?decode=prmt")
 		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma", "wgmma?tile_n=128&stages=2&schedule=auto&registers=split",
-			"wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt")
+			"wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt", "wgmma?tile_n=auto&schedule=auto&decode=prmt")
 	}
 	for _, p := range kernels.Problems() {
 		var vs []kernels.Variant
