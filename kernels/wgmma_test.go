@@ -303,15 +303,7 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 // bench2 (256 tiles, 97% of two).
 func TestWgmmaAutoSchedule(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
-	d, _ := LookupProblem("nvfp4_dual_gemm")
-	v, err := d.ResolveVariant("wgmma?schedule=auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range v.Candidates() {
-		names = append(names, c.Name)
-	}
+	v, names := dualCandidates(t, "wgmma?schedule=auto")
 	if strings.Join(names, " ") != "wgmma wgmma?schedule=streamk" {
 		t.Errorf("candidates %v", names)
 	}
@@ -360,15 +352,8 @@ func wantKnobErrors(t *testing.T, p *Problem, specs map[string]string) {
 // is refused where it would override a knob given explicitly.
 func TestWgmmaAutoTile(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	v, names := dualCandidates(t, "wgmma?tile_n=auto&schedule=auto&decode=prmt")
 	d, _ := LookupProblem("nvfp4_dual_gemm")
-	v, err := d.ResolveVariant("wgmma?tile_n=auto&schedule=auto&decode=prmt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range v.Candidates() {
-		names = append(names, c.Name)
-	}
 	want := "wgmma?decode=prmt wgmma?schedule=streamk&decode=prmt wgmma?tile_n=128&stages=2&registers=split&decode=prmt " +
 		"wgmma?tile_n=128&stages=2&schedule=streamk&registers=split&decode=prmt"
 	if strings.Join(names, " ") != want {
@@ -410,4 +395,19 @@ func TestWgmmaAutoTile(t *testing.T) {
 	if _, err := g.ResolveVariant("wgmma?tile_n=auto"); err == nil {
 		t.Errorf("group wgmma?tile_n=auto accepted; auto is the dual GEMM's")
 	}
+}
+
+// dualCandidates resolves spec on the dual GEMM and names its candidates.
+func dualCandidates(t *testing.T, spec string) (Variant, []string) {
+	t.Helper()
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	v, err := d.ResolveVariant(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range v.Candidates() {
+		names = append(names, c.Name)
+	}
+	return v, names
 }
