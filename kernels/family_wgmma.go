@@ -86,7 +86,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 	}
 	return []KnobSpec{
 		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
-		{Key: "tile_n", Values: []string{"128", "256"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each"},
+		{Key: "tile_n", Values: []string{"128", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each; auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; ptxas serializes the wgmmas for lack of registers; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9)"},
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
@@ -163,13 +163,12 @@ func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
 // schedule=auto stands for the whole-tile and the stream-K module; the
 // shape's tile count picks one. (One module with stream-K behind a launch
 // argument measured 0.86-0.96x whole tiles on the shapes it did not cut:
-// kernel-notes step 6.) The dual GEMM's tile_n=auto stands for its 64- and
-// 128-column tiles (wgmmaTileCandidates); the tile is picked first, then
-// the schedule for it.
+// kernel-notes step 6.) tile_n=auto stands for the narrow and the wide tile
+// (wgmmaTileCandidates); the tile is picked first, then the schedule for it.
 func (wgmmaFamily) isAuto(k Knobs) bool { return k.Value("schedule") == "auto" || k.TileN == TileAuto }
-func (wgmmaFamily) candidates(_ string, k Knobs) []Knobs {
+func (wgmmaFamily) candidates(problem string, k Knobs) []Knobs {
 	var out []Knobs
-	for _, c := range wgmmaTileCandidates(k) {
+	for _, c := range wgmmaTileCandidates(problem, k) {
 		if c.Value("schedule") == "auto" {
 			out = append(out, c.withCustom("schedule", "tiles"), c.withCustom("schedule", "streamk"))
 		} else {
@@ -180,7 +179,7 @@ func (wgmmaFamily) candidates(_ string, k Knobs) []Knobs {
 }
 func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
 	if k.TileN == TileAuto {
-		c := wgmmaTileCandidates(k)
+		c := wgmmaTileCandidates(problem, k)
 		k = c[0]
 		if wgmmaAutoTile(wgmmaTiles(problem, s, c[1]), lim.SMs) {
 			k = c[1]
@@ -195,26 +194,33 @@ func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs,
 	return k.withCustom("schedule", "tiles"), nil
 }
 
-// wgmmaTileCandidates is what the dual GEMM's tile_n=auto stands for: the
-// 64-column tile at k's own stages and registers (3, even: checkWgmma
-// allows auto only there), and the 128-column tile at 2 stages with the
-// register split (the shared memory and the two 64-row blocks per consumer
-// need both). Concrete knobs give themselves.
-func wgmmaTileCandidates(k Knobs) []Knobs {
+// wgmmaTileCandidates is what tile_n=auto stands for: the narrow tile (one
+// 64-row block per consumer: 64 dual output columns, 128 group weight rows)
+// at k's own stages and registers (3, even: checkWgmma allows auto only
+// there), and the wide one (two blocks per consumer: 128 columns, 256 rows)
+// at 2 stages with the register split (the shared memory and the two
+// blocks' accumulators need both). Concrete knobs give themselves.
+func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	if k.TileN != TileAuto {
 		return []Knobs{k}
 	}
+	block := 64 * wgmmaConsumers // the group GEMM's consumers split a tile's rows
+	if isDual(problem) {
+		block = 64 // each dual consumer holds the tile's rows of its own B
+	}
 	narrow, wide := k, k
-	narrow.TileN = 64
-	wide.TileN, wide.Stages = 128, 2
+	narrow.TileN = block
+	wide.TileN, wide.Stages = 2*block, 2
 	return []Knobs{narrow, wide.withCustom("registers", "split")}
 }
 
-// wgmmaAutoTile is tile_n=auto's rule: the 128-column tile where its tiles
-// (wide) fill at least 70% of the SMs, else the 64-column one. Measured on
-// the H100 (docs/BENCHMARKS.md section 13, call 8), 128 columns against 64
-// paired: 1.221x at 128 tiles for 132 SMs (dual bench2, one wave instead of
-// two), 1.115x at 96 (bench4), 0.997x at 64 (bench1), 0.898x at 48 (bench3).
+// wgmmaAutoTile is tile_n=auto's rule: the wide tile where its tiles fill
+// at least 70% of the SMs, else the narrow one. Measured on the H100
+// (docs/BENCHMARKS.md section 13, call 8), wide against narrow, paired:
+// dual 1.221x at 128 wide tiles for 132 SMs (bench2, one wave instead of
+// two), 1.115x at 96 (bench4), 0.997x at 64 (bench1), 0.898x at 48
+// (bench3); group 1.121x at 176 (bench1), 1.074x at 364 (bench2), 0.972x at
+// 60 (bench3), 0.736x at 64 (bench4).
 func wgmmaAutoTile(wide, sms int) bool {
 	return sms > 0 && float64(wide) >= 0.7*float64(sms)
 }
@@ -292,10 +298,10 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 // wgmmaConsumerRegs), and a consumer holds what wgmmaHeldRegs counts.
 func checkWgmma(problem string, k Knobs) error {
 	if k.TileN == TileAuto {
-		if !isDual(problem) || k.TileM != 128 || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
-			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto (dual GEMM) picks the stages and registers with the tile (64 columns: 3 stages, even; 128: 2 stages, split): it needs tile_m=128 and stages, registers and pipeline at their defaults"}
+		if k.TileM != 128 || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
+			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto picks the stages and registers with the tile (narrow: 3 stages, even; wide: 2 stages, split): it needs tile_m=128 and stages, registers and pipeline at their defaults"}
 		}
-		for _, c := range wgmmaTileCandidates(k) {
+		for _, c := range wgmmaTileCandidates(problem, k) {
 			if err := checkWgmma(problem, c); err != nil {
 				return err
 			}

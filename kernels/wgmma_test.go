@@ -19,8 +19,9 @@ func wgmmaProblem(t *testing.T) *Problem {
 // The group GEMM's defaults are the measured fastest (128x128, 3 stages,
 // full-width tiles, whole-tile schedule, shift decode), and its space is 56
 // combinations (stream-K and auto only at full width; the register split
-// only for 256x128 tiles at 2 stages and for the whole-chunk pipeline) times
-// the two decodes. The device test checks the 56 at each decode's default
+// only for 256x128 tiles at 2 stages and for the whole-chunk pipeline) and
+// tile_n=auto's 4 (three schedules, and fit with whole tiles), times the two
+// decodes. The device test checks the 56 at each decode's default
 // and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
@@ -32,8 +33,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 112 {
-		t.Errorf("wgmma combinations: %d, want 112 (56 per decode)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 120 {
+		t.Errorf("wgmma combinations: %d, want 120 (56 per decode, and tile_n=auto's 4)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -391,10 +392,21 @@ func TestWgmmaAutoTile(t *testing.T) {
 		"wgmma?tile_n=auto&tile_m=64":                       "tile_m=128",
 		"wgmma?tile_n=auto&registers=split&pipeline=chunks": "defaults",
 	})
+	// The group GEMM: 128 or 256 weight rows; the four benchmark shapes
+	// have 176, 364, 60 and 64 tiles of 256 rows.
 	g, _ := LookupProblem("nvfp4_group_gemm")
-	if _, err := g.ResolveVariant("wgmma?tile_n=auto"); err == nil {
-		t.Errorf("group wgmma?tile_n=auto accepted; auto is the dual GEMM's")
+	gv, err := g.ResolveVariant("wgmma?tile_n=auto&schedule=auto&decode=prmt")
+	if err != nil {
+		t.Fatal(err)
 	}
+	wide, narrow := "wgmma?tile_n=256&stages=2&schedule=streamk&registers=split&decode=prmt", "wgmma?decode=prmt"
+	for i, s := range g.Benchmarks {
+		want := []string{wide, "wgmma?tile_n=256&stages=2&registers=split&decode=prmt", narrow, narrow}[i]
+		if cv, err := gv.Resolve(s, lim); err != nil || cv.Name != want {
+			t.Errorf("group benchmark %d: resolves to %q (%v), want %q", i, cv.Name, err, want)
+		}
+	}
+	wantKnobErrors(t, g, map[string]string{"wgmma?tile_n=auto&registers=split": "defaults", "wgmma?tile_n=auto&tile_m=64": "tile_m=128"})
 }
 
 // dualCandidates resolves spec on the dual GEMM and names its candidates.

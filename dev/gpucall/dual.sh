@@ -16,6 +16,7 @@
 #   bash dev/gpucall/dual.sh prmtfamily [TOTAL] # the family test, the best variants' resources
 #   bash dev/gpucall/dual.sh profprmt [TOTAL]  # ncu: the best dual variant with each decode, bench2
 #   bash dev/gpucall/dual.sh tileauto [TOTAL]  # the dual GEMM's tile_n=auto: tests, benches, its family test
+#   bash dev/gpucall/dual.sh gtileauto [TOTAL] # the same for the group GEMM
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -25,7 +26,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt or tileauto}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto or gtileauto}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -170,6 +171,17 @@ tileauto)
 	BENCH_MAX=80 bench d_tileauto nvfp4_dual_gemm "$DA"
 	TITLE="wgmma tile_n=auto call" summarize
 	step family 260 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
+	;;
+gtileauto)
+	# The group GEMM's tile_n=auto: tests, the rung paired with its parent
+	# and with the baseline, then the group half of the family test.
+	GA='wgmma?tile_n=auto&schedule=auto&decode=prmt'
+	tests g_auto_tests nvfp4_group_gemm "$GA" 'wgmma?decode=prmt'
+	BENCH_MAX=110 bench g_auto_vs_prmt nvfp4_group_gemm "$GA" 'wgmma?decode=prmt'
+	BENCH_MAX=140 bench g_tileauto nvfp4_group_gemm "$GA"
+	TITLE="wgmma group tile_n=auto call" summarize
+	step family 200 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
 	;;
 profprmt)
