@@ -187,6 +187,10 @@ var ladderPitches = map[string]ladderPitch{
 		"then whole tiles or stream-K for it.\n\n" +
 		"- The 128-column tile won 1.22x where it made one wave of two, and lost 10% where it left two thirds of the SMs idle.\n" +
 		"- Both are compiled; the shape's tile counts pick one."},
+	"nvfp4_group_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt": {"tile", "The same per-shape tile choice on the group " +
+		"GEMM: 256 weight rows per tile (registers split, two stages) where those tiles fill at least 70% of the SMs, " +
+		"else 128.\n\n" +
+		"- The 256-row tile won 12% and 7% on the two large shapes and lost up to 26% on the two with 60-64 tiles."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own
