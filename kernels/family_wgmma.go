@@ -149,7 +149,7 @@ func wgmmaHeldRegs(problem string, k Knobs) int {
 
 // wgmmaScheduleKnob is the tile schedule (WG_SK).
 var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "auto"}, Default: "tiles",
-	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = both modules compiled, stream-K taken where whole tiles would fill under 80% of the waves they take, one wave included (wgmmaAutoStreamK), whole tiles elsewhere"}
+	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = both modules compiled, stream-K taken where whole tiles would fill under 80% of the waves they take, one wave included, and the SMs would get at least 4 K chunks each (wgmmaAutoStreamK), whole tiles elsewhere"}
 
 // wgmmaStagesKnob is the decoded-token ring's depth (STAGES), the same for both problems.
 var wgmmaStagesKnob = KnobSpec{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"}
@@ -188,7 +188,7 @@ func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs,
 	if k.Value("schedule") != "auto" {
 		return k, nil
 	}
-	if wgmmaAutoStreamK(wgmmaTiles(problem, s, k), lim.SMs) {
+	if wgmmaAutoStreamK(wgmmaTiles(problem, s, k), s.K/128, lim.SMs) {
 		return k.withCustom("schedule", "streamk"), nil
 	}
 	return k.withCustom("schedule", "tiles"), nil
@@ -233,19 +233,27 @@ func wgmmaTiles(problem string, s Shape, k Knobs) int {
 	return len(FusedTiles(s, k))
 }
 
-// wgmmaAutoStreamK is schedule=auto's rule: stream-K where whole tiles
-// fill under 80% of the waves they take. Measured on the H100
-// (docs/kernel-notes.md step 6): stream-K won 1.255x where 192 tiles filled
-// 73% of two waves (dual bench4), and lost 1-5% at 89-97% fill, where its
-// pieces' extra pipeline fills and partial sums cost more than the idle
-// SMs it fills.
-func wgmmaAutoStreamK(tiles, sms int) bool {
-	if sms <= 0 || tiles <= 0 {
+// wgmmaAutoStreamK is schedule=auto's rule for tiles of chunks 128-wide K
+// chunks each: stream-K where whole tiles fill under 80% of the waves they
+// take, and the SMs would get at least streamKMinChunks chunks each.
+// Measured on the H100 (docs/kernel-notes.md step 6): stream-K won 1.255x
+// where 192 tiles filled 73% of two waves (dual bench4), and lost 1-5% at
+// 89-97% fill, where its pieces' extra pipeline fills and partial sums cost
+// more than the idle SMs it fills. The chunk floor is from the test shapes
+// (call 20, BENCHMARKS section 13): with under 2 chunks per SM, stream-K ran
+// 0.74-0.94x whole tiles; the smallest win had 23 (dual bench3).
+func wgmmaAutoStreamK(tiles, chunks, sms int) bool {
+	if sms <= 0 || tiles <= 0 || tiles*chunks < streamKMinChunks*sms {
 		return false
 	}
 	waves := ceilDiv(tiles, sms)
 	return float64(tiles) < 0.8*float64(waves*sms)
 }
+
+// streamKMinChunks is the fewest K chunks per SM for which schedule=auto
+// takes stream-K: between the test shapes' under 2 (a loss) and the
+// benchmark shapes' 23 or more (wins); the value in between is not measured.
+const streamKMinChunks = 4
 
 // Variant is the family's default variant of p.
 func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {

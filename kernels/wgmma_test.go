@@ -324,12 +324,24 @@ func TestWgmmaAutoSchedule(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		tiles, sms int
-		want       bool
-	}{{192, 132, true}, {256, 132, false}, {352, 132, false}, {128, 132, false}, {200, 132, true}, {96, 132, true}, {120, 132, false}, {400, 0, false}} {
-		if got := wgmmaAutoStreamK(c.tiles, c.sms); got != c.want {
-			t.Errorf("wgmmaAutoStreamK(%d, %d) = %v, want %v", c.tiles, c.sms, got, c.want)
+		tiles, chunks, sms int
+		want               bool
+	}{{192, 56, 132, true}, {256, 56, 132, false}, {352, 56, 132, false}, {128, 56, 132, false}, {200, 56, 132, true},
+		{96, 32, 132, true}, {120, 56, 132, false}, {400, 56, 0, false},
+		// Too little work to cut: 8 tiles of 8 chunks, 96 of 5 (under 4 per SM).
+		{8, 8, 132, false}, {96, 5, 132, false}, {96, 6, 132, true}} {
+		if got := wgmmaAutoStreamK(c.tiles, c.chunks, c.sms); got != c.want {
+			t.Errorf("wgmmaAutoStreamK(%d, %d, %d) = %v, want %v", c.tiles, c.chunks, c.sms, got, c.want)
 		}
+	}
+	// A test shape of the group GEMM (two groups, K 640): whole tiles.
+	g, _ := LookupProblem("nvfp4_group_gemm")
+	gv, err := g.ResolveVariant("wgmma?schedule=auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cv, err := gv.Resolve(Shape{M: []int{128, 129}, N: 256, K: 640}, lim); err != nil || cv.Name != "wgmma" {
+		t.Errorf("a small shape resolves to %q (%v), want whole tiles", cv.Name, err)
 	}
 }
 
