@@ -54,6 +54,19 @@ tests() {
 	step "$1" 120 tests.log ./bin/web bench --problem "$2" --variant "$3" --baseline "$4" \
 		--suite tests --device 0 --cache-dir "$C" --max-time 110s --json "$R/$1.json"
 }
+# autorung P PROBLEM PARENT BASELINE_MAX FAMILY_CAP: the rung
+# wgmma?tile_n=auto&schedule=auto&decode=prmt of PROBLEM: tests, paired with
+# PARENT and with the baseline, then PROBLEM's half of the family test.
+autorung() {
+	local p=$1 problem=$2 parent=$3 bmax=$4 fcap=$5
+	local v='wgmma?tile_n=auto&schedule=auto&decode=prmt'
+	tests "${p}_auto_tests" "$problem" "$v" "$parent"
+	BENCH_MAX=110 bench "${p}_auto_vs_parent" "$problem" "$v" "$parent"
+	BENCH_MAX=$bmax bench "${p}_tileauto" "$problem" "$v"
+	TITLE="wgmma $problem tile_n=auto call" summarize
+	step family "$fcap" family.log ./bin/engine.test -test.v -test.timeout 600s -test.run "^TestWgmmaFamily\$/^$problem\$"
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
+}
 case "$MODE" in
 dual)
 	ptxas dual_tm128_mb1 -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4
@@ -162,27 +175,10 @@ prmtfamily)
 	grep -E "wgmma" "$OUT/resources.log" | cut -c1-400 | head -20
 	;;
 tileauto)
-	# The dual GEMM's tile_n=auto: tests, the rung paired with its parent and
-	# with the baseline, then the dual half of the family test.
-	DA='wgmma?tile_n=auto&schedule=auto&decode=prmt'
-	DP='wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt'
-	tests d_auto_tests nvfp4_dual_gemm "$DA" "$DP"
-	BENCH_MAX=80 bench d_auto_vs_split nvfp4_dual_gemm "$DA" "$DP"
-	BENCH_MAX=80 bench d_tileauto nvfp4_dual_gemm "$DA"
-	TITLE="wgmma tile_n=auto call" summarize
-	step family 260 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
+	autorung d nvfp4_dual_gemm 'wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt' 80 260
 	;;
 gtileauto)
-	# The group GEMM's tile_n=auto: tests, the rung paired with its parent
-	# and with the baseline, then the group half of the family test.
-	GA='wgmma?tile_n=auto&schedule=auto&decode=prmt'
-	tests g_auto_tests nvfp4_group_gemm "$GA" 'wgmma?decode=prmt'
-	BENCH_MAX=110 bench g_auto_vs_prmt nvfp4_group_gemm "$GA" 'wgmma?decode=prmt'
-	BENCH_MAX=140 bench g_tileauto nvfp4_group_gemm "$GA"
-	TITLE="wgmma group tile_n=auto call" summarize
-	step family 200 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
+	autorung g nvfp4_group_gemm 'wgmma?decode=prmt' 140 200
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/audit"
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/templates"
@@ -27,10 +28,7 @@ type searchStore interface {
 }
 
 func (s *server) searcher() (searchStore, error) {
-	svc := s.svc
-	if a, ok := svc.(*auditedService); ok {
-		svc = a.inner
-	}
+	svc := audit.Inner(s.svc)
 	if st, ok := svc.(searchStore); ok {
 		return st, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/pitchtank/pitchtank/internal/audit"
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/internal/tracking"
@@ -175,7 +176,7 @@ func newServer(cfg Config, svc pitches.Service) *server {
 	return &server{
 		pages:     pages,
 		cfg:       cfg,
-		svc:       withAudit(svc, cfg.Logger, cfg.Tracker), // records state changes where the store keeps an audit log (audit.go)
+		svc:       audit.Wrap(svc, cfg.Logger, cfg.Tracker, userFrom), // records state changes where the store keeps an audit log
 		log:       cfg.Logger,
 		ipLimit:   newLimiter(cfg.LoginBurst, cfg.LoginRefill, cfg.Now),
 		nameLimit: newLimiter((cfg.LoginBurst+1)/2, cfg.LoginRefill, cfg.Now), // per (login, address): see auth.go

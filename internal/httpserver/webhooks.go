@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/audit"
 	"github.com/pitchtank/pitchtank/internal/notify"
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/tracking"
@@ -37,10 +38,7 @@ type trackStore interface {
 
 // tracks is the store's tracking side, through the audit wrapper.
 func (s *server) tracks() (trackStore, error) {
-	svc := s.svc
-	if a, ok := svc.(*auditedService); ok {
-		svc = a.inner
-	}
+	svc := audit.Inner(s.svc)
 	if st, ok := svc.(trackStore); ok {
 		return st, nil
 	}
