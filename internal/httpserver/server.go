@@ -191,7 +191,7 @@ func (s *server) routes() *chi.Mux {
 	r := chi.NewRouter()
 	// GetHead answers HEAD with the GET handler (headers, no body), as
 	// HTTP says every GET resource should; chi alone would say 405.
-	r.Use(s.recoverer, securityHeaders, s.limitBody, middleware.GetHead)
+	r.Use(s.recoverer, s.limitBody, middleware.GetHead) // security headers: overload (shed.go), around the whole router
 	r.Get("/healthz", s.handleHealthz)
 	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		// Browsers ask for /favicon.ico on pages they opened without the

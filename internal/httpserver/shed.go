@@ -232,14 +232,17 @@ func (s *server) overload(next http.Handler) http.Handler {
 		// TimeoutHandler also sets the request context's deadline, so the
 		// handler's queries stop at the same moment. It always runs inner
 		// (in a goroutine of its own), so the slot is always given back.
-		// Its 503 is written to the connection's own header map, not to
-		// the buffer the router's securityHeaders fill, so they are set
-		// out here as well (the buffered copy merges over them on success).
-		timed = securityHeaders(http.TimeoutHandler(inner, d, "request timed out after "+d.String()+"\n"))
+		timed = http.TimeoutHandler(inner, d, "request timed out after "+d.String()+"\n")
 	}
+	// Every answer but a refusal carries the security headers, set here,
+	// outside the timeout: TimeoutHandler writes its own 503 to the
+	// connection's header map, not to the buffer a handler inside it fills
+	// (on success that buffer is merged over these, so a handler may still
+	// change one).
+	timed, exempt := securityHeaders(timed), securityHeaders(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if shedExempt(r) {
-			next.ServeHTTP(w, r)
+			exempt.ServeHTTP(w, r)
 			return
 		}
 		if sh != nil && !sh.acquire(r) {
@@ -256,8 +259,8 @@ func (s *server) refuseOverload(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Retry-After", shedRetryAfter)
 	h.Set("Cache-Control", "no-store")
-	// The refusal comes before securityHeaders (New): of its headers only
-	// this one means anything for a short text or JSON answer.
+	// The refusal comes before securityHeaders (overload): of its headers
+	// only this one means anything for a short text or JSON answer.
 	h.Set("X-Content-Type-Options", "nosniff")
 	msg := "The server is busy; try again in " + shedRetryAfter + " second."
 	if isAPI(r) {
