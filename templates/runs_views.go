@@ -5,8 +5,6 @@ package templates
 // them with text already formatted, so the templates stay free of
 // arithmetic.
 
-import "net/url"
-
 // RunRow is one run in a list.
 type RunRow struct {
 	ID          int64
@@ -55,6 +53,7 @@ type RunsView struct {
 	Devices   []string
 	Flash     string
 	NextPage  string    // query for the next (older) page, "" when none
+	Export    string    // the export links' query ("" or "?problem=…"): the filter and search, no paging
 	Search    RunSearch // text, prefix, person, round, dates, sort (tracking.templ)
 }
 
@@ -226,29 +225,6 @@ type CalibrationView struct {
 	Groups  []CalGroup
 	Pitches int // pitches with a measured result counted
 	Hidden  int // pitches left out for this viewer (hidden-score rule)
-}
-
-// ExportQuery is the page's filter and search as a query string ("" or
-// "?problem=…"), so that the export links export what the page lists: every
-// match, not the page shown (no offset).
-func (v RunsView) ExportQuery() string {
-	q := url.Values{}
-	for k, val := range v.Filter {
-		if val != "" {
-			q.Set(k, val)
-		}
-	}
-	s := v.Search
-	for _, kv := range [][2]string{{"q", s.Q}, {"variant_prefix", s.VariantPrefix}, {"person", s.Person}, {"round", s.Round},
-		{"from", s.From}, {"to", s.To}, {"sort", s.Sort}, {"dir", s.Dir}} {
-		if kv[1] != "" {
-			q.Set(kv[0], kv[1])
-		}
-	}
-	if len(q) == 0 {
-		return ""
-	}
-	return "?" + q.Encode()
 }
 
 // uniqueVariants is every problem's variant names once each, in first-seen

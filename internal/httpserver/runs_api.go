@@ -538,29 +538,10 @@ func (s *server) exportRuns(w http.ResponseWriter, r *http.Request, runs []runJS
 
 func (s *server) handleAPIRunsExport(format string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var runs []runJSON
-		if s.runs == nil {
-			s.errorFor(w, r, errNoRunner)
+		runs, err := s.exportable(w, r)
+		if err != nil {
+			s.errorFor(w, r, err)
 			return
-		}
-		if isSearch(r.URL.Query(), runSearchKeys) {
-			// The same runs the /runs page lists for this search.
-			var err error
-			if runs, err = s.exportableSearch(w, r); err != nil {
-				s.errorFor(w, r, err)
-				return
-			}
-		} else {
-			f, err := runFilter(r.URL.Query())
-			if err != nil {
-				s.errorFor(w, r, err)
-				return
-			}
-			f.WithShapes = true
-			if runs, err = s.exportableRuns(w, r, f); err != nil {
-				s.errorFor(w, r, err)
-				return
-			}
 		}
 		if format == "csv" {
 			// variant_rel_sem comes from each document (noise.go), which

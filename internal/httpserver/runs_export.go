@@ -12,18 +12,33 @@ import (
 // through every match: the store's own maximum page.
 const exportPage = 1000
 
-// exportableRuns is what /api/runs.csv and /api/runs.json (and /runs.csv,
-// /runs.json) export. Without a limit parameter that is every run that
-// matches, read page by page (newest first, by ID) so that no export is
+// exportable is what /api/runs.csv and /api/runs.json (and /runs.csv,
+// /runs.json) export: the runs the /runs page lists for the same query, a
+// search's (exportableSearch) or a filter's (exportableRuns), with shapes.
+func (s *server) exportable(w http.ResponseWriter, r *http.Request) ([]runJSON, error) {
+	if s.runs == nil {
+		return nil, errNoRunner
+	}
+	q := r.URL.Query()
+	if isSearch(q, runSearchKeys) {
+		return s.exportableSearch(w, r)
+	}
+	f, err := runFilter(q)
+	if err != nil {
+		return nil, err
+	}
+	f.WithShapes = true
+	return s.exportableRuns(w, r, f)
+}
+
+// exportableRuns is the export of filter f. Without a limit parameter that
+// is every run that matches, read page by page (newest first, by ID) so that no export is
 // silently cut at the store's default page of 100 (issue 13: the export
 // said 100 of 5,117 runs); X-Total-Count says how many rows came. With
 // limit, it is one page and, when the page is full, a Link header with
 // rel="next" names the next one (before= the last ID read), as GitHub's
 // API does.
 func (s *server) exportableRuns(w http.ResponseWriter, r *http.Request, f runner.Filter) ([]runJSON, error) {
-	if s.runs == nil {
-		return nil, errNoRunner
-	}
 	if f.Limit > 0 {
 		return s.listRunsPage(w, r, f)
 	}

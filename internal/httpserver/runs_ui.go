@@ -82,9 +82,29 @@ func deviceRuns(device, variant string) bool {
 	return name == "reference"
 }
 
+// runFilterKeys are the /runs page's exact filters (runFilter's parameters
+// that it shows in its form).
+var runFilterKeys = []string{"problem", "variant", "device", "status", "pitch"}
+
+// exportQuery is the query of the /runs page's export links for page query
+// q: its filter and search, not its paging, so that they download every
+// run the page lists, not just the page shown.
+func exportQuery(q url.Values) string {
+	out := url.Values{}
+	for _, k := range append(slices.Clone(runFilterKeys), runSearchKeys...) {
+		if v := q.Get(k); v != "" && k != "offset" {
+			out.Set(k, v)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "?" + out.Encode()
+}
+
 func (s *server) runsView(ctx context.Context, viewer *pitches.User, q url.Values) (*templates.RunsView, error) {
-	v := &templates.RunsView{Enabled: s.runs != nil, Filter: map[string]string{}}
-	for _, k := range []string{"problem", "variant", "device", "status", "pitch"} {
+	v := &templates.RunsView{Enabled: s.runs != nil, Filter: map[string]string{}, Export: exportQuery(q)}
+	for _, k := range runFilterKeys {
 		v.Filter[k] = q.Get(k)
 	}
 	if s.runs == nil {
