@@ -280,10 +280,10 @@ static __device__ __forceinline__ fg_u32 wg_scale(fg_u32 x) {
 // Pair P of w's eight FP4 values as an fp16x2: magnitude to fp16 bits 9..11
 // (value e2m1 * 2^-14), sign to bit 15, and the low byte zero. WG_DEC 0:
 // nibbles P and P+4 (low half from nibble P). WG_DEC 1: nibbles (0,2),
-// (1,3), (4,6), (5,7) for P = 0..3: the fp16 high byte of every nibble is
-// built once per word (hx: the even nibbles, byte b from nibble 2b; hy: the
-// odd ones), and a byte permute puts two of them over zero low bytes. The
-// calls for one word share hx and hy (the compiler keeps one copy).
+// (1,3), (4,6), (5,7) for P = 0..3: hb holds the fp16 high bytes of the
+// word's even nibbles (byte b from nibble 2b) or of its odd ones (from
+// 2b + 1), and a byte permute puts two of them over zero low bytes. The
+// calls for one word share the two hb (the compiler keeps one copy each).
 template <int P>
 static __device__ __forceinline__ fg_u32 wg_dec(fg_u32 w) {
 #if WG_DEC
