@@ -43,11 +43,12 @@ ptxas() {
 # the last ptxas step built (static counts over the whole kernel).
 sassmix() {
 	command -v cuobjdump >/dev/null || return 0
+	cuobjdump -sass /tmp/wg.cubin >/tmp/wg.sass 2>>"$OUT/sass.log" || return 0
 	{
 		echo "=== sass mix $1"
-		cuobjdump -sass /tmp/wg.cubin | grep -oE '\b(LOP3|SHF|PRMT|HMUL2|IMAD|LEA|IADD3|HGMMA|LDS|STS|LDGSTS)\b' | sort | uniq -c
-		echo "total $(cuobjdump -sass /tmp/wg.cubin | grep -cE '^ +/\*[0-9a-f]{4}\*/')"
-	} >>"$OUT/sass.log" 2>&1
+		grep -oE '\b(LOP3|SHF|PRMT|HMUL2|IMAD|LEA|IADD3|HGMMA|LDS|STS|LDGSTS)\b' /tmp/wg.sass | sort | uniq -c
+		echo "total $(grep -cE '^ +/\*[0-9a-f]{4}\*/' /tmp/wg.sass)"
+	} >>"$OUT/sass.log"
 }
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
