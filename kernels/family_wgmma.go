@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 )
@@ -43,10 +44,14 @@ func (wgmmaFamily) Defines(v Variant, d map[string]string) map[string]string {
 }
 
 func (wgmmaFamily) Entries(v Variant) []string {
+	e := "wg_group_gemm"
 	if isDual(v.Problem) {
-		return []string{"wg_dual_gemm"}
+		e = "wg_dual_gemm"
 	}
-	return []string{"wg_group_gemm"}
+	if wgmmaTokensOnce(v.Knobs) {
+		return []string{"wg_tokens", e}
+	}
+	return []string{e}
 }
 
 // CheckDevice: wgmma exists on sm_90a only: Blackwell (sm_100) has tcgen05
@@ -82,6 +87,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaRegistersKnob,
 			wgmmaPipelineKnob,
 			wgmmaDecodeKnob,
+			wgmmaTokensKnob,
 		}
 	}
 	return []KnobSpec{
@@ -94,6 +100,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaRegistersKnob,
 		wgmmaPipelineKnob,
 		wgmmaDecodeKnob,
+		wgmmaTokensKnob,
 	}
 }
 
@@ -108,6 +115,13 @@ var wgmmaPipelineKnob = KnobSpec{Key: "pipeline", Values: []string{"halves", "ch
 // wgmmaDecodeKnob is how both operands' FP4 codes become fp16 (WG_DEC).
 var wgmmaDecodeKnob = KnobSpec{Key: "decode", Values: []string{"shift", "prmt"}, Default: "shift",
 	Doc: "shift = each fp16x2 from two nibbles by shifts and masks (four integer instructions per fp16x2); prmt = each 32-bit word's eight signs and magnitudes moved into fp16 high bytes once, then each fp16x2 by one byte permute (eleven instructions per eight values against fifteen; the values pair up in another order inside the word, the same for both operands)"}
+
+// wgmmaTokensKnob is where the token operand is decoded (WG_TOK).
+var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"}, Default: "block",
+	Doc: "block = the producer warpgroup copies and decodes each chunk of a tile's token rows in every block that uses them; once = a first launch (wg_tokens) decodes every token tile's chunks once into the workspace, byte for byte the shared-memory stage, and one producer thread fills each stage with one bulk async copy (cp.async.bulk, completing on the stage's mbarrier); needs tail_width=full"}
+
+// wgmmaTokensOnce reports whether k decodes the tokens ahead (WG_TOK).
+func wgmmaTokensOnce(k Knobs) bool { return k.Value("tokens") == "once" }
 
 // wgmmaConsumerRegs is a consumer thread's register budget under k (0: the
 // even 168, no setmaxnreg); the producer keeps what is left of 168 x 384.
@@ -291,12 +305,15 @@ func WgmmaSharedBytes(problem string, k Knobs) int {
 
 func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	mb := wgmmaBlocks(problem, k)
-	tm, tn := k.TileM, 64*mb*wgmmaConsumers   // weight rows per block (TILE_N)
-	tok := k.Stages * tm * 256                // decoded tokens
-	wraw := rs * tn * 64                      // raw weight rows
-	wsc := rs * tn * 16                       // weight scales, per (row, lane%4)
-	traw := rs * tm * 80                      // raw token rows, padded
-	tsc := rs * tm * 8                        // token scales
+	tm, tn := k.TileM, 64*mb*wgmmaConsumers // weight rows per block (TILE_N)
+	tok := k.Stages * tm * 256              // decoded tokens
+	wraw := rs * tn * 64                    // raw weight rows
+	wsc := rs * tn * 16                     // weight scales, per (row, lane%4)
+	traw := rs * tm * 80                    // raw token rows, padded
+	tsc := rs * tm * 8                      // token scales
+	if wgmmaTokensOnce(k) {
+		traw, tsc = 0, 0 // decoded ahead: no raw token ring
+	}
 	ep := wgmmaConsumers * tm * (128*mb + 16) // epilogue staging per consumer
 	return tok + wraw + wsc + traw + tsc + ep + 2*k.Stages*8 + 1024
 }
@@ -323,6 +340,9 @@ func checkWgmma(problem string, k Knobs) error {
 		}
 	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
+	}
+	if wgmmaTokensOnce(k) && k.TailWidth == "fit" {
+		return &KnobError{Knob: "tokens,tail_width", Value: "once,fit", Reason: "tokens decoded ahead are whole tiles, rows past M as zeros (tail_width=full)"}
 	}
 	if k.Value("schedule") != "tiles" && k.TailWidth == "fit" {
 		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
@@ -367,6 +387,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	if k.Value("decode") == "prmt" {
 		d["WG_DEC"] = "1"
 	}
+	d["WG_TOK"] = "0"
+	if wgmmaTokensOnce(k) {
+		d["WG_TOK"] = "1"
+	}
 	d["WG_SK"] = "0"
 	if wgmmaStreamK(k) {
 		d["WG_SK"] = "1"
@@ -403,16 +427,43 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 		return n
 	}
-	// streamArgs are the kernel's last two arguments: stream-K's workspace
-	// (one slot of partial sums per block) and its flags (one u32 per block
-	// and consumer, at flagsOff in the table: uploaded as zeros, and every
-	// launch leaves them zero); null pointers for whole tiles.
-	streamArgs := func(pl *Plan, g, flagsOff int) []Arg {
+	// The workspace: stream-K's partial sums (one slot per block) first,
+	// then (tokens=once) the decoded token stages at tokOff.
+	kch := s.K / 128
+	partials := func(g int) int64 {
 		if !wgmmaStreamK(k) {
-			return []Arg{{Kind: ArgI64}, {Kind: ArgI64}}
+			return 0
 		}
-		pl.WorkspaceBytes = int64(g) * wgmmaConsumers * 128 * int64(wgmmaBlocks(v.Problem, k)*k.TileM/2) * 4
-		return []Arg{ptr(BufWork, 0), {Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}}
+		return int64(g) * wgmmaConsumers * 128 * int64(wgmmaBlocks(v.Problem, k)*k.TileM/2) * 4
+	}
+	// args are the kernel's last three arguments: stream-K's workspace and
+	// flags (one u32 per block and consumer, at flagsOff in the table:
+	// uploaded as zeros, and every launch leaves them zero), and the tokens
+	// decoded ahead; null pointers where unused.
+	args := func(pl *Plan, g, flagsOff int, tokOff int64) []Arg {
+		out := []Arg{{Kind: ArgI64}, {Kind: ArgI64}, {Kind: ArgI64}}
+		if wgmmaStreamK(k) {
+			out[0], out[1] = ptr(BufWork, 0), Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}
+		}
+		if wgmmaTokensOnce(k) {
+			out[2] = Arg{Kind: ArgPtr, Buf: BufWork, Value: tokOff}
+		}
+		return out
+	}
+	// tokens prepends the decode-ahead launch over tokTiles token tiles
+	// (groups described at offset 0 of the table) and sizes the workspace.
+	tokens := func(pl *Plan, g, tokTiles int) int64 {
+		tokOff := (partials(g) + 1023) &^ 1023
+		pl.WorkspaceBytes = partials(g)
+		if !wgmmaTokensOnce(k) {
+			return tokOff
+		}
+		stage := k.TileM * 256
+		pl.WorkspaceBytes = tokOff + int64(tokTiles*kch*stage)
+		pl.Launches = append([]Launch{{Kernel: "wg_tokens", Grid: [3]uint32{uint32(tokTiles * kch), 1, 1},
+			Block: [3]uint32{uint32(k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
+			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}}, pl.Launches...)
+		return tokOff
 	}
 	flagBytes := func(g int) int { return g * wgmmaConsumers * 4 }
 	if isDual(v.Problem) {
@@ -420,13 +471,33 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		tiles := wgmmaTiles(v.Problem, s, k)
 		g := grid(tiles)
 		pl := &Plan{Mode: "sequential"}
+		// The table: the token operand as one FgGroup (tokens=once), then
+		// stream-K's flags.
+		flagsOff := 0
+		var group func(func(Buffer, int) uint64) []byte
+		if wgmmaTokensOnce(k) {
+			flagsOff = fgGroupBytes
+			group = fgTable(s, nil, nil, 1, fgGroupBytes, 0)
+		}
 		pl.Launches = []Launch{{Kernel: "wg_dual_gemm",
 			Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: items(tiles),
-			Args: append([]Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
-				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}, streamArgs(pl, g, 0)...)}}
-		if wgmmaStreamK(k) {
-			n := flagBytes(g)
-			pl.TableBytes = func(func(Buffer, int) uint64) []byte { return make([]byte, n) }
+			Args: []Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
+				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}
+		tokOff := tokens(pl, g, ceilDiv(m, k.TileM))
+		last := &pl.Launches[len(pl.Launches)-1]
+		last.Args = append(last.Args, args(pl, g, flagsOff, tokOff)...)
+		if group != nil || wgmmaStreamK(k) {
+			n := 0
+			if wgmmaStreamK(k) {
+				n = flagBytes(g)
+			}
+			pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
+				var b []byte
+				if group != nil {
+					b = group(addr)
+				}
+				return append(b, make([]byte, n)...)
+			}
 		}
 		return pl, nil
 	}
@@ -439,9 +510,29 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	pl.Launches = []Launch{{Kernel: "wg_group_gemm",
 		Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: -1,
 		PersistentPerSM: 1, Tiles: items(len(entries)),
-		Args: append([]Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(entries))},
-			streamArgs(pl, g, flagsOff)...)}}
+		Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, {Kind: ArgPtr, Buf: BufTable, Value: int64(tilesOff)}, i32(len(entries))}}}
+	// Token tiles are numbered group by group: first[g] is group g's first.
+	first, tokTiles := make([]int, len(s.M)), 0
+	for gi, m := range s.M {
+		first[gi] = tokTiles
+		tokTiles += ceilDiv(m, k.TileM)
+	}
+	tokOff := tokens(pl, g, tokTiles)
+	last := &pl.Launches[len(pl.Launches)-1]
+	last.Args = append(last.Args, args(pl, g, flagsOff, tokOff)...)
 	table := fgTable(s, tiles, entries, 1, tilesOff, flagsOff)
+	if wgmmaTokensOnce(k) {
+		// Each tile entry's pad field names its token tile.
+		plain := table
+		table = func(addr func(Buffer, int) uint64) []byte {
+			b := plain(addr)
+			for i, it := range entries {
+				t := tiles[it.base]
+				binary.LittleEndian.PutUint32(b[tilesOff+16*i+12:], uint32(first[t.Group]+t.M0/k.TileM))
+			}
+			return b
+		}
+	}
 	pl.TableBytes = table
 	if wgmmaStreamK(k) {
 		n := flagBytes(g)

@@ -21,8 +21,11 @@ func wgmmaProblem(t *testing.T) *Problem {
 // combinations (stream-K and auto only at full width; the register split
 // only for 256x128 tiles at 2 stages and for the whole-chunk pipeline) and
 // tile_n=auto's 4 (three schedules, and fit with whole tiles), times the two
-// decodes. The device test checks the 56 at each decode's default
-// and a pairwise cover of the rest.
+// decodes: 120 with the tokens decoded per block. With tokens=once, 54 per
+// decode: those 60 less fit's 15, plus the 9 that fit only without the raw
+// token ring (128x128 at 4 stages; the 256-row tile at 3). The device test
+// checks every combination at the default decode and tokens, and a pairwise
+// cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -33,14 +36,14 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 120 {
-		t.Errorf("wgmma combinations: %d, want 120 (56 per decode, and tile_n=auto's 4)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 228 {
+		t.Errorf("wgmma combinations: %d, want 228 (60 per decode with tokens=block, 54 with once)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0", "WG_TOK": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -179,9 +182,10 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// 128x128 at 2 stages with the register split, three schedules; and
 	// the whole-chunk pipeline (split) on 64-column tiles: 5 tiles x stages
 	// that fit, three schedules: 42; and tile_n=auto, three schedules: 45,
-	// times the two decodes.
-	if n := len(d.VariantCombinations("wgmma")); n != 90 {
-		t.Errorf("dual wgmma combinations: %d, want 90 (45 per decode)", n)
+	// times the two decodes. With tokens=once 9 more per decode fit (no raw
+	// token ring: 64-column tiles at 4 stages, the 128-column tile at 3).
+	if n := len(d.VariantCombinations("wgmma")); n != 198 {
+		t.Errorf("dual wgmma combinations: %d, want 198 (45 per decode with tokens=block, 54 with once)", n)
 	}
 	wantKnobErrors(t, d, map[string]string{
 		"wgmma?tile_n=128":                 "registers",
@@ -226,8 +230,8 @@ func TestWgmmaDualPlan(t *testing.T) {
 		if l.Kernel != "wg_dual_gemm" || l.Tiles != c.tiles || l.Grid[0] != uint32(c.grid) || l.Block[0] != 384 || l.SharedBytes != 222256 {
 			t.Errorf("%v: launch %+v, want %d tiles on %d blocks", c.s, l, c.tiles, c.grid)
 		}
-		if len(l.Args) != 12 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) ||
-			l.Args[10] != (Arg{Kind: ArgI64}) || l.Args[11] != (Arg{Kind: ArgI64}) || pl.WorkspaceBytes != 0 {
+		if len(l.Args) != 13 || l.Args[4].Buf != BufB2 || l.Args[7].Value != int64(c.s.M[0]) || l.Args[9].Value != int64(c.s.K) ||
+			l.Args[10] != (Arg{Kind: ArgI64}) || l.Args[11] != (Arg{Kind: ArgI64}) || l.Args[12] != (Arg{Kind: ArgI64}) || pl.WorkspaceBytes != 0 {
 			t.Errorf("%v: args %+v", c.s, l.Args)
 		}
 	}
@@ -295,6 +299,83 @@ func TestWgmmaStreamKPlan(t *testing.T) {
 	if len(tb) != flagsOff+132*8 || strings.Trim(string(tb[flagsOff:]), "\x00") != "" {
 		t.Errorf("group table %d bytes, want %d with zero flags last", len(tb), flagsOff+132*8)
 	}
+}
+
+// tokens=once: a first launch (wg_tokens) decodes every (token tile, K
+// chunk) stage into the workspace after stream-K's partial sums, and the
+// GEMM gets its address; the group table's tile entries name their token
+// tile (pad), the dual table holds the token operand as one group.
+func TestWgmmaTokensOncePlan(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	le := binary.LittleEndian
+	addr := func(b Buffer, g int) uint64 { return uint64(b)<<32 | uint64(g)<<16 }
+	p := wgmmaProblem(t)
+	v, err := p.ResolveVariant("wgmma?tokens=once&schedule=streamk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := v.Defines(); d["WG_TOK"] != "1" || d["WG_SK"] != "1" {
+		t.Errorf("defines %v", d)
+	}
+	if e := v.KernelNames(); strings.Join(e, " ") != "wg_tokens wg_group_gemm" {
+		t.Errorf("entries %v", e)
+	}
+	s := Shape{M: []int{80, 176, 1}, N: 256, K: 1024}
+	pl, err := v.Plan(s, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Token tiles: 1 + 2 + 1, 8 chunks each, one 32 KB stage per pair.
+	tokTiles, kch, stage := 4, 8, 128*256
+	grid := 8 * kch // stream-K's blocks: one per (tile, chunk) of the 8 tiles, under 132
+	partials := int64(grid) * 2 * 128 * 64 * 4
+	tokOff := (partials + 1023) &^ 1023
+	if len(pl.Launches) != 2 || pl.WorkspaceBytes != tokOff+int64(tokTiles*kch*stage) {
+		t.Fatalf("%d launches, workspace %d", len(pl.Launches), pl.WorkspaceBytes)
+	}
+	pre, gemm := pl.Launches[0], pl.Launches[1]
+	if pre.Kernel != "wg_tokens" || pre.Grid[0] != uint32(tokTiles*kch) || pre.Block[0] != 128 || pre.SharedBytes != uint32(stage+1024) ||
+		pre.Args[0] != (Arg{Kind: ArgPtr, Buf: BufTable}) || pre.Args[1] != i32(3) || pre.Args[2] != (Arg{Kind: ArgPtr, Buf: BufWork, Value: tokOff}) {
+		t.Errorf("decode launch %+v", pre)
+	}
+	if gemm.Kernel != "wg_group_gemm" || len(gemm.Args) != 6 || gemm.Args[5] != (Arg{Kind: ArgPtr, Buf: BufWork, Value: tokOff}) || gemm.Args[3] != ptr(BufWork, 0) {
+		t.Errorf("GEMM launch %+v", gemm)
+	}
+	tb := pl.TableBytes(addr)
+	tilesOff := ceilDiv(3*fgGroupBytes, 16) * 16
+	first := []int{0, 1, 3} // token tiles of groups 0 (M 80), 1 (176), 2 (1)
+	tiles := FusedTiles(s, v.Knobs)
+	for i, ft := range tiles {
+		if got := le.Uint32(tb[tilesOff+16*i+12:]); got != uint32(first[ft.Group]+ft.M0/128) {
+			t.Errorf("tile %d (group %d, m0 %d): token tile %d, want %d", i, ft.Group, ft.M0, got, first[ft.Group]+ft.M0/128)
+		}
+	}
+	if f := tb[tilesOff+16*len(tiles):]; len(f) != grid*8 || strings.Trim(string(f), "\x00") != "" {
+		t.Errorf("flags %d bytes", len(f))
+	}
+
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	dv, err := d.ResolveVariant("wgmma?tokens=once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := Shape{M: []int{129}, N: 256, K: 640}
+	dp, err := dv.Plan(ds, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dp.Launches) != 2 || dp.Launches[0].Grid[0] != 2*5 || dp.WorkspaceBytes != int64(2*5*stage) {
+		t.Fatalf("dual: %d launches, workspace %d", len(dp.Launches), dp.WorkspaceBytes)
+	}
+	dg := dp.Launches[1]
+	if dg.Kernel != "wg_dual_gemm" || dg.Args[12] != (Arg{Kind: ArgPtr, Buf: BufWork}) || dg.Args[10] != (Arg{Kind: ArgI64}) {
+		t.Errorf("dual GEMM launch %+v", dg)
+	}
+	dt := dp.TableBytes(addr)
+	if len(dt) != fgGroupBytes || le.Uint64(dt) != addr(BufA, 0) || le.Uint64(dt[8:]) != addr(BufSA, 0) || le.Uint32(dt[40:]) != 129 || le.Uint32(dt[48:]) != 640 {
+		t.Errorf("dual table % x", dt)
+	}
+	wantKnobErrors(t, p, map[string]string{"wgmma?tokens=once&tail_width=fit": "whole tiles", "wgmma?tokens=twice": "not allowed"})
 }
 
 // schedule=auto stands for two modules, whole tiles and stream-K, and the

@@ -168,8 +168,9 @@ static const size_t FLUSH_BYTES = 128u << 20;
 static void launch(const FgGroup* dgroups, const FgTile* dtiles, int ntiles, bool persistent, cudaStream_t st) {
   int grid = persistent ? std::min(ntiles, g_sms * g_occ) : ntiles;
 #ifdef FK_WG
-  // wg_group_gemm's stream-K workspace and flags: unused with WG_SK 0.
-  fast_group_gemm<<<grid, FG_THREADS, FG_SMEM_BYTES, st>>>(dgroups, dtiles, ntiles, nullptr, nullptr);
+  // wg_group_gemm's stream-K workspace and flags, and its tokens decoded
+  // ahead: unused with WG_SK 0 and WG_TOK 0 (the app's bench runs WG_TOK 1).
+  fast_group_gemm<<<grid, FG_THREADS, FG_SMEM_BYTES, st>>>(dgroups, dtiles, ntiles, nullptr, nullptr, nullptr);
 #else
   fast_group_gemm<<<grid, FG_THREADS, FG_SMEM_BYTES, st>>>(dgroups, dtiles, ntiles);
 #endif

@@ -44,12 +44,15 @@ func TestBestVariantResources(t *testing.T) {
 }
 
 // TestWgmmaFamily: every combination of the wgmma family's declared space
-// at the default decode, and a pairwise cover of the whole space (each
-// decode with every value of every other knob), group and dual GEMM, on
+// at the default decode and token pass, and a pairwise cover of the whole
+// space (each decode and each token pass with every value of every other
+// knob), group and dual GEMM, on
 // every test and benchmark shape (the test shapes include M = 1, odd M,
 // N = 64, K = 128 and 16 groups), through the engine's own NVRTC build for
 // the device's sm_90a. The decodes differ only in wg_dec, one function
-// both operands call, so the cover tests the other decode's every use.
+// both operands call, so the cover tests the other decode's every use;
+// tokens=once changes only the producer and adds its first launch, which
+// every tile size, stage count and schedule of the cover meets.
 func TestWgmmaFamily(t *testing.T) {
 	info := needDevice(t)
 	if info.Arch != "sm_90a" {
@@ -64,9 +67,9 @@ func TestWgmmaFamily(t *testing.T) {
 			}
 			var vs []kernels.Variant
 			picked := map[string]bool{}
-			def := mustVariant(t, p, "wgmma").Knobs.Value("decode")
+			def := mustVariant(t, p, "wgmma").Knobs
 			for _, v := range all {
-				if v.Knobs.Value("decode") == def {
+				if v.Knobs.Value("decode") == def.Value("decode") && v.Knobs.Value("tokens") == def.Value("tokens") {
 					vs, picked[v.Name] = append(vs, v), true
 				}
 			}

@@ -141,6 +141,20 @@
 // cannot hold (it spilled), so it needs WG_CREGS.
 #define WG_DB 0
 #endif
+#ifndef WG_TOK
+// Token operand. 0: the producer warpgroup copies each chunk's raw token
+// rows and decodes them into the ring (above). 1: decoded once ahead: a
+// first launch (wg_tokens) writes every (token tile, K chunk) stage to
+// global memory byte for byte as the producer would write it to shared
+// memory, and one producer thread fills each ring stage with one bulk
+// async copy (cp.async.bulk) that completes on the stage's "full"
+// mbarrier. Why: the token decode was 38% of a block's issued instructions
+// (docs/kernel-notes.md step 8), repeated by every block that shares the
+// token tile; ahead it runs once per token tile, and the producer issues
+// almost nothing beside the consumers. Needs WG_FIT 0 (rows past M are
+// decoded as zeros).
+#define WG_TOK 0
+#endif
 #ifndef WG_CREGS
 // > 0: registers per thread split by role with setmaxnreg (sm_90a): the
 // consumers raise theirs to WG_CREGS, the producer lowers its own to what is
@@ -158,6 +172,9 @@
 
 #if WG_SK && WG_FIT
 #error "wg_group_gemm: stream-K (WG_SK) runs every tile at full width (WG_FIT 0)"
+#endif
+#if WG_TOK && WG_FIT
+#error "wg_group_gemm: tokens decoded ahead (WG_TOK) are whole tiles (WG_FIT 0)"
 #endif
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
 #error "wg_group_gemm: WG_TM must be 32, 64 or 128"
@@ -188,9 +205,9 @@
 #define WG_WSC_STAGE (TILE_N * 16)
 #define WG_TROWB 80                                // token raw rows padded: conflict-free 16 B reads
 #define WG_OFF_TRAW (WG_OFF_WSC + WG_RS * WG_WSC_STAGE)
-#define WG_TRAW_STAGE (WG_TM * WG_TROWB)
+#define WG_TRAW_STAGE (WG_TOK ? 0 : WG_TM * WG_TROWB) // no raw token ring when decoded ahead
 #define WG_OFF_TSC (WG_OFF_TRAW + WG_RS * WG_TRAW_STAGE)
-#define WG_TSC_STAGE (WG_TM * 8)
+#define WG_TSC_STAGE (WG_TOK ? 0 : WG_TM * 8)
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_TSC + WG_RS * WG_TSC_STAGE)
@@ -331,6 +348,18 @@ static __device__ __forceinline__ void wg_bar_init(fg_u32 bar, fg_u32 count) {
 }
 static __device__ __forceinline__ void wg_bar_arrive(fg_u32 bar) {
   asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }\n" ::"r"(bar) : "memory");
+}
+// One arrival that also expects bytes of a bulk copy (WG_TOK): the phase
+// completes once they have landed.
+static __device__ __forceinline__ void wg_bar_expect(fg_u32 bar, fg_u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Bulk async copy global -> shared, completing on mbarrier bar (the CTA's
+// own shared address is its shared::cluster address: no cluster launched).
+static __device__ __forceinline__ void wg_bulk_load(fg_u32 dst, const void* src, fg_u32 bytes, fg_u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
 }
 static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
   fg_u32 done;
@@ -827,8 +856,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 // The kernel body of both entries: fetch(ti, tile, gp, role) gives tile ti
 // and its problem as role sees it (-1 producer, 0 and 1 the consumers: the
 // dual GEMM's consumer 1 sees B2 as its weights).
+// tok: the tokens decoded ahead (WG_TOK 1), stage (tile.pad, chunk) at
+// tok + (tile.pad * kch + chunk) * WG_TOK_STAGE; unused otherwise.
 template <class Fetch>
-static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch, const WgStream& sk) {
+static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch, const WgStream& sk,
+                                               const fg_u8* tok) {
   extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_smem[];
   const fg_u32 raw_base = wg_smem_addr(wg_smem);
   const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
@@ -839,7 +871,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      wg_bar_init(full0 + 8 * s, 128);
+      wg_bar_init(full0 + 8 * s, WG_TOK ? 1 : 128); // WG_TOK: one arrival with the copy's bytes
       wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
     }
   }
@@ -862,6 +894,22 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_CREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
 #endif
+#if WG_TOK
+    // One thread streams the decoded stages of its pieces into the ring.
+    if (tid == 0)
+      wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
+        FgTile tile;
+        FgGroup gp;
+        fetch(ti, tile, gp, -1);
+        const fg_u8* src = tok + ((size_t)tile.pad * kch + k0) * WG_TOK_STAGE;
+        for (int it = k0; it < k1; ++it, ++q, src += WG_TOK_STAGE) {
+          const int st = q % STAGES;
+          wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+          wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+          wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
+        }
+      });
+#else
     wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
       FgTile tile;
       FgGroup gp;
@@ -911,6 +959,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       }
       wg_cp_wait<0>();
     });
+#endif
   } else {
     // ---------------- consumer warpgroups: weight rows + wgmma ----------------
 #if WG_CREGS
@@ -948,7 +997,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_dual_gemm(const fg_u8* __restrict__ a, const fg_u8* __restrict__ sa, const fg_u8* __restrict__ b1,
                  const fg_u8* __restrict__ sb1, const fg_u8* __restrict__ b2, const fg_u8* __restrict__ sb2,
-                 fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags) {
+                 fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags,
+                 const fg_u8* __restrict__ tok) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Tile ti: token tile ti % mt, output columns (ti / mt) * WG_DN: the token
   // tiles that share weight rows run side by side (L2 reuse of B1, B2).
@@ -958,7 +1008,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     t.group = 0;
     t.m0 = (ti % mt) * WG_TM;
     t.n0 = (ti / mt) * WG_DN;
-    t.pad = 0;
+    t.pad = ti % mt; // the token tile (WG_TOK)
     g.a = a;
     g.sa = sa;
     g.b = role == 1 ? b2 : b1;
@@ -969,23 +1019,81 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     g.k = K;
     g.splits = 1;
     g.ws = nullptr;
-  }, WgStream{ws, flags});
+  }, WgStream{ws, flags}, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
 #endif
 }
 #else
+// tiles[i].pad is tile i's token tile (WG_TOK): the group's first token
+// tile plus m0 / WG_TM, token tiles numbered group by group.
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles,
-                  float* __restrict__ ws, fg_u32* __restrict__ flags) {
+                  float* __restrict__ ws, fg_u32* __restrict__ flags, const fg_u8* __restrict__ tok) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
-  }, WgStream{ws, flags});
+  }, WgStream{ws, flags}, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
+  asm volatile("trap;");
+#endif
+}
+#endif
+
+#if WG_TOK
+// The tokens decoded ahead (WG_TOK 1), launched before the GEMM on the same
+// stream: block u decodes K chunk u % kch of token tile u / kch (token tiles
+// numbered group by group, ceil(M_g / WG_TM) per group; the dual GEMM
+// passes its one token operand as a single group), thread r its row r, into
+// a shared-memory stage with the producer's own code (wg_decode_words),
+// then one bulk copy writes the stage to out + u * WG_TOK_STAGE. Rows past
+// M_g are zeros. Block (WG_TM, 1, 1), WG_TOK_STAGE + 1024 bytes of dynamic
+// shared memory.
+extern "C" __global__ void __launch_bounds__(WG_TM)
+    wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_smem[];
+  const fg_u32 raw_base = wg_smem_addr(wg_smem);
+  const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
+  const int K = groups[0].k, kch = K >> 7;
+  const int u = blockIdx.x, tt = u / kch, kc = u % kch;
+  int g = 0, t0 = 0;
+  for (; g + 1 < ngroups; ++g) {
+    const int n = (groups[g].m + WG_TM - 1) / WG_TM;
+    if (tt < t0 + n) break;
+    t0 += n;
+  }
+  const FgGroup gp = groups[g];
+  const int r = threadIdx.x, m = (tt - t0) * WG_TM + r;
+  fg_u32 w[16], s03 = 0u, s47 = 0u;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) w[j] = 0u;
+  if (m < gp.m) {
+    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(w[4 * j]), "=r"(w[4 * j + 1]), "=r"(w[4 * j + 2]), "=r"(w[4 * j + 3])
+                   : "l"(src + 16 * j));
+    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
+                 : "=r"(s03), "=r"(s47)
+                 : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
+  }
+  wg_decode_words(w, s03, s47, stage, r);
+  // The bulk copy reads the stage through the async proxy.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  if (r == 0) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
+                 "r"(stage), "n"(WG_TOK_STAGE)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
+  }
+#else
   asm volatile("trap;");
 #endif
 }
