@@ -17,6 +17,8 @@
 #   bash dev/gpucall/dual.sh profprmt [TOTAL]  # ncu: the best dual variant with each decode, bench2
 #   bash dev/gpucall/dual.sh tileauto [TOTAL]  # the dual GEMM's tile_n=auto: tests, benches, its family test
 #   bash dev/gpucall/dual.sh gtileauto [TOTAL] # the same for the group GEMM
+#   bash dev/gpucall/dual.sh tokens [TOTAL]    # tokens=once: tests and paired benches, both problems, resources, peers
+#   bash dev/gpucall/dual.sh tokensrung [TOTAL] # tokens=once against the baseline, both problems; the family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -26,7 +28,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto or gtileauto}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens or tokensrung}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -180,6 +182,29 @@ tileauto)
 	;;
 gtileauto)
 	autorung g nvfp4_group_gemm 'wgmma?decode=prmt' 140 200
+	;;
+tokens)
+	# tokens=once against its parent (the best variant of each problem),
+	# correctness first; then resources and the same call's peers.
+	A='wgmma?tile_n=auto&schedule=auto&decode=prmt'
+	tests g_tok_tests nvfp4_group_gemm "$A&tokens=once" "$A"
+	BENCH_MAX=110 bench g_tok_vs_auto nvfp4_group_gemm "$A&tokens=once" "$A"
+	tests d_tok_tests nvfp4_dual_gemm "$A&tokens=once" "$A"
+	BENCH_MAX=80 bench d_tok_vs_auto nvfp4_dual_gemm "$A&tokens=once" "$A"
+	TITLE="wgmma tokens=once call" summarize
+	ptxas group_tok -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1
+	ptxas dual_tok_split -DDUAL=1 -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=3 -DWG_CREGS=224 -DWG_DEC=1 -DWG_TOK=1
+	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	;;
+tokensrung)
+	A='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
+	BENCH_MAX=80 bench d_tok nvfp4_dual_gemm "$A"
+	BENCH_MAX=140 bench g_tok nvfp4_group_gemm "$A"
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	TITLE="wgmma tokens=once rungs" summarize
+	step family 400 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
