@@ -106,7 +106,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 
 // wgmmaRegistersKnob is the per-role register budget (WG_CREGS).
 var wgmmaRegistersKnob = KnobSpec{Key: "registers", Values: []string{"even", "split"}, Default: "even",
-	Doc: "even = every thread keeps the 168 registers a 384-thread block gets at launch; split = setmaxnreg moves registers from the producer to the consumers: 224 each for two 64-row blocks (tile_n=256 group, tile_n=128 dual, at tile_m=128), 216 for the whole-chunk pipeline (the producer keeps 56 or 72; ptxas spills 36-40 or 8-16 bytes there); only where the even budget cannot hold the tile"}
+	Doc: "even = every thread keeps the 168 registers a 384-thread block gets at launch; split = setmaxnreg moves registers from the producer to the consumers: 224 each for two 64-row blocks (tile_n=256 group, tile_n=128 dual, at tile_m=128), 216 for the whole-chunk pipeline (the producer keeps 56 or 72; ptxas spills 36-40 or 8-16 bytes there); only where the even budget cannot hold the tile, or for tail_width=fit's four wgmma widths"}
 
 // wgmmaPipelineKnob is the consumers' software pipeline (WG_DB).
 var wgmmaPipelineKnob = KnobSpec{Key: "pipeline", Values: []string{"halves", "chunks"}, Default: "halves",
@@ -118,7 +118,7 @@ var wgmmaDecodeKnob = KnobSpec{Key: "decode", Values: []string{"shift", "prmt"},
 
 // wgmmaTokensKnob is where the token operand is decoded (WG_TOK).
 var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"}, Default: "block",
-	Doc: "block = the producer warpgroup copies and decodes each chunk of a tile's token rows in every block that uses them; once = a first launch (wg_tokens) decodes every token tile's chunks once into the workspace, byte for byte the shared-memory stage, and one producer thread fills each stage with one bulk async copy (cp.async.bulk, completing on the stage's mbarrier); needs tail_width=full"}
+	Doc: "block = the producer warpgroup copies and decodes each chunk of a tile's token rows in every block that uses them; once = a first launch (wg_tokens) decodes every token tile's chunks once into the workspace, byte for byte the shared-memory stage, and one producer thread fills each stage with one bulk async copy (cp.async.bulk, completing on the stage's mbarrier)"}
 
 // wgmmaTokensOnce reports whether k decodes the tokens ahead (WG_TOK).
 func wgmmaTokensOnce(k Knobs) bool { return k.Value("tokens") == "once" }
@@ -341,9 +341,6 @@ func checkWgmma(problem string, k Knobs) error {
 	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
 	}
-	if wgmmaTokensOnce(k) && k.TailWidth == "fit" {
-		return &KnobError{Knob: "tokens,tail_width", Value: "once,fit", Reason: "tokens decoded ahead are whole tiles, rows past M as zeros (tail_width=full)"}
-	}
 	if k.Value("schedule") != "tiles" && k.TailWidth == "fit" {
 		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
 	}
@@ -356,9 +353,11 @@ func checkWgmma(problem string, k Knobs) error {
 		return &KnobError{Knob: "tile_m,tile_n,registers,pipeline", Value: fmt.Sprintf("%d,%d,%s,%s", k.TileM, k.TileN, k.Value("registers"), k.Value("pipeline")),
 			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most %d fit in its budget", regs, most)}
 	}
-	if k.Value("registers") == "split" && regs <= 128 && !chunks {
+	if k.Value("registers") == "split" && regs <= 128 && !chunks && k.TailWidth != "fit" {
 		// The even budget already holds this tile; the split would only
-		// spill the producer (40 bytes at 56 registers, ptxas -v).
+		// spill the producer (40 bytes at 56 registers, ptxas -v). With
+		// tail_width=fit it holds four wgmma widths' code, whose wgmmas
+		// ptxas serialized at the even budget (C7512).
 		return &KnobError{Knob: "registers", Value: "split", Reason: fmt.Sprintf("a %dx%d tile fits in the even budget (%d accumulator and fragment registers of 128); split is for the tiles and pipelines that do not", k.TileN, k.TileM, regs)}
 	}
 	if sb := WgmmaSharedBytes(problem, k); sb > hopperSharedOptin {

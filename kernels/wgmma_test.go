@@ -21,11 +21,12 @@ func wgmmaProblem(t *testing.T) *Problem {
 // combinations (stream-K and auto only at full width; the register split
 // only for 256x128 tiles at 2 stages and for the whole-chunk pipeline) and
 // tile_n=auto's 4 (three schedules, and fit with whole tiles), times the two
-// decodes: 120 with the tokens decoded per block. With tokens=once, 54 per
-// decode: those 60 less fit's 15, plus the 9 that fit only without the raw
-// token ring (128x128 at 4 stages; the 256-row tile at 3). The device test
-// checks every combination at the default decode and tokens, and a pairwise
-// cover of the rest.
+// decodes; and fit with the register split (its four wgmma widths' code
+// overflowed the even budget: C7512), 8 more per decode: 68 per decode with
+// the tokens decoded per block. With tokens=once 81 per decode: 13 more fit
+// without the raw token ring (128x128 at 4 stages, the 256-row tile at 3).
+// The device test checks every combination at the default decode and
+// tokens, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -36,8 +37,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 228 {
-		t.Errorf("wgmma combinations: %d, want 228 (60 per decode with tokens=block, 54 with once)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 298 {
+		t.Errorf("wgmma combinations: %d, want 298 (68 per decode with tokens=block, 81 with once)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -375,7 +376,14 @@ func TestWgmmaTokensOncePlan(t *testing.T) {
 	if len(dt) != fgGroupBytes || le.Uint64(dt) != addr(BufA, 0) || le.Uint64(dt[8:]) != addr(BufSA, 0) || le.Uint32(dt[40:]) != 129 || le.Uint32(dt[48:]) != 640 {
 		t.Errorf("dual table % x", dt)
 	}
-	wantKnobErrors(t, p, map[string]string{"wgmma?tokens=once&tail_width=fit": "whole tiles", "wgmma?tokens=twice": "not allowed"})
+	wantKnobErrors(t, p, map[string]string{"wgmma?tokens=twice": "not allowed", "wgmma?tokens=once&stages=5": "not allowed"})
+	fit, err := p.ResolveVariant("wgmma?tail_width=fit&registers=split&tokens=once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := fit.Defines(); d["WG_FIT"] != "1" || d["WG_CREGS"] != "224" || d["WG_TOK"] != "1" || d["WG_MB"] != "1" {
+		t.Errorf("fit, split, once: defines %v", d)
+	}
 }
 
 // schedule=auto stands for two modules, whole tiles and stream-K, and the

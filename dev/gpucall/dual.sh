@@ -18,7 +18,8 @@
 #   bash dev/gpucall/dual.sh tileauto [TOTAL]  # the dual GEMM's tile_n=auto: tests, benches, its family test
 #   bash dev/gpucall/dual.sh gtileauto [TOTAL] # the same for the group GEMM
 #   bash dev/gpucall/dual.sh tokens [TOTAL]    # tokens=once: tests and paired benches, both problems, resources, peers
-#   bash dev/gpucall/dual.sh tokensrung [TOTAL] # tokens=once against the baseline, both problems; the family test
+#   bash dev/gpucall/dual.sh tokensrung [TOTAL] # tokens=once against the baseline, both problems; step 13's experiments
+#   bash dev/gpucall/dual.sh tokensfamily [TOTAL] # the family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -28,7 +29,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens or tokensrung}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung or tokensfamily}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -198,12 +199,24 @@ tokens)
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	;;
 tokensrung)
+	# The tokens=once rungs against the baseline, then step 13's experiments,
+	# each paired with the variant it changes.
 	A='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
-	BENCH_MAX=80 bench d_tok nvfp4_dual_gemm "$A"
-	BENCH_MAX=140 bench g_tok nvfp4_group_gemm "$A"
-	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
-	TITLE="wgmma tokens=once rungs" summarize
-	step family 400 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	ptxas group_fit_split -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_FIT=1 -DWG_CREGS=224
+	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
+	BENCH_MAX=70 bench d_tok nvfp4_dual_gemm "$A"
+	BENCH_MAX=130 bench g_tok nvfp4_group_gemm "$A"
+	N='wgmma?decode=prmt&tokens=once'
+	BENCH_MAX=70 bench g_fit_vs_tok nvfp4_group_gemm 'wgmma?tail_width=fit&registers=split&decode=prmt&tokens=once' "$N"
+	GW='wgmma?tile_n=256&stages=2&registers=split&schedule=auto&decode=prmt&tokens=once'
+	BENCH_MAX=70 bench g_w3_vs_w2 nvfp4_group_gemm "${GW/stages=2/stages=3}" "$GW"
+	DW='wgmma?tile_n=128&stages=2&registers=split&schedule=auto&decode=prmt&tokens=once'
+	BENCH_MAX=50 bench d_w3_vs_w2 nvfp4_dual_gemm "${DW/stages=2/stages=3}" "$DW"
+	BENCH_MAX=50 bench g_s4_vs_s3 nvfp4_group_gemm 'wgmma?stages=4&decode=prmt&tokens=once' "$N"
+	TITLE="wgmma tokens=once rungs and step 13" summarize
+	;;
+tokensfamily)
+	step family 540 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
 	;;
 profprmt)

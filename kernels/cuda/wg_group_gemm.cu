@@ -151,8 +151,9 @@
 // mbarrier. Why: the token decode was 38% of a block's issued instructions
 // (docs/kernel-notes.md step 8), repeated by every block that shares the
 // token tile; ahead it runs once per token tile, and the producer issues
-// almost nothing beside the consumers. Needs WG_FIT 0 (rows past M are
-// decoded as zeros).
+// almost nothing beside the consumers. A stage always holds WG_TM rows
+// (rows past M are decoded as zeros); with WG_FIT the consumers read the
+// first ones.
 #define WG_TOK 0
 #endif
 #ifndef WG_CREGS
@@ -172,9 +173,6 @@
 
 #if WG_SK && WG_FIT
 #error "wg_group_gemm: stream-K (WG_SK) runs every tile at full width (WG_FIT 0)"
-#endif
-#if WG_TOK && WG_FIT
-#error "wg_group_gemm: tokens decoded ahead (WG_TOK) are whole tiles (WG_FIT 0)"
 #endif
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
 #error "wg_group_gemm: WG_TM must be 32, 64 or 128"
