@@ -211,7 +211,8 @@ func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs,
 // wgmmaTileCandidates is what tile_n=auto stands for: the narrow tile (one
 // 64-row block per consumer: 64 dual output columns, 128 group weight rows)
 // at k's own stages and registers (3, even: checkWgmma allows auto only
-// there), and the wide one (two blocks per consumer: 128 columns, 256 rows)
+// there; split with tail_width=fit, whose four wgmma widths the even budget
+// serialized), and the wide one (two blocks per consumer: 128 columns, 256 rows)
 // at 2 stages with the register split (the shared memory and the two
 // blocks' accumulators need both). Concrete knobs give themselves.
 func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
@@ -224,6 +225,10 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	}
 	narrow, wide := k, k
 	narrow.TileN = block
+	if k.TailWidth == "fit" {
+		// Four wgmma widths' code: the even budget serialized them (C7512).
+		narrow = narrow.withCustom("registers", "split")
+	}
 	wide.TileN, wide.Stages = 2*block, 2
 	return []Knobs{narrow, wide.withCustom("registers", "split")}
 }
@@ -340,9 +345,6 @@ func checkWgmma(problem string, k Knobs) error {
 		}
 	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
-	}
-	if k.Value("schedule") != "tiles" && k.TailWidth == "fit" {
-		return &KnobError{Knob: "schedule,tail_width", Value: "streamk,fit", Reason: "stream-K cuts tiles along K and runs every tile at full width (tail_width=full)"}
 	}
 	chunks := wgmmaChunks(k)
 	if chunks && k.Value("registers") != "split" {

@@ -17,16 +17,15 @@ func wgmmaProblem(t *testing.T) *Problem {
 }
 
 // The group GEMM's defaults are the measured fastest (128x128, 3 stages,
-// full-width tiles, whole-tile schedule, shift decode), and its space is 56
-// combinations (stream-K and auto only at full width; the register split
-// only for 256x128 tiles at 2 stages and for the whole-chunk pipeline) and
-// tile_n=auto's 4 (three schedules, and fit with whole tiles), times the two
-// decodes; and fit with the register split (its four wgmma widths' code
-// overflowed the even budget: C7512), 8 more per decode: 68 per decode with
-// the tokens decoded per block. With tokens=once 81 per decode: 13 more fit
-// without the raw token ring (128x128 at 4 stages, the 256-row tile at 3).
-// The device test checks every combination at the default decode and
-// tokens, and a pairwise cover of the rest.
+// full-width tiles, whole-tile schedule, shift decode, tokens per block).
+// Its space, per decode and schedule: with tokens=block, 15 tile, stage,
+// register and pipeline combinations at full width and 23 with
+// tail_width=fit (fit takes the register split too: its four wgmma widths'
+// code overflowed the even budget, C7512), tile_n=auto included; with
+// tokens=once 18 and 27 (without the raw token ring 128x128 fits 4 stages
+// and the 256-row tile 3). Three schedules, two decodes: 498. The device
+// test checks every combination at the default decode, tokens and tail
+// width, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -37,8 +36,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 298 {
-		t.Errorf("wgmma combinations: %d, want 298 (68 per decode with tokens=block, 81 with once)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 498 {
+		t.Errorf("wgmma combinations: %d, want 498 (per decode and schedule 38 with tokens=block, 45 with once)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -91,7 +90,6 @@ func TestWgmmaRefusals(t *testing.T) {
 		"wgmma?warp_roles=uniform":              "not allowed",
 		"wgmma?split_k=2":                       "unknown knob",
 		"wgmma?tile_m=64&tail_width=":           "no value given",
-		"wgmma?schedule=streamk&tail_width=fit": "full width",
 	})
 	for _, k := range p.VariantCombinations("wgmma") {
 		if sb := WgmmaSharedBytes(p.Name, k); sb > hopperSharedOptin {
@@ -508,6 +506,23 @@ func TestWgmmaAutoTile(t *testing.T) {
 		}
 	}
 	wantKnobErrors(t, g, map[string]string{"wgmma?tile_n=auto&registers=split": "defaults", "wgmma?tile_n=auto&tile_m=64": "tile_m=128"})
+	// With tail_width=fit both candidates take the register split (four
+	// wgmma widths), and stream-K runs with fit: the benchmark shapes
+	// resolve as without it.
+	fv, err := g.ResolveVariant("wgmma?tile_n=auto&schedule=auto&tail_width=fit&decode=prmt&tokens=once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range g.Benchmarks {
+		want := []string{
+			"wgmma?tile_n=256&stages=2&tail_width=fit&schedule=streamk&registers=split&decode=prmt&tokens=once",
+			"wgmma?tile_n=256&stages=2&tail_width=fit&registers=split&decode=prmt&tokens=once",
+			"wgmma?tail_width=fit&registers=split&decode=prmt&tokens=once",
+			"wgmma?tail_width=fit&registers=split&decode=prmt&tokens=once"}[i]
+		if cv, err := fv.Resolve(s, lim); err != nil || cv.Name != want {
+			t.Errorf("fit: group benchmark %d: resolves to %q (%v), want %q", i, cv.Name, err, want)
+		}
+	}
 }
 
 // dualCandidates resolves spec on the dual GEMM and names its candidates.

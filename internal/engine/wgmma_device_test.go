@@ -44,9 +44,9 @@ func TestBestVariantResources(t *testing.T) {
 }
 
 // TestWgmmaFamily: every combination of the wgmma family's declared space
-// at the default decode and token pass, and a pairwise cover of the whole
-// space (each decode and each token pass with every value of every other
-// knob), group and dual GEMM, on
+// at the default decode, token pass and tail width, and a pairwise cover
+// of the whole space (each of those with every value of every other knob),
+// group and dual GEMM, on
 // every test and benchmark shape (the test shapes include M = 1, odd M,
 // N = 64, K = 128 and 16 groups), through the engine's own NVRTC build for
 // the device's sm_90a. The decodes differ only in wg_dec, one function
@@ -69,7 +69,7 @@ func TestWgmmaFamily(t *testing.T) {
 			picked := map[string]bool{}
 			def := mustVariant(t, p, "wgmma").Knobs
 			for _, v := range all {
-				if v.Knobs.Value("decode") == def.Value("decode") && v.Knobs.Value("tokens") == def.Value("tokens") {
+				if v.Knobs.Value("decode") == def.Value("decode") && v.Knobs.Value("tokens") == def.Value("tokens") && v.Knobs.TailWidth == def.TailWidth {
 					vs, picked[v.Name] = append(vs, v), true
 				}
 			}

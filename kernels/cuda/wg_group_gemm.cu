@@ -130,7 +130,9 @@
 // zero and every launch leaves them at zero: each is set once and cleared
 // by its one reader. Owners wait only at the end of their range for pieces
 // that ran at the start of other blocks' ranges, and every block of the
-// grid (at most one per SM) is resident, so the wait ends. Needs WG_FIT 0.
+// grid (at most one per SM) is resident, so the wait ends. With WG_FIT a
+// tile's pieces all run at the tile's one width, and the slots keep the
+// full width's stride.
 #define WG_SK 0
 #endif
 #ifndef WG_DB
@@ -171,9 +173,6 @@
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB) // dual: output columns per tile
 
-#if WG_SK && WG_FIT
-#error "wg_group_gemm: stream-K (WG_SK) runs every tile at full width (WG_FIT 0)"
-#endif
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
 #error "wg_group_gemm: WG_TM must be 32, 64 or 128"
 #endif
@@ -762,11 +761,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_SK
   {
     // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
-    constexpr int F = WG_MB * (NW / 2);
+    // F floats per thread at this tile's width; slots are FMAX apart.
+    constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
     const int lt = tid & 127;
     float* const flat = &acc[0][0];
     if (k0 > 0) {
-      float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * F * 128;
+      float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
 #pragma unroll
       for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
       asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
@@ -782,7 +782,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         *flag = 0u; // cleared for the next launch
       }
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-      const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * F * 128;
+      const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
 #pragma unroll
       for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
     }
@@ -1053,8 +1053,8 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(WG_TM)
     wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_smem[];
-  const fg_u32 raw_base = wg_smem_addr(wg_smem);
+  extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_tok_smem[]; // own name: one extern per entry
+  const fg_u32 raw_base = wg_smem_addr(wg_tok_smem);
   const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
   const int K = groups[0].k, kch = K >> 7;
   const int u = blockIdx.x, tt = u / kch, kc = u % kch;
