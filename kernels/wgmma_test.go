@@ -84,12 +84,12 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 func TestWgmmaRefusals(t *testing.T) {
 	p := wgmmaProblem(t)
 	wantKnobErrors(t, p, map[string]string{
-		"wgmma?stages=4":                        "shared memory",
-		"wgmma?tile_n=256":                      "registers",
-		"wgmma?tile_m=32":                       "not allowed",
-		"wgmma?warp_roles=uniform":              "not allowed",
-		"wgmma?split_k=2":                       "unknown knob",
-		"wgmma?tile_m=64&tail_width=":           "no value given",
+		"wgmma?stages=4":              "shared memory",
+		"wgmma?tile_n=256":            "registers",
+		"wgmma?tile_m=32":             "not allowed",
+		"wgmma?warp_roles=uniform":    "not allowed",
+		"wgmma?split_k=2":             "unknown knob",
+		"wgmma?tile_m=64&tail_width=": "no value given",
 	})
 	for _, k := range p.VariantCombinations("wgmma") {
 		if sb := WgmmaSharedBytes(p.Name, k); sb > hopperSharedOptin {
