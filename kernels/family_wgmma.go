@@ -68,10 +68,14 @@ func (wgmmaFamily) CheckDevice(v Variant, arch string) error {
 const wgmmaConsumers = 2
 
 // wgmmaRawStages is the per-thread cp.async ring of raw FP4 bytes (WG_RS):
-// four where the shared memory allows, else three.
+// four where the shared memory allows, else three; two for the dual GEMM's
+// 256-token tile, whose 64 KB stages leave no room for more.
 func wgmmaRawStages(problem string, k Knobs) int {
-	if wgmmaSharedBytesRS(problem, k, 4) <= hopperSharedOptin {
+	switch {
+	case wgmmaSharedBytesRS(problem, k, 4) <= hopperSharedOptin:
 		return 4
+	case k.TileM == 256:
+		return 2
 	}
 	return 3
 }
@@ -79,7 +83,7 @@ func wgmmaRawStages(problem string, k Knobs) int {
 func wgmmaKnobSpace(problem string) []KnobSpec {
 	if isDual(problem) {
 		return []KnobSpec{
-			{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile = the wgmma N width"},
+			{Key: "tile_m", Values: []string{"64", "128", "256"}, Default: "128", Doc: "token rows (M) per tile = the wgmma N width; 256 (m64n256k16: each decoded weight register feeds twice the token columns) needs tokens=once, tile_n=64, registers=split and stages=2 (its 64 KB stages)"},
 			{Key: "tile_n", Values: []string{"64", "128", "auto"}, Default: "64", Doc: "output columns per tile: consumer 0 holds these rows of B1, consumer 1 the same rows of B2 (one or two 64-row blocks each); auto = per shape, 128 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 64 (wgmmaAutoTile)"},
 			wgmmaStagesKnob,
 			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
@@ -340,8 +344,11 @@ func checkWgmma(problem string, k Knobs) error {
 	}
 	mb := wgmmaBlocks(problem, k)
 	if isDual(problem) {
-		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128) {
-			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns"}
+		if k.TileM == 256 && (k.TileN != 64 || !wgmmaTokensOnce(k)) {
+			return &KnobError{Knob: "tile_m,tile_n,tokens", Value: fmt.Sprintf("256,%d,%s", k.TileN, k.Value("tokens")), Reason: "a 256-token tile (64 KB per stage) fits only with the tokens decoded ahead (tokens=once: no raw token ring) and 64 output columns"}
+		}
+		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
+			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
 	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}

@@ -182,18 +182,33 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// the whole-chunk pipeline (split) on 64-column tiles: 5 tiles x stages
 	// that fit, three schedules: 42; and tile_n=auto, three schedules: 45,
 	// times the two decodes. With tokens=once 9 more per decode fit (no raw
-	// token ring: 64-column tiles at 4 stages, the 128-column tile at 3).
-	if n := len(d.VariantCombinations("wgmma")); n != 198 {
-		t.Errorf("dual wgmma combinations: %d, want 198 (45 per decode with tokens=block, 54 with once)", n)
+	// token ring: 64-column tiles at 4 stages, the 128-column tile at 3),
+	// and the 256-token tile (64 columns, 2 stages, split), three schedules.
+	if n := len(d.VariantCombinations("wgmma")); n != 204 {
+		t.Errorf("dual wgmma combinations: %d, want 204 (45 per decode with tokens=block, 57 with once)", n)
+	}
+	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def := big.Defines(); def["WG_TM"] != "256" || def["WG_RS"] != "2" || def["WG_MB"] != "1" || def["WG_CREGS"] != "224" || def["WG_TOK"] != "1" {
+		t.Errorf("256-token defines %v", def)
+	}
+	if sb := WgmmaSharedBytes(d.Name, big.Knobs); sb > hopperSharedOptin {
+		t.Errorf("256-token tile: %d bytes of shared memory", sb)
 	}
 	wantKnobErrors(t, d, map[string]string{
-		"wgmma?tile_n=128":                 "registers",
-		"wgmma?tile_n=128&registers=split": "shared memory",
-		"wgmma?registers=split":            "even budget",
-		"wgmma?tile_n=256":                 "not allowed",
-		"wgmma?tail_width=fit":             "unknown knob",
-		"wgmma?stages=5":                   "not allowed",
-		"wgmma?tile_m=64&tile_n=32":        "not allowed",
+		"wgmma?tile_n=128":                          "registers",
+		"wgmma?tile_n=128&registers=split":          "shared memory",
+		"wgmma?registers=split":                     "even budget",
+		"wgmma?tile_n=256":                          "not allowed",
+		"wgmma?tail_width=fit":                      "unknown knob",
+		"wgmma?stages=5":                            "not allowed",
+		"wgmma?tile_m=64&tile_n=32":                 "not allowed",
+		"wgmma?tile_m=256&stages=2&registers=split": "tokens=once",
+		"wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tokens=once": "64 output columns",
+		"wgmma?tile_m=256&stages=2&tokens=once":                            "registers",
+		"wgmma?tile_m=256&registers=split&tokens=once":                     "shared memory",
 	})
 	two, err := d.ResolveVariant("wgmma?tile_m=64&tile_n=128")
 	if err != nil {

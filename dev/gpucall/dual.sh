@@ -20,6 +20,7 @@
 #   bash dev/gpucall/dual.sh tokens [TOTAL]    # tokens=once: tests and paired benches, both problems, resources, peers
 #   bash dev/gpucall/dual.sh tokensrung [TOTAL] # tokens=once against the baseline, both problems; step 13's experiments
 #   bash dev/gpucall/dual.sh tokensfamily [TOTAL] # the family test
+#   bash dev/gpucall/dual.sh fit256 [TOTAL]    # tile_n=auto with tail_width=fit (group), tile_m=256 (dual)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -29,7 +30,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung or tokensfamily}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, tokensfamily or fit256}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -214,6 +215,25 @@ tokensrung)
 	BENCH_MAX=50 bench d_w3_vs_w2 nvfp4_dual_gemm "${DW/stages=2/stages=3}" "$DW"
 	BENCH_MAX=50 bench g_s4_vs_s3 nvfp4_group_gemm 'wgmma?stages=4&decode=prmt&tokens=once' "$N"
 	TITLE="wgmma tokens=once rungs and step 13" summarize
+	;;
+fit256)
+	# Step 13's group rung candidate (tail_width=fit under tile_n=auto) and
+	# step 14's 256-token dual tile, each paired with the best variant.
+	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
+	GF='wgmma?tile_n=auto&schedule=auto&tail_width=fit&decode=prmt&tokens=once'
+	D2='wgmma?tile_m=256&stages=2&schedule=auto&registers=split&decode=prmt&tokens=once'
+	ptxas group_wide_fit_sk -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_FIT=1 -DWG_SK=1 -DWG_CREGS=224
+	ptxas dual_tm256 -DDUAL=1 -DWG_TM=256 -DWG_MB=1 -DSTAGES=2 -DWG_RS=2 -DWG_DEC=1 -DWG_TOK=1 -DWG_CREGS=224
+	ptxas dual_tm256_sk -DDUAL=1 -DWG_TM=256 -DWG_MB=1 -DSTAGES=2 -DWG_RS=2 -DWG_DEC=1 -DWG_TOK=1 -DWG_CREGS=224 -DWG_SK=1
+	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
+	tests d_256_tests nvfp4_dual_gemm "$D2" "$B"
+	BENCH_MAX=70 bench d_256_vs_best nvfp4_dual_gemm "$D2" "$B"
+	tests g_fit_tests nvfp4_group_gemm "$GF" "$B"
+	BENCH_MAX=120 bench g_fit_vs_best nvfp4_group_gemm "$GF" "$B"
+	TITLE="wgmma fit and 256-token call" summarize
+	BENCH_MAX=60 bench d_256 nvfp4_dual_gemm "$D2"
+	BENCH_MAX=130 bench g_fit nvfp4_group_gemm "$GF"
+	TITLE="wgmma fit and 256-token call" summarize
 	;;
 tokensfamily)
 	step family 540 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'

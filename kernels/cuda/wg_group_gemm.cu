@@ -70,7 +70,7 @@
 // next tile; the ring keeps the two within STAGES chunks of each other.
 
 #ifndef WG_TM
-#define WG_TM 128 // token rows per tile = wgmma N: 32, 64 or 128
+#define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 128, or 256 (whole tiles, tokens decoded ahead)
 #endif
 #ifndef WG_CONS
 #define WG_CONS 2 // consumer warpgroups
@@ -173,8 +173,13 @@
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB) // dual: output columns per tile
 
-#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128
-#error "wg_group_gemm: WG_TM must be 32, 64 or 128"
+#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
+#error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
+#endif
+#if WG_TM == 256 && (!WG_TOK || WG_FIT)
+// 256 token rows: a 64 KB stage per chunk, which only fits beside the rest
+// without the raw token ring; and only whole-width tiles are compiled.
+#error "wg_group_gemm: WG_TM 256 needs the tokens decoded ahead (WG_TOK) and whole tiles (WG_FIT 0)"
 #endif
 #if WG_DB && !WG_CREGS
 #error "wg_group_gemm: the whole-chunk pipeline (WG_DB) needs the register split (WG_CREGS)"
@@ -447,6 +452,19 @@ __device__ __forceinline__ void wg_mma<128>(float (&d)[64], const fg_u32 (&a)[4]
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
                : WG_A4, "l"(bdesc));
 }
+
+// m64n256k16 (WG_TM 256): 128 accumulators per thread. Each weight
+// register decoded feeds 256 token columns, half the decode per FLOP of
+// the 128-wide tile.
+#define WG_F64(i) WG_F16(i), WG_F16(i + 16), WG_F16(i + 32), WG_F16(i + 48)
+template <>
+__device__ __forceinline__ void wg_mma<256>(float (&d)[128], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 0; }\n"
+               : WG_F64(0), WG_F64(64)
+               : WG_A4, "l"(bdesc));
+}
+#undef WG_F64
 
 // Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
 // scale bytes at sc) into decoded stage tok, row r, 128-byte swizzle.
@@ -975,7 +993,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   case k:                                                                                   \
     if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk); \
     break;
-      switch (WG_FIT ? (live + 31) >> 5 : WG_TM / 32) {
+      if constexpr (!WG_FIT) {
+        wg_consume<WG_TM>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk);
+      } else switch ((live + 31) >> 5) {
         WG_CASE(1)
         WG_CASE(2)
         WG_CASE(3)
