@@ -21,6 +21,7 @@
 #   bash dev/gpucall/dual.sh tokensrung [TOTAL] # tokens=once against the baseline, both problems; step 13's experiments
 #   bash dev/gpucall/dual.sh tokensfamily [TOTAL] # the family test
 #   bash dev/gpucall/dual.sh fit256 [TOTAL]    # tile_n=auto with tail_width=fit (group), tile_m=256 (dual)
+#   bash dev/gpucall/dual.sh proftok [TOTAL]   # ncu: the tokens=once variants, L2 and stalls; then the family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -30,7 +31,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, tokensfamily or fit256}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, tokensfamily, fit256 or proftok}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -234,6 +235,27 @@ fit256)
 	BENCH_MAX=60 bench d_256 nvfp4_dual_gemm "$D2"
 	BENCH_MAX=130 bench g_fit nvfp4_group_gemm "$GF"
 	TITLE="wgmma fit and 256-token call" summarize
+	;;
+proftok)
+	# Where the tokens=once variants' time goes (ncu, one launch each): the
+	# dual GEMM on bench2 and the group GEMM on bench1, L2 and shared-memory
+	# throughput beside the issue and stall counters; then the family test.
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/d2.json
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,lts__t_bytes.sum.per_second,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio
+	step ncu_dual "150" ncu_dual.txt "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis --metrics "$M" \
+		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$B" --shapes /tmp/d2.json \
+		--device 0 --cache-dir "$C" --max-time 100s --json "$R/prof_dual.json"
+	step ncu_group "170" ncu_group.txt "$NCU" -k regex:wg_group_gemm --launch-skip 10 --launch-count 1 \
+		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis --metrics "$M" \
+		./bin/web bench --problem nvfp4_group_gemm --aa --baseline "$B" --shapes /tmp/g1.json \
+		--device 0 --cache-dir "$C" --max-time 120s --json "$R/prof_group.json"
+	pack
+	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
 	;;
 tokensfamily)
 	step family 540 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
