@@ -22,6 +22,7 @@
 #   bash dev/gpucall/dual.sh tokensfamily [TOTAL] # the family test
 #   bash dev/gpucall/dual.sh fit256 [TOTAL]    # tile_n=auto with tail_width=fit (group), tile_m=256 (dual)
 #   bash dev/gpucall/dual.sh proftok [TOTAL]   # ncu: the tokens=once variants, L2 and stalls; then the family test
+#   bash dev/gpucall/dual.sh final [TOTAL]     # the best variants against the baseline, peers, resources, the dual family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -31,7 +32,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, tokensfamily, fit256 or proftok}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, tokensfamily, fit256, proftok or final}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -256,6 +257,23 @@ proftok)
 	pack
 	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
+	;;
+final)
+	# The best variants of the fixed build against the baseline, the same
+	# call's peers, the compiler's report of what the best variants resolve
+	# to on the benchmark shapes, then the dual half of the family test.
+	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
+	BENCH_MAX=70 bench d_best nvfp4_dual_gemm "$B"
+	BENCH_MAX=130 bench g_best nvfp4_group_gemm "$B"
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	TITLE="wgmma final call" summarize
+	ptxas group_narrow_tok -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1
+	ptxas group_wide_sk_tok -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_SK=1 -DWG_CREGS=224
+	ptxas dual_narrow_tok -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1
+	ptxas dual_wide_tok -DDUAL=1 -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_CREGS=224
+	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
+	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
 	;;
 tokensfamily)
 	step family 540 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'

@@ -18,9 +18,10 @@ func TestBestVariantResources(t *testing.T) {
 		"nvfp4_dual_gemm":  {"fused"},
 	}
 	if info.Arch == "sm_90a" {
-		best["nvfp4_group_gemm"] = append(best["nvfp4_group_gemm"], "wgmma", "wgmma?tail_width=fit", "wgmma?decode=prmt")
-		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma", "wgmma?tile_n=128&stages=2&schedule=auto&registers=split",
-			"wgmma?tile_n=128&stages=2&schedule=auto&registers=split&decode=prmt", "wgmma?tile_n=auto&schedule=auto&decode=prmt")
+		best["nvfp4_group_gemm"] = append(best["nvfp4_group_gemm"], "wgmma", "wgmma?decode=prmt", "wgmma?decode=prmt&tokens=once",
+			"wgmma?tile_n=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once")
+		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma", "wgmma?decode=prmt&tokens=once",
+			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once")
 	}
 	for _, p := range kernels.Problems() {
 		var vs []kernels.Variant

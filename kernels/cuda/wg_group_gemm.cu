@@ -774,6 +774,16 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
 #endif
   wg_wait<0>();
+  // The accumulators are register outputs of the wgmma asm statements, so
+  // nothing stops the compiler from moving arithmetic on them (the epilogue's
+  // conversions are plain asm) above the wait, while the tensor cores still
+  // write them. This empty asm "redefines" each one after the wait and
+  // keeps every later read below it (CUTLASS fences its accumulators the
+  // same way).
+#pragma unroll
+  for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+    for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(acc[b][i])::"memory");
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
   wg_cp_wait<0>();
 #if WG_SK
@@ -989,17 +999,21 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       fetch(ti, tile, gp, c);
       const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
       // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 32).
+      // Keep this a switch: written as `if constexpr (!WG_FIT) wg_consume<WG_TM>
+      // ... else switch`, NVRTC 13 folded the dual hand-off's `first` to true
+      // (consumer 1 skipped its wait for consumer 0 from the second tile on:
+      // wrong sums; docs/kernel-notes.md step 14).  The PTX of this form is
+      // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
     if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk); \
     break;
-      if constexpr (!WG_FIT) {
-        wg_consume<WG_TM>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk);
-      } else switch ((live + 31) >> 5) {
+      switch (WG_FIT ? (live + 31) >> 5 : WG_TM / 32) {
         WG_CASE(1)
         WG_CASE(2)
         WG_CASE(3)
         WG_CASE(4)
+        WG_CASE(8)
         default:
           break;
       }
