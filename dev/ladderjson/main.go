@@ -86,6 +86,9 @@ type benchDoc struct {
 	StartedAt string `json:"started_at"`
 	Variant   *struct {
 		Spec string `json:"spec"`
+		// Name is the canonical spec (knobs in their declared order), the
+		// key kernels/ladder.json and the demo use; older documents lack it.
+		Name string `json:"name"`
 	} `json:"variant"`
 	Baseline *struct {
 		Spec string `json:"spec"`
@@ -287,9 +290,13 @@ func rungOf(name string, data []byte) (rung, error) {
 	if err != nil {
 		return fail("started_at: %v", err)
 	}
+	variant := d.Variant.Spec
+	if d.Variant.Name != "" {
+		variant = d.Variant.Name
+	}
 	r := rung{
 		Problem:       d.Problem,
-		Variant:       d.Variant.Spec,
+		Variant:       variant,
 		Document:      name,
 		StartedAt:     started.UTC().Truncate(time.Second).Format(time.RFC3339),
 		PairedGeomean: round(*d.Summary.GeomeanSpeedup, 4),
