@@ -12,6 +12,8 @@ import (
 // rows into wgmma's register fragment and issue wgmma.mma_async. For the
 // dual GEMM (entry wg_dual_gemm) consumer 0 holds a tile's B1 rows and
 // consumer 1 the same B2 rows, so the token decode serves both products.
+// With tokens=once a first launch (wg_tokens) decodes the tokens once into
+// the workspace and the producer fills each stage with one bulk copy.
 //
 // This file and cuda/wg_group_gemm.cu are the whole family: what it takes
 // to add one.

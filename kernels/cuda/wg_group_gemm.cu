@@ -1,6 +1,8 @@
 // wg_group_gemm.cu - warp-specialized NVFP4 grouped GEMM for Hopper (sm_90a):
 // a producer warpgroup decodes the token operand into shared memory once per
-// block, consumer warpgroups decode the weights in registers and issue wgmma.
+// block (or, with WG_TOK, a first launch wg_tokens decodes it once for all
+// blocks and the producer bulk-copies each stage), consumer warpgroups
+// decode the weights in registers and issue wgmma.
 //
 // Problem and launch interface: the same as fast_group_gemm.cu (FgGroup,
 // FgTile, one persistent launch over a host-built tile table, any tile order
