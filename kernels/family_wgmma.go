@@ -424,9 +424,10 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	// One block per SM over the work items: whole tiles, or for stream-K
 	// every (tile, K chunk) pair (Launch.Tiles: the engine caps the grid at
 	// it, and a cap at the tile count would idle the SMs stream-K fills).
+	kch := s.K / 128 // K chunks per tile
 	items := func(tiles int) int {
 		if wgmmaStreamK(k) {
-			return tiles * (s.K / 128)
+			return tiles * kch
 		}
 		return tiles
 	}
@@ -439,7 +440,6 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	}
 	// The workspace: stream-K's partial sums (one slot per block) first,
 	// then (tokens=once) the decoded token stages at tokOff.
-	kch := s.K / 128
 	partials := func(g int) int64 {
 		if !wgmmaStreamK(k) {
 			return 0
@@ -450,7 +450,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	// flags (one u32 per block and consumer, at flagsOff in the table:
 	// uploaded as zeros, and every launch leaves them zero), and the tokens
 	// decoded ahead; null pointers where unused.
-	args := func(pl *Plan, g, flagsOff int, tokOff int64) []Arg {
+	args := func(flagsOff int, tokOff int64) []Arg {
 		out := []Arg{{Kind: ArgI64}, {Kind: ArgI64}, {Kind: ArgI64}}
 		if wgmmaStreamK(k) {
 			out[0], out[1] = ptr(BufWork, 0), Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(flagsOff)}
@@ -495,7 +495,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}
 		tokOff := tokens(pl, g, ceilDiv(m, k.TileM))
 		last := &pl.Launches[len(pl.Launches)-1]
-		last.Args = append(last.Args, args(pl, g, flagsOff, tokOff)...)
+		last.Args = append(last.Args, args(flagsOff, tokOff)...)
 		if group != nil || wgmmaStreamK(k) {
 			n := 0
 			if wgmmaStreamK(k) {
@@ -529,7 +529,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	}
 	tokOff := tokens(pl, g, tokTiles)
 	last := &pl.Launches[len(pl.Launches)-1]
-	last.Args = append(last.Args, args(pl, g, flagsOff, tokOff)...)
+	last.Args = append(last.Args, args(flagsOff, tokOff)...)
 	table := fgTable(s, tiles, entries, 1, tilesOff, flagsOff)
 	if wgmmaTokensOnce(k) {
 		// Each tile entry's pad field names its token tile.
