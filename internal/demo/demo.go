@@ -172,14 +172,9 @@ func (l *loader) voteTerms(shark string, round int, p *pitches.Pitch, why string
 }
 
 // importRun stores a measurement made elsewhere, validated and computed
-// exactly as POST /api/runs/import does, entered by the admin.
-func (l *loader) importRun(req *runner.ImportRequest) error {
-	_, err := l.importRunAs(req)
-	return err
-}
-
-// importRunAs is importRun returning the stored run.
-func (l *loader) importRunAs(req *runner.ImportRequest) (*runner.Run, error) {
+// exactly as POST /api/runs/import does, entered by the admin, and returns
+// the stored run.
+func (l *loader) importRun(req *runner.ImportRequest) (*runner.Run, error) {
 	if err := req.Validate(runner.KernelsCatalog{}); err != nil {
 		return nil, fmt.Errorf("demo: import %s run: %w", req.Device, err)
 	}

@@ -300,16 +300,16 @@ func (l *loader) roundLadder() error {
 			correct := s.Correct
 			req.Shapes = append(req.Shapes, runner.ImportShape{Label: s.Label, BaselineUs: s.BaselineUs, VariantUs: s.VariantUs, Correct: &correct})
 		}
-		run, err := l.importRunAs(req)
+		run, err := l.importRun(req)
 		if err != nil {
 			return err
 		}
 		if run.Status != runner.StatusSuspect {
 			continue
 		}
-		// Over 10x on a shape: suspect until a person says why it is real,
-		// as a team would on its own server.
-		if _, err := l.svc.Accept(l.ctx, run.ID, l.u("admin").ID, suspectReason(f.m)); err != nil {
+		// The runner's rule (a shape over 10x the baseline): suspect until a
+		// person says why it is real, as a team would on its own server.
+		if _, err := l.svc.Accept(l.ctx, run.ID, l.u("admin").ID, suspectReason(run.Reason)); err != nil {
 			return fmt.Errorf("demo: accept ladder run %s: %w", f.m.Variant, err)
 		}
 	}
@@ -317,22 +317,12 @@ func (l *loader) roundLadder() error {
 }
 
 // suspectReason is the admin's written reason for accepting a ladder run
-// that is suspect for a shape over 10x the baseline: what was checked, and
-// where the figure comes from.
-func suspectReason(m *ladderMeas) string {
-	var over []string
-	for _, s := range m.Shapes {
-		if s.BaselineUs > 10*s.VariantUs {
-			over = append(over, fmt.Sprintf("%s: the baseline takes %.0f us, this variant %.0f us", s.Label, s.BaselineUs, s.VariantUs))
-		}
-	}
-	why := "the baseline's slowness"
-	if len(over) > 0 {
-		why += " (" + strings.Join(over, "; ") + ")"
-	}
-	return "Checked: bench ran every shape correct with its timing guard on (sampled timed outputs checked), " +
-		"and the figure is " + why + ", not a skipped computation; the same variant is compared with cuBLAS on " +
-		"pre-decoded operands in docs/BENCHMARKS.md section 14."
+// the runner flagged (flag: the run's Reason, which names the shape and
+// its speedup): what was checked, and where the figure comes from.
+func suspectReason(flag string) string {
+	return "Checked: bench ran every shape correct with its timing guard on (sampled timed outputs checked); the " +
+		"runner's flag (" + flag + ") is the baseline's slowness on that shape, not a skipped computation; the same " +
+		"variant is compared with cuBLAS on pre-decoded operands in docs/BENCHMARKS.md section 14."
 }
 
 // pairedSummary lists bench's per-shape paired speedups with their 95%
