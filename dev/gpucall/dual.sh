@@ -19,7 +19,6 @@
 #   bash dev/gpucall/dual.sh gtileauto [TOTAL] # the same for the group GEMM
 #   bash dev/gpucall/dual.sh tokens [TOTAL]    # tokens=once: tests and paired benches, both problems, resources, peers
 #   bash dev/gpucall/dual.sh tokensrung [TOTAL] # tokens=once against the baseline, both problems; step 13's experiments
-#   bash dev/gpucall/dual.sh tokensfamily [TOTAL] # the family test
 #   bash dev/gpucall/dual.sh fit256 [TOTAL]    # tile_n=auto with tail_width=fit (group), tile_m=256 (dual)
 #   bash dev/gpucall/dual.sh proftok [TOTAL]   # ncu: the tokens=once variants, L2 and stalls; then the family test
 #   bash dev/gpucall/dual.sh final [TOTAL]     # the best variants against the baseline, peers, resources, the dual family test
@@ -32,7 +31,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, tokensfamily, fit256, proftok or final}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok or final}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -274,10 +273,6 @@ final)
 	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
 	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
-	;;
-tokensfamily)
-	step family 540 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
