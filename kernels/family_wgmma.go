@@ -66,8 +66,22 @@ func (wgmmaFamily) CheckDevice(v Variant, arch string) error {
 }
 
 // wgmmaConsumers is the kernel's consumer warpgroup count (WG_CONS): two,
-// so one decodes while the other's wgmmas run.
-const wgmmaConsumers = 2
+// so one decodes while the other's wgmmas run, or for the group GEMM with
+// consumers=3 three (one 64-row block each, 192 weight rows per tile). The
+// dual GEMM's two are B1's and B2's.
+func wgmmaConsumers(problem string, k Knobs) int {
+	if !isDual(problem) && k.Value("consumers") == "3" {
+		return 3
+	}
+	return 2
+}
+
+// wgmmaLaunchRegs is what each thread of the block gets at launch: 65536
+// registers over 128 x (1 + consumers) threads, a multiple of 8 (168 for
+// 384 threads, 128 for 512), as the kernel's WG_LREGS.
+func wgmmaLaunchRegs(problem string, k Knobs) int {
+	return (65536 / WgmmaThreads(problem, k)) &^ 7
+}
 
 // wgmmaRawStages is the per-thread cp.async ring of raw FP4 bytes (WG_RS):
 // four where the shared memory allows, else three; two for the dual GEMM's
@@ -94,11 +108,12 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaPipelineKnob,
 			wgmmaDecodeKnob,
 			wgmmaTokensKnob,
+			wgmmaOverlapKnob,
 		}
 	}
 	return []KnobSpec{
 		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
-		{Key: "tile_n", Values: []string{"128", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each; auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
+		{Key: "tile_n", Values: []string{"128", "192", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each, or three of 64 (192, consumers=3); auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; ptxas serializes the wgmmas for lack of registers; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9)"},
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
@@ -107,6 +122,8 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaPipelineKnob,
 		wgmmaDecodeKnob,
 		wgmmaTokensKnob,
+		wgmmaOverlapKnob,
+		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32)"},
 	}
 }
 
@@ -126,6 +143,13 @@ var wgmmaDecodeKnob = KnobSpec{Key: "decode", Values: []string{"shift", "prmt"},
 var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"}, Default: "block",
 	Doc: "block = the producer warpgroup copies and decodes each chunk of a tile's token rows in every block that uses them; once = a first launch (wg_tokens) decodes every token tile's chunks once into the workspace, byte for byte the shared-memory stage, and one producer thread fills each stage with one bulk async copy (cp.async.bulk, completing on the stage's mbarrier)"}
 
+// wgmmaOverlapKnob is how the GEMM follows the decode-ahead launch.
+var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl"}, Default: "none",
+	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens"}
+
+// wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
+func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" }
+
 // wgmmaTokensOnce reports whether k decodes the tokens ahead (WG_TOK).
 func wgmmaTokensOnce(k Knobs) bool { return k.Value("tokens") == "once" }
 
@@ -135,10 +159,15 @@ func wgmmaTokensOnce(k Knobs) bool { return k.Value("tokens") == "once" }
 // two 64-row blocks at tile_m=128 needs 224 (at 216 ptxas serializes its
 // wgmmas, C7512); the producer spills 36-40 bytes at 56 (consumers 224) and
 // 8-16 at 72 (216).
-func wgmmaConsumerRegs(k Knobs) int {
+//
+// With three consumers (512 threads, 128 each at launch) the split gives
+// each consumer 160 and the one-thread producer 32.
+func wgmmaConsumerRegs(problem string, k Knobs) int {
 	switch {
 	case k.Value("registers") != "split":
 		return 0
+	case wgmmaConsumers(problem, k) == 3:
+		return 160
 	case wgmmaChunks(k):
 		return 216
 	default:
@@ -149,12 +178,16 @@ func wgmmaConsumerRegs(k Knobs) int {
 // wgmmaFragRegs is how many accumulator and fragment registers a consumer
 // thread may hold under k's register budget: what ptxas leaves beside the
 // addresses, loop state and the raw words it keeps.
-func wgmmaFragRegs(k Knobs) int {
-	if c := wgmmaConsumerRegs(k); c > 0 {
+func wgmmaFragRegs(problem string, k Knobs) int {
+	if c := wgmmaConsumerRegs(problem, k); c > 0 {
 		return c - 32
 	}
-	return 128
+	return wgmmaEvenFragRegs(problem, k)
 }
+
+// wgmmaEvenFragRegs is the same without the split: 128 of the 168 a
+// 384-thread block gets at launch, 88 of the 128 for 512 threads.
+func wgmmaEvenFragRegs(problem string, k Knobs) int { return wgmmaLaunchRegs(problem, k) - 40 }
 
 // wgmmaHeldRegs is how many accumulator and fragment registers a consumer
 // thread holds: tile_m/2 accumulators per 64-row block, and per block 32
@@ -225,7 +258,7 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	if k.TileN != TileAuto {
 		return []Knobs{k}
 	}
-	block := 64 * wgmmaConsumers // the group GEMM's consumers split a tile's rows
+	block := 64 * wgmmaConsumers(problem, k) // the group GEMM's consumers split a tile's rows
 	if isDual(problem) {
 		block = 64 // each dual consumer holds the tile's rows of its own B
 	}
@@ -302,12 +335,12 @@ func wgmmaBlocks(problem string, k Knobs) int {
 	if isDual(problem) {
 		return k.TileN / 64
 	}
-	return k.TileN / (64 * wgmmaConsumers)
+	return k.TileN / (64 * wgmmaConsumers(problem, k))
 }
 
 // WgmmaThreads is the block size: one producer and wgmmaConsumers consumer
 // warpgroups.
-func WgmmaThreads() int { return 128 * (1 + wgmmaConsumers) }
+func WgmmaThreads(problem string, k Knobs) int { return 128 * (1 + wgmmaConsumers(problem, k)) }
 
 // WgmmaSharedBytes mirrors the kernel's FG_SMEM_BYTES for knobs k of problem.
 func WgmmaSharedBytes(problem string, k Knobs) int {
@@ -316,7 +349,8 @@ func WgmmaSharedBytes(problem string, k Knobs) int {
 
 func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	mb := wgmmaBlocks(problem, k)
-	tm, tn := k.TileM, 64*mb*wgmmaConsumers // weight rows per block (TILE_N)
+	cons := wgmmaConsumers(problem, k)
+	tm, tn := k.TileM, 64*mb*cons // weight rows per block (TILE_N)
 	tok := k.Stages * tm * 256              // decoded tokens
 	wraw := rs * tn * 64                    // raw weight rows
 	wsc := rs * tn * 16                     // weight scales, per (row, lane%4)
@@ -325,7 +359,7 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	if wgmmaTokensOnce(k) {
 		traw, tsc = 0, 0 // decoded ahead: no raw token ring
 	}
-	ep := wgmmaConsumers * tm * (128*mb + 16) // epilogue staging per consumer
+	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer
 	return tok + wraw + wsc + traw + tsc + ep + 2*k.Stages*8 + 1024
 }
 
@@ -333,6 +367,23 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 // most 168 registers each (a consumer 216 or 224 with registers=split,
 // wgmmaConsumerRegs), and a consumer holds what wgmmaHeldRegs counts.
 func checkWgmma(problem string, k Knobs) error {
+	if wgmmaOverlap(k) && !wgmmaTokensOnce(k) {
+		return &KnobError{Knob: "overlap", Value: "pdl", Reason: "the overlap is with the decode-ahead launch: it needs tokens=once"}
+	}
+	if wgmmaConsumers(problem, k) == 3 {
+		// The producer must be the one bulk-copying thread: with the token
+		// decode in the block it needs the registers the third consumer
+		// takes (a harness build at 152 per consumer spilled 40 bytes and
+		// ran 0.90x two consumers, kernel-notes step 7).
+		switch {
+		case !wgmmaTokensOnce(k):
+			return &KnobError{Knob: "consumers,tokens", Value: "3," + k.Value("tokens"), Reason: "three consumer warpgroups need tokens=once (a producer of one thread, whose registers the third consumer takes)"}
+		case k.TileN == TileAuto:
+			return &KnobError{Knob: "tile_n,consumers", Value: "auto,3", Reason: "tile_n=auto chooses between the two-consumer tiles; with consumers=3 the tile is 192 weight rows"}
+		case wgmmaChunks(k) || k.TailWidth == "fit":
+			return &KnobError{Knob: "consumers,pipeline,tail_width", Value: "3," + k.Value("pipeline") + "," + k.TailWidth, Reason: "three consumers get 160 registers each: neither two whole-chunk fragment sets nor tail_width=fit's four wgmma widths (serialized by ptxas even at 224, C7512) fit"}
+		}
+	}
 	if k.TileN == TileAuto {
 		if k.TileM != 128 || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
 			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto picks the stages and registers with the tile (narrow: 3 stages, even; wide: 2 stages, split): it needs tile_m=128 and stages, registers and pipeline at their defaults"}
@@ -352,24 +403,24 @@ func checkWgmma(problem string, k Knobs) error {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
-	} else if mb < 1 || mb > 2 || k.TileN%(64*wgmmaConsumers) != 0 || (k.TileM != 64 && k.TileM != 128) {
-		return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma tile is 64 or 128 token rows by 128 or 256 weight rows"}
+	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128) {
+		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64 or 128 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
 	}
 	chunks := wgmmaChunks(k)
 	if chunks && k.Value("registers") != "split" {
 		return &KnobError{Knob: "pipeline,registers", Value: "chunks," + k.Value("registers"), Reason: "two whole-chunk fragment sets need registers=split (at the even 168 ptxas spilled them)"}
 	}
-	regs, most := wgmmaHeldRegs(problem, k), wgmmaFragRegs(k)
+	regs, most := wgmmaHeldRegs(problem, k), wgmmaFragRegs(problem, k)
 	if regs > most {
 		return &KnobError{Knob: "tile_m,tile_n,registers,pipeline", Value: fmt.Sprintf("%d,%d,%s,%s", k.TileM, k.TileN, k.Value("registers"), k.Value("pipeline")),
 			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most %d fit in its budget", regs, most)}
 	}
-	if k.Value("registers") == "split" && regs <= 128 && !chunks && k.TailWidth != "fit" {
+	if even := wgmmaEvenFragRegs(problem, k); k.Value("registers") == "split" && regs <= even && !chunks && k.TailWidth != "fit" {
 		// The even budget already holds this tile; the split would only
 		// spill the producer (40 bytes at 56 registers, ptxas -v). With
 		// tail_width=fit it holds four wgmma widths' code, whose wgmmas
 		// ptxas serialized at the even budget (C7512).
-		return &KnobError{Knob: "registers", Value: "split", Reason: fmt.Sprintf("a %dx%d tile fits in the even budget (%d accumulator and fragment registers of 128); split is for the tiles and pipelines that do not", k.TileN, k.TileM, regs)}
+		return &KnobError{Knob: "registers", Value: "split", Reason: fmt.Sprintf("a %dx%d tile fits in the even budget (%d accumulator and fragment registers of %d); split is for the tiles and pipelines that do not", k.TileN, k.TileM, regs, even)}
 	}
 	if sb := WgmmaSharedBytes(problem, k); sb > hopperSharedOptin {
 		return &KnobError{Knob: "stages", Value: strconv.Itoa(k.Stages),
@@ -380,7 +431,7 @@ func checkWgmma(problem string, k Knobs) error {
 
 func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]string {
 	d["WG_TM"] = strconv.Itoa(k.TileM)
-	d["WG_CONS"] = strconv.Itoa(wgmmaConsumers)
+	d["WG_CONS"] = strconv.Itoa(wgmmaConsumers(problem, k))
 	d["WG_MB"] = strconv.Itoa(wgmmaBlocks(problem, k))
 	d["STAGES"] = strconv.Itoa(k.Stages)
 	d["WG_RS"] = strconv.Itoa(wgmmaRawStages(problem, k))
@@ -388,7 +439,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	if k.TailWidth == "fit" {
 		d["WG_FIT"] = "1"
 	}
-	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(k))
+	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(problem, k))
 	d["WG_DB"] = "0"
 	if wgmmaChunks(k) {
 		d["WG_DB"] = "1"
@@ -420,7 +471,8 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	if lim.MaxSharedOptin > 0 && smem > lim.MaxSharedOptin {
 		return nil, fmt.Errorf("kernels: %s needs %d bytes of shared memory per block; the device allows %d", v.Name, smem, lim.MaxSharedOptin)
 	}
-	block := [3]uint32{uint32(WgmmaThreads()), 1, 1}
+	block := [3]uint32{uint32(WgmmaThreads(v.Problem, k)), 1, 1}
+	cons := wgmmaConsumers(v.Problem, k)
 	// One block per SM over the work items: whole tiles, or for stream-K
 	// every (tile, K chunk) pair (Launch.Tiles: the engine caps the grid at
 	// it, and a cap at the tile count would idle the SMs stream-K fills).
@@ -444,7 +496,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		if !wgmmaStreamK(k) {
 			return 0
 		}
-		return int64(g) * wgmmaConsumers * 128 * int64(wgmmaBlocks(v.Problem, k)*k.TileM/2) * 4
+		return int64(g) * int64(cons) * 128 * int64(wgmmaBlocks(v.Problem, k)*k.TileM/2) * 4
 	}
 	// args are the kernel's last three arguments: stream-K's workspace and
 	// flags (one u32 per block and consumer, at flagsOff in the table:
@@ -473,9 +525,10 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		pl.Launches = append([]Launch{{Kernel: "wg_tokens", Grid: [3]uint32{uint32(tokTiles * kch), 1, 1},
 			Block: [3]uint32{uint32(k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
 			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}}, pl.Launches...)
+		pl.Launches[1].Overlap = wgmmaOverlap(k)
 		return tokOff
 	}
-	flagBytes := func(g int) int { return g * wgmmaConsumers * 4 }
+	flagBytes := func(g int) int { return g * cons * 4 }
 	if isDual(v.Problem) {
 		m := s.M[0]
 		tiles := wgmmaTiles(v.Problem, s, k)

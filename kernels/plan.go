@@ -65,6 +65,11 @@ type Launch struct {
 	// pair: a block per tile would leave SMs idle that stream-K can use.
 	PersistentPerSM int
 	Tiles           int
+	// Overlap lets the launch begin while the one before it on the same
+	// stream finishes (programmatic dependent launch, sm_90+): the kernel
+	// waits (griddepcontrol.wait) before it reads what that launch wrote,
+	// and the launch before it signals (griddepcontrol.launch_dependents).
+	Overlap bool
 }
 
 // Plan says how one variant runs one shape: the launches in issue order and

@@ -23,9 +23,11 @@ func wgmmaProblem(t *testing.T) *Problem {
 // tail_width=fit (fit takes the register split too: its four wgmma widths'
 // code overflowed the even budget, C7512), tile_n=auto included; with
 // tokens=once 18 and 27 (without the raw token ring 128x128 fits 4 stages
-// and the 256-row tile 3). Three schedules, two decodes: 498. The device
-// test checks every combination at the default decode, tokens and tail
-// width, and a pairwise cover of the rest.
+// and the 256-row tile 3), twice with overlap=none and pdl: 36 and 54, and
+// with consumers=3 (tokens=once, 192 rows) 64x192 at 2, 3 or 4 stages and
+// 128x192 (split) at 2 or 3, each at both overlaps: 10. Three schedules,
+// two decodes: 828. The device test checks every combination at the
+// default decode, tokens and tail width, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -36,8 +38,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 498 {
-		t.Errorf("wgmma combinations: %d, want 498 (per decode and schedule 38 with tokens=block, 45 with once)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 828 {
+		t.Errorf("wgmma combinations: %d, want 828 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 10 with three consumers)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -183,9 +185,10 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// that fit, three schedules: 42; and tile_n=auto, three schedules: 45,
 	// times the two decodes. With tokens=once 9 more per decode fit (no raw
 	// token ring: 64-column tiles at 4 stages, the 128-column tile at 3),
-	// and the 256-token tile (64 columns, 2 stages, split), three schedules.
-	if n := len(d.VariantCombinations("wgmma")); n != 204 {
-		t.Errorf("dual wgmma combinations: %d, want 204 (45 per decode with tokens=block, 57 with once)", n)
+	// and the 256-token tile (64 columns, 2 stages, split), three schedules;
+	// those 57 at both overlaps.
+	if n := len(d.VariantCombinations("wgmma")); n != 318 {
+		t.Errorf("dual wgmma combinations: %d, want 318 (45 per decode with tokens=block, 2 x 57 with once)", n)
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -553,4 +556,92 @@ func dualCandidates(t *testing.T, spec string) (Variant, []string) {
 		names = append(names, c.Name)
 	}
 	return v, names
+}
+
+// overlap=pdl: the GEMM launch (and only it) is marked to overlap the
+// decode-ahead launch; without tokens=once there is nothing to overlap.
+func TestWgmmaOverlapPlan(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	for _, name := range []string{"nvfp4_group_gemm", "nvfp4_dual_gemm"} {
+		p, err := LookupProblem(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Shape{M: []int{129}, N: 256, K: 640}
+		for spec, want := range map[string]bool{"wgmma?tokens=once&overlap=pdl": true, "wgmma?tokens=once": false} {
+			v, err := p.ResolveVariant(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := v.Plan(s, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.Launches) != 2 || pl.Launches[0].Overlap || pl.Launches[1].Overlap != want {
+				t.Errorf("%s %s: launches %+v, want the GEMM's Overlap %v", name, spec, pl.Launches, want)
+			}
+		}
+		wantKnobErrors(t, p, map[string]string{"wgmma?overlap=pdl": "tokens=once", "wgmma?overlap=always": "not allowed"})
+	}
+}
+
+// consumers=3: 512 threads, 192 weight rows (one 64-row block per
+// consumer), the register split at 160 per consumer for 128-token tiles;
+// refused without the tokens decoded ahead and with what 160 cannot hold.
+func TestWgmmaThreeConsumers(t *testing.T) {
+	p := wgmmaProblem(t)
+	v, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&decode=prmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := v.Defines(); d["WG_CONS"] != "3" || d["WG_MB"] != "1" || d["WG_CREGS"] != "160" || d["WG_TOK"] != "1" || d["WG_RS"] != "4" {
+		t.Errorf("defines %v", d)
+	}
+	// 3 stages of 32 KB, 4 raw weight stages of 192 x (64 + 16) bytes,
+	// three 128 x 144-byte epilogue buffers, the barriers and the slack.
+	if sb, want := WgmmaSharedBytes(p.Name, v.Knobs), 3*32768+4*192*80+3*128*144+48+1024; sb != want {
+		t.Errorf("shared bytes %d, want %d", sb, want)
+	}
+	s := Shape{M: []int{300, 64}, N: 4096, K: 1024}
+	pl, err := v.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiles := (3 + 1) * ceilDiv(4096, 192)
+	if g := pl.Launches[1]; g.Block[0] != 512 || g.Tiles != tiles {
+		t.Errorf("GEMM launch %+v, want 512 threads over %d tiles", g, tiles)
+	}
+	sk, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&schedule=streamk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skp, err := sk.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stream-K's slots hold three consumers' 64 accumulators x 128 threads.
+	if want := int64(132) * 3 * 128 * 64 * 4; skp.WorkspaceBytes < want || skp.WorkspaceBytes > ((want+1023)&^1023)+int64(4*8*32768) {
+		t.Errorf("stream-K workspace %d bytes, want the partials' %d then the token stages", skp.WorkspaceBytes, want)
+	}
+	small, err := p.ResolveVariant("wgmma?tile_m=64&tile_n=192&consumers=3&tokens=once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := small.Defines(); d["WG_CREGS"] != "0" || d["WG_TM"] != "64" {
+		t.Errorf("64x192 defines %v (its 64 registers fit the even 88)", d)
+	}
+	wantKnobErrors(t, p, map[string]string{
+		"wgmma?tile_n=192&consumers=3&registers=split":                             "tokens=once",
+		"wgmma?tile_n=192&consumers=3&tokens=once":                                 "registers",
+		"wgmma?tile_n=128&consumers=3&tokens=once":                                 "192 or 384",
+		"wgmma?tile_n=192&tokens=once":                                             "128 or 256",
+		"wgmma?tile_n=auto&consumers=3&tokens=once":                                "192 weight rows",
+		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&pipeline=chunks": "160 registers",
+		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=fit":  "160 registers",
+		"wgmma?tile_m=64&tile_n=192&consumers=3&registers=split&tokens=once":       "even budget",
+		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&stages=4":        "shared memory",
+		"wgmma?tile_n=384&consumers=3&registers=split&tokens=once":                 "not allowed",
+	})
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	wantKnobErrors(t, d, map[string]string{"wgmma?consumers=3&tokens=once": "unknown knob"})
 }

@@ -22,6 +22,8 @@
 #   bash dev/gpucall/dual.sh fit256 [TOTAL]    # tile_n=auto with tail_width=fit (group), tile_m=256 (dual)
 #   bash dev/gpucall/dual.sh proftok [TOTAL]   # ncu: the tokens=once variants, L2 and stalls; then the family test
 #   bash dev/gpucall/dual.sh final [TOTAL]     # the best variants against the baseline, peers, resources, the dual family test
+#   bash dev/gpucall/dual.sh pdl [TOTAL]       # overlap=pdl and consumers=3 (group): resources, tests, paired with the best
+#   bash dev/gpucall/dual.sh pdl2 [TOTAL]      # overlap=pdl (dual); the two group steps combined; peers
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -31,7 +33,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok or final}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl or pdl2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -273,6 +275,31 @@ final)
 	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
 	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
+	;;
+pdl)
+	# Kernel-notes steps 15-16 on the group GEMM, each paired with the best
+	# variant: the GEMM launched overlapped with wg_tokens, and three
+	# consumer warpgroups. Resources and correctness first.
+	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
+	C3='wgmma?tile_n=192&consumers=3&registers=split&schedule=auto&decode=prmt&tokens=once'
+	ptxas group_c3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1
+	ptxas group_c3_sk -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_SK=1
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests g_c3_tests nvfp4_group_gemm "$C3" "$B"
+	tests g_pdl_tests nvfp4_group_gemm "$B&overlap=pdl" "$B"
+	BENCH_MAX=110 bench g_pdl_vs_best nvfp4_group_gemm "$B&overlap=pdl" "$B"
+	BENCH_MAX=110 bench g_c3_vs_best nvfp4_group_gemm "$C3" "$B"
+	TITLE="wgmma overlap=pdl and consumers=3 (group)" summarize
+	;;
+pdl2)
+	# Step 15 on the dual GEMM; the group steps combined; the peers.
+	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
+	C3='wgmma?tile_n=192&consumers=3&registers=split&schedule=auto&decode=prmt&tokens=once'
+	tests d_pdl_tests nvfp4_dual_gemm "$B&overlap=pdl" "$B"
+	BENCH_MAX=80 bench d_pdl_vs_best nvfp4_dual_gemm "$B&overlap=pdl" "$B"
+	BENCH_MAX=110 bench g_c3pdl_vs_best nvfp4_group_gemm "${G2:-$C3&overlap=pdl}" "$B"
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	TITLE="wgmma overlap=pdl (dual), the group steps combined, peers" summarize
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of

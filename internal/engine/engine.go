@@ -555,7 +555,11 @@ func (i *Instance) launch(l kernels.Launch, s *gpu.Stream) error {
 	if err != nil {
 		return err
 	}
-	if err := i.c.Launch(i.funcs[l.Kernel], l.Grid, l.Block, l.SharedBytes, s, args...); err != nil {
+	launch := i.c.Launch
+	if l.Overlap {
+		launch = i.c.LaunchOverlapped
+	}
+	if err := launch(i.funcs[l.Kernel], l.Grid, l.Block, l.SharedBytes, s, args...); err != nil {
 		return fmt.Errorf("engine: launch %s (group %d): %w", l.Kernel, l.Group, err)
 	}
 	return nil

@@ -356,6 +356,21 @@ const maxLaunchArgs = 64
 // out as the kernel declares it). Where the driver reports parameter sizes
 // (12.4+), the count and sizes are checked before launching.
 func (c *Ctx) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32, s *Stream, args ...any) error {
+	return c.launch(f, grid, block, sharedBytes, s, false, args)
+}
+
+// LaunchOverlapped is Launch with programmatic dependent launch allowed
+// (sm_90+): f's blocks may start while the kernel before it on s is still
+// running, once every block of that kernel has executed
+// griddepcontrol.launch_dependents, so f's prologue overlaps that kernel's
+// last wave. f must execute griddepcontrol.wait before it reads anything
+// that kernel writes. Where the driver has no cuLaunchKernelEx (before CUDA
+// 12.0) it is a plain launch, which the wait then finds complete.
+func (c *Ctx) LaunchOverlapped(f *Function, grid, block [3]uint32, sharedBytes uint32, s *Stream, args ...any) error {
+	return c.launch(f, grid, block, sharedBytes, s, true, args)
+}
+
+func (c *Ctx) launch(f *Function, grid, block [3]uint32, sharedBytes uint32, s *Stream, overlap bool, args []any) error {
 	if err := c.check(); err != nil {
 		return err
 	}
@@ -421,6 +436,16 @@ func (c *Ctx) Launch(f *Function, grid, block [3]uint32, sharedBytes uint32, s *
 			putArg(dst, a)
 			ptrs[i] = uintptr(dst)
 			off += (sizes[i] + 15) &^ 15
+		}
+	}
+	if overlap {
+		rc := C.pt_launch_overlapped(c.d.api, f.h, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+			C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(sharedBytes), hs, (*unsafe.Pointer)(params))
+		if rc != C.PT_MISSING {
+			if rc != 0 {
+				return c.call(fmt.Sprintf("cuLaunchKernelEx (programmatic serialization) %s grid %v block %v shared %d", f.name, grid, block, sharedBytes), rc)
+			}
+			return nil
 		}
 	}
 	rc := C.pt_cuLaunchKernel(c.d.api, f.h, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),

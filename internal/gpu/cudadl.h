@@ -23,6 +23,34 @@ typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct { char bytes[16]; } CUuuid;
 
+// cuLaunchKernelEx's configuration (CUDA 12.0+), laid out as the driver's
+// cuda.h declares it: an attribute is a 4-byte id, 4 bytes of padding and a
+// 64-byte value union.
+typedef struct {
+	int id;
+	char pad[4];
+	union {
+		char bytes[64];
+		int i;
+	} value;
+} CUlaunchAttribute;
+typedef struct {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
+_Static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute is 72 bytes in cuda.h");
+_Static_assert(offsetof(CUlaunchConfig, hStream) == 32 && offsetof(CUlaunchConfig, attrs) == 40 &&
+		sizeof(CUlaunchConfig) == 56, "CUlaunchConfig's layout in cuda.h");
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the launch may
+// begin before the previous kernel on its stream has finished, once that
+// kernel's blocks have all executed griddepcontrol.launch_dependents (or
+// exited); the kernel's griddepcontrol.wait then waits for it to complete.
+#define PT_ATTR_PROGRAMMATIC_SERIALIZATION 6
+
 // X(required, field, symbol, (params), (args))
 #define PT_CU_LIST(X) \
 	X(1, cuInit, "cuInit", (unsigned int flags), (flags)) \
@@ -55,6 +83,7 @@ typedef struct { char bytes[16]; } CUuuid;
 	X(1, cuLaunchKernel, "cuLaunchKernel", \
 		(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra), \
 		(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)) \
+	X(0, cuLaunchKernelEx, "cuLaunchKernelEx", (const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra), (cfg, f, params, extra)) \
 	X(1, cuStreamCreate, "cuStreamCreate", (CUstream *s, unsigned int flags), (s, flags)) \
 	X(1, cuStreamDestroy, "cuStreamDestroy_v2", (CUstream s), (s)) \
 	X(1, cuStreamSynchronize, "cuStreamSynchronize", (CUstream s), (s)) \
@@ -92,6 +121,30 @@ PT_CU_LIST(PT_WRAP)
 static inline CUresult pt_cuCtxSynchronize(const pt_cu_api *a) {
 	if (a == NULL || a->cuCtxSynchronize == NULL) return PT_MISSING;
 	return a->cuCtxSynchronize();
+}
+
+// pt_launch_overlapped launches f like cuLaunchKernel with programmatic
+// stream serialization allowed (PT_ATTR_PROGRAMMATIC_SERIALIZATION), or
+// returns PT_MISSING where the driver has no cuLaunchKernelEx.
+static inline CUresult pt_launch_overlapped(const pt_cu_api *a, CUfunction f, unsigned int gx, unsigned int gy,
+		unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
+		void **params) {
+	CUlaunchAttribute attr;
+	CUlaunchConfig cfg;
+	for (size_t i = 0; i < sizeof attr; i++) ((char *)&attr)[i] = 0;
+	attr.id = PT_ATTR_PROGRAMMATIC_SERIALIZATION;
+	attr.value.i = 1;
+	cfg.gridDimX = gx;
+	cfg.gridDimY = gy;
+	cfg.gridDimZ = gz;
+	cfg.blockDimX = bx;
+	cfg.blockDimY = by;
+	cfg.blockDimZ = bz;
+	cfg.sharedMemBytes = shmem;
+	cfg.hStream = s;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	return pt_cuLaunchKernelEx(a, &cfg, f, params, NULL);
 }
 
 // pt_cu_open dlopens path and looks up every symbol. It returns NULL and

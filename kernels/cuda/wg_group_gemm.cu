@@ -186,6 +186,9 @@
 #if WG_DB && !WG_CREGS
 #error "wg_group_gemm: the whole-chunk pipeline (WG_DB) needs the register split (WG_CREGS)"
 #endif
+#if DUAL && WG_CONS != 2
+#error "wg_group_gemm: the dual GEMM has two consumers (B1 and B2)"
+#endif
 #if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > 3 || WG_MB < 1 || WG_MB > 2
 #error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3, 1 <= WG_MB <= 2"
 #endif
@@ -924,7 +927,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
 #if WG_TOK
     // One thread streams the decoded stages of its pieces into the ring.
-    if (tid == 0)
+    // Launched overlapped with wg_tokens (programmatic dependent launch) it
+    // waits for that grid's writes before the first copy; the consumers
+    // meanwhile load and decode their first weight chunks. Launched plainly
+    // the wait returns at once.
+    if (tid == 0) {
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");
       wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
         FgTile tile;
         FgGroup gp;
@@ -937,6 +945,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
         }
       });
+    }
 #else
     wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
       FgTile tile;
@@ -1089,6 +1098,10 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(WG_TM)
     wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // The GEMM, if launched overlapped (overlap=pdl), may start once every
+  // block of this grid has passed here; it waits for this grid to finish
+  // before it reads the stages, so signalling first costs nothing.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_tok_smem[]; // own name: one extern per entry
   const fg_u32 raw_base = wg_smem_addr(wg_tok_smem);
   const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
