@@ -123,7 +123,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaDecodeKnob,
 		wgmmaTokensKnob,
 		wgmmaOverlapKnob,
-		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32)"},
+		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 	}
 }
 
@@ -253,10 +253,18 @@ func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs,
 // there; split with tail_width=fit, whose four wgmma widths the even budget
 // serialized), and the wide one (two blocks per consumer: 128 columns, 256 rows)
 // at 2 stages with the register split (the shared memory and the two
-// blocks' accumulators need both). Concrete knobs give themselves.
+// blocks' accumulators need both). With consumers=3 (group) the wide tile is
+// three consumers' 192 rows at 3 stages instead (measured 1.049x and
+// 1.062x the 256-row tile on bench1 and bench2, kernel-notes step 16), and
+// the narrow one keeps two. Concrete knobs give themselves.
 func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	if k.TileN != TileAuto {
 		return []Knobs{k}
+	}
+	if wgmmaConsumers(problem, k) == 3 {
+		narrow, wide := k.withCustom("consumers", "2"), k
+		narrow.TileN, wide.TileN = 128, 192
+		return []Knobs{narrow, wide.withCustom("registers", "split")}
 	}
 	block := 64 * wgmmaConsumers(problem, k) // the group GEMM's consumers split a tile's rows
 	if isDual(problem) {
@@ -378,8 +386,6 @@ func checkWgmma(problem string, k Knobs) error {
 		switch {
 		case !wgmmaTokensOnce(k):
 			return &KnobError{Knob: "consumers,tokens", Value: "3," + k.Value("tokens"), Reason: "three consumer warpgroups need tokens=once (a producer of one thread, whose registers the third consumer takes)"}
-		case k.TileN == TileAuto:
-			return &KnobError{Knob: "tile_n,consumers", Value: "auto,3", Reason: "tile_n=auto chooses between the two-consumer tiles; with consumers=3 the tile is 192 weight rows"}
 		case wgmmaChunks(k) || k.TailWidth == "fit":
 			return &KnobError{Knob: "consumers,pipeline,tail_width", Value: "3," + k.Value("pipeline") + "," + k.TailWidth, Reason: "three consumers get 160 registers each: neither two whole-chunk fragment sets nor tail_width=fit's four wgmma widths (serialized by ptxas even at 224, C7512) fit"}
 		}

@@ -25,8 +25,8 @@ func wgmmaProblem(t *testing.T) *Problem {
 // tokens=once 18 and 27 (without the raw token ring 128x128 fits 4 stages
 // and the 256-row tile 3), twice with overlap=none and pdl: 36 and 54, and
 // with consumers=3 (tokens=once, 192 rows) 64x192 at 2, 3 or 4 stages and
-// 128x192 (split) at 2 or 3, each at both overlaps: 10. Three schedules,
-// two decodes: 828. The device test checks every combination at the
+// 128x192 (split) at 2 or 3, and tile_n=auto, each at both overlaps: 12.
+// Three schedules, two decodes: 840. The device test checks every combination at the
 // default decode, tokens and tail width, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
@@ -38,8 +38,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 828 {
-		t.Errorf("wgmma combinations: %d, want 828 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 10 with three consumers)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 840 {
+		t.Errorf("wgmma combinations: %d, want 840 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 12 with three consumers)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -635,7 +635,6 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 		"wgmma?tile_n=192&consumers=3&tokens=once":                                 "registers",
 		"wgmma?tile_n=128&consumers=3&tokens=once":                                 "192 or 384",
 		"wgmma?tile_n=192&tokens=once":                                             "128 or 256",
-		"wgmma?tile_n=auto&consumers=3&tokens=once":                                "192 weight rows",
 		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&pipeline=chunks": "160 registers",
 		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=fit":  "160 registers",
 		"wgmma?tile_m=64&tile_n=192&consumers=3&registers=split&tokens=once":       "even budget",
@@ -644,4 +643,27 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	})
 	d, _ := LookupProblem("nvfp4_dual_gemm")
 	wantKnobErrors(t, d, map[string]string{"wgmma?consumers=3&tokens=once": "unknown knob"})
+
+	// tile_n=auto with consumers=3: the narrow tile on two consumers, the
+	// wide one three consumers' 192 rows, taken where its tiles fill 70% of
+	// the SMs (the benchmark shapes: 242 and 494 tiles on bench1-2, 80 and
+	// 88 on bench3-4).
+	auto, err := p.ResolveVariant("wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	for _, c := range []struct {
+		s    Shape
+		want string
+	}{
+		{Shape{M: []int{80, 176, 128, 72, 64, 248, 96, 160}, N: 4096, K: 7168}, "wgmma?tile_n=192&registers=split&decode=prmt&tokens=once&overlap=pdl&consumers=3"},
+		{Shape{M: []int{192, 320}, N: 3072, K: 4096}, "wgmma?decode=prmt&tokens=once&overlap=pdl"},
+		{Shape{M: []int{128, 384}, N: 4096, K: 1536}, "wgmma?decode=prmt&tokens=once&overlap=pdl"},
+	} {
+		cv, err := auto.Resolve(c.s, lim)
+		if err != nil || cv.Name != c.want {
+			t.Errorf("%v: resolves to %q (%v), want %q", c.s.M, cv.Name, err, c.want)
+		}
+	}
 }

@@ -23,7 +23,7 @@
 #   bash dev/gpucall/dual.sh proftok [TOTAL]   # ncu: the tokens=once variants, L2 and stalls; then the family test
 #   bash dev/gpucall/dual.sh final [TOTAL]     # the best variants against the baseline, peers, resources, the dual family test
 #   bash dev/gpucall/dual.sh pdl [TOTAL]       # overlap=pdl and consumers=3 (group): resources, tests, paired with the best
-#   bash dev/gpucall/dual.sh pdl2 [TOTAL]      # overlap=pdl (dual); the two group steps combined; peers
+#   bash dev/gpucall/dual.sh pdl2 [TOTAL]      # overlap=pdl (dual); the two group steps combined under tile_n=auto; peers
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -295,9 +295,11 @@ pdl2)
 	# Step 15 on the dual GEMM; the group steps combined; the peers.
 	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
 	C3='wgmma?tile_n=192&consumers=3&registers=split&schedule=auto&decode=prmt&tokens=once'
+	G2='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
 	tests d_pdl_tests nvfp4_dual_gemm "$B&overlap=pdl" "$B"
+	tests g_c3pdl_tests nvfp4_group_gemm "$G2" "$B"
 	BENCH_MAX=80 bench d_pdl_vs_best nvfp4_dual_gemm "$B&overlap=pdl" "$B"
-	BENCH_MAX=110 bench g_c3pdl_vs_best nvfp4_group_gemm "${G2:-$C3&overlap=pdl}" "$B"
+	BENCH_MAX=150 bench g_c3pdl_vs_best nvfp4_group_gemm "$G2" "$B"
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	TITLE="wgmma overlap=pdl (dual), the group steps combined, peers" summarize
 	;;
