@@ -24,6 +24,7 @@
 #   bash dev/gpucall/dual.sh final [TOTAL]     # the best variants against the baseline, peers, resources, the dual family test
 #   bash dev/gpucall/dual.sh pdl [TOTAL]       # overlap=pdl and consumers=3 (group): resources, tests, paired with the best
 #   bash dev/gpucall/dual.sh pdl2 [TOTAL]      # overlap=pdl (dual); the two group steps combined under tile_n=auto; peers
+#   bash dev/gpucall/dual.sh final2 [TOTAL]    # steps 15-16's rungs against the baseline; the group family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -33,7 +34,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl or pdl2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2 or final2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -302,6 +303,20 @@ pdl2)
 	BENCH_MAX=150 bench g_c3pdl_vs_best nvfp4_group_gemm "$G2" "$B"
 	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
 	TITLE="wgmma overlap=pdl (dual), the group steps combined, peers" summarize
+	;;
+final2)
+	# Steps 15-16's rungs against the baseline, the builds they resolve to,
+	# then the group half of the family test (the pair cover now holds
+	# consumers=3 and overlap=pdl).
+	G='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	BENCH_MAX=70 bench d_best2 nvfp4_dual_gemm "$D"
+	BENCH_MAX=140 bench g_best2 nvfp4_group_gemm "$G"
+	TITLE="wgmma steps 15-16 against the baseline" summarize
+	ptxas group_c3_sk -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_SK=1
+	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
+	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
