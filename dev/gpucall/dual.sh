@@ -25,6 +25,7 @@
 #   bash dev/gpucall/dual.sh pdl [TOTAL]       # overlap=pdl and consumers=3 (group): resources, tests, paired with the best
 #   bash dev/gpucall/dual.sh pdl2 [TOTAL]      # overlap=pdl (dual); the two group steps combined under tile_n=auto; peers
 #   bash dev/gpucall/dual.sh final2 [TOTAL]    # steps 15-16's rungs against the baseline; the group family test
+#   bash dev/gpucall/dual.sh prof3 [TOTAL]     # issue 13's overload on pinned cores; ncu of the 192-row tile; the dual family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -34,7 +35,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2 or final2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2 or prof3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -259,6 +260,28 @@ proftok)
 	pack
 	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
+	;;
+prof3)
+	# Issue 13 on this machine's cores (the server pinned to CPUs 0-1, the
+	# load generator on 2-15: a generator that does not share the server's
+	# cores); then where the three-consumer group tile's time goes (ncu,
+	# bench1, the 192-row tile auto picks there); then the dual half of the
+	# family test.
+	if [ -x bin/loadbench ]; then
+		step loadbench 200 loadbench.log taskset -c 2-15 ./bin/loadbench -web ./bin/web -scales 1 -modes overload \
+			-overload-repeat 5 -d 4s -server-cpus 0,1
+	fi
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	G='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,lts__t_bytes.sum.per_second,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio
+	step ncu_group "170" ncu_group.txt "$NCU" -k regex:wg_group_gemm --launch-skip 10 --launch-count 1 \
+		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis --metrics "$M" \
+		./bin/web bench --problem nvfp4_group_gemm --aa --baseline "$G" --shapes /tmp/g1.json \
+		--device 0 --cache-dir "$C" --max-time 120s --json "$R/prof_group.json"
+	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
+	pack
 	;;
 final)
 	# The best variants of the fixed build against the baseline, the same
