@@ -359,11 +359,11 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	mb := wgmmaBlocks(problem, k)
 	cons := wgmmaConsumers(problem, k)
 	tm, tn := k.TileM, 64*mb*cons // weight rows per block (TILE_N)
-	tok := k.Stages * tm * 256              // decoded tokens
-	wraw := rs * tn * 64                    // raw weight rows
-	wsc := rs * tn * 16                     // weight scales, per (row, lane%4)
-	traw := rs * tm * 80                    // raw token rows, padded
-	tsc := rs * tm * 8                      // token scales
+	tok := k.Stages * tm * 256    // decoded tokens
+	wraw := rs * tn * 64          // raw weight rows
+	wsc := rs * tn * 16           // weight scales, per (row, lane%4)
+	traw := rs * tm * 80          // raw token rows, padded
+	tsc := rs * tm * 8            // token scales
 	if wgmmaTokensOnce(k) {
 		traw, tsc = 0, 0 // decoded ahead: no raw token ring
 	}

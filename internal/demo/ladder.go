@@ -208,6 +208,15 @@ var ladderPitches = map[string]ladderPitch{
 		"consumers' decode per FLOP.\n\n" +
 		"- Fits only with the tokens decoded ahead: two 64 KB stages.\n" +
 		"- Three of four shapes then have too few tiles for the SMs and need stream-K."},
+	"nvfp4_group_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&consumers=3": {"launch", "Let the " +
+		"GEMM start while the token decode finishes (programmatic dependent launch), and run the wide tile as three " +
+		"consumer warpgroups of 64 rows instead of two of 128.\n\n" +
+		"- The consumers load and decode their first weights while the last decode blocks run; only the producer waits.\n" +
+		"- The one-thread producer frees registers for a third consumer: a third warp per scheduler to hide the decode chains."},
+	"nvfp4_dual_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl": {"launch", "Let the dual " +
+		"GEMM start while the token decode finishes: its blocks set up and decode their first weights on the SMs the " +
+		"decode frees, and only the producer waits for the decoded tokens.\n\n" +
+		"- Saves the launch gap and the prologue, which the small shapes feel most."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own
