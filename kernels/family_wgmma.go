@@ -145,7 +145,7 @@ var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"},
 
 // wgmmaOverlapKnob is how the GEMM follows the decode-ahead launch.
 var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl"}, Default: "none",
-	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens"}
+	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules)"}
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
 func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" }
@@ -457,6 +457,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	d["WG_TOK"] = "0"
 	if wgmmaTokensOnce(k) {
 		d["WG_TOK"] = "1"
+	}
+	d["WG_PDL"] = "0"
+	if wgmmaOverlap(k) {
+		d["WG_PDL"] = "1"
 	}
 	d["WG_SK"] = "0"
 	if wgmmaStreamK(k) {

@@ -45,7 +45,7 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0", "WG_TOK": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0", "WG_TOK": "0", "WG_PDL": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -579,6 +579,10 @@ func TestWgmmaOverlapPlan(t *testing.T) {
 			}
 			if len(pl.Launches) != 2 || pl.Launches[0].Overlap || pl.Launches[1].Overlap != want {
 				t.Errorf("%s %s: launches %+v, want the GEMM's Overlap %v", name, spec, pl.Launches, want)
+			}
+			// The griddepcontrol instructions are compiled only where used.
+			if d := v.Defines()["WG_PDL"]; d != map[bool]string{true: "1", false: "0"}[want] {
+				t.Errorf("%s %s: WG_PDL %q", name, spec, d)
 			}
 		}
 		wantKnobErrors(t, p, map[string]string{"wgmma?overlap=pdl": "tokens=once", "wgmma?overlap=always": "not allowed"})

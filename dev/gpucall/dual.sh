@@ -26,6 +26,7 @@
 #   bash dev/gpucall/dual.sh pdl2 [TOTAL]      # overlap=pdl (dual); the two group steps combined under tile_n=auto; peers
 #   bash dev/gpucall/dual.sh final2 [TOTAL]    # steps 15-16's rungs against the baseline; the group family test
 #   bash dev/gpucall/dual.sh prof3 [TOTAL]     # issue 13's overload on pinned cores; ncu of the 192-row tile; the dual family test
+#   bash dev/gpucall/dual.sh final3 [TOTAL]    # the best variants against the baseline with the timing gate; peers
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -35,7 +36,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2 or prof3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3 or final3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -260,6 +261,16 @@ proftok)
 	pack
 	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -20
+	;;
+final3)
+	# The best variants against the baseline with the timing gate (the
+	# stream held until each sample is enqueued), and the same call's peers.
+	G='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	BENCH_MAX=70 bench d_best3 nvfp4_dual_gemm "$D"
+	BENCH_MAX=135 bench g_best3 nvfp4_group_gemm "$G"
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	TITLE="wgmma best variants, gated timing, peers" summarize
 	;;
 prof3)
 	# Issue 13 on this machine's cores (the server pinned to CPUs 0-1, the

@@ -41,6 +41,9 @@ type GPUBackend struct {
 	start, end *gpu.Event
 	flush      gpu.DevPtr
 	flushBytes int64
+	// gate holds the timing stream until a sample's launches are all
+	// enqueued (gpu.Gate); nil where the driver cannot, and Timer says so.
+	gate *gpu.Gate
 }
 
 // OpenGPU opens CUDA device ordinal and prepares the timing stream, the
@@ -75,6 +78,11 @@ func OpenGPU(ordinal int, p *kernels.Problem, cacheDir string) (*GPUBackend, err
 		if b.flush, err = c.Alloc(b.flushBytes); err != nil {
 			return fmt.Errorf("allocate the %d-byte L2 flush buffer: %w", b.flushBytes, err)
 		}
+		if b.gate, err = c.NewGate(); errors.Is(err, gpu.ErrGateUnsupported) {
+			b.gate, err = nil, nil // timed ungated; Timer records it
+		} else if err != nil {
+			return fmt.Errorf("create the timing gate: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
@@ -100,7 +108,16 @@ func (b *GPUBackend) Ceilings() kernels.Ceilings {
 }
 
 func (b *GPUBackend) CacheMode() (string, int64) { return "cold", b.flushBytes }
-func (b *GPUBackend) Timer() string              { return "cuda_events" }
+
+// Timer is "cuda_events_gated" where the timing stream is held until each
+// sample's launches are all enqueued (the events then time the GPU alone),
+// "cuda_events" where the driver cannot hold it.
+func (b *GPUBackend) Timer() string {
+	if b.gate != nil {
+		return "cuda_events_gated"
+	}
+	return "cuda_events"
+}
 
 func (b *GPUBackend) Telemetry() (*result.Telemetry, error) {
 	t, err := b.dev.Telemetry()
@@ -212,7 +229,7 @@ func (b *GPUBackend) Close() error {
 		return nil
 	}
 	err := b.dev.Do(func(c *gpu.Ctx) error {
-		errs := []error{b.harness.Close()}
+		errs := []error{b.harness.Close(), b.gate.Free()}
 		if b.flush != 0 {
 			errs = append(errs, c.Free(b.flush))
 		}
@@ -327,9 +344,11 @@ func (r *gpuShape) Check(ctx context.Context, role, set int) (out []uint16, h0, 
 	return out, h0, h1, err
 }
 
-// Sample: flush (memset 2x L2 on the timing stream), start event, one
-// complete execution (the engine joins side streams back to this stream),
-// end event; the wait for the end event is outside the timed region.
+// Sample: flush (memset 2x L2 on the timing stream), then, behind the gate,
+// start event, one complete execution (the engine joins side streams back
+// to this stream), end event; the gate opens once all of that is enqueued,
+// so the events never time the host's enqueueing. The wait for the end
+// event is outside the timed region.
 func (r *gpuShape) Sample(ctx context.Context, role, set int) (float64, error) {
 	inst, err := r.instance(role, set)
 	if err != nil {
@@ -341,14 +360,8 @@ func (r *gpuShape) Sample(ctx context.Context, role, set int) (float64, error) {
 		if err := c.MemsetD8(b.flush, 0, b.flushBytes, b.stream); err != nil {
 			return fmt.Errorf("flush L2: %w", err)
 		}
-		if err := b.start.Record(b.stream); err != nil {
-			return fmt.Errorf("record start: %w", err)
-		}
-		if err := inst.Run(b.stream); err != nil {
-			return fmt.Errorf("run: %w", err)
-		}
-		if err := b.end.Record(b.stream); err != nil {
-			return fmt.Errorf("record end: %w", err)
+		if err := b.enqueueTimed(inst); err != nil {
+			return err
 		}
 		if err := b.end.Synchronize(); err != nil {
 			return fmt.Errorf("wait for end event: %w", err)
@@ -358,6 +371,28 @@ func (r *gpuShape) Sample(ctx context.Context, role, set int) (float64, error) {
 		return err
 	})
 	return float64(ms) * 1e6, err
+}
+
+// enqueueTimed enqueues the timed part of a sample behind the gate and
+// opens it, on every path: a gate left closed would hold the stream for
+// good.
+func (b *GPUBackend) enqueueTimed(inst *engine.Instance) error {
+	if b.gate != nil {
+		if err := b.gate.Hold(b.stream); err != nil {
+			return fmt.Errorf("hold the timing stream: %w", err)
+		}
+		defer b.gate.Open()
+	}
+	if err := b.start.Record(b.stream); err != nil {
+		return fmt.Errorf("record start: %w", err)
+	}
+	if err := inst.Run(b.stream); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if err := b.end.Record(b.stream); err != nil {
+		return fmt.Errorf("record end: %w", err)
+	}
+	return nil
 }
 
 func (r *gpuShape) Output(ctx context.Context, role, set int) (out []uint16, err error) {

@@ -84,6 +84,10 @@ _Static_assert(offsetof(CUlaunchConfig, hStream) == 32 && offsetof(CUlaunchConfi
 		(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra), \
 		(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)) \
 	X(0, cuLaunchKernelEx, "cuLaunchKernelEx", (const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra), (cfg, f, params, extra)) \
+	X(0, cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t n, unsigned int flags), (p, n, flags)) \
+	X(0, cuMemFreeHost, "cuMemFreeHost", (void *p), (p)) \
+	X(0, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", (CUdeviceptr *d, void *p, unsigned int flags), (d, p, flags)) \
+	X(0, cuStreamWaitValue32, "cuStreamWaitValue32_v2", (CUstream s, CUdeviceptr addr, unsigned int value, unsigned int flags), (s, addr, value, flags)) \
 	X(1, cuStreamCreate, "cuStreamCreate", (CUstream *s, unsigned int flags), (s, flags)) \
 	X(1, cuStreamDestroy, "cuStreamDestroy_v2", (CUstream s), (s)) \
 	X(1, cuStreamSynchronize, "cuStreamSynchronize", (CUstream s), (s)) \
@@ -121,6 +125,19 @@ PT_CU_LIST(PT_WRAP)
 static inline CUresult pt_cuCtxSynchronize(const pt_cu_api *a) {
 	if (a == NULL || a->cuCtxSynchronize == NULL) return PT_MISSING;
 	return a->cuCtxSynchronize();
+}
+
+// CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP: pinned host memory
+// the device can read, at an address of its own.
+#define PT_MEMHOSTALLOC_MAPPED 0x3
+// CU_STREAM_WAIT_VALUE_GEQ: the stream waits until (int32)(*addr - value) >= 0.
+#define PT_STREAM_WAIT_GEQ 0x0
+
+// pt_store_release writes v to a host word the device polls: a volatile
+// store after a compiler barrier, so everything enqueued before it is
+// enqueued before the device can see it.
+static inline void pt_store_release(void *p, unsigned int v) {
+	__atomic_store_n((unsigned int *)p, v, __ATOMIC_RELEASE);
 }
 
 // pt_launch_overlapped launches f like cuLaunchKernel with programmatic

@@ -10,6 +10,7 @@ package gpu
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -679,4 +680,57 @@ func TestDeviceIllegalAddressChild(t *testing.T) {
 		t.Errorf("reopened device does not work: %v", err)
 	}
 	t.Log("reopen after the fault gave a working device")
+}
+
+// A gate holds its stream: work enqueued behind it does not run until the
+// host opens it, and the next hold closes it again.
+func TestDeviceGateHoldsTheStream(t *testing.T) {
+	d := openDevice(t)
+	err := d.Do(func(c *Ctx) error {
+		g, err := c.NewGate()
+		if err != nil {
+			return fmt.Errorf("new gate: %w", err)
+		}
+		defer g.Free()
+		s, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		defer s.Destroy()
+		p, err := c.Alloc(4096)
+		if err != nil {
+			return err
+		}
+		defer c.Free(p)
+		for round := 0; round < 2; round++ {
+			if err := g.Hold(s); err != nil {
+				return err
+			}
+			if err := c.MemsetD8(p, byte(round+1), 4096, s); err != nil {
+				g.Open()
+				return err
+			}
+			time.Sleep(20 * time.Millisecond)
+			idle, err := s.Idle()
+			if err != nil || idle {
+				g.Open()
+				return fmt.Errorf("round %d: stream idle %v (%v) while the gate is closed", round, idle, err)
+			}
+			g.Open()
+			if err := s.Synchronize(); err != nil {
+				return err
+			}
+			host := make([]byte, 4096)
+			if err := c.CopyDtoH(host, p); err != nil {
+				return err
+			}
+			if host[0] != byte(round+1) || host[4095] != byte(round+1) {
+				return fmt.Errorf("round %d: memset behind the gate wrote %d, %d", round, host[0], host[4095])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -145,7 +145,7 @@ type Protocol struct {
 	ConfidenceLevel   float64  `json:"confidence_level"`
 	MinEffect         float64  `json:"min_effect"`      // smallest effect called faster/slower (0.01)
 	SeedsPerShape     int      `json:"seeds_per_shape"` // fresh input sets per shape: each checked, all rotated in timing
-	Timer             string   `json:"timer"`           // "cuda_events" or "wall_clock"
+	Timer             string   `json:"timer"`           // "cuda_events", "cuda_events_gated" (the stream held until the sample is enqueued) or "wall_clock"
 	// The timing guard (guard.go): off only with --unguarded.
 	Guarded   bool   `json:"guarded" since:"2"`
 	GuardSeed uint64 `json:"guard_seed" since:"2"` // seeds the checked samples, poison and content changes; drawn per run

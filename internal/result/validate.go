@@ -201,7 +201,7 @@ func (r *Result) problems() []string {
 	if pr.CacheMode == "cold" && pr.FlushBytes <= 0 {
 		bad("protocol.flush_bytes must be > 0 in cold mode")
 	}
-	if !oneOf(pr.Timer, "cuda_events", "wall_clock") {
+	if !oneOf(pr.Timer, "cuda_events", "cuda_events_gated", "wall_clock") {
 		bad("protocol.timer: %q", pr.Timer)
 	}
 	if pr.StopRule.MinSamples < 1 || pr.StopRule.MaxSamples < pr.StopRule.MinSamples || !(pr.StopRule.MaxRelSEM > 0) {

@@ -160,6 +160,20 @@
 // first ones.
 #define WG_TOK 0
 #endif
+#ifndef WG_PDL
+// 1 (needs WG_TOK): the GEMM is launched overlapped with wg_tokens
+// (programmatic dependent launch, the overlap=pdl knob): wg_tokens signals
+// griddepcontrol.launch_dependents, the producer thread executes
+// griddepcontrol.wait before its first copy. Compiled only where used:
+// built into plainly launched kernels the two instructions cost nothing at
+// the median but gave 1-7% of the runs 15-25 us more (p99 1.3-1.7x the
+// median against 1.03-1.07x without them, the same H100 and shapes;
+// docs/kernel-notes.md step 15).
+#define WG_PDL 0
+#endif
+#if WG_PDL && !WG_TOK
+#error "wg_group_gemm: WG_PDL overlaps the GEMM with wg_tokens: it needs WG_TOK"
+#endif
 #ifndef WG_CREGS
 // > 0: registers per thread split by role with setmaxnreg (sm_90a): the
 // consumers raise theirs to WG_CREGS, the producer lowers its own to what is
@@ -927,12 +941,13 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
 #if WG_TOK
     // One thread streams the decoded stages of its pieces into the ring.
-    // Launched overlapped with wg_tokens (programmatic dependent launch) it
-    // waits for that grid's writes before the first copy; the consumers
-    // meanwhile load and decode their first weight chunks. Launched plainly
-    // the wait returns at once.
+    // Launched overlapped with wg_tokens (WG_PDL) it waits for that grid's
+    // writes before the first copy; the consumers meanwhile load and decode
+    // their first weight chunks.
     if (tid == 0) {
+#if WG_PDL
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
       wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
         FgTile tile;
         FgGroup gp;
@@ -1098,10 +1113,12 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(WG_TM)
     wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  // The GEMM, if launched overlapped (overlap=pdl), may start once every
-  // block of this grid has passed here; it waits for this grid to finish
-  // before it reads the stages, so signalling first costs nothing.
+  // The GEMM, launched overlapped (WG_PDL), may start once every block of
+  // this grid has passed here; it waits for this grid to finish before it
+  // reads the stages, so signalling first costs nothing.
+#if WG_PDL
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
   extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_tok_smem[]; // own name: one extern per entry
   const fg_u32 raw_base = wg_smem_addr(wg_tok_smem);
   const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
