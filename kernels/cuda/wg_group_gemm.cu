@@ -164,11 +164,8 @@
 // 1 (needs WG_TOK): the GEMM is launched overlapped with wg_tokens
 // (programmatic dependent launch, the overlap=pdl knob): wg_tokens signals
 // griddepcontrol.launch_dependents, the producer thread executes
-// griddepcontrol.wait before its first copy. Compiled only where used:
-// built into plainly launched kernels the two instructions cost nothing at
-// the median but gave 1-7% of the runs 15-25 us more (p99 1.3-1.7x the
-// median against 1.03-1.07x without them, the same H100 and shapes;
-// docs/kernel-notes.md step 15).
+// griddepcontrol.wait before its first copy. Compiled only where used, so
+// a module launched plainly is the one measured before the knob existed.
 #define WG_PDL 0
 #endif
 #if WG_PDL && !WG_TOK
