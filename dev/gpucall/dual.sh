@@ -65,6 +65,21 @@ tests() {
 	step "$1" 120 tests.log ./bin/web bench --problem "$2" --variant "$3" --baseline "$4" \
 		--suite tests --device 0 --cache-dir "$C" --max-time 110s --json "$R/$1.json"
 }
+# best SUFFIX DUAL GROUP [GROUP_MAX]: the best variant of each problem against
+# the baseline (d_bestSUFFIX, g_bestSUFFIX); the group baseline is slow.
+best() {
+	BENCH_MAX=70 bench "d_best$1" nvfp4_dual_gemm "$2"
+	BENCH_MAX=${4:-130} bench "g_best$1" nvfp4_group_gemm "$3"
+}
+# peers: the PyTorch peers of both problems, in this call.
+peers() {
+	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+}
+# family [PROBLEM]: TestWgmmaFamily (one problem's half, or both) with what is left.
+family() {
+	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run "^TestWgmmaFamily\$${1:+/^$1\$}"
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
+}
 # autorung P PROBLEM PARENT BASELINE_MAX FAMILY_CAP: the rung
 # wgmma?tile_n=auto&schedule=auto&decode=prmt of PROBLEM: tests, paired with
 # PARENT and with the baseline, then PROBLEM's half of the family test.
@@ -265,11 +280,9 @@ proftok)
 final3)
 	# The best variants against the baseline with the timing gate (the
 	# stream held until each sample is enqueued), and the same call's peers.
-	G='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	BENCH_MAX=70 bench d_best3 nvfp4_dual_gemm "$D"
-	BENCH_MAX=135 bench g_best3 nvfp4_group_gemm "$G"
-	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	best 3 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl' \
+		'wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl' 135
+	peers
 	TITLE="wgmma best variants, gated timing, peers" summarize
 	;;
 prof3)
@@ -290,8 +303,7 @@ prof3)
 		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis --metrics "$M" \
 		./bin/web bench --problem nvfp4_group_gemm --aa --baseline "$G" --shapes /tmp/g1.json \
 		--device 0 --cache-dir "$C" --max-time 120s --json "$R/prof_group.json"
-	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
+	family nvfp4_dual_gemm
 	pack
 	;;
 final)
@@ -299,17 +311,15 @@ final)
 	# call's peers, the compiler's report of what the best variants resolve
 	# to on the benchmark shapes, then the dual half of the family test.
 	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
-	BENCH_MAX=70 bench d_best nvfp4_dual_gemm "$B"
-	BENCH_MAX=130 bench g_best nvfp4_group_gemm "$B"
-	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	best "" "$B" "$B"
+	peers
 	TITLE="wgmma final call" summarize
 	ptxas group_narrow_tok -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1
 	ptxas group_wide_sk_tok -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_SK=1 -DWG_CREGS=224
 	ptxas dual_narrow_tok -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1
 	ptxas dual_wide_tok -DDUAL=1 -DWG_TM=128 -DWG_MB=2 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_CREGS=224
 	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
-	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
+	family nvfp4_dual_gemm
 	;;
 pdl)
 	# Kernel-notes steps 15-16 on the group GEMM, each paired with the best
@@ -329,28 +339,24 @@ pdl)
 pdl2)
 	# Step 15 on the dual GEMM; the group steps combined; the peers.
 	B='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once'
-	C3='wgmma?tile_n=192&consumers=3&registers=split&schedule=auto&decode=prmt&tokens=once'
 	G2='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
 	tests d_pdl_tests nvfp4_dual_gemm "$B&overlap=pdl" "$B"
 	tests g_c3pdl_tests nvfp4_group_gemm "$G2" "$B"
 	BENCH_MAX=80 bench d_pdl_vs_best nvfp4_dual_gemm "$B&overlap=pdl" "$B"
 	BENCH_MAX=150 bench g_c3pdl_vs_best nvfp4_group_gemm "$G2" "$B"
-	step peer 120 peer.log env PYTHONUNBUFFERED=1 python3 bench/peer/peer.py --out "$R/peer.json"
+	peers
 	TITLE="wgmma overlap=pdl (dual), the group steps combined, peers" summarize
 	;;
 final2)
 	# Steps 15-16's rungs against the baseline, the builds they resolve to,
 	# then the group half of the family test (the pair cover now holds
 	# consumers=3 and overlap=pdl).
-	G='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	BENCH_MAX=70 bench d_best2 nvfp4_dual_gemm "$D"
-	BENCH_MAX=140 bench g_best2 nvfp4_group_gemm "$G"
+	best 2 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl' \
+		'wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl' 140
 	TITLE="wgmma steps 15-16 against the baseline" summarize
 	ptxas group_c3_sk -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_SK=1
 	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
-	step family 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG" "$OUT/family.log" | tail -20
+	family nvfp4_group_gemm
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of

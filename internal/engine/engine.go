@@ -555,11 +555,13 @@ func (i *Instance) launch(l kernels.Launch, s *gpu.Stream) error {
 	if err != nil {
 		return err
 	}
-	launch := i.c.Launch
+	f := i.funcs[l.Kernel]
 	if l.Overlap {
-		launch = i.c.LaunchOverlapped
+		err = i.c.LaunchOverlapped(f, l.Grid, l.Block, l.SharedBytes, s, args...)
+	} else {
+		err = i.c.Launch(f, l.Grid, l.Block, l.SharedBytes, s, args...)
 	}
-	if err := launch(i.funcs[l.Kernel], l.Grid, l.Block, l.SharedBytes, s, args...); err != nil {
+	if err != nil {
 		return fmt.Errorf("engine: launch %s (group %d): %w", l.Kernel, l.Group, err)
 	}
 	return nil

@@ -19,9 +19,13 @@ func TestBestVariantResources(t *testing.T) {
 	}
 	if info.Arch == "sm_90a" {
 		best["nvfp4_group_gemm"] = append(best["nvfp4_group_gemm"], "wgmma", "wgmma?decode=prmt", "wgmma?decode=prmt&tokens=once",
-			"wgmma?tile_n=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once")
+			"wgmma?tile_n=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once",
+			// What the best group variant resolves to (docs/BENCHMARKS.md section 15).
+			"wgmma?tile_n=192&consumers=3&registers=split&decode=prmt&tokens=once&overlap=pdl",
+			"wgmma?decode=prmt&tokens=once&overlap=pdl")
 		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma", "wgmma?decode=prmt&tokens=once",
-			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once")
+			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once",
+			"wgmma?decode=prmt&tokens=once&overlap=pdl", "wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl")
 	}
 	for _, p := range kernels.Problems() {
 		var vs []kernels.Variant
