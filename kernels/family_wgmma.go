@@ -264,6 +264,9 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	if wgmmaConsumers(problem, k) == 3 {
 		narrow, wide := k.withCustom("consumers", "2"), k
 		narrow.TileN, wide.TileN = 128, 192
+		if k.TailWidth == "fit" {
+			narrow = narrow.withCustom("registers", "split") // as below
+		}
 		return []Knobs{narrow, wide.withCustom("registers", "split")}
 	}
 	block := 64 * wgmmaConsumers(problem, k) // the group GEMM's consumers split a tile's rows
@@ -386,8 +389,10 @@ func checkWgmma(problem string, k Knobs) error {
 		switch {
 		case !wgmmaTokensOnce(k):
 			return &KnobError{Knob: "consumers,tokens", Value: "3," + k.Value("tokens"), Reason: "three consumer warpgroups need tokens=once (a producer of one thread, whose registers the third consumer takes)"}
-		case wgmmaChunks(k) || k.TailWidth == "fit":
-			return &KnobError{Knob: "consumers,pipeline,tail_width", Value: "3," + k.Value("pipeline") + "," + k.TailWidth, Reason: "three consumers get 160 registers each: neither two whole-chunk fragment sets nor tail_width=fit's four wgmma widths (serialized by ptxas even at 224, C7512) fit"}
+		case wgmmaChunks(k):
+			// tail_width=fit is allowed: its four widths were serialized
+			// (C7512) only where a consumer held two 64-row blocks.
+			return &KnobError{Knob: "consumers,pipeline", Value: "3," + k.Value("pipeline"), Reason: "three consumers get 160 registers each: two whole-chunk fragment sets do not fit"}
 		}
 	}
 	if k.TileN == TileAuto {

@@ -25,8 +25,9 @@ func wgmmaProblem(t *testing.T) *Problem {
 // tokens=once 18 and 27 (without the raw token ring 128x128 fits 4 stages
 // and the 256-row tile 3), twice with overlap=none and pdl: 36 and 54, and
 // with consumers=3 (tokens=once, 192 rows) 64x192 at 2, 3 or 4 stages and
-// 128x192 (split) at 2 or 3, and tile_n=auto, each at both overlaps: 12.
-// Three schedules, two decodes: 840. The device test checks every combination at the
+// 128x192 (split) at 2 or 3, and tile_n=auto, each at both overlaps: 12;
+// with tail_width=fit as well (one 64-row block per consumer) 18, as 64x192
+// then also takes the split. Three schedules, two decodes: 948. The device test checks every combination at the
 // default decode, tokens and tail width, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
@@ -38,8 +39,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 840 {
-		t.Errorf("wgmma combinations: %d, want 840 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 12 with three consumers)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 948 {
+		t.Errorf("wgmma combinations: %d, want 948 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -627,6 +628,15 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	if want := int64(132) * 3 * 128 * 64 * 4; skp.WorkspaceBytes < want || skp.WorkspaceBytes > ((want+1023)&^1023)+int64(4*8*32768) {
 		t.Errorf("stream-K workspace %d bytes, want the partials' %d then the token stages", skp.WorkspaceBytes, want)
 	}
+	// tail_width=fit: one 64-row block per consumer, so its four wgmma
+	// widths hold 64 accumulators at most (kernel-notes step 17).
+	fit, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=fit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := fit.Defines(); d["WG_FIT"] != "1" || d["WG_CONS"] != "3" || d["WG_CREGS"] != "160" {
+		t.Errorf("fit defines %v", d)
+	}
 	small, err := p.ResolveVariant("wgmma?tile_m=64&tile_n=192&consumers=3&tokens=once")
 	if err != nil {
 		t.Fatal(err)
@@ -640,7 +650,6 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 		"wgmma?tile_n=128&consumers=3&tokens=once":                                 "192 or 384",
 		"wgmma?tile_n=192&tokens=once":                                             "128 or 256",
 		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&pipeline=chunks": "160 registers",
-		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=fit":  "160 registers",
 		"wgmma?tile_m=64&tile_n=192&consumers=3&registers=split&tokens=once":       "even budget",
 		"wgmma?tile_n=192&consumers=3&registers=split&tokens=once&stages=4":        "shared memory",
 		"wgmma?tile_n=384&consumers=3&registers=split&tokens=once":                 "not allowed",
@@ -668,6 +677,21 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 		cv, err := auto.Resolve(c.s, lim)
 		if err != nil || cv.Name != c.want {
 			t.Errorf("%v: resolves to %q (%v), want %q", c.s.M, cv.Name, err, c.want)
+		}
+	}
+	// With tail_width=fit the narrow candidate takes the split as well (two
+	// consumers' four widths were serialized at the even budget).
+	autoFit, err := p.ResolveVariant("wgmma?tile_n=auto&consumers=3&schedule=auto&tail_width=fit&decode=prmt&tokens=once&overlap=pdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, want := range map[*Shape]string{
+		{M: []int{80, 176, 128, 72, 64, 248, 96, 160}, N: 4096, K: 7168}: "wgmma?tile_n=192&tail_width=fit&registers=split&decode=prmt&tokens=once&overlap=pdl&consumers=3",
+		{M: []int{128, 384}, N: 4096, K: 1536}:                           "wgmma?tail_width=fit&registers=split&decode=prmt&tokens=once&overlap=pdl",
+	} {
+		cv, err := autoFit.Resolve(*s, lim)
+		if err != nil || cv.Name != want {
+			t.Errorf("fit %v: resolves to %q (%v), want %q", s.M, cv.Name, err, want)
 		}
 	}
 }

@@ -27,6 +27,7 @@
 #   bash dev/gpucall/dual.sh final2 [TOTAL]    # steps 15-16's rungs against the baseline; the group family test
 #   bash dev/gpucall/dual.sh prof3 [TOTAL]     # issue 13's overload on pinned cores; ncu of the 192-row tile; the dual family test
 #   bash dev/gpucall/dual.sh final3 [TOTAL]    # the best variants against the baseline with the timing gate; peers
+#   bash dev/gpucall/dual.sh fit3 [TOTAL]      # tail_width=fit on three consumers (group): resources, tests, paired with the best
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -36,7 +37,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3 or final3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3 or fit3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -357,6 +358,21 @@ final2)
 	ptxas group_c3_sk -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_SK=1
 	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
 	family nvfp4_group_gemm
+	;;
+fit3)
+	# Kernel-notes step 17: tail tiles at their live width on the 192-row
+	# tile. ptxas first (C7512 would serialize the four widths' wgmmas),
+	# then correctness, then paired with the best group variant.
+	B='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	F="$B&tail_width=fit"
+	c3='-DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=1'
+	ptxas group_c3_fit $c3
+	ptxas group_c3_fit_sk $c3 -DWG_SK=1
+	ptxas group_c2_fit -DWG_CREGS=224 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=1
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests g_fit3_tests nvfp4_group_gemm "$F" "$B"
+	BENCH_MAX=${FIT3_MAX:-150} bench g_fit3_vs_best nvfp4_group_gemm "$F" "$B"
+	TITLE="wgmma tail_width=fit on three consumers (group)" summarize
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
