@@ -115,7 +115,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
 		{Key: "tile_n", Values: []string{"128", "192", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each, or three of 64 (192, consumers=3); auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
-		{Key: "tail_width", Values: []string{"full", "fit"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; ptxas serializes the wgmmas for lack of registers; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9)"},
+		{Key: "tail_width", Values: []string{"full", "fit", "fit64"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; at the even budget, or with three consumers at 160, ptxas serializes the wgmmas for lack of registers, C7512; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9); fit64 = rounded up to 64 (two widths, n64 and n128: less saved per tail, half the widths' code)"},
 		{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 loads and decodes the token operand into shared memory; warpgroups 1-2 decode the weights in registers and issue wgmma (sm_90a); the fused family is the uniform alternative"},
 		wgmmaScheduleKnob,
 		wgmmaRegistersKnob,
@@ -149,6 +149,10 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl"},
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
 func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" }
+
+// wgmmaFit reports whether k runs tail tiles at their live width (WG_FIT
+// 1 or 2: rounded up to 32 or 64 token rows).
+func wgmmaFit(k Knobs) bool { return k.TailWidth == "fit" || k.TailWidth == "fit64" }
 
 // wgmmaTokensOnce reports whether k decodes the tokens ahead (WG_TOK).
 func wgmmaTokensOnce(k Knobs) bool { return k.Value("tokens") == "once" }
@@ -264,7 +268,7 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	if wgmmaConsumers(problem, k) == 3 {
 		narrow, wide := k.withCustom("consumers", "2"), k
 		narrow.TileN, wide.TileN = 128, 192
-		if k.TailWidth == "fit" {
+		if wgmmaFit(k) {
 			narrow = narrow.withCustom("registers", "split") // as below
 		}
 		return []Knobs{narrow, wide.withCustom("registers", "split")}
@@ -275,7 +279,7 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	}
 	narrow, wide := k, k
 	narrow.TileN = block
-	if k.TailWidth == "fit" {
+	if wgmmaFit(k) {
 		// Four wgmma widths' code: the even budget serialized them (C7512).
 		narrow = narrow.withCustom("registers", "split")
 	}
@@ -426,7 +430,7 @@ func checkWgmma(problem string, k Knobs) error {
 		return &KnobError{Knob: "tile_m,tile_n,registers,pipeline", Value: fmt.Sprintf("%d,%d,%s,%s", k.TileM, k.TileN, k.Value("registers"), k.Value("pipeline")),
 			Reason: fmt.Sprintf("a consumer thread would hold %d accumulator and fragment registers; at most %d fit in its budget", regs, most)}
 	}
-	if even := wgmmaEvenFragRegs(problem, k); k.Value("registers") == "split" && regs <= even && !chunks && k.TailWidth != "fit" {
+	if even := wgmmaEvenFragRegs(problem, k); k.Value("registers") == "split" && regs <= even && !chunks && !wgmmaFit(k) {
 		// The even budget already holds this tile; the split would only
 		// spill the producer (40 bytes at 56 registers, ptxas -v). With
 		// tail_width=fit it holds four wgmma widths' code, whose wgmmas
@@ -446,9 +450,9 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	d["WG_MB"] = strconv.Itoa(wgmmaBlocks(problem, k))
 	d["STAGES"] = strconv.Itoa(k.Stages)
 	d["WG_RS"] = strconv.Itoa(wgmmaRawStages(problem, k))
-	d["WG_FIT"] = "0"
-	if k.TailWidth == "fit" {
-		d["WG_FIT"] = "1"
+	d["WG_FIT"] = map[string]string{"fit": "1", "fit64": "2"}[k.TailWidth]
+	if d["WG_FIT"] == "" {
+		d["WG_FIT"] = "0"
 	}
 	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(problem, k))
 	d["WG_DB"] = "0"

@@ -27,7 +27,8 @@ func wgmmaProblem(t *testing.T) *Problem {
 // with consumers=3 (tokens=once, 192 rows) 64x192 at 2, 3 or 4 stages and
 // 128x192 (split) at 2 or 3, and tile_n=auto, each at both overlaps: 12;
 // with tail_width=fit as well (one 64-row block per consumer) 18, as 64x192
-// then also takes the split. Three schedules, two decodes: 948. The device test checks every combination at the
+// then also takes the split; and tail_width=fit64 (two widths) wherever
+// fit is allowed: 95 more. Three schedules, two decodes: 1518. The device test checks every combination at the
 // default decode, tokens and tail width, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
@@ -39,8 +40,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 948 {
-		t.Errorf("wgmma combinations: %d, want 948 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 1518 {
+		t.Errorf("wgmma combinations: %d, want 1518 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -636,6 +637,13 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	}
 	if d := fit.Defines(); d["WG_FIT"] != "1" || d["WG_CONS"] != "3" || d["WG_CREGS"] != "160" {
 		t.Errorf("fit defines %v", d)
+	}
+	fit64, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=fit64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := fit64.Defines(); d["WG_FIT"] != "2" || d["WG_CONS"] != "3" {
+		t.Errorf("fit64 defines %v", d)
 	}
 	small, err := p.ResolveVariant("wgmma?tile_m=64&tile_n=192&consumers=3&tokens=once")
 	if err != nil {

@@ -28,6 +28,7 @@
 #   bash dev/gpucall/dual.sh prof3 [TOTAL]     # issue 13's overload on pinned cores; ncu of the 192-row tile; the dual family test
 #   bash dev/gpucall/dual.sh final3 [TOTAL]    # the best variants against the baseline with the timing gate; peers
 #   bash dev/gpucall/dual.sh fit3 [TOTAL]      # tail_width=fit on three consumers (group): resources, tests, paired with the best
+#   bash dev/gpucall/dual.sh fit64 [TOTAL]     # tail_width=fit64 (two widths): resources; if ptxas keeps the wgmmas pipelined, tests and paired with the best
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -37,7 +38,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3 or fit3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3 or fit64}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -373,6 +374,24 @@ fit3)
 	tests g_fit3_tests nvfp4_group_gemm "$F" "$B"
 	BENCH_MAX=${FIT3_MAX:-150} bench g_fit3_vs_best nvfp4_group_gemm "$F" "$B"
 	TITLE="wgmma tail_width=fit on three consumers (group)" summarize
+	;;
+fit64)
+	# Kernel-notes step 17, second part: two widths (n64, n128) instead of
+	# four. Benched only where ptxas does not serialize the wgmmas (C7512).
+	B='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	F="$B&tail_width=fit64"
+	c3='-DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=2'
+	ptxas group_c3_fit64 $c3
+	ptxas group_c3_fit64_sk $c3 -DWG_SK=1
+	ptxas group_c2_fit64 -DWG_CREGS=224 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=2
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	if grep -q C7512 "$OUT/ptxas.log"; then
+		echo "C7512: fit64 serialized; not benched" | tee -a "$OUT/steps.txt"
+	else
+		tests g_fit64_tests nvfp4_group_gemm "$F" "$B"
+		BENCH_MAX=${FIT_MAX:-150} bench g_fit64_vs_best nvfp4_group_gemm "$F" "$B"
+	fi
+	TITLE="wgmma tail_width=fit64 (group)" summarize
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of

@@ -110,6 +110,12 @@
 // C7512, and on an H200 it measured slower; kept as a variant).
 #define WG_FIT 0
 #endif
+// 2: the same at live rows rounded up to 64 (two widths, n64 and n128): a
+// tail saves less, and ptxas has two wgmma widths' code to hold instead of
+// four (WG_FIT 1 serialized them at 160 registers too, C7512).
+#define WG_FITQ (WG_FIT == 2 ? 64 : 32)
+// A tail tile's wgmma width: its live token rows rounded up to WG_FITQ, at most WG_TM.
+#define wg_fit_width(live) (((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ < WG_TM ? ((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ : WG_TM)
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -968,7 +974,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // The consumers read the first nw rows (the tile's wgmma width: live
       // rows rounded up to 32; rows past M decode to zeros).
       const int live = M - tile.m0 < WG_TM ? M - tile.m0 : WG_TM;
-      const int nw = WG_FIT ? (live + 31) & ~31 : WG_TM;
+      const int nw = WG_FIT ? wg_fit_width(live) : WG_TM;
       // This thread's rows: tid, tid + 128, ... below nw.
       auto load = [&](int kc) {
         if (WG_EXP & 8) return;
@@ -1029,9 +1035,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk); \
     break;
-      switch (WG_FIT ? (live + 31) >> 5 : WG_TM / 32) {
+      switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
         WG_CASE(1)
         WG_CASE(2)
         WG_CASE(3)
