@@ -29,6 +29,7 @@
 #   bash dev/gpucall/dual.sh final3 [TOTAL]    # the best variants against the baseline with the timing gate; peers
 #   bash dev/gpucall/dual.sh fit3 [TOTAL]      # tail_width=fit on three consumers (group): resources, tests, paired with the best
 #   bash dev/gpucall/dual.sh fit64 [TOTAL]     # tail_width=fit64 (two widths): resources; if ptxas keeps the wgmmas pipelined, tests and paired with the best
+#   bash dev/gpucall/dual.sh fit64b [TOTAL]    # fit64 under stream-K against whole tiles; the fit64 rung and the dual best against the baseline; peers
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -38,7 +39,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3 or fit64}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64 or fit64b}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -392,6 +393,19 @@ fit64)
 		BENCH_MAX=${FIT_MAX:-150} bench g_fit64_vs_best nvfp4_group_gemm "$F" "$B"
 	fi
 	TITLE="wgmma tail_width=fit64 (group)" summarize
+	;;
+fit64b)
+	# With fit64 a tail tile costs about half a whole one, so whole tiles
+	# fill the last wave worse than their count says (bench1: 176 of 242
+	# tiles are whole, and some block runs two of them). Stream-K against
+	# whole tiles, paired; then the rungs against the baseline and the peers.
+	F='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	S='wgmma?tile_n=auto&consumers=3&schedule=streamk&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	tests g_fit64sk_tests nvfp4_group_gemm "$S" "$F"
+	BENCH_MAX=145 bench g_fit64sk_vs_fit64 nvfp4_group_gemm "$S" "$F"
+	best 4 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl' "$F" 140
+	peers
+	TITLE="wgmma fit64: stream-K, the rungs against the baseline, peers" summarize
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
