@@ -30,6 +30,7 @@
 #   bash dev/gpucall/dual.sh fit3 [TOTAL]      # tail_width=fit on three consumers (group): resources, tests, paired with the best
 #   bash dev/gpucall/dual.sh fit64 [TOTAL]     # tail_width=fit64 (two widths): resources; if ptxas keeps the wgmmas pipelined, tests and paired with the best
 #   bash dev/gpucall/dual.sh fit64b [TOTAL]    # fit64 under stream-K against whole tiles; the fit64 rung and the dual best against the baseline; peers
+#   bash dev/gpucall/dual.sh fit64check [TOTAL] # the best variants' resources (TestBestVariantResources), then the group half of the family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -39,7 +40,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64 or fit64b}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b or fit64check}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -406,6 +407,11 @@ fit64b)
 	best 4 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl' "$F" 140
 	peers
 	TITLE="wgmma fit64: stream-K, the rungs against the baseline, peers" summarize
+	;;
+fit64check)
+	step resources 240 resources.log ./bin/engine.test -test.v -test.timeout 240s -test.run '^TestBestVariantResources$'
+	grep -E 'wgmma|---|ok|FAIL' "$OUT/resources.log" | cut -c1-400
+	family nvfp4_group_gemm
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of

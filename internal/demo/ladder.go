@@ -213,6 +213,10 @@ var ladderPitches = map[string]ladderPitch{
 		"consumer warpgroups of 64 rows instead of two of 128.\n\n" +
 		"- The consumers load and decode their first weights while the last decode blocks run; only the producer waits.\n" +
 		"- The one-thread producer frees registers for a third consumer: a third warp per scheduler to hide the decode chains."},
+	"nvfp4_group_gemm wgmma?tile_n=auto&tail_width=fit64&schedule=auto&decode=prmt&tokens=once&overlap=pdl&consumers=3": {"tail", "Run " +
+		"tail tiles at their live token rows rounded up to 64 (n64 or n128) on the three-consumer tile.\n\n" +
+		"- Rounding to 32 gives four wgmma widths, which ptxas serialized at 160 registers (C7512): 1.002x.\n" +
+		"- Two widths save less per tail (1.16-1.25x fewer token rows on three shapes) but stay pipelined."},
 	"nvfp4_dual_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl": {"launch", "Let the dual " +
 		"GEMM start while the token decode finishes: its blocks set up and decode their first weights on the SMs the " +
 		"decode frees, and only the producer waits for the decoded tokens.\n\n" +

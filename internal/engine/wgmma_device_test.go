@@ -22,7 +22,10 @@ func TestBestVariantResources(t *testing.T) {
 			"wgmma?tile_n=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once",
 			// What the best group variant resolves to (docs/BENCHMARKS.md section 15).
 			"wgmma?tile_n=192&consumers=3&registers=split&decode=prmt&tokens=once&overlap=pdl",
-			"wgmma?decode=prmt&tokens=once&overlap=pdl")
+			"wgmma?decode=prmt&tokens=once&overlap=pdl",
+			// ... and with tail_width=fit64 (section 16).
+			"wgmma?tile_n=192&tail_width=fit64&consumers=3&registers=split&decode=prmt&tokens=once&overlap=pdl",
+			"wgmma?tail_width=fit64&registers=split&decode=prmt&tokens=once&overlap=pdl")
 		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma", "wgmma?decode=prmt&tokens=once",
 			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once",
 			"wgmma?decode=prmt&tokens=once&overlap=pdl", "wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl")
