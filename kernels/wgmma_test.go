@@ -629,21 +629,16 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	if want := int64(132) * 3 * 128 * 64 * 4; skp.WorkspaceBytes < want || skp.WorkspaceBytes > ((want+1023)&^1023)+int64(4*8*32768) {
 		t.Errorf("stream-K workspace %d bytes, want the partials' %d then the token stages", skp.WorkspaceBytes, want)
 	}
-	// tail_width=fit: one 64-row block per consumer, so its four wgmma
+	// tail_width=fit and fit64: one 64-row block per consumer, so the
 	// widths hold 64 accumulators at most (kernel-notes step 17).
-	fit, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=fit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := fit.Defines(); d["WG_FIT"] != "1" || d["WG_CONS"] != "3" || d["WG_CREGS"] != "160" {
-		t.Errorf("fit defines %v", d)
-	}
-	fit64, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=fit64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := fit64.Defines(); d["WG_FIT"] != "2" || d["WG_CONS"] != "3" {
-		t.Errorf("fit64 defines %v", d)
+	for width, want := range map[string]string{"fit": "1", "fit64": "2"} {
+		fv, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&tail_width=" + width)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := fv.Defines(); d["WG_FIT"] != want || d["WG_CONS"] != "3" || d["WG_CREGS"] != "160" {
+			t.Errorf("%s defines %v", width, d)
+		}
 	}
 	small, err := p.ResolveVariant("wgmma?tile_m=64&tile_n=192&consumers=3&tokens=once")
 	if err != nil {

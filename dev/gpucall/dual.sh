@@ -362,38 +362,28 @@ final2)
 	grep -E "ptxas_|registers|spill|C75" "$OUT/ptxas.log"
 	family nvfp4_group_gemm
 	;;
-fit3)
+fit3 | fit64)
 	# Kernel-notes step 17: tail tiles at their live width on the 192-row
-	# tile. ptxas first (C7512 would serialize the four widths' wgmmas),
-	# then correctness, then paired with the best group variant.
+	# tile, rounded up to 32 (fit3: tail_width=fit, four wgmma widths) or 64
+	# (fit64: two). ptxas first: C7512 would serialize the widths' wgmmas,
+	# and fit64 is then not benched (fit3 ran before that rule). Then
+	# correctness, then paired with the best group variant.
 	B='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	F="$B&tail_width=fit"
-	c3='-DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=1'
-	ptxas group_c3_fit $c3
-	ptxas group_c3_fit_sk $c3 -DWG_SK=1
-	ptxas group_c2_fit -DWG_CREGS=224 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=1
+	V=fit WGFIT=1
+	[ "$MODE" = fit64 ] && V=fit64 WGFIT=2
+	F="$B&tail_width=$V"
+	tok="-DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=$WGFIT"
+	ptxas "group_c3_$V" -DWG_CONS=3 -DWG_CREGS=160 $tok
+	ptxas "group_c3_${V}_sk" -DWG_CONS=3 -DWG_CREGS=160 $tok -DWG_SK=1
+	ptxas "group_c2_$V" -DWG_CREGS=224 $tok
 	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
-	tests g_fit3_tests nvfp4_group_gemm "$F" "$B"
-	BENCH_MAX=${FIT3_MAX:-150} bench g_fit3_vs_best nvfp4_group_gemm "$F" "$B"
-	TITLE="wgmma tail_width=fit on three consumers (group)" summarize
-	;;
-fit64)
-	# Kernel-notes step 17, second part: two widths (n64, n128) instead of
-	# four. Benched only where ptxas does not serialize the wgmmas (C7512).
-	B='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	F="$B&tail_width=fit64"
-	c3='-DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=2'
-	ptxas group_c3_fit64 $c3
-	ptxas group_c3_fit64_sk $c3 -DWG_SK=1
-	ptxas group_c2_fit64 -DWG_CREGS=224 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=2
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
-	if grep -q C7512 "$OUT/ptxas.log"; then
-		echo "C7512: fit64 serialized; not benched" | tee -a "$OUT/steps.txt"
+	if [ "$MODE" = fit64 ] && grep -q C7512 "$OUT/ptxas.log"; then
+		echo "C7512: $V serialized; not benched" | tee -a "$OUT/steps.txt"
 	else
-		tests g_fit64_tests nvfp4_group_gemm "$F" "$B"
-		BENCH_MAX=${FIT_MAX:-150} bench g_fit64_vs_best nvfp4_group_gemm "$F" "$B"
+		tests "g_${MODE}_tests" nvfp4_group_gemm "$F" "$B"
+		BENCH_MAX=${FIT_MAX:-150} bench "g_${MODE}_vs_best" nvfp4_group_gemm "$F" "$B"
 	fi
-	TITLE="wgmma tail_width=fit64 (group)" summarize
+	TITLE="wgmma tail_width=$V on three consumers (group)" summarize
 	;;
 fit64b)
 	# With fit64 a tail tile costs about half a whole one, so whole tiles
