@@ -205,8 +205,8 @@ func wgmmaHeldRegs(problem string, k Knobs) int {
 }
 
 // wgmmaScheduleKnob is the tile schedule (WG_SK).
-var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "auto"}, Default: "tiles",
-	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; auto = both modules compiled, stream-K taken where whole tiles would fill under 80% of the waves they take, one wave included, and the SMs would get at least 4 K chunks each (wgmmaAutoStreamK), whole tiles elsewhere"}
+var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "hybrid", "auto"}, Default: "tiles",
+	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; hybrid = whole tiles for the waves that fill every SM, stream-K only over the last, partial wave's tiles (fewer tiles cut); auto = both modules compiled, stream-K taken where whole tiles would fill under 80% of the waves they take, one wave included, and the SMs would get at least 4 K chunks each (wgmmaAutoStreamK), whole tiles elsewhere"}
 
 // wgmmaStagesKnob is the decoded-token ring's depth (STAGES), the same for both problems.
 var wgmmaStagesKnob = KnobSpec{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"}
@@ -214,8 +214,10 @@ var wgmmaStagesKnob = KnobSpec{Key: "stages", Values: []string{"2", "3", "4"}, D
 // wgmmaChunks reports whether k's consumers run the whole-chunk pipeline.
 func wgmmaChunks(k Knobs) bool { return k.Value("pipeline") == "chunks" }
 
-// wgmmaStreamK reports whether k's module is the stream-K one.
-func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" }
+// wgmmaStreamK reports whether k's module cuts tiles (stream-K over all of
+// them, or hybrid: over the last wave's): both need the partial sums'
+// workspace, the flags and a grid of one block per SM.
+func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" || k.Value("schedule") == "hybrid" }
 
 // schedule=auto stands for the whole-tile and the stream-K module; the
 // shape's tile count picks one. (One module with stream-K behind a launch
@@ -471,9 +473,9 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	if wgmmaOverlap(k) {
 		d["WG_PDL"] = "1"
 	}
-	d["WG_SK"] = "0"
-	if wgmmaStreamK(k) {
-		d["WG_SK"] = "1"
+	d["WG_SK"] = map[string]string{"streamk": "1", "hybrid": "2"}[k.Value("schedule")]
+	if d["WG_SK"] == "" {
+		d["WG_SK"] = "0"
 	}
 	return d
 }

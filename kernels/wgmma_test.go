@@ -28,7 +28,8 @@ func wgmmaProblem(t *testing.T) *Problem {
 // 128x192 (split) at 2 or 3, and tile_n=auto, each at both overlaps: 12;
 // with tail_width=fit as well (one 64-row block per consumer) 18, as 64x192
 // then also takes the split; and tail_width=fit64 (two widths) wherever
-// fit is allowed: 95 more. Three schedules, two decodes: 1518. The device test checks every combination at the
+// fit is allowed: 95 more. Four schedules (tiles, streamk, hybrid, auto),
+// two decodes: 2024. The device test checks every combination at the
 // default decode, tokens and tail width, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
@@ -40,8 +41,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 1518 {
-		t.Errorf("wgmma combinations: %d, want 1518 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 2024 {
+		t.Errorf("wgmma combinations: %d, want 2024 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -188,9 +189,10 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// times the two decodes. With tokens=once 9 more per decode fit (no raw
 	// token ring: 64-column tiles at 4 stages, the 128-column tile at 3),
 	// and the 256-token tile (64 columns, 2 stages, split), three schedules;
-	// those 57 at both overlaps.
-	if n := len(d.VariantCombinations("wgmma")); n != 318 {
-		t.Errorf("dual wgmma combinations: %d, want 318 (45 per decode with tokens=block, 2 x 57 with once)", n)
+	// those 57 at both overlaps. With the fourth schedule (hybrid) every
+	// count above a third more: 424.
+	if n := len(d.VariantCombinations("wgmma")); n != 424 {
+		t.Errorf("dual wgmma combinations: %d, want 424 (60 per decode with tokens=block, 2 x 76 with once)", n)
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -628,6 +630,19 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	// Stream-K's slots hold three consumers' 64 accumulators x 128 threads.
 	if want := int64(132) * 3 * 128 * 64 * 4; skp.WorkspaceBytes < want || skp.WorkspaceBytes > ((want+1023)&^1023)+int64(4*8*32768) {
 		t.Errorf("stream-K workspace %d bytes, want the partials' %d then the token stages", skp.WorkspaceBytes, want)
+	}
+	// schedule=hybrid cuts only the last wave's tiles, with the same slots,
+	// flags and grid (WG_SK=2).
+	hy, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&schedule=hybrid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hyp, err := hy.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hy.Defines(); d["WG_SK"] != "2" || hyp.WorkspaceBytes != skp.WorkspaceBytes || hyp.Launches[1].Grid != skp.Launches[1].Grid || len(hyp.TableBytes(func(Buffer, int) uint64 { return 0 })) != len(skp.TableBytes(func(Buffer, int) uint64 { return 0 })) {
+		t.Errorf("hybrid: WG_SK %q, workspace %d, grid %v; want 2 and stream-K's %d, %v and table", d["WG_SK"], hyp.WorkspaceBytes, hyp.Launches[1].Grid, skp.WorkspaceBytes, skp.Launches[1].Grid)
 	}
 	// tail_width=fit and fit64: one 64-row block per consumer, so the
 	// widths hold 64 accumulators at most (kernel-notes step 17).

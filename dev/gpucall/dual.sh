@@ -31,6 +31,7 @@
 #   bash dev/gpucall/dual.sh fit64 [TOTAL]     # tail_width=fit64 (two widths): resources; if ptxas keeps the wgmmas pipelined, tests and paired with the best
 #   bash dev/gpucall/dual.sh fit64b [TOTAL]    # fit64 under stream-K against whole tiles; the fit64 rung and the dual best against the baseline; peers
 #   bash dev/gpucall/dual.sh fit64check [TOTAL] # the best variants' resources (TestBestVariantResources), then the group half of the family test
+#   bash dev/gpucall/dual.sh hybrid [TOTAL]     # schedule=hybrid (stream-K over the last wave only): resources, tests, paired with the best
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -40,7 +41,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b or fit64check}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check or hybrid}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -397,6 +398,15 @@ fit64b)
 	best 4 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl' "$F" 140
 	peers
 	TITLE="wgmma fit64: stream-K, the rungs against the baseline, peers" summarize
+	;;
+hybrid)
+	B='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	H='wgmma?tile_n=auto&consumers=3&schedule=hybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	ptxas group_c3_fit64_hybrid -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=2 -DWG_SK=2
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests g_hybrid_tests nvfp4_group_gemm "$H" "$B"
+	BENCH_MAX=150 bench g_hybrid_vs_best nvfp4_group_gemm "$H" "$B"
+	TITLE="wgmma schedule=hybrid (group)" summarize
 	;;
 fit64check)
 	step resources 240 resources.log ./bin/engine.test -test.v -test.timeout 240s -test.run '^TestBestVariantResources$'

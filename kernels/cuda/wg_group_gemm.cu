@@ -143,6 +143,9 @@
 // full width's stride.
 #define WG_SK 0
 #endif
+// 2: hybrid. Whole tiles for the waves that fill the grid, stream-K (as
+// 1) only over the tiles of the last, partial wave: fewer tiles cut, and
+// so fewer partial sums and pipeline refills, than stream-K over all.
 #ifndef WG_DB
 // Consumer pipeline. 0: each chunk's eight k16 steps in two commit groups of
 // four (fragment sets X and Y, 32 registers), one half decoded while the
@@ -589,10 +592,17 @@ template <class Fn>
 static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const Fn& fn) {
   const int G = gridDim.x, b = blockIdx.x;
 #if WG_SK
-  const long long I = (long long)num_tiles * kch;
+  // Stream-K over tiles [t0, num_tiles): WG_SK 1 all of them; WG_SK 2
+  // (hybrid) only the last, partial wave, after whole tiles for the full
+  // waves, so only that wave's tiles are cut.
+  const int t0 = WG_SK == 2 ? num_tiles / G * G : 0;
+  const long long I = (long long)(num_tiles - t0) * kch;
   auto begin = [&](int x) { return (int)((long long)x * I / G); };
   int cur = begin(b);
   const int end = begin(b + 1);
+#if WG_SK == 2
+  for (int t = b; t < t0; t += G) fn(t, 0, kch, b, t + G < t0 || cur < end);
+#endif
   while (cur < end) {
     const int t = cur / kch, k0 = cur % kch;
     const int k1 = k0 + (end - cur) < kch ? k0 + (end - cur) : kch;
@@ -604,7 +614,7 @@ static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const F
       while (begin(last + 1) <= i) ++last;
       while (begin(last) > i) --last;
     }
-    fn(t, k0, k1, last, cur < end);
+    fn(t0 + t, k0, k1, last, cur < end);
   }
 #else
   for (int t = b; t < num_tiles; t += G) fn(t, 0, kch, b, t + G < num_tiles);
