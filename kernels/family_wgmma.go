@@ -217,7 +217,9 @@ func wgmmaChunks(k Knobs) bool { return k.Value("pipeline") == "chunks" }
 // wgmmaStreamK reports whether k's module cuts tiles (stream-K over all of
 // them, or hybrid: over the last wave's): both need the partial sums'
 // workspace, the flags and a grid of one block per SM.
-func wgmmaStreamK(k Knobs) bool { return k.Value("schedule") == "streamk" || k.Value("schedule") == "hybrid" }
+func wgmmaStreamK(k Knobs) bool {
+	return k.Value("schedule") == "streamk" || k.Value("schedule") == "hybrid"
+}
 
 // schedule=auto stands for the whole-tile and the stream-K module; the
 // shape's tile count picks one. (One module with stream-K behind a launch
