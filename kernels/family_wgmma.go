@@ -205,8 +205,8 @@ func wgmmaHeldRegs(problem string, k Knobs) int {
 }
 
 // wgmmaScheduleKnob is the tile schedule (WG_SK).
-var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "hybrid", "auto"}, Default: "tiles",
-	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; hybrid = whole tiles for the waves that fill every SM, stream-K only over the last, partial wave's tiles (fewer tiles cut); auto = both modules compiled, stream-K taken where whole tiles would fill under 80% of the waves they take, one wave included, and the SMs would get at least 4 K chunks each (wgmmaAutoStreamK), whole tiles elsewhere"}
+var wgmmaScheduleKnob = KnobSpec{Key: "schedule", Values: []string{"tiles", "streamk", "hybrid", "auto", "autohybrid"}, Default: "tiles",
+	Doc: "tiles = each block walks whole tiles (tile, tile + grid, ...); streamk = the tiles' K chunks are cut into one equal range per SM, a tile cut between blocks is finished by the block holding its first chunk after adding the others' fp32 partial sums (workspace, flags in the launch table), so no SM idles through a partial last wave; hybrid = whole tiles for the waves that fill every SM, stream-K only over the last, partial wave's tiles (fewer tiles cut); auto = both modules compiled, stream-K taken where whole tiles would fill under 80% of the waves they take, one wave included, and the SMs would get at least 4 K chunks each (wgmmaAutoStreamK), whole tiles elsewhere; autohybrid = auto, but hybrid where the tiles take more than one whole wave and leave a partial one (wgmmaAutoHybrid)"}
 
 // wgmmaStagesKnob is the decoded-token ring's depth (STAGES), the same for both problems.
 var wgmmaStagesKnob = KnobSpec{Key: "stages", Values: []string{"2", "3", "4"}, Default: "3", Doc: "ring of decoded token chunks (fp16, 128-byte swizzle) between the producer and the consumers, with full/empty mbarriers"}
@@ -226,11 +226,20 @@ func wgmmaStreamK(k Knobs) bool {
 // argument measured 0.86-0.96x whole tiles on the shapes it did not cut:
 // kernel-notes step 6.) tile_n=auto stands for the narrow and the wide tile
 // (wgmmaTileCandidates); the tile is picked first, then the schedule for it.
-func (wgmmaFamily) isAuto(k Knobs) bool { return k.Value("schedule") == "auto" || k.TileN == TileAuto }
+func (wgmmaFamily) isAuto(k Knobs) bool { return wgmmaAutoSchedule(k) || k.TileN == TileAuto }
+
+// wgmmaAutoSchedule reports whether k's schedule is picked per shape.
+// autohybrid is a value of its own so that auto keeps the rule the rungs
+// named with it were measured under.
+func wgmmaAutoSchedule(k Knobs) bool {
+	return k.Value("schedule") == "auto" || k.Value("schedule") == "autohybrid"
+}
 func (wgmmaFamily) candidates(problem string, k Knobs) []Knobs {
 	var out []Knobs
 	for _, c := range wgmmaTileCandidates(problem, k) {
-		if c.Value("schedule") == "auto" {
+		if c.Value("schedule") == "autohybrid" {
+			out = append(out, c.withCustom("schedule", "tiles"), c.withCustom("schedule", "streamk"), c.withCustom("schedule", "hybrid"))
+		} else if c.Value("schedule") == "auto" {
 			out = append(out, c.withCustom("schedule", "tiles"), c.withCustom("schedule", "streamk"))
 		} else {
 			out = append(out, c)
@@ -246,10 +255,14 @@ func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs,
 			k = c[1]
 		}
 	}
-	if k.Value("schedule") != "auto" {
+	if !wgmmaAutoSchedule(k) {
 		return k, nil
 	}
-	if wgmmaAutoStreamK(wgmmaTiles(problem, s, k), s.K/128, lim.SMs) {
+	tiles := wgmmaTiles(problem, s, k)
+	if k.Value("schedule") == "autohybrid" && wgmmaAutoHybrid(tiles, lim.SMs) {
+		return k.withCustom("schedule", "hybrid"), nil
+	}
+	if wgmmaAutoStreamK(tiles, s.K/128, lim.SMs) {
 		return k.withCustom("schedule", "streamk"), nil
 	}
 	return k.withCustom("schedule", "tiles"), nil
@@ -325,6 +338,15 @@ func wgmmaAutoStreamK(tiles, chunks, sms int) bool {
 	}
 	waves := ceilDiv(tiles, sms)
 	return float64(tiles) < 0.8*float64(waves*sms)
+}
+
+// wgmmaAutoHybrid is schedule=autohybrid's rule: hybrid where the tiles
+// fill at least one whole wave and leave a partial last one. Measured on
+// the H100 (kernel-notes step 18), paired with whole tiles: 1.048x at 242
+// tiles for 132 SMs (group bench1), 1.022x at 494 (bench2); under one wave
+// hybrid is stream-K, which lost there (0.889x at 120 tiles, 0.760x at 128).
+func wgmmaAutoHybrid(tiles, sms int) bool {
+	return sms > 0 && tiles > sms && tiles%sms != 0
 }
 
 // streamKMinChunks is the fewest K chunks per SM for which schedule=auto

@@ -28,8 +28,8 @@ func wgmmaProblem(t *testing.T) *Problem {
 // 128x192 (split) at 2 or 3, and tile_n=auto, each at both overlaps: 12;
 // with tail_width=fit as well (one 64-row block per consumer) 18, as 64x192
 // then also takes the split; and tail_width=fit64 (two widths) wherever
-// fit is allowed: 95 more. Four schedules (tiles, streamk, hybrid, auto),
-// two decodes: 2024. The device test checks every combination at the
+// fit is allowed: 95 more. Five schedules (tiles, streamk, hybrid, auto,
+// autohybrid), two decodes: 2530. The device test checks every combination at the
 // default decode, tokens and tail width, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
@@ -41,8 +41,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 2024 {
-		t.Errorf("wgmma combinations: %d, want 2024 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 2530 {
+		t.Errorf("wgmma combinations: %d, want 2530 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
@@ -189,10 +189,10 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// times the two decodes. With tokens=once 9 more per decode fit (no raw
 	// token ring: 64-column tiles at 4 stages, the 128-column tile at 3),
 	// and the 256-token tile (64 columns, 2 stages, split), three schedules;
-	// those 57 at both overlaps. With the fourth schedule (hybrid) every
-	// count above a third more: 424.
-	if n := len(d.VariantCombinations("wgmma")); n != 424 {
-		t.Errorf("dual wgmma combinations: %d, want 424 (60 per decode with tokens=block, 2 x 76 with once)", n)
+	// those 57 at both overlaps. With the fourth and fifth schedules
+	// (hybrid, autohybrid) every count above five thirds: 530.
+	if n := len(d.VariantCombinations("wgmma")); n != 530 {
+		t.Errorf("dual wgmma combinations: %d, want 530 (75 per decode with tokens=block, 2 x 95 with once)", n)
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -640,6 +640,31 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	hyp, err := hy.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// schedule=autohybrid: hybrid where the tiles take more than one whole
+	// wave and leave a partial one (group bench1: 242 192-row tiles), else
+	// auto's rule (bench4: 128 narrow tiles, whole).
+	ah, err := p.ResolveVariant("wgmma?tile_n=auto&consumers=3&schedule=autohybrid&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim132 := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	for _, c := range []struct {
+		s    Shape
+		want string
+	}{
+		{Shape{M: []int{80, 176, 128, 72, 64, 248, 96, 160}, N: 4096, K: 7168}, "2"},
+		{Shape{M: []int{40, 76, 168, 72, 164, 148, 196, 160}, N: 7168, K: 2048}, "2"},
+		{Shape{M: []int{192, 320}, N: 3072, K: 4096}, "0"},
+		{Shape{M: []int{128, 384}, N: 4096, K: 1536}, "0"},
+	} {
+		cv, err := ah.Resolve(c.s, lim132)
+		if err != nil || cv.Defines()["WG_SK"] != c.want {
+			t.Errorf("autohybrid %v: resolves to %q (%v), want WG_SK=%s", c.s.M, cv.Name, err, c.want)
+		}
+	}
+	if !wgmmaAutoHybrid(133, 132) || wgmmaAutoHybrid(132, 132) || wgmmaAutoHybrid(264, 132) || wgmmaAutoHybrid(120, 132) {
+		t.Error("wgmmaAutoHybrid: want hybrid only past one whole wave with a partial last one")
 	}
 	if d := hy.Defines(); d["WG_SK"] != "2" || hyp.WorkspaceBytes != skp.WorkspaceBytes || hyp.Launches[1].Grid != skp.Launches[1].Grid || len(hyp.TableBytes(func(Buffer, int) uint64 { return 0 })) != len(skp.TableBytes(func(Buffer, int) uint64 { return 0 })) {
 		t.Errorf("hybrid: WG_SK %q, workspace %d, grid %v; want 2 and stream-K's %d, %v and table", d["WG_SK"], hyp.WorkspaceBytes, hyp.Launches[1].Grid, skp.WorkspaceBytes, skp.Launches[1].Grid)

@@ -32,6 +32,8 @@
 #   bash dev/gpucall/dual.sh fit64b [TOTAL]    # fit64 under stream-K against whole tiles; the fit64 rung and the dual best against the baseline; peers
 #   bash dev/gpucall/dual.sh fit64check [TOTAL] # the best variants' resources (TestBestVariantResources), then the group half of the family test
 #   bash dev/gpucall/dual.sh hybrid [TOTAL]     # schedule=hybrid (stream-K over the last wave only): resources, tests, paired with the best
+#   bash dev/gpucall/dual.sh hybrid2 [TOTAL]    # schedule=autohybrid: the group rung against the baseline, the dual best, peers; the dual family test
+#   bash dev/gpucall/dual.sh hybrid3 [TOTAL]    # the best variants' resources, the group family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -41,7 +43,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check or hybrid}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2 or hybrid3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -408,7 +410,15 @@ hybrid)
 	BENCH_MAX=150 bench g_hybrid_vs_best nvfp4_group_gemm "$H" "$B"
 	TITLE="wgmma schedule=hybrid (group)" summarize
 	;;
-fit64check)
+hybrid2)
+	G5='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	tests g_ah_tests nvfp4_group_gemm "$G5" baseline
+	best 5 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl' "$G5" 140
+	peers
+	TITLE="wgmma schedule=autohybrid: the rungs against the baseline, peers" summarize
+	family nvfp4_dual_gemm
+	;;
+hybrid3 | fit64check)
 	step resources 240 resources.log ./bin/engine.test -test.v -test.timeout 240s -test.run '^TestBestVariantResources$'
 	grep -E 'wgmma|---|ok|FAIL' "$OUT/resources.log" | cut -c1-400
 	family nvfp4_group_gemm
