@@ -34,6 +34,7 @@
 #   bash dev/gpucall/dual.sh hybrid [TOTAL]     # schedule=hybrid (stream-K over the last wave only): resources, tests, paired with the best
 #   bash dev/gpucall/dual.sh hybrid2 [TOTAL]    # schedule=autohybrid: the group rung against the baseline, the dual best, peers; the dual family test
 #   bash dev/gpucall/dual.sh hybrid3 [TOTAL]    # the best variants' resources, the group family test
+#   bash dev/gpucall/dual.sh hybrid4 [TOTAL]    # the group family test from combination SKIP on (PITCHTANK_FAMILY_SKIP)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -43,7 +44,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2 or hybrid3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3 or hybrid4}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -417,6 +418,9 @@ hybrid2)
 	peers
 	TITLE="wgmma schedule=autohybrid: the rungs against the baseline, peers" summarize
 	family nvfp4_dual_gemm
+	;;
+hybrid4)
+	PITCHTANK_FAMILY_SKIP=${SKIP:?set SKIP to the combinations already checked} family nvfp4_group_gemm
 	;;
 hybrid3 | fit64check)
 	step resources 240 resources.log ./bin/engine.test -test.v -test.timeout 240s -test.run '^TestBestVariantResources$'
