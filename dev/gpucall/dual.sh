@@ -420,7 +420,8 @@ hybrid2)
 	family nvfp4_dual_gemm
 	;;
 hybrid4)
-	PITCHTANK_FAMILY_SKIP=${SKIP:?set SKIP to the combinations already checked} family nvfp4_group_gemm
+	export PITCHTANK_FAMILY_SKIP=${SKIP:?set SKIP to the combinations already checked}
+	family nvfp4_group_gemm
 	;;
 hybrid3 | fit64check)
 	step resources 240 resources.log ./bin/engine.test -test.v -test.timeout 240s -test.run '^TestBestVariantResources$'
