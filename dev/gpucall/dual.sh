@@ -35,6 +35,7 @@
 #   bash dev/gpucall/dual.sh hybrid2 [TOTAL]    # schedule=autohybrid: the group rung against the baseline, the dual best, peers; the dual family test
 #   bash dev/gpucall/dual.sh hybrid3 [TOTAL]    # the best variants' resources, the group family test
 #   bash dev/gpucall/dual.sh hybrid4 [TOTAL]    # the group family test from combination SKIP on (PITCHTANK_FAMILY_SKIP)
+#   bash dev/gpucall/dual.sh hybrid5 [TOTAL]    # after the hybrid fix: the rest of the group family test, the rung against the baseline, the dual family test
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -44,7 +45,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3 or hybrid4}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4 or hybrid5}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -418,6 +419,13 @@ hybrid2)
 	peers
 	TITLE="wgmma schedule=autohybrid: the rungs against the baseline, peers" summarize
 	family nvfp4_dual_gemm
+	;;
+hybrid5)
+	G5='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	PITCHTANK_FAMILY_SKIP=129 step family_g 300 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+	BENCH_MAX=140 bench g_best6 nvfp4_group_gemm "$G5"
+	TITLE="wgmma schedule=autohybrid after the hybrid fix" summarize
+	step family_d 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	;;
 hybrid4)
 	export PITCHTANK_FAMILY_SKIP=${SKIP:?set SKIP to the combinations already checked}

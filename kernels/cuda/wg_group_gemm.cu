@@ -594,8 +594,18 @@ static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const F
 #if WG_SK
   // Stream-K over tiles [t0, num_tiles): WG_SK 1 all of them; WG_SK 2
   // (hybrid) only the last, partial wave, after whole tiles for the full
-  // waves, so only that wave's tiles are cut.
-  const int t0 = WG_SK == 2 ? num_tiles / G * G : 0;
+  // waves, so only that wave's tiles are cut. Every block must get a chunk
+  // of the stream-K part, because an owner waits on each block after it up
+  // to the one holding its tile's last chunk: where the last wave has
+  // fewer chunks than blocks, the wave before it joins the stream-K part
+  // (without this, group bench2 at 64-token tiles hung: 6 tiles x 16 chunks
+  // for 132 blocks). (With WG_SK 1 the grid is at most tiles x chunks.)
+#if WG_SK == 2
+  int t0 = num_tiles / G * G;
+  if (t0 < num_tiles && (long long)(num_tiles - t0) * kch < G) t0 -= G;
+#else
+  const int t0 = 0;
+#endif
   const long long I = (long long)(num_tiles - t0) * kch;
   auto begin = [&](int x) { return (int)((long long)x * I / G); };
   int cur = begin(b);
