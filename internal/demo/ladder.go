@@ -217,6 +217,10 @@ var ladderPitches = map[string]ladderPitch{
 		"tail tiles at their live token rows rounded up to 64 (n64 or n128) on the three-consumer tile.\n\n" +
 		"- Rounding to 32 gives four wgmma widths, which ptxas serialized at 160 registers (C7512): 1.002x.\n" +
 		"- Two widths save less per tail (1.16-1.25x fewer token rows on three shapes) but stay pipelined."},
+	"nvfp4_group_gemm wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3": {"schedule", "Run " +
+		"whole tiles for the waves that fill every SM and deal only the last, partial wave out by K chunks (stream-K).\n\n" +
+		"- With tails at half cost some blocks still ran two whole tiles; full stream-K lost 10% to its pieces.\n" +
+		"- Taken only where the tiles take more than one wave: under one, hybrid is stream-K."},
 	"nvfp4_dual_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl": {"launch", "Let the dual " +
 		"GEMM start while the token decode finishes: its blocks set up and decode their first weights on the SMs the " +
 		"decode frees, and only the producer waits for the decoded tokens.\n\n" +
