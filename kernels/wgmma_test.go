@@ -648,7 +648,7 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim132 := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	for _, c := range []struct {
 		s    Shape
 		want string
@@ -658,7 +658,7 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 		{Shape{M: []int{192, 320}, N: 3072, K: 4096}, "0"},
 		{Shape{M: []int{128, 384}, N: 4096, K: 1536}, "0"},
 	} {
-		cv, err := ah.Resolve(c.s, lim132)
+		cv, err := ah.Resolve(c.s, lim)
 		if err != nil || cv.Defines()["WG_SK"] != c.want {
 			t.Errorf("autohybrid %v: resolves to %q (%v), want WG_SK=%s", c.s.M, cv.Name, err, c.want)
 		}
@@ -708,7 +708,6 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	for _, c := range []struct {
 		s    Shape
 		want string
