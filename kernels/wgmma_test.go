@@ -611,7 +611,8 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 		t.Errorf("shared bytes %d, want %d", sb, want)
 	}
 	s := Shape{M: []int{300, 64}, N: 4096, K: 1024}
-	pl, err := v.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	pl, err := v.Plan(s, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,27 +620,29 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	if g := pl.Launches[1]; g.Block[0] != 512 || g.Tiles != tiles {
 		t.Errorf("GEMM launch %+v, want 512 threads over %d tiles", g, tiles)
 	}
-	sk, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&schedule=streamk")
-	if err != nil {
-		t.Fatal(err)
+	// The 192-row tile on shape s under a schedule: its variant and plan.
+	scheduled := func(schedule string) (Variant, *Plan) {
+		sv, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&schedule=" + schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := sv.Plan(s, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sv, sp
 	}
-	skp, err := sk.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, skp := scheduled("streamk")
 	// Stream-K's slots hold three consumers' 64 accumulators x 128 threads.
 	if want := int64(132) * 3 * 128 * 64 * 4; skp.WorkspaceBytes < want || skp.WorkspaceBytes > ((want+1023)&^1023)+int64(4*8*32768) {
 		t.Errorf("stream-K workspace %d bytes, want the partials' %d then the token stages", skp.WorkspaceBytes, want)
 	}
 	// schedule=hybrid cuts only the last wave's tiles, with the same slots,
 	// flags and grid (WG_SK=2).
-	hy, err := p.ResolveVariant("wgmma?tile_n=192&consumers=3&registers=split&tokens=once&schedule=hybrid")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hyp, err := hy.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
-	if err != nil {
-		t.Fatal(err)
+	hy, hyp := scheduled("hybrid")
+	noAddr := func(Buffer, int) uint64 { return 0 }
+	if d := hy.Defines(); d["WG_SK"] != "2" || hyp.WorkspaceBytes != skp.WorkspaceBytes || hyp.Launches[1].Grid != skp.Launches[1].Grid || len(hyp.TableBytes(noAddr)) != len(skp.TableBytes(noAddr)) {
+		t.Errorf("hybrid: WG_SK %q, workspace %d, grid %v; want 2 and stream-K's %d, %v and table", d["WG_SK"], hyp.WorkspaceBytes, hyp.Launches[1].Grid, skp.WorkspaceBytes, skp.Launches[1].Grid)
 	}
 	// schedule=autohybrid: hybrid where the tiles take more than one whole
 	// wave and leave a partial one (group bench1: 242 192-row tiles), else
@@ -648,7 +651,6 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	for _, c := range []struct {
 		s    Shape
 		want string
@@ -665,9 +667,6 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 	}
 	if !wgmmaAutoHybrid(133, 132) || wgmmaAutoHybrid(132, 132) || wgmmaAutoHybrid(264, 132) || wgmmaAutoHybrid(120, 132) {
 		t.Error("wgmmaAutoHybrid: want hybrid only past one whole wave with a partial last one")
-	}
-	if d := hy.Defines(); d["WG_SK"] != "2" || hyp.WorkspaceBytes != skp.WorkspaceBytes || hyp.Launches[1].Grid != skp.Launches[1].Grid || len(hyp.TableBytes(func(Buffer, int) uint64 { return 0 })) != len(skp.TableBytes(func(Buffer, int) uint64 { return 0 })) {
-		t.Errorf("hybrid: WG_SK %q, workspace %d, grid %v; want 2 and stream-K's %d, %v and table", d["WG_SK"], hyp.WorkspaceBytes, hyp.Launches[1].Grid, skp.WorkspaceBytes, skp.Launches[1].Grid)
 	}
 	// tail_width=fit and fit64: one 64-row block per consumer, so the
 	// widths hold 64 accumulators at most (kernel-notes step 17).
