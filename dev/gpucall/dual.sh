@@ -36,6 +36,7 @@
 #   bash dev/gpucall/dual.sh hybrid3 [TOTAL]    # the best variants' resources, the group family test
 #   bash dev/gpucall/dual.sh hybrid4 [TOTAL]    # the group family test from combination SKIP on (PITCHTANK_FAMILY_SKIP)
 #   bash dev/gpucall/dual.sh hybrid5 [TOTAL]    # after the hybrid fix: the rest of the group family test, the rung against the baseline, the dual family test
+#   bash dev/gpucall/dual.sh tm64 [TOTAL]       # 64-token tiles against the best variants, per shape (both problems); ncu of the dual best on bench2
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -45,7 +46,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4 or hybrid5}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5 or tm64}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -435,6 +436,27 @@ hybrid3 | fit64check)
 	step resources 240 resources.log ./bin/engine.test -test.v -test.timeout 240s -test.run '^TestBestVariantResources$'
 	grep -E 'wgmma|---|ok|FAIL' "$OUT/resources.log" | cut -c1-400
 	family nvfp4_group_gemm
+	;;
+tm64)
+	# Kernel-notes step 19: 64-token tiles paired with the best variant of
+	# each problem, for a per-shape tile_m rule; then where the best dual
+	# variant's time goes on bench2 (M512, the wide tile), one launch.
+	G5='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	G64='wgmma?tile_m=64&tile_n=192&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl'
+	BENCH_MAX=130 bench g_tm64_vs_best nvfp4_group_gemm "$G64" "$G5"
+	BENCH_MAX=70 bench d_tm64w_vs_best nvfp4_dual_gemm 'wgmma?tile_m=64&tile_n=128&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl' "$D"
+	BENCH_MAX=70 bench d_tm64n_vs_best nvfp4_dual_gemm 'wgmma?tile_m=64&tile_n=64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl' "$D"
+	TITLE="wgmma 64-token tiles against the best variants" summarize
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio
+	step ncu_dual 170 ncu_dual.txt "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$M" \
+		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$D" --shapes /tmp/b2.json \
+		--device 0 --cache-dir "$C" --max-time 100s --json "$R/prof_dual.json"
+	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+	pack
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
