@@ -109,6 +109,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaDecodeKnob,
 			wgmmaTokensKnob,
 			wgmmaOverlapKnob,
+			wgmmaPrefetchKnob,
 		}
 	}
 	return []KnobSpec{
@@ -123,6 +124,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaDecodeKnob,
 		wgmmaTokensKnob,
 		wgmmaOverlapKnob,
+		wgmmaPrefetchKnob,
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 	}
 }
@@ -146,6 +148,10 @@ var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"},
 // wgmmaOverlapKnob is how the GEMM follows the decode-ahead launch.
 var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl"}, Default: "none",
 	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules)"}
+
+// wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
+var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
+	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF)"}
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
 func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" }
@@ -496,6 +502,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	d["WG_PDL"] = "0"
 	if wgmmaOverlap(k) {
 		d["WG_PDL"] = "1"
+	}
+	d["WG_PF"] = "0"
+	if k.Value("prefetch") == "next" {
+		d["WG_PF"] = "1"
 	}
 	d["WG_SK"] = map[string]string{"streamk": "1", "hybrid": "2"}[k.Value("schedule")]
 	if d["WG_SK"] == "" {

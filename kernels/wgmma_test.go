@@ -29,8 +29,9 @@ func wgmmaProblem(t *testing.T) *Problem {
 // with tail_width=fit as well (one 64-row block per consumer) 18, as 64x192
 // then also takes the split; and tail_width=fit64 (two widths) wherever
 // fit is allowed: 95 more. Five schedules (tiles, streamk, hybrid, auto,
-// autohybrid), two decodes: 2530. The device test checks every combination at the
-// default decode, tokens and tail width, and a pairwise cover of the rest.
+// autohybrid), two decodes: 2530; two prefetches: 5060. The device test
+// checks every combination at the default decode, tokens, tail width and
+// prefetch, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant("wgmma")
@@ -41,14 +42,14 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 2530 {
-		t.Errorf("wgmma combinations: %d, want 2530 (per decode and schedule 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 5060 {
+		t.Errorf("wgmma combinations: %d, want 5060 (per decode, schedule and prefetch 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0", "WG_TOK": "0", "WG_PDL": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0", "WG_TOK": "0", "WG_PDL": "0", "WG_PF": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -190,9 +191,10 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// token ring: 64-column tiles at 4 stages, the 128-column tile at 3),
 	// and the 256-token tile (64 columns, 2 stages, split), three schedules;
 	// those 57 at both overlaps. With the fourth and fifth schedules
-	// (hybrid, autohybrid) every count above five thirds: 530.
-	if n := len(d.VariantCombinations("wgmma")); n != 530 {
-		t.Errorf("dual wgmma combinations: %d, want 530 (75 per decode with tokens=block, 2 x 95 with once)", n)
+	// (hybrid, autohybrid) every count above five thirds: 530; both
+	// prefetches: 1060.
+	if n := len(d.VariantCombinations("wgmma")); n != 1060 {
+		t.Errorf("dual wgmma combinations: %d, want 1060 (75 per decode and prefetch with tokens=block, 2 x 95 with once)", n)
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -590,6 +592,53 @@ func TestWgmmaOverlapPlan(t *testing.T) {
 			}
 		}
 		wantKnobErrors(t, p, map[string]string{"wgmma?overlap=pdl": "tokens=once", "wgmma?overlap=always": "not allowed"})
+	}
+}
+
+// prefetch=next changes only the kernel (WG_PF): the launches, grid,
+// workspace and tables are those of prefetch=none, on whole tiles and
+// under stream-K, for both problems and with the best rungs' knobs.
+func TestWgmmaPrefetch(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	noAddr := func(Buffer, int) uint64 { return 0 }
+	for name, base := range map[string]string{
+		"nvfp4_group_gemm": "wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3",
+		"nvfp4_dual_gemm":  "wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl",
+	} {
+		p, err := LookupProblem(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Benchmarks {
+			var plans [2]*Plan
+			for i, spec := range []string{base, base + "&prefetch=next"} {
+				v, err := p.ResolveVariant(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cv, err := v.Resolve(s, lim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := cv.Defines()["WG_PF"], []string{"0", "1"}[i]; got != want {
+					t.Errorf("%s %v: %s resolves to %s with WG_PF %q, want %s", name, s.M, spec, cv.Name, got, want)
+				}
+				if plans[i], err = cv.Plan(s, lim); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, b := plans[0], plans[1]
+			if len(a.Launches) != len(b.Launches) || a.WorkspaceBytes != b.WorkspaceBytes || string(a.TableBytes(noAddr)) != string(b.TableBytes(noAddr)) {
+				t.Errorf("%s %v: prefetch=next plans %+v, want prefetch=none's %+v", name, s.M, b, a)
+				continue
+			}
+			for i := range a.Launches {
+				if a.Launches[i].Grid != b.Launches[i].Grid || a.Launches[i].Block != b.Launches[i].Block || a.Launches[i].SharedBytes != b.Launches[i].SharedBytes {
+					t.Errorf("%s %v launch %d: %+v, want %+v", name, s.M, i, b.Launches[i], a.Launches[i])
+				}
+			}
+		}
+		wantKnobErrors(t, p, map[string]string{"wgmma?prefetch=always": "not allowed"})
 	}
 }
 

@@ -37,6 +37,7 @@
 #   bash dev/gpucall/dual.sh hybrid4 [TOTAL]    # the group family test from combination SKIP on (PITCHTANK_FAMILY_SKIP)
 #   bash dev/gpucall/dual.sh hybrid5 [TOTAL]    # after the hybrid fix: the rest of the group family test, the rung against the baseline, the dual family test
 #   bash dev/gpucall/dual.sh tm64 [TOTAL]       # 64-token tiles against the best variants, per shape (both problems); ncu of the dual best on bench2
+#   bash dev/gpucall/dual.sh pf [TOTAL]         # prefetch=next: resources, tests, paired with the best (both problems), its family combinations
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -46,7 +47,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5 or tm64}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64 or pf}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -455,6 +456,39 @@ tm64)
 		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$M" \
 		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$D" --shapes /tmp/b2.json \
 		--device 0 --cache-dir "$C" --max-time 100s --json "$R/prof_dual.json"
+	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+	pack
+	;;
+pf)
+	# Kernel-notes step 20: the next piece's first weight copies issued
+	# before this piece's epilogue (WG_PF). ptxas of the builds the best
+	# variants resolve to, with and without it; correctness; paired with the
+	# best of each problem; the family test's combinations with
+	# prefetch=next; then the dual best without the overlap under ncu
+	# (bench2: ncu failed to prepare the overlapped launch in call 1).
+	G5='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	tok="-DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1"
+	for pf in 0 1; do
+		ptxas "group_c3_hybrid_pf$pf" $tok -DWG_MB=1 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_FIT=2 -DWG_SK=2 -DWG_PF=$pf
+		ptxas "dual_wide_sk_pf$pf" $tok -DDUAL=1 -DWG_MB=2 -DSTAGES=2 -DWG_CREGS=224 -DWG_SK=1 -DWG_PF=$pf
+		ptxas "dual_narrow_sk_pf$pf" $tok -DDUAL=1 -DWG_MB=1 -DSTAGES=3 -DWG_SK=1 -DWG_PF=$pf
+	done
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests g_pf_tests nvfp4_group_gemm "$G5&prefetch=next" "$G5"
+	tests d_pf_tests nvfp4_dual_gemm "$D&prefetch=next" "$D"
+	BENCH_MAX=140 bench g_pf_vs_best nvfp4_group_gemm "$G5&prefetch=next" "$G5"
+	BENCH_MAX=70 bench d_pf_vs_best nvfp4_dual_gemm "$D&prefetch=next" "$D"
+	TITLE="wgmma prefetch=next against the best variants" summarize
+	PITCHTANK_FAMILY_KNOB=prefetch=next step family 240 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG" "$OUT/family.log" | tail -12
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio
+	step ncu_dual 150 ncu_dual.txt "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$M" \
+		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline 'wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once' --shapes /tmp/b2.json \
+		--device 0 --cache-dir "$C" --max-time 90s --json "$R/prof_dual.json"
 	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
 	pack
 	;;

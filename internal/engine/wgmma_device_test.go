@@ -55,7 +55,7 @@ func TestBestVariantResources(t *testing.T) {
 }
 
 // TestWgmmaFamily: every combination of the wgmma family's declared space
-// at the default decode, token pass and tail width, and a pairwise cover
+// at the default decode, token pass, tail width and prefetch, and a pairwise cover
 // of the whole space (each of those with every value of every other knob),
 // group and dual GEMM, on
 // every test and benchmark shape (the test shapes include M = 1, odd M,
@@ -63,7 +63,8 @@ func TestBestVariantResources(t *testing.T) {
 // the device's sm_90a. The decodes differ only in wg_dec, one function
 // both operands call, so the cover tests the other decode's every use;
 // tokens=once changes only the producer and adds its first launch, which
-// every tile size, stage count and schedule of the cover meets.
+// every tile size, stage count and schedule of the cover meets; so does
+// prefetch=next, which changes only where a consumer's weight ring starts.
 func TestWgmmaFamily(t *testing.T) {
 	info := needDevice(t)
 	if info.Arch != "sm_90a" {
@@ -80,7 +81,7 @@ func TestWgmmaFamily(t *testing.T) {
 			picked := map[string]bool{}
 			def := mustVariant(t, p, "wgmma").Knobs
 			for _, v := range all {
-				if v.Knobs.Value("decode") == def.Value("decode") && v.Knobs.Value("tokens") == def.Value("tokens") && v.Knobs.TailWidth == def.TailWidth {
+				if v.Knobs.Value("decode") == def.Value("decode") && v.Knobs.Value("tokens") == def.Value("tokens") && v.Knobs.TailWidth == def.TailWidth && v.Knobs.Value("prefetch") == def.Value("prefetch") {
 					vs, picked[v.Name] = append(vs, v), true
 				}
 			}
@@ -97,6 +98,25 @@ func TestWgmmaFamily(t *testing.T) {
 				n = min(n, len(vs))
 				t.Logf("skipping the first %d (PITCHTANK_FAMILY_SKIP), checking %d", n, len(vs)-n)
 				vs = vs[n:]
+			}
+			// A new knob value can be checked alone first: PITCHTANK_FAMILY_KNOB=key=value
+			// keeps the combinations above that have it.
+			if kv := os.Getenv("PITCHTANK_FAMILY_KNOB"); kv != "" {
+				key, val, ok := strings.Cut(kv, "=")
+				if !ok {
+					t.Fatalf("PITCHTANK_FAMILY_KNOB=%q: want key=value", kv)
+				}
+				var only []kernels.Variant
+				for _, v := range vs {
+					if v.Knobs.Value(key) == val {
+						only = append(only, v)
+					}
+				}
+				if len(only) == 0 {
+					t.Fatalf("PITCHTANK_FAMILY_KNOB=%s: none of the %d combinations has it", kv, len(vs))
+				}
+				t.Logf("checking the %d with %s (PITCHTANK_FAMILY_KNOB)", len(only), kv)
+				vs = only
 			}
 			shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
 			checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))

@@ -177,6 +177,15 @@
 // a module launched plainly is the one measured before the knob existed.
 #define WG_PDL 0
 #endif
+#ifndef WG_PF
+// 1: each consumer issues the first WG_RS-1 weight copies of its block's
+// next piece as soon as this piece's last chunk is decoded, so they land
+// under this piece's last wgmmas and its epilogue; 0: every piece starts
+// with an empty ring and waits out a global load before its first wgmma
+// (group bench2: four 16-chunk tiles per block). Each thread reads only the
+// ring bytes it copied itself, so its own cp.async groups order the reuse.
+#define WG_PF 0
+#endif
 #if WG_PDL && !WG_TOK
 #error "wg_group_gemm: WG_PDL overlaps the GEMM with wg_tokens: it needs WG_TOK"
 #endif
@@ -584,10 +593,17 @@ static __device__ __forceinline__ float wg_ld_cg(const float* p) {
   return v;
 }
 
-// The pieces of work of this block, in order: fn(tile, k0, k1, last, more)
-// for chunks [k0, k1) of tile; last > blockIdx.x: the owner of a cut tile
-// adds the partials of blocks blockIdx.x + 1 .. last; more: another piece
-// follows in this block. Without stream-K a piece is a whole tile.
+// One piece of a block's work: chunks [k0, k1) of tile t; last >
+// blockIdx.x: the owner of a cut tile adds the partials of blocks
+// blockIdx.x + 1 .. last. Without stream-K a piece is a whole tile.
+struct WgPiece {
+  int t, k0, k1, last;
+};
+
+// The pieces of work of this block, in order: fn(piece, more, next); more:
+// another piece follows in this block; next: that piece where WG_PF needs
+// it (and more), else zeros. (A value, not a callback: NVRTC 11.8 treats a
+// generic lambda's operator as host code.)
 template <class Fn>
 static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const Fn& fn) {
   const int G = gridDim.x, b = blockIdx.x;
@@ -610,13 +626,10 @@ static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const F
   auto begin = [&](int x) { return (int)((long long)x * I / G); };
   int cur = begin(b);
   const int end = begin(b + 1);
-#if WG_SK == 2
-  for (int t = b; t < t0; t += G) fn(t, 0, kch, b, t + G < t0 || cur < end);
-#endif
-  while (cur < end) {
-    const int t = cur / kch, k0 = cur % kch;
-    const int k1 = k0 + (end - cur) < kch ? k0 + (end - cur) : kch;
-    cur += k1 - k0;
+  // The stream-K piece that starts at chunk x (< end) of this block's range.
+  auto piece_at = [&](int x) {
+    const int t = x / kch, k0 = x % kch;
+    const int k1 = k0 + (end - x) < kch ? k0 + (end - x) : kch;
     int last = b;
     if (k0 == 0 && k1 < kch) {
       const int i = (t + 1) * kch - 1; // the tile's last chunk
@@ -624,10 +637,23 @@ static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const F
       while (begin(last + 1) <= i) ++last;
       while (begin(last) > i) --last;
     }
-    fn(t0 + t, k0, k1, last, cur < end);
+    return WgPiece{t0 + t, k0, k1, last};
+  };
+#if WG_SK == 2
+  for (int t = b; t < t0; t += G) {
+    const bool more = t + G < t0 || cur < end;
+    fn(WgPiece{t, 0, kch, b}, more,
+       WG_PF && more ? (t + G < t0 ? WgPiece{t + G, 0, kch, b} : piece_at(cur)) : WgPiece{0, 0, 0, 0});
+  }
+#endif
+  while (cur < end) {
+    const WgPiece p = piece_at(cur);
+    cur += p.k1 - p.k0;
+    fn(p, cur < end, WG_PF && cur < end ? piece_at(cur) : WgPiece{0, 0, 0, 0});
   }
 #else
-  for (int t = b; t < num_tiles; t += G) fn(t, 0, kch, b, t + G < num_tiles);
+  for (int t = b; t < num_tiles; t += G)
+    fn(WgPiece{t, 0, kch, b}, t + G < num_tiles, WgPiece{t + G, 0, kch, b});
 #endif
 }
 
@@ -643,10 +669,13 @@ static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const F
 // was cut (last > blockIdx.x) adds those of blocks blockIdx.x+1..last.
 // Dual GEMM: first = this block's first hand-off, more = another piece
 // follows (they pair the epilogue's named-barrier arrivals with its waits).
-template <int NW>
+// WG_PF: warm = the previous piece issued this one's first weight copies;
+// next(tile, gp, k0, k1) gives the following piece (called where more).
+template <int NW, class Next>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
                                                   int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, int k0,
-                                                  int k1, int last, bool first, bool more, const WgStream& sk) {
+                                                  int k1, int last, bool first, bool more, const WgStream& sk,
+                                                  bool warm, const Next& next) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -654,7 +683,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
   // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
   auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
-  auto load = [&](int kc) {
+  // Weight chunk kc of the tile at row n0 of g's weights (one K for all
+  // groups) into its ring slot.
+  auto load_of = [&](int n0, const FgGroup& g, int kc) {
     if (WG_EXP & 8) return;
     const int slot = kc % WG_RS;
 #pragma unroll
@@ -663,15 +694,16 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       for (int h = 0; h < 2; ++h) {
         const int r = lrow(b, h);
         // Dual: each consumer's rows start at the tile's first row of its own B.
-        const int n = tile.n0 + r - (DUAL ? c * WG_MB * 64 : 0);
-        const bool ok = n < N;
+        const int n = n0 + r - (DUAL ? c * WG_MB * 64 : 0);
+        const bool ok = n < g.n;
         const size_t nn = (size_t)(ok ? n : 0);
-        wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, gp.b + nn * rowb + kc * 64 + 16 * t,
+        wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, g.b + nn * rowb + kc * 64 + 16 * t,
                 ok ? 16u : 0u);
-        wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, gp.sb + nn * srow + kc * 8 + 4 * (t >> 1),
+        wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, g.sb + nn * srow + kc * 8 + 4 * (t >> 1),
                ok ? 4u : 0u);
       }
   };
+  auto load = [&](int kc) { load_of(tile.n0, gp, kc); };
   fg_u32 xa[WG_MB][4][4], ya[WG_MB][4][4];
   float acc[WG_MB][NW / 2];
 #pragma unroll
@@ -720,10 +752,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
   };
+  if (!(WG_PF && warm)) {
 #pragma unroll
-  for (int s = 0; s < WG_RS - 1; ++s) {
-    if (k0 + s < k1) load(k0 + s);
-    wg_cp_commit();
+    for (int s = 0; s < WG_RS - 1; ++s) {
+      if (k0 + s < k1) load(k0 + s);
+      wg_cp_commit();
+    }
   }
   wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
@@ -815,6 +849,24 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     prev = st;
   }
 #endif
+#if WG_PF
+  // Every copy of this piece has landed (its last chunk is decoded), so the
+  // ring is free: the next piece's first chunks go in now, under this
+  // piece's last wgmmas and its epilogue, in WG_RS-1 commit groups as the
+  // prologue above would issue them.
+  wg_cp_wait<0>();
+  if (more) {
+    FgTile nt;
+    FgGroup ng;
+    int nk0, nk1;
+    next(nt, ng, nk0, nk1);
+#pragma unroll
+    for (int s = 0; s < WG_RS - 1; ++s) {
+      if (nk0 + s < nk1) load_of(nt.n0, ng, nk0 + s);
+      wg_cp_commit();
+    }
+  }
+#endif
   wg_wait<0>();
   // The accumulators are register outputs of the wgmma asm statements, so
   // nothing stops the compiler from moving arithmetic on them (the epilogue's
@@ -827,7 +879,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(acc[b][i])::"memory");
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
+#if !WG_PF
   wg_cp_wait<0>();
+#endif
 #if WG_SK
   {
     // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
@@ -971,12 +1025,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_PDL
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
-      wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
+      wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
-        fetch(ti, tile, gp, -1);
-        const fg_u8* src = tok + ((size_t)tile.pad * kch + k0) * WG_TOK_STAGE;
-        for (int it = k0; it < k1; ++it, ++q, src += WG_TOK_STAGE) {
+        fetch(p.t, tile, gp, -1);
+        const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
+        for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
           const int st = q % STAGES;
           wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
@@ -985,10 +1039,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       });
     }
 #else
-    wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int, bool) {
+    wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+      const int k0 = p.k0, k1 = p.k1;
       FgTile tile;
       FgGroup gp;
-      fetch(ti, tile, gp, -1);
+      fetch(p.t, tile, gp, -1);
       const int M = gp.m, K = gp.k;
       const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
       // The consumers read the first nw rows (the tile's wgmma width: live
@@ -1042,10 +1097,17 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
     const int c = role - 1;
     bool first = true; // no epilogue hand-off yet (dual GEMM)
-    wg_pieces(num_tiles, kch, [&](int ti, int k0, int k1, int last, bool more) {
+    bool warm = false; // WG_PF: this piece's first weight copies already issued
+    wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool more, const WgPiece& np) {
+      const int k0 = p.k0, k1 = p.k1, last = p.last;
       FgTile tile;
       FgGroup gp;
-      fetch(ti, tile, gp, c);
+      fetch(p.t, tile, gp, c);
+      auto next = [&](FgTile& nt, FgGroup& ng, int& nk0, int& nk1) {
+        fetch(np.t, nt, ng, c);
+        nk0 = np.k0;
+        nk1 = np.k1;
+      };
       const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
       // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 32).
       // Keep this a switch: written as `if constexpr (!WG_FIT) wg_consume<WG_TM>
@@ -1055,7 +1117,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next); \
     break;
       switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
         WG_CASE(1)
@@ -1068,6 +1130,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       }
 #undef WG_CASE
       if (k0 == 0) first = false;
+      warm = WG_PF && more;
     });
   }
 }
