@@ -38,6 +38,7 @@
 #   bash dev/gpucall/dual.sh hybrid5 [TOTAL]    # after the hybrid fix: the rest of the group family test, the rung against the baseline, the dual family test
 #   bash dev/gpucall/dual.sh tm64 [TOTAL]       # 64-token tiles against the best variants, per shape (both problems); ncu of the dual best on bench2
 #   bash dev/gpucall/dual.sh pf [TOTAL]         # prefetch=next: resources, tests, paired with the best (both problems), its family combinations
+#   bash dev/gpucall/dual.sh pf2 [TOTAL]        # bench --ungated (device test); ncu of the dual best on bench2; SASS with and without WG_PF; the prefetch rung against the baseline
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -47,7 +48,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64 or pf}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf or pf2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -490,6 +491,39 @@ pf)
 		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline 'wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once' --shapes /tmp/b2.json \
 		--device 0 --cache-dir "$C" --max-time 90s --json "$R/prof_dual.json"
 	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+	pack
+	;;
+pf2)
+	# After call 2: ncu could not profile a gated bench (it waits inside the
+	# launch the held stream never starts), so bench --ungated and its device
+	# test; then where the dual best's time goes on bench2 (M512 N4096, the
+	# wide tile, whole); the SASS of two builds whose timing moved although
+	# WG_PF cannot act there (one tile per block); the rung against the baseline.
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	G6='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64&prefetch=next'
+	step ungated 120 ungated.log ./bin/bench.test -test.v -test.run '^TestCLIUngated$'
+	grep -E -- '^(---|ok|FAIL)|cli_test' "$OUT/ungated.log" | head
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_latency_issue_stalled_sleeping.ratio
+	step ncu_dual 150 ncu_dual.txt "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$M" \
+		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$D" --ungated --shapes /tmp/b2.json \
+		--device 0 --cache-dir "$C" --max-time 90s --json "$R/prof_dual.json"
+	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+	if command -v cuobjdump >/dev/null; then
+		tok="-DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=1 -DSTAGES=3"
+		for pf in 0 1; do
+			for b in "dual_narrow:-DDUAL=1" "group_c2_fit64:-DWG_CREGS=224 -DWG_FIT=2"; do
+				n=${b%%:*}
+				nvcc -cubin -gencode=arch=compute_90a,code=sm_90a $tok ${b#*:} -DWG_PF=$pf -o /tmp/s.cubin kernels/cuda/wg_group_gemm.cu &&
+					cuobjdump -sass /tmp/s.cubin >"$R/sass_${n}_pf$pf.txt"
+			done
+		done
+		ls -la "$R"/sass_* | tee -a "$OUT/steps.txt"
+	fi
+	BENCH_MAX=140 bench g_best7 nvfp4_group_gemm "$G6"
+	TITLE="wgmma prefetch=next: the rung against the baseline; ncu of the dual best" summarize
 	pack
 	;;
 profprmt)

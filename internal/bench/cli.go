@@ -92,7 +92,7 @@ func Main(args []string, stdout, stderr io.Writer, opt Options) int {
 	defer cancel()
 	defer startWatchdog(opt, f.maxTime, em, stderr)()
 
-	b, err := openBackend(p, cpu, ordinal, f.cacheDir)
+	b, err := openBackend(p, cpu, ordinal, f.cacheDir, f.ungated)
 	if err != nil {
 		fmt.Fprintln(stderr, "web bench: "+err.Error())
 		em.Line(ErrorLine{Type: "error", Phase: "device", Message: err.Error(), ExitCode: result.ExitCouldNotRun})
@@ -122,6 +122,7 @@ type cliFlags struct {
 	guardSeed                                             uint64
 	checkRate                                             int
 	unguarded                                             bool
+	ungated                                               bool
 	kernelDir                                             string
 }
 
@@ -147,6 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (*cliFlags, error) {
 	fs.Uint64Var(&f.guardSeed, "guard-seed", 0, "seed of the timing guard's checked samples, poison and content changes (default: drawn from the OS per run, recorded in the result; give the recorded one to replay a run)")
 	fs.IntVar(&f.checkRate, "check-rate", DefaultCheckRate, "check a timed sample's output with probability 1/N (1 = every sample)")
 	fs.BoolVar(&f.unguarded, "unguarded", false, "turn the timing guard off, to measure what it costs (the result is then always suspect)")
+	fs.BoolVar(&f.ungated, "ungated", false, "time without holding the timing stream until a sample is enqueued, for a profiler that serializes launches (ncu waits inside the launch, so a held stream never starts); the document's timer then says cuda_events")
 	fs.StringVar(&f.kernelDir, "kernel", "", "a submitted kernel's folder (manifest.json and its files, docs/kernel-contract.md): --variant \"kernel\" or \"kernel?KNOB=V\" names it (default --problem: the manifest's)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: web bench --problem NAME --variant NAME [--kernel DIR] [--baseline NAME] [--suite tests|benchmarks] [--shapes FILE] [--device N|cpu] [--seed N] [--aa] [--json FILE] [--cache-dir DIR] [--max-time DUR]")
@@ -393,13 +395,19 @@ func startWatchdog(opt Options, maxTime time.Duration, em *Emitter, stderr io.Wr
 
 // openBackend opens the device the run measures on; the error says what to
 // do instead.
-func openBackend(p *kernels.Problem, cpu bool, ordinal int, cacheDir string) (Backend, error) {
+func openBackend(p *kernels.Problem, cpu bool, ordinal int, cacheDir string, ungated bool) (Backend, error) {
 	if cpu {
 		return NewCPUBackend(p), nil
 	}
 	gb, err := OpenGPU(ordinal, p, cacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("device %d: %v. Run on a machine with an NVIDIA GPU and driver, pick another --device, or use --device cpu", ordinal, err)
+	}
+	if ungated {
+		if err := gb.Ungate(); err != nil {
+			gb.Close()
+			return nil, fmt.Errorf("device %d: --ungated: %v", ordinal, err)
+		}
 	}
 	return gb, nil
 }

@@ -197,3 +197,45 @@ func TestCLIDumpShapes(t *testing.T) {
 		t.Fatalf("%d shapes", len(ss))
 	}
 }
+
+// --ungated times without the gate (for ncu, which waits inside a launch
+// that a held stream never starts): the document says so in its timer,
+// and the default on the same device is gated. A device test.
+func TestCLIUngated(t *testing.T) {
+	if _, err := gpu.DeviceCount(); err != nil {
+		t.Skipf("no CUDA driver here (%v): the gate exists only on a GPU", err)
+	}
+	timer := func(extra ...string) string {
+		path := filepath.Join(t.TempDir(), "result.json")
+		args := append([]string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "0",
+			"--shapes", writeShapes(t, `[{"m":[64],"n":128,"k":256}]`), "--max-time", "60s", "--json", path}, extra...)
+		r := runCLI(t, args...)
+		if r.code != result.ExitOK {
+			t.Fatalf("%v: exit %d\nstderr:\n%s", extra, r.code, r.stderr)
+		}
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res result.Result
+		if err := json.Unmarshal(doc, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Protocol.Timer
+	}
+	if got := timer("--ungated"); got != "cuda_events" {
+		t.Errorf("--ungated: timer %q, want cuda_events", got)
+	}
+	if got := timer(); got != "cuda_events_gated" {
+		t.Errorf("default: timer %q, want cuda_events_gated (this driver holds streams)", got)
+	}
+}
+
+func writeShapes(t *testing.T, js string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "shapes.json")
+	if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

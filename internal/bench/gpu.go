@@ -109,6 +109,20 @@ func (b *GPUBackend) Ceilings() kernels.Ceilings {
 
 func (b *GPUBackend) CacheMode() (string, int64) { return "cold", b.flushBytes }
 
+// Ungate times the samples without the gate (web bench --ungated): under a
+// profiler that serializes launches the gated stream would wait for the
+// host to open it while the host waits inside the profiled launch.
+func (b *GPUBackend) Ungate() error {
+	return b.dev.Do(func(*gpu.Ctx) error {
+		err := b.gate.Free()
+		b.gate = nil
+		if err != nil {
+			return fmt.Errorf("free the timing gate: %w", err)
+		}
+		return nil
+	})
+}
+
 // Timer is "cuda_events_gated" where the timing stream is held until each
 // sample's launches are all enqueued (the events then time the GPU alone),
 // "cuda_events" where the driver cannot hold it.
