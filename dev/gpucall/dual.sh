@@ -39,6 +39,7 @@
 #   bash dev/gpucall/dual.sh tm64 [TOTAL]       # 64-token tiles against the best variants, per shape (both problems); ncu of the dual best on bench2
 #   bash dev/gpucall/dual.sh pf [TOTAL]         # prefetch=next: resources, tests, paired with the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh pf2 [TOTAL]        # bench --ungated (device test); ncu of the dual best on bench2; SASS with and without WG_PF; the prefetch rung against the baseline
+#   bash dev/gpucall/dual.sh pf3 [TOTAL]        # the prefetch rungs of both problems against the baseline (pf2's was cut by its max-time on a cold cache)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -48,7 +49,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf or pf2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2 or pf3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -525,6 +526,13 @@ pf2)
 	BENCH_MAX=140 bench g_best7 nvfp4_group_gemm "$G6"
 	TITLE="wgmma prefetch=next: the rung against the baseline; ncu of the dual best" summarize
 	pack
+	;;
+pf3)
+	# The group baseline's modules compile cold on a fresh machine (NVRTC 13,
+	# about 20 s each): call 3's 140 s ran out before shape 4.
+	best 8 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&prefetch=next' \
+		'wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64&prefetch=next' 230
+	TITLE="wgmma prefetch=next: the rungs against the baseline" summarize
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of
