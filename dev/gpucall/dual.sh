@@ -40,6 +40,7 @@
 #   bash dev/gpucall/dual.sh pf [TOTAL]         # prefetch=next: resources, tests, paired with the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh pf2 [TOTAL]        # bench --ungated (device test); ncu of the dual best on bench2; SASS with and without WG_PF; the prefetch rung against the baseline
 #   bash dev/gpucall/dual.sh pf3 [TOTAL]        # the prefetch rungs of both problems against the baseline (pf2's was cut by its max-time on a cold cache)
+#   bash dev/gpucall/dual.sh verify [TOTAL]     # the device tests' hang watchdog; the group family test (SKIP=N resumes it, then the dual half)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -49,7 +50,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2 or pf3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3 or verify}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -533,6 +534,22 @@ pf3)
 	best 8 'wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&prefetch=next' \
 		'wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64&prefetch=next' 230
 	TITLE="wgmma prefetch=next: the rungs against the baseline" summarize
+	;;
+verify)
+	# wg_pieces was rewritten for WG_PF (the stream-K modules' instruction
+	# order changed): the whole family test again. A first call runs the
+	# watchdog's test and the group half; SKIP=N resumes the group half
+	# where the first call's cap cut it, then runs the dual half.
+	if [ -z "${SKIP:-}" ]; then
+		step watchdog 120 watchdog.log ./bin/engine.test -test.v -test.run '^TestHangWatchdog$'
+		grep -E -- '^(---|ok|FAIL)|HUNG' "$OUT/watchdog.log" | head
+		family nvfp4_group_gemm
+	else
+		PITCHTANK_FAMILY_SKIP=$SKIP step family_g 400 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+		step family_d 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
+	fi
+	pack
 	;;
 profprmt)
 	# Where the best dual variant's time goes with each decode: one launch of

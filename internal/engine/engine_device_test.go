@@ -6,10 +6,12 @@ package engine_test
 // and run on the GPU machine with ./bin/engine.test -test.v.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"sort"
@@ -218,16 +220,27 @@ func checkVariants(t *testing.T, info gpu.DeviceInfo, p *kernels.Problem, vs []k
 	t.Helper()
 	built := buildAll(t, info, vs)
 	lim := limits(info)
+	limit := hangLimitFor()
 	for bi, b := range built {
 		fails := 0
 		var worstRel, worstAbs float64
 		for _, sc := range cases {
 			var chk nvfp4.Check
+			// A kernel that never finishes cannot be stopped from the host,
+			// and every later launch on the context would wait behind it: say
+			// which combination hung (and its place, for PITCHTANK_FAMILY_SKIP)
+			// and end the binary, instead of stalling until the caller's cap.
+			watchdog := time.AfterFunc(limit, func() {
+				fmt.Fprintf(os.Stderr, "HUNG: %s %s (combination %d of %d) on %v did not finish in %v; ending the test binary\n",
+					p.Name, vs[bi].Name, bi+1, len(vs), sc.s, limit)
+				os.Exit(2)
+			})
 			err := dev.Do(func(c *gpu.Ctx) error {
 				var err error
 				chk, err = runChecked(c, b, p, sc.s, lim, sc.in, sc.ref)
 				return err
 			})
+			watchdog.Stop()
 			if err != nil {
 				t.Fatalf("%s %s %v: %v", p.Name, vs[bi].Name, sc.s, err)
 			}
@@ -241,6 +254,44 @@ func checkVariants(t *testing.T, info gpu.DeviceInfo, p *kernels.Problem, vs []k
 		}
 		t.Logf("%s %-55s %d/%d shapes correct; worst max abs err %.3g, worst rel L2 err %.3g",
 			p.Name, vs[bi].Name, len(cases)-fails, len(cases), worstAbs, worstRel)
+	}
+}
+
+// hangLimit bounds one checked run (launches, copies and the comparison on
+// the host): the largest benchmark shape takes well under a second.
+// PITCHTANK_HANG_LIMIT (a duration) shortens it for TestHangWatchdog.
+func hangLimitFor() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("PITCHTANK_HANG_LIMIT")); err == nil && d > 0 {
+		return d
+	}
+	return 60 * time.Second
+}
+
+// TestHangWatchdog: a combination whose kernel never finishes ends the test
+// binary with a line naming it, instead of stalling the family test until
+// the device call's cap (as the hybrid schedule's hang did, 2026-11-26).
+// The child process checks the fault family's hanging kernel.
+func TestHangWatchdog(t *testing.T) {
+	info := needDevice(t)
+	if os.Getenv("PITCHTANK_HANG_CHILD") == "1" {
+		t.Setenv(kernels.TestKernelsEnv, "1")
+		p := kernels.Problems()[0]
+		v := mustVariant(t, p, "fault?mode=hang")
+		checkVariants(t, info, p, []kernels.Variant{v}, shapeCases(t, info, p, p.Tests[:1], 4000))
+		t.Fatal("the hanging kernel returned")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestHangWatchdog$", "-test.v")
+	cmd.Env = append(os.Environ(), "PITCHTANK_HANG_CHILD=1", "PITCHTANK_HANG_LIMIT=5s")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("child: %v (want exit status 2 from the watchdog)\n%s", err, out)
+	}
+	want := fmt.Sprintf("HUNG: %s fault?mode=hang (combination 1 of 1)", kernels.Problems()[0].Name)
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("child output does not name the hung combination (%q):\n%s", want, out)
 	}
 }
 
