@@ -221,6 +221,11 @@ var ladderPitches = map[string]ladderPitch{
 		"whole tiles for the waves that fill every SM and deal only the last, partial wave out by K chunks (stream-K).\n\n" +
 		"- With tails at half cost some blocks still ran two whole tiles; full stream-K lost 10% to its pieces.\n" +
 		"- Taken only where the tiles take more than one wave: under one, hybrid is stream-K."},
+	"nvfp4_group_gemm wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&prefetch=next&consumers=3": {"pipeline", "Issue " +
+		"the next tile's first weight copies as soon as this tile's last chunk is decoded, so they land under its last " +
+		"wgmmas and its epilogue instead of after them.\n\n" +
+		"- Every tile starts with an empty weight ring today; bench2 runs four or five 16-chunk pieces per block.\n" +
+		"- No barrier added: each thread reads back only the ring bytes it copied itself."},
 	"nvfp4_dual_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl": {"launch", "Let the dual " +
 		"GEMM start while the token decode finishes: its blocks set up and decode their first weights on the SMs the " +
 		"decode frees, and only the producer waits for the decoded tokens.\n\n" +
