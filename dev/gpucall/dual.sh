@@ -107,6 +107,23 @@ autorung() {
 	step family "$fcap" family.log ./bin/engine.test -test.v -test.timeout 600s -test.run "^TestWgmmaFamily\$/^$problem\$"
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
 }
+# ncudual CAP VARIANT [BENCH_FLAGS...]: one launch of the dual GEMM
+# VARIANT on bench2 (M512 N4096 K7168) under ncu: pipes, issue, stalls,
+# into $OUT/ncu_dual.txt. A gated bench hangs under ncu (it waits inside
+# the launch that the held stream never starts): pass --ungated.
+ncudual() {
+	local cap=$1 v=$2
+	shift 2
+	local ncu
+	ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	local m=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_latency_issue_stalled_sleeping.ratio
+	step ncu_dual "$cap" ncu_dual.txt "$ncu" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$m" \
+		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$v" "$@" --shapes /tmp/b2.json \
+		--device 0 --cache-dir "$C" --max-time $((cap - 60))s --json "$R/prof_dual.json"
+	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+}
 case "$MODE" in
 dual)
 	ptxas dual_tm128_mb1 -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4
@@ -452,14 +469,7 @@ tm64)
 	BENCH_MAX=70 bench d_tm64w_vs_best nvfp4_dual_gemm 'wgmma?tile_m=64&tile_n=128&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl' "$D"
 	BENCH_MAX=70 bench d_tm64n_vs_best nvfp4_dual_gemm 'wgmma?tile_m=64&tile_n=64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl' "$D"
 	TITLE="wgmma 64-token tiles against the best variants" summarize
-	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio
-	step ncu_dual 170 ncu_dual.txt "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
-		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$M" \
-		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$D" --shapes /tmp/b2.json \
-		--device 0 --cache-dir "$C" --max-time 100s --json "$R/prof_dual.json"
-	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+	ncudual 170 "$D"
 	pack
 	;;
 pf)
@@ -485,14 +495,7 @@ pf)
 	TITLE="wgmma prefetch=next against the best variants" summarize
 	PITCHTANK_FAMILY_KNOB=prefetch=next step family 240 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG" "$OUT/family.log" | tail -12
-	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio
-	step ncu_dual 150 ncu_dual.txt "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
-		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$M" \
-		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline 'wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once' --shapes /tmp/b2.json \
-		--device 0 --cache-dir "$C" --max-time 90s --json "$R/prof_dual.json"
-	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+	ncudual 150 'wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once'
 	pack
 	;;
 pf2)
@@ -505,14 +508,7 @@ pf2)
 	G6='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64&prefetch=next'
 	step ungated 120 ungated.log ./bin/bench.test -test.v -test.run '^TestCLIUngated$'
 	grep -E -- '^(---|ok|FAIL)|cli_test' "$OUT/ungated.log" | head
-	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	M=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_latency_issue_stalled_sleeping.ratio
-	step ncu_dual 150 ncu_dual.txt "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
-		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$M" \
-		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$D" --ungated --shapes /tmp/b2.json \
-		--device 0 --cache-dir "$C" --max-time 90s --json "$R/prof_dual.json"
-	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
+	ncudual 150 "$D" --ungated
 	if command -v cuobjdump >/dev/null; then
 		tok="-DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=1 -DSTAGES=3"
 		for pf in 0 1; do
