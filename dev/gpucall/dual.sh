@@ -619,7 +619,7 @@ regs)
 	pack
 	;;
 *)
-	echo "usage: dual.sh dual|streamk|auto|grid [TOTAL]" >&2
+	echo "usage: dual.sh MODE [TOTAL]: the modes are listed at the top of this file" >&2
 	exit 2
 	;;
 esac
