@@ -41,6 +41,7 @@
 #   bash dev/gpucall/dual.sh pf2 [TOTAL]        # bench --ungated (device test); ncu of the dual best on bench2; SASS with and without WG_PF; the prefetch rung against the baseline
 #   bash dev/gpucall/dual.sh pf3 [TOTAL]        # the prefetch rungs of both problems against the baseline (pf2's was cut by its max-time on a cold cache)
 #   bash dev/gpucall/dual.sh verify [TOTAL]     # the device tests' hang watchdog; the group family test (SKIP=N resumes it, then the dual half)
+#   bash dev/gpucall/dual.sh timeline [TOTAL]   # nsys: the token decode and the GEMM launch by launch on the short shapes (group bench3-4, dual bench3)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -50,7 +51,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3 or verify}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify or timeline}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -545,6 +546,27 @@ verify)
 		step family_d 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+timeline)
+	# Where a short shape's time goes between the two launches: nsys's
+	# per-kernel durations and start times of the best variants (ungated
+	# timing: one trace, no gate waits in it), each shape alone.
+	NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+	G5='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	echo '[{"m":[128,384],"n":4096,"k":1536}]' >/tmp/g4.json
+	echo '[{"m":[192,320],"n":3072,"k":4096}]' >/tmp/g3.json
+	echo '[{"m":[256],"n":3072,"k":4096}]' >/tmp/d3.json
+	for c in "g4 nvfp4_group_gemm $G5" "g3 nvfp4_group_gemm $G5" "d3 nvfp4_dual_gemm $D"; do
+		set -- $c
+		step "nsys_$1" 120 nsys.log "$NSYS" profile -o "/tmp/tl_$1" --force-overwrite true --trace cuda \
+			./bin/web bench --problem "$2" --aa --baseline "$3" --ungated --shapes "/tmp/$1.json" \
+			--device 0 --cache-dir "$C" --max-time 40s --json "$R/tl_$1.json"
+		step "stats_$1" 60 nsys.log "$NSYS" stats --report cuda_gpu_trace --format csv --output "$R/tl_$1" "/tmp/tl_$1.nsys-rep"
+		step "sum_$1" 60 nsys.log "$NSYS" stats --report cuda_gpu_kern_sum "/tmp/tl_$1.nsys-rep"
+	done
+	grep -E "wg_|Time|nsys_|stats_" "$OUT/nsys.log" | grep -v "^WARNING" | head -40
 	pack
 	;;
 profprmt)
