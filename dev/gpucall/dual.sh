@@ -41,7 +41,7 @@
 #   bash dev/gpucall/dual.sh pf2 [TOTAL]        # bench --ungated (device test); ncu of the dual best on bench2; SASS with and without WG_PF; the prefetch rung against the baseline
 #   bash dev/gpucall/dual.sh pf3 [TOTAL]        # the prefetch rungs of both problems against the baseline (pf2's was cut by its max-time on a cold cache)
 #   bash dev/gpucall/dual.sh verify [TOTAL]     # the device tests' hang watchdog; the group family test (SKIP=N resumes it, then the dual half)
-#   bash dev/gpucall/dual.sh timeline [TOTAL]   # nsys: the token decode and the GEMM launch by launch on the short shapes (group bench3-4, dual bench3)
+#   bash dev/gpucall/dual.sh timeline [TOTAL]   # ncu: the token decode's and the GEMM's own durations on the short shapes (group bench3-4, dual bench3) and bench1
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -549,24 +549,24 @@ verify)
 	pack
 	;;
 timeline)
-	# Where a short shape's time goes between the two launches: nsys's
-	# per-kernel durations and start times of the best variants (ungated
-	# timing: one trace, no gate waits in it), each shape alone.
-	NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+	# Where a short shape's time goes between its two launches: each
+	# kernel's own duration under ncu (which runs them one at a time, so
+	# without the overlap), the best variants, each shape alone, ungated.
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 	G5='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
 	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
 	echo '[{"m":[128,384],"n":4096,"k":1536}]' >/tmp/g4.json
 	echo '[{"m":[192,320],"n":3072,"k":4096}]' >/tmp/g3.json
 	echo '[{"m":[256],"n":3072,"k":4096}]' >/tmp/d3.json
-	for c in "g4 nvfp4_group_gemm $G5" "g3 nvfp4_group_gemm $G5" "d3 nvfp4_dual_gemm $D"; do
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	for c in "g4 nvfp4_group_gemm $G5" "g3 nvfp4_group_gemm $G5" "d3 nvfp4_dual_gemm $D" "g1 nvfp4_group_gemm $G5"; do
 		set -- $c
-		step "nsys_$1" 120 nsys.log "$NSYS" profile -o "/tmp/tl_$1" --force-overwrite true --trace cuda \
+		step "ncu_$1" 100 ncu_tl.txt "$NCU" -k regex:wg_ --launch-skip 40 --launch-count 6 \
+			--metrics gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__cycles_active.avg \
 			./bin/web bench --problem "$2" --aa --baseline "$3" --ungated --shapes "/tmp/$1.json" \
-			--device 0 --cache-dir "$C" --max-time 40s --json "$R/tl_$1.json"
-		step "stats_$1" 60 nsys.log "$NSYS" stats --report cuda_gpu_trace --format csv --output "$R/tl_$1" "/tmp/tl_$1.nsys-rep"
-		step "sum_$1" 60 nsys.log "$NSYS" stats --report cuda_gpu_kern_sum "/tmp/tl_$1.nsys-rep"
+			--device 0 --cache-dir "$C" --max-time 60s --json "$R/tl_$1.json"
 	done
-	grep -E "wg_|Time|nsys_|stats_" "$OUT/nsys.log" | grep -v "^WARNING" | head -40
+	grep -E "^  wg_|gpu__time_duration|=== ncu" "$OUT/ncu_tl.txt" | cut -c1-160 | head -80
 	pack
 	;;
 profprmt)
