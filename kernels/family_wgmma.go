@@ -146,15 +146,19 @@ var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"},
 	Doc: "block = the producer warpgroup copies and decodes each chunk of a tile's token rows in every block that uses them; once = a first launch (wg_tokens) decodes every token tile's chunks once into the workspace, byte for byte the shared-memory stage, and one producer thread fills each stage with one bulk async copy (cp.async.bulk, completing on the stage's mbarrier)"}
 
 // wgmmaOverlapKnob is how the GEMM follows the decode-ahead launch.
-var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl"}, Default: "none",
-	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules)"}
+var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", "ready"}, Default: "none",
+	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per stage instead of for the whole token pass: each wg_tokens block releases a count in the launch table (the number of tiles that read its stage) once its bulk store has completed, and the producer acquires it before copying the stage and counts it down, so every launch leaves the counts at zero (WG_RDY)"}
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
 	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF)"}
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
-func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" }
+func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" || wgmmaReady(k) }
+
+// wgmmaReady reports whether k's producer waits per stage on the token
+// pass's ready counts (WG_RDY) rather than for the whole pass.
+func wgmmaReady(k Knobs) bool { return k.Value("overlap") == "ready" }
 
 // wgmmaFit reports whether k runs tail tiles at their live width (WG_FIT
 // 1 or 2: rounded up to 32 or 64 token rows).
@@ -415,7 +419,7 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 // wgmmaConsumerRegs), and a consumer holds what wgmmaHeldRegs counts.
 func checkWgmma(problem string, k Knobs) error {
 	if wgmmaOverlap(k) && !wgmmaTokensOnce(k) {
-		return &KnobError{Knob: "overlap", Value: "pdl", Reason: "the overlap is with the decode-ahead launch: it needs tokens=once"}
+		return &KnobError{Knob: "overlap", Value: k.Value("overlap"), Reason: "the overlap is with the decode-ahead launch: it needs tokens=once"}
 	}
 	if wgmmaConsumers(problem, k) == 3 {
 		// The producer must be the one bulk-copying thread: with the token
@@ -503,6 +507,10 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	if wgmmaOverlap(k) {
 		d["WG_PDL"] = "1"
 	}
+	d["WG_RDY"] = "0"
+	if wgmmaReady(k) {
+		d["WG_RDY"] = "1"
+	}
 	d["WG_PF"] = "0"
 	if k.Value("prefetch") == "next" {
 		d["WG_PF"] = "1"
@@ -569,7 +577,12 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	}
 	// tokens prepends the decode-ahead launch over tokTiles token tiles
 	// (groups described at offset 0 of the table) and sizes the workspace.
-	tokens := func(pl *Plan, g, tokTiles int) int64 {
+	// overlap=ready: both launches also take the table's ready counts at
+	// readyOff (one u32 per stage, uploaded as zeros, and every launch
+	// leaves them zero; the GEMM as its last argument, see withReady), and
+	// wg_tokens the count it releases, readers: the tiles that read a
+	// stage, one per tile of its token tile's weight rows or columns.
+	tokens := func(pl *Plan, g, tokTiles, readyOff, readers int) int64 {
 		tokOff := (partials(g) + 1023) &^ 1023
 		pl.WorkspaceBytes = partials(g)
 		if !wgmmaTokensOnce(k) {
@@ -577,13 +590,35 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 		stage := k.TileM * 256
 		pl.WorkspaceBytes = tokOff + int64(tokTiles*kch*stage)
-		pl.Launches = append([]Launch{{Kernel: "wg_tokens", Grid: [3]uint32{uint32(tokTiles * kch), 1, 1},
+		tl := Launch{Kernel: "wg_tokens", Grid: [3]uint32{uint32(tokTiles * kch), 1, 1},
 			Block: [3]uint32{uint32(k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
-			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}}, pl.Launches...)
+			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}
+		if wgmmaReady(k) {
+			tl.Args = append(tl.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)}, i32(readers))
+		}
+		pl.Launches = append([]Launch{tl}, pl.Launches...)
 		pl.Launches[1].Overlap = wgmmaOverlap(k)
 		return tokOff
 	}
-	flagBytes := func(g int) int { return g * cons * 4 }
+	flagBytes := func(g int) int {
+		if !wgmmaStreamK(k) {
+			return 0
+		}
+		return g * cons * 4
+	}
+	// readyBytes is the size of overlap=ready's counts (0 without).
+	readyBytes := func(tokTiles int) int {
+		if !wgmmaReady(k) {
+			return 0
+		}
+		return tokTiles * kch * 4
+	}
+	// withReady gives the GEMM launch its last argument under overlap=ready.
+	withReady := func(gemm *Launch, readyOff int) {
+		if wgmmaReady(k) {
+			gemm.Args = append(gemm.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)})
+		}
+	}
 	if isDual(v.Problem) {
 		m := s.M[0]
 		tiles := wgmmaTiles(v.Problem, s, k)
@@ -601,14 +636,13 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 			Grid: [3]uint32{uint32(g), 1, 1}, Block: block, SharedBytes: uint32(smem), Group: 0, PersistentPerSM: 1, Tiles: items(tiles),
 			Args: []Arg{ptr(BufA, 0), ptr(BufSA, 0), ptr(BufB, 0), ptr(BufSB, 0), ptr(BufB2, 0), ptr(BufSB2, 0),
 				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}
-		tokOff := tokens(pl, g, ceilDiv(m, k.TileM))
+		tokTiles := ceilDiv(m, k.TileM)
+		readyOff := flagsOff + flagBytes(g)
+		tokOff := tokens(pl, g, tokTiles, readyOff, ceilDiv(s.N, k.TileN))
 		last := &pl.Launches[len(pl.Launches)-1]
 		last.Args = append(last.Args, args(flagsOff, tokOff)...)
-		if group != nil || wgmmaStreamK(k) {
-			n := 0
-			if wgmmaStreamK(k) {
-				n = flagBytes(g)
-			}
+		withReady(last, readyOff)
+		if n := flagBytes(g) + readyBytes(tokTiles); group != nil || n > 0 {
 			pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
 				var b []byte
 				if group != nil {
@@ -635,9 +669,11 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		first[gi] = tokTiles
 		tokTiles += ceilDiv(m, k.TileM)
 	}
-	tokOff := tokens(pl, g, tokTiles)
+	readyOff := flagsOff + flagBytes(g)
+	tokOff := tokens(pl, g, tokTiles, readyOff, ceilDiv(s.N, k.TileN))
 	last := &pl.Launches[len(pl.Launches)-1]
 	last.Args = append(last.Args, args(flagsOff, tokOff)...)
+	withReady(last, readyOff)
 	table := fgTable(s, tiles, entries, 1, tilesOff, flagsOff)
 	if wgmmaTokensOnce(k) {
 		// Each tile entry's pad field names its token tile.
@@ -652,8 +688,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 	}
 	pl.TableBytes = table
-	if wgmmaStreamK(k) {
-		n := flagBytes(g)
+	if n := flagBytes(g) + readyBytes(tokTiles); n > 0 {
 		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte { return append(table(addr), make([]byte, n)...) }
 	}
 	return pl, nil

@@ -29,7 +29,9 @@ func wgmmaProblem(t *testing.T) *Problem {
 // with tail_width=fit as well (one 64-row block per consumer) 18, as 64x192
 // then also takes the split; and tail_width=fit64 (two widths) wherever
 // fit is allowed: 95 more. Five schedules (tiles, streamk, hybrid, auto,
-// autohybrid), two decodes: 2530; two prefetches: 5060. The device test
+// autohybrid), two decodes: 2530; two prefetches: 5060; overlap=ready
+// (a third overlap beside none and pdl, wherever pdl is allowed): 6980.
+// The device test
 // checks every combination at the default decode, tokens, tail width and
 // prefetch, and a pairwise cover of the rest.
 func TestWgmmaFamilyDeclared(t *testing.T) {
@@ -42,14 +44,14 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 5060 {
-		t.Errorf("wgmma combinations: %d, want 5060 (per decode, schedule and prefetch 38 with tokens=block, 90 with once at two overlaps, 30 with three consumers, 95 at fit64)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 6980 {
+		t.Errorf("wgmma combinations: %d, want 6980 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64)", n)
 	}
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
 	def := v.Defines()
-	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0", "WG_TOK": "0", "WG_PDL": "0", "WG_PF": "0"} {
+	for key, want := range map[string]string{"WG_TM": "128", "WG_CONS": "2", "WG_MB": "1", "STAGES": "3", "WG_RS": "4", "WG_FIT": "0", "WG_SK": "0", "WG_CREGS": "0", "WG_DB": "0", "WG_DEC": "0", "WG_TOK": "0", "WG_PDL": "0", "WG_PF": "0", "WG_RDY": "0"} {
 		if def[key] != want {
 			t.Errorf("define %s = %q, want %q", key, def[key], want)
 		}
@@ -192,9 +194,9 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// and the 256-token tile (64 columns, 2 stages, split), three schedules;
 	// those 57 at both overlaps. With the fourth and fifth schedules
 	// (hybrid, autohybrid) every count above five thirds: 530; both
-	// prefetches: 1060.
-	if n := len(d.VariantCombinations("wgmma")); n != 1060 {
-		t.Errorf("dual wgmma combinations: %d, want 1060 (75 per decode and prefetch with tokens=block, 2 x 95 with once)", n)
+	// prefetches: 1060; with overlap=ready beside pdl: 1440.
+	if n := len(d.VariantCombinations("wgmma")); n != 1440 {
+		t.Errorf("dual wgmma combinations: %d, want 1440 (75 per decode and prefetch with tokens=block, 3 x 95 with once)", n)
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -591,7 +593,68 @@ func TestWgmmaOverlapPlan(t *testing.T) {
 				t.Errorf("%s %s: WG_PDL %q", name, spec, d)
 			}
 		}
-		wantKnobErrors(t, p, map[string]string{"wgmma?overlap=pdl": "tokens=once", "wgmma?overlap=always": "not allowed"})
+		wantKnobErrors(t, p, map[string]string{"wgmma?overlap=pdl": "tokens=once", "wgmma?overlap=ready": "tokens=once", "wgmma?overlap=always": "not allowed"})
+	}
+}
+
+// overlap=ready: the GEMM launched overlapped as with pdl, and both
+// launches given the table's per-stage ready counts (zeros, after the
+// stream-K flags): wg_tokens with the number of tiles that read a stage,
+// the GEMM as its last argument; whole tiles and stream-K, both problems.
+func TestWgmmaReadyPlan(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	noAddr := func(Buffer, int) uint64 { return 0 }
+	for _, c := range []struct {
+		problem, spec     string
+		s                 Shape
+		tokTiles, readers int
+	}{
+		{"nvfp4_group_gemm", "wgmma?tokens=once&overlap=ready", Shape{M: []int{129, 7}, N: 256, K: 640}, 3, 2},
+		{"nvfp4_group_gemm", "wgmma?tokens=once&overlap=ready&schedule=streamk", Shape{M: []int{129, 7}, N: 256, K: 640}, 3, 2},
+		{"nvfp4_dual_gemm", "wgmma?tokens=once&overlap=ready", Shape{M: []int{300}, N: 320, K: 384}, 3, 5},
+		{"nvfp4_dual_gemm", "wgmma?tokens=once&overlap=ready&schedule=streamk", Shape{M: []int{300}, N: 320, K: 384}, 3, 5},
+	} {
+		p, err := LookupProblem(c.problem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := func(spec string) (Variant, *Plan) {
+			v, err := p.ResolveVariant(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := v.Plan(c.s, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v, pl
+		}
+		v, rp := plan(c.spec)
+		_, pp := plan(strings.Replace(c.spec, "overlap=ready", "overlap=pdl", 1))
+		if d := v.Defines(); d["WG_RDY"] != "1" || d["WG_PDL"] != "1" {
+			t.Errorf("%s %s: defines %v, want WG_RDY and WG_PDL 1", c.problem, c.spec, d)
+		}
+		stages := c.tokTiles * (c.s.K / 128)
+		tb, pb := rp.TableBytes(noAddr), pp.TableBytes(noAddr)
+		if len(tb) != len(pb)+4*stages || string(tb[:len(pb)]) != string(pb) {
+			t.Errorf("%s %s: table %d bytes, want pdl's %d and %d zero counts after them", c.problem, c.spec, len(tb), len(pb), stages)
+			continue
+		}
+		for _, b := range tb[len(pb):] {
+			if b != 0 {
+				t.Errorf("%s %s: ready counts not uploaded as zeros", c.problem, c.spec)
+				break
+			}
+		}
+		tok, gemm := rp.Launches[0], rp.Launches[1]
+		ptok, pgemm := pp.Launches[0], pp.Launches[1]
+		want := Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(len(pb))}
+		if len(tok.Args) != len(ptok.Args)+2 || tok.Args[len(tok.Args)-2] != want || tok.Args[len(tok.Args)-1] != i32(c.readers) {
+			t.Errorf("%s %s: wg_tokens args %+v, want pdl's then the counts at %d and %d readers", c.problem, c.spec, tok.Args, len(pb), c.readers)
+		}
+		if len(gemm.Args) != len(pgemm.Args)+1 || gemm.Args[len(gemm.Args)-1] != want || !gemm.Overlap {
+			t.Errorf("%s %s: GEMM args %+v (overlap %v), want pdl's then the counts", c.problem, c.spec, gemm.Args, gemm.Overlap)
+		}
 	}
 }
 

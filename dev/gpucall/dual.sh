@@ -41,6 +41,7 @@
 #   bash dev/gpucall/dual.sh pf2 [TOTAL]        # bench --ungated (device test); ncu of the dual best on bench2; SASS with and without WG_PF; the prefetch rung against the baseline
 #   bash dev/gpucall/dual.sh pf3 [TOTAL]        # the prefetch rungs of both problems against the baseline (pf2's was cut by its max-time on a cold cache)
 #   bash dev/gpucall/dual.sh verify [TOTAL]     # the device tests' hang watchdog; the group family test (SKIP=N resumes it, then the dual half)
+#   bash dev/gpucall/dual.sh ready [TOTAL]      # overlap=ready: resources, tests, paired with the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh timeline [TOTAL]   # ncu: the token decode's and the GEMM's own durations on the short shapes (group bench3-4, dual bench3) and bench1
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -51,7 +52,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify or timeline}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline or ready}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -546,6 +547,28 @@ verify)
 		step family_d 600 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+ready)
+	# Kernel-notes step 21: the producer waits per stage on the token
+	# pass's ready counts (WG_RDY) instead of for the whole pass.
+	G5='wgmma?tile_n=auto&consumers=3&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	GR=${G5/overlap=pdl/overlap=ready}
+	DR=${D/overlap=pdl/overlap=ready}
+	tok="-DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_RDY=1"
+	ptxas group_c3_hybrid_rdy $tok -DWG_MB=1 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_FIT=2 -DWG_SK=2
+	ptxas group_c2_fit64_rdy $tok -DWG_MB=1 -DSTAGES=3 -DWG_CREGS=224 -DWG_FIT=2
+	ptxas dual_wide_rdy $tok -DDUAL=1 -DWG_MB=2 -DSTAGES=2 -DWG_CREGS=224
+	ptxas dual_narrow_sk_rdy $tok -DDUAL=1 -DWG_MB=1 -DSTAGES=3 -DWG_SK=1
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests g_rdy_tests nvfp4_group_gemm "$GR" "$G5"
+	tests d_rdy_tests nvfp4_dual_gemm "$DR" "$D"
+	BENCH_MAX=140 bench g_rdy_vs_best nvfp4_group_gemm "$GR" "$G5"
+	BENCH_MAX=70 bench d_rdy_vs_best nvfp4_dual_gemm "$DR" "$D"
+	TITLE="wgmma overlap=ready against the best variants" summarize
+	PITCHTANK_FAMILY_KNOB=overlap=ready step family 200 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
 	pack
 	;;
 timeline)

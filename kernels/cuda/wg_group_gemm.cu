@@ -189,6 +189,20 @@
 #if WG_PDL && !WG_TOK
 #error "wg_group_gemm: WG_PDL overlaps the GEMM with wg_tokens: it needs WG_TOK"
 #endif
+#ifndef WG_RDY
+// 1 (needs WG_PDL): the producer waits per stage instead of for the whole
+// token pass. wg_tokens releases a count in the launch table (ready, one
+// u32 per stage, the number of tiles that read it) once its stage's bulk
+// store has completed; the producer acquires it before copying the stage
+// and counts it down, so every launch leaves the counts at zero, as the
+// stream-K flags. Why: on the short shapes the pass is a quarter of the
+// kernel time and almost all latency (cold loads, the store's completion,
+// the grid's end), and griddepcontrol.wait waits for all of it.
+#define WG_RDY 0
+#endif
+#if WG_RDY && !WG_PDL
+#error "wg_group_gemm: WG_RDY replaces the overlapped GEMM's wait: it needs WG_PDL"
+#endif
 #ifndef WG_CREGS
 // > 0: registers per thread split by role with setmaxnreg (sm_90a): the
 // consumers raise theirs to WG_CREGS, the producer lowers its own to what is
@@ -574,6 +588,7 @@ static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u
 struct WgStream {
   float* ws;
   fg_u32* flags;
+  fg_u32* ready; // WG_RDY: per-stage counts of the token pass, else null
 };
 static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
   fg_u32 v;
@@ -1022,7 +1037,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // writes before the first copy; the consumers meanwhile load and decode
     // their first weight chunks.
     if (tid == 0) {
-#if WG_PDL
+#if WG_PDL && !WG_RDY
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
       wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
@@ -1033,8 +1048,22 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
           const int st = q % STAGES;
           wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+#if WG_RDY
+          // The stage's bytes are in global memory once wg_tokens has
+          // released its count; the bulk copy reads them through the async
+          // proxy, so a proxy fence orders it after the acquire.
+          fg_u32* const rc = sk.ready + (size_t)tile.pad * kch + it;
+          while (wg_ld_acquire(rc) == 0u) {
+          }
+          asm volatile("fence.proxy.async.global;\n" ::: "memory");
+#endif
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
+#if WG_RDY
+          // The stage stays in the workspace until the next launch's
+          // wg_tokens, which starts after this grid has ended.
+          asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;\n" ::"l"(rc), "r"(0xffffffffu) : "memory");
+#endif
         }
       });
     }
@@ -1142,7 +1171,15 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_dual_gemm(const fg_u8* __restrict__ a, const fg_u8* __restrict__ sa, const fg_u8* __restrict__ b1,
                  const fg_u8* __restrict__ sb1, const fg_u8* __restrict__ b2, const fg_u8* __restrict__ sb2,
                  fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags,
-                 const fg_u8* __restrict__ tok) {
+                 const fg_u8* __restrict__ tok
+#if WG_RDY
+                 ,
+                 fg_u32* __restrict__ ready
+#endif
+    ) {
+#if !WG_RDY
+  fg_u32* const ready = nullptr;
+#endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Tile ti: token tile ti % mt, output columns (ti / mt) * WG_DN: the token
   // tiles that share weight rows run side by side (L2 reuse of B1, B2).
@@ -1163,7 +1200,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     g.k = K;
     g.splits = 1;
     g.ws = nullptr;
-  }, WgStream{ws, flags}, tok);
+  }, WgStream{ws, flags, ready}, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
@@ -1174,12 +1211,20 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 // tile plus m0 / WG_TM, token tiles numbered group by group.
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles,
-                  float* __restrict__ ws, fg_u32* __restrict__ flags, const fg_u8* __restrict__ tok) {
+                  float* __restrict__ ws, fg_u32* __restrict__ flags, const fg_u8* __restrict__ tok
+#if WG_RDY
+                  ,
+                  fg_u32* __restrict__ ready
+#endif
+    ) {
+#if !WG_RDY
+  fg_u32* const ready = nullptr;
+#endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
-  }, WgStream{ws, flags}, tok);
+  }, WgStream{ws, flags, ready}, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
@@ -1197,7 +1242,12 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 // M_g are zeros. Block (WG_TM, 1, 1), WG_TOK_STAGE + 1024 bytes of dynamic
 // shared memory.
 extern "C" __global__ void __launch_bounds__(WG_TM)
-    wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out) {
+    wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out
+#if WG_RDY
+              ,
+              fg_u32* __restrict__ ready, unsigned readers
+#endif
+    ) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // The GEMM, launched overlapped (WG_PDL), may start once every block of
   // this grid has passed here; it waits for this grid to finish before it
@@ -1241,7 +1291,15 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
                  "r"(stage), "n"(WG_TOK_STAGE)
                  : "memory");
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#if WG_RDY
+    // The stage's bytes written (not only read from shared memory), then
+    // its count released to the GEMM's producers: readers of them.
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    wg_st_release(ready + u, readers);
+#else
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
+#endif
   }
 #else
   asm volatile("trap;");
