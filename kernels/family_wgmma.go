@@ -147,7 +147,7 @@ var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"},
 
 // wgmmaOverlapKnob is how the GEMM follows the decode-ahead launch.
 var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", "ready"}, Default: "none",
-	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per stage instead of for the whole token pass: each wg_tokens block releases a count in the launch table (the number of tiles that read its stage) once its bulk store has completed, and the producer acquires it before copying the stage and counts it down, so every launch leaves the counts at zero (WG_RDY)"}
+	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per token tile instead of for the whole token pass: each wg_tokens block counts its token tile done in the launch table (release) once its bulk store has completed, the producer acquires all of a token tile's blocks done before a piece's first copy and counts the chunks read, and the last reader sets both counts back to zero, so every launch leaves them zero (WG_RDY)"}
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
@@ -578,11 +578,10 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	// tokens prepends the decode-ahead launch over tokTiles token tiles
 	// (groups described at offset 0 of the table) and sizes the workspace.
 	// overlap=ready: both launches also take the table's ready counts at
-	// readyOff (one u32 per stage, uploaded as zeros, and every launch
-	// leaves them zero; the GEMM as its last argument, see withReady), and
-	// wg_tokens the count it releases, readers: the tiles that read a
-	// stage, one per tile of its token tile's weight rows or columns.
-	tokens := func(pl *Plan, g, tokTiles, readyOff, readers int) int64 {
+	// readyOff (done and seen, two u32 per token tile, uploaded as zeros,
+	// and every launch leaves them zero); the GEMM's are its last two
+	// arguments, see withReady.
+	tokens := func(pl *Plan, g, tokTiles, readyOff int) int64 {
 		tokOff := (partials(g) + 1023) &^ 1023
 		pl.WorkspaceBytes = partials(g)
 		if !wgmmaTokensOnce(k) {
@@ -594,7 +593,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 			Block: [3]uint32{uint32(k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
 			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}
 		if wgmmaReady(k) {
-			tl.Args = append(tl.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)}, i32(readers))
+			tl.Args = append(tl.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)})
 		}
 		pl.Launches = append([]Launch{tl}, pl.Launches...)
 		pl.Launches[1].Overlap = wgmmaOverlap(k)
@@ -611,12 +610,14 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		if !wgmmaReady(k) {
 			return 0
 		}
-		return tokTiles * kch * 4
+		return tokTiles * 8
 	}
-	// withReady gives the GEMM launch its last argument under overlap=ready.
-	withReady := func(gemm *Launch, readyOff int) {
+	// withReady gives the GEMM launch its last arguments under
+	// overlap=ready: the counts and readers, the chunk reads of one token
+	// tile (kch per tile that reads it: one per tile of its token rows).
+	withReady := func(gemm *Launch, readyOff, tilesPerTokenTile int) {
 		if wgmmaReady(k) {
-			gemm.Args = append(gemm.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)})
+			gemm.Args = append(gemm.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)}, i32(kch*tilesPerTokenTile))
 		}
 	}
 	if isDual(v.Problem) {
@@ -638,10 +639,10 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 				ptr(BufC, 0), i32(m), i32(s.N), i32(s.K)}}}
 		tokTiles := ceilDiv(m, k.TileM)
 		readyOff := flagsOff + flagBytes(g)
-		tokOff := tokens(pl, g, tokTiles, readyOff, ceilDiv(s.N, k.TileN))
+		tokOff := tokens(pl, g, tokTiles, readyOff)
 		last := &pl.Launches[len(pl.Launches)-1]
 		last.Args = append(last.Args, args(flagsOff, tokOff)...)
-		withReady(last, readyOff)
+		withReady(last, readyOff, ceilDiv(s.N, k.TileN))
 		if n := flagBytes(g) + readyBytes(tokTiles); group != nil || n > 0 {
 			pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
 				var b []byte
@@ -670,10 +671,10 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		tokTiles += ceilDiv(m, k.TileM)
 	}
 	readyOff := flagsOff + flagBytes(g)
-	tokOff := tokens(pl, g, tokTiles, readyOff, ceilDiv(s.N, k.TileN))
+	tokOff := tokens(pl, g, tokTiles, readyOff)
 	last := &pl.Launches[len(pl.Launches)-1]
 	last.Args = append(last.Args, args(flagsOff, tokOff)...)
-	withReady(last, readyOff)
+	withReady(last, readyOff, ceilDiv(s.N, k.TileN))
 	table := fgTable(s, tiles, entries, 1, tilesOff, flagsOff)
 	if wgmmaTokensOnce(k) {
 		// Each tile entry's pad field names its token tile.

@@ -598,16 +598,17 @@ func TestWgmmaOverlapPlan(t *testing.T) {
 }
 
 // overlap=ready: the GEMM launched overlapped as with pdl, and both
-// launches given the table's per-stage ready counts (zeros, after the
-// stream-K flags): wg_tokens with the number of tiles that read a stage,
-// the GEMM as its last argument; whole tiles and stream-K, both problems.
+// launches given the table's ready counts (two u32 per token tile, zeros,
+// after the stream-K flags); the GEMM also the chunk reads per token tile
+// (K chunks x the tiles of its rows or columns); whole tiles and stream-K,
+// both problems.
 func TestWgmmaReadyPlan(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	noAddr := func(Buffer, int) uint64 { return 0 }
 	for _, c := range []struct {
-		problem, spec     string
-		s                 Shape
-		tokTiles, readers int
+		problem, spec   string
+		s               Shape
+		tokTiles, tiles int
 	}{
 		{"nvfp4_group_gemm", "wgmma?tokens=once&overlap=ready", Shape{M: []int{129, 7}, N: 256, K: 640}, 3, 2},
 		{"nvfp4_group_gemm", "wgmma?tokens=once&overlap=ready&schedule=streamk", Shape{M: []int{129, 7}, N: 256, K: 640}, 3, 2},
@@ -634,10 +635,9 @@ func TestWgmmaReadyPlan(t *testing.T) {
 		if d := v.Defines(); d["WG_RDY"] != "1" || d["WG_PDL"] != "1" {
 			t.Errorf("%s %s: defines %v, want WG_RDY and WG_PDL 1", c.problem, c.spec, d)
 		}
-		stages := c.tokTiles * (c.s.K / 128)
 		tb, pb := rp.TableBytes(noAddr), pp.TableBytes(noAddr)
-		if len(tb) != len(pb)+4*stages || string(tb[:len(pb)]) != string(pb) {
-			t.Errorf("%s %s: table %d bytes, want pdl's %d and %d zero counts after them", c.problem, c.spec, len(tb), len(pb), stages)
+		if len(tb) != len(pb)+8*c.tokTiles || string(tb[:len(pb)]) != string(pb) {
+			t.Errorf("%s %s: table %d bytes, want pdl's %d and two zero counts per token tile after them", c.problem, c.spec, len(tb), len(pb))
 			continue
 		}
 		for _, b := range tb[len(pb):] {
@@ -649,11 +649,12 @@ func TestWgmmaReadyPlan(t *testing.T) {
 		tok, gemm := rp.Launches[0], rp.Launches[1]
 		ptok, pgemm := pp.Launches[0], pp.Launches[1]
 		want := Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(len(pb))}
-		if len(tok.Args) != len(ptok.Args)+2 || tok.Args[len(tok.Args)-2] != want || tok.Args[len(tok.Args)-1] != i32(c.readers) {
-			t.Errorf("%s %s: wg_tokens args %+v, want pdl's then the counts at %d and %d readers", c.problem, c.spec, tok.Args, len(pb), c.readers)
+		if len(tok.Args) != len(ptok.Args)+1 || tok.Args[len(tok.Args)-1] != want {
+			t.Errorf("%s %s: wg_tokens args %+v, want pdl's then the counts at %d", c.problem, c.spec, tok.Args, len(pb))
 		}
-		if len(gemm.Args) != len(pgemm.Args)+1 || gemm.Args[len(gemm.Args)-1] != want || !gemm.Overlap {
-			t.Errorf("%s %s: GEMM args %+v (overlap %v), want pdl's then the counts", c.problem, c.spec, gemm.Args, gemm.Overlap)
+		readers := i32(c.s.K / 128 * c.tiles)
+		if len(gemm.Args) != len(pgemm.Args)+2 || gemm.Args[len(gemm.Args)-2] != want || gemm.Args[len(gemm.Args)-1] != readers || !gemm.Overlap {
+			t.Errorf("%s %s: GEMM args %+v (overlap %v), want pdl's then the counts and %d chunk reads", c.problem, c.spec, gemm.Args, gemm.Overlap, readers.Value)
 		}
 	}
 }

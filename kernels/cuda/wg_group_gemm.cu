@@ -190,14 +190,19 @@
 #error "wg_group_gemm: WG_PDL overlaps the GEMM with wg_tokens: it needs WG_TOK"
 #endif
 #ifndef WG_RDY
-// 1 (needs WG_PDL): the producer waits per stage instead of for the whole
-// token pass. wg_tokens releases a count in the launch table (ready, one
-// u32 per stage, the number of tiles that read it) once its stage's bulk
-// store has completed; the producer acquires it before copying the stage
-// and counts it down, so every launch leaves the counts at zero, as the
-// stream-K flags. Why: on the short shapes the pass is a quarter of the
-// kernel time and almost all latency (cold loads, the store's completion,
-// the grid's end), and griddepcontrol.wait waits for all of it.
+// 1 (needs WG_PDL): the producer waits per token tile instead of for the
+// whole token pass. The launch table holds two u32 per token tile, ready:
+// done, which each of the tile's wg_tokens blocks raises by one (release)
+// once its stage's bulk store has completed, and seen, the chunks read so
+// far. Before a piece's first copy the producer acquires done == kch, then
+// adds its chunk count to seen; the piece that brings seen to readers
+// (every chunk read by every tile of the token tile: all other pieces have
+// passed their wait) sets both back to zero, so every launch leaves them
+// zero, as the stream-K flags. Why: on the short shapes the pass is a
+// quarter of the kernel time and almost all latency (cold loads, the
+// store's completion, the grid's end), and griddepcontrol.wait waits for
+// all of it. (A count per stage, acquired before every copy, put an L2
+// round trip in front of each stage: bench4 lost 4%, kernel-notes step 21.)
 #define WG_RDY 0
 #endif
 #if WG_RDY && !WG_PDL
@@ -588,7 +593,8 @@ static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u
 struct WgStream {
   float* ws;
   fg_u32* flags;
-  fg_u32* ready; // WG_RDY: per-stage counts of the token pass, else null
+  fg_u32* ready;    // WG_RDY: done and seen per token tile, else null
+  unsigned readers; // WG_RDY: chunk reads per token tile (kch x its tiles)
 };
 static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
   fg_u32 v;
@@ -1045,25 +1051,29 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         FgGroup gp;
         fetch(p.t, tile, gp, -1);
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
+#if WG_RDY
+        {
+          // The token tile's stages are in global memory once all its
+          // wg_tokens blocks have released; the bulk copies read them
+          // through the async proxy, so a proxy fence orders them after the
+          // acquire. They stay in the workspace until the next launch's
+          // wg_tokens, which starts after this grid has ended.
+          fg_u32* const done = sk.ready + 2 * (size_t)tile.pad;
+          while (wg_ld_acquire(done) != (fg_u32)kch) {
+          }
+          asm volatile("fence.proxy.async.global;\n" ::: "memory");
+          const fg_u32 n = (fg_u32)(p.k1 - p.k0);
+          if (atomicAdd(done + 1, n) + n == sk.readers) {
+            done[0] = 0u; // the last reader: every other piece has passed its wait
+            done[1] = 0u;
+          }
+        }
+#endif
         for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
           const int st = q % STAGES;
           wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
-#if WG_RDY
-          // The stage's bytes are in global memory once wg_tokens has
-          // released its count; the bulk copy reads them through the async
-          // proxy, so a proxy fence orders it after the acquire.
-          fg_u32* const rc = sk.ready + (size_t)tile.pad * kch + it;
-          while (wg_ld_acquire(rc) == 0u) {
-          }
-          asm volatile("fence.proxy.async.global;\n" ::: "memory");
-#endif
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
-#if WG_RDY
-          // The stage stays in the workspace until the next launch's
-          // wg_tokens, which starts after this grid has ended.
-          asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;\n" ::"l"(rc), "r"(0xffffffffu) : "memory");
-#endif
         }
       });
     }
@@ -1174,11 +1184,12 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
                  const fg_u8* __restrict__ tok
 #if WG_RDY
                  ,
-                 fg_u32* __restrict__ ready
+                 fg_u32* __restrict__ ready, unsigned readers
 #endif
     ) {
 #if !WG_RDY
   fg_u32* const ready = nullptr;
+  const unsigned readers = 0u;
 #endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Tile ti: token tile ti % mt, output columns (ti / mt) * WG_DN: the token
@@ -1200,7 +1211,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     g.k = K;
     g.splits = 1;
     g.ws = nullptr;
-  }, WgStream{ws, flags, ready}, tok);
+  }, WgStream{ws, flags, ready, readers}, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
@@ -1214,17 +1225,18 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
                   float* __restrict__ ws, fg_u32* __restrict__ flags, const fg_u8* __restrict__ tok
 #if WG_RDY
                   ,
-                  fg_u32* __restrict__ ready
+                  fg_u32* __restrict__ ready, unsigned readers
 #endif
     ) {
 #if !WG_RDY
   fg_u32* const ready = nullptr;
+  const unsigned readers = 0u;
 #endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
-  }, WgStream{ws, flags, ready}, tok);
+  }, WgStream{ws, flags, ready, readers}, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
@@ -1245,7 +1257,7 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
     wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out
 #if WG_RDY
               ,
-              fg_u32* __restrict__ ready, unsigned readers
+              fg_u32* __restrict__ ready
 #endif
     ) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -1293,10 +1305,10 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #if WG_RDY
     // The stage's bytes written (not only read from shared memory), then
-    // its count released to the GEMM's producers: readers of them.
+    // counted done for its token tile (tt), released to the producers.
     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
-    wg_st_release(ready + u, readers);
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ready + 2 * tt) : "memory");
 #else
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
 #endif
