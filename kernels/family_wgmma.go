@@ -491,29 +491,15 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		d["WG_FIT"] = "0"
 	}
 	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(problem, k))
-	d["WG_DB"] = "0"
-	if wgmmaChunks(k) {
-		d["WG_DB"] = "1"
-	}
-	d["WG_DEC"] = "0"
-	if k.Value("decode") == "prmt" {
-		d["WG_DEC"] = "1"
-	}
-	d["WG_TOK"] = "0"
-	if wgmmaTokensOnce(k) {
-		d["WG_TOK"] = "1"
-	}
-	d["WG_PDL"] = "0"
-	if wgmmaOverlap(k) {
-		d["WG_PDL"] = "1"
-	}
-	d["WG_RDY"] = "0"
-	if wgmmaReady(k) {
-		d["WG_RDY"] = "1"
-	}
-	d["WG_PF"] = "0"
-	if k.Value("prefetch") == "next" {
-		d["WG_PF"] = "1"
+	for def, on := range map[string]bool{
+		"WG_DB":  wgmmaChunks(k),
+		"WG_DEC": k.Value("decode") == "prmt",
+		"WG_TOK": wgmmaTokensOnce(k),
+		"WG_PDL": wgmmaOverlap(k),
+		"WG_RDY": wgmmaReady(k),
+		"WG_PF":  k.Value("prefetch") == "next",
+	} {
+		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}
 	d["WG_SK"] = map[string]string{"streamk": "1", "hybrid": "2"}[k.Value("schedule")]
 	if d["WG_SK"] == "" {
