@@ -295,7 +295,7 @@ func TestCompileDeclaredSpace(t *testing.T) {
 				var core, rest []kernels.Variant
 				for _, kv := range vs {
 					k, d := kv.Knobs, v.Knobs
-					if k.Value("tokens") == d.Value("tokens") && k.TailWidth == d.TailWidth && k.Value("prefetch") == d.Value("prefetch") {
+					if k.SameValues(d, kernels.WgmmaPairwiseKnobs...) {
 						core = append(core, kv)
 					} else {
 						rest = append(rest, kv)

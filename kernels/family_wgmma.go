@@ -149,6 +149,14 @@ var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"},
 var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", "ready"}, Default: "none",
 	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per token tile instead of for the whole token pass: each wg_tokens block counts its token tile done in the launch table (release) once its bulk store has completed, the producer acquires all of a token tile's blocks done before a piece's first copy and counts the chunks read, and the last reader sets both counts back to zero, so every launch leaves them zero (WG_RDY)"}
 
+// WgmmaPairwiseKnobs are the wgmma knobs whose other values the exhaustive
+// compile (kernels' TestCompileDeclaredSpace) and the device family test
+// (engine's TestWgmmaFamily) check in a pairwise cover rather than in full:
+// each changes one corner of the kernel (the token producer, the tail
+// widths, where a consumer's weight ring starts), and the full product
+// would not fit those steps' time. A knob of that kind is added here once.
+var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch"}
+
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
 	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF)"}

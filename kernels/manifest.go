@@ -243,6 +243,17 @@ func (k Knobs) values() map[string]string {
 // k has none): how a family reads a knob that Knobs has no field for.
 func (k Knobs) Value(key string) string { return k.values()[key] }
 
+// SameValues reports whether k and o agree on every knob in keys.
+func (k Knobs) SameValues(o Knobs, keys ...string) bool {
+	kv, ov := k.values(), o.values()
+	for _, key := range keys {
+		if kv[key] != ov[key] {
+			return false
+		}
+	}
+	return true
+}
+
 // withCustom is k with the knob key, one Knobs has no field for, set to
 // value (an auto knob's candidates are made this way).
 func (k Knobs) withCustom(key, value string) Knobs {

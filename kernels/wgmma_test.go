@@ -849,3 +849,29 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 		}
 	}
 }
+
+// SameValues compares fields and custom knobs alike, and only the keys
+// named: what the pairwise covers' core selection (WgmmaPairwiseKnobs)
+// relies on.
+func TestKnobsSameValues(t *testing.T) {
+	p := wgmmaProblem(t)
+	knobs := func(spec string) Knobs {
+		v, err := p.ResolveVariant(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Knobs
+	}
+	def := knobs("wgmma")
+	if !knobs("wgmma?stages=2").SameValues(def, WgmmaPairwiseKnobs...) {
+		t.Error("a knob outside the keys made the combinations differ")
+	}
+	for _, spec := range []string{"wgmma?tokens=once", "wgmma?tail_width=fit64&registers=split", "wgmma?prefetch=next"} {
+		if knobs(spec).SameValues(def, WgmmaPairwiseKnobs...) {
+			t.Errorf("%s: SameValues with the defaults on %v", spec, WgmmaPairwiseKnobs)
+		}
+	}
+	if !knobs("wgmma?prefetch=next").SameValues(def) {
+		t.Error("no keys: want true")
+	}
+}

@@ -399,15 +399,9 @@ func openBackend(p *kernels.Problem, cpu bool, ordinal int, cacheDir string, ung
 	if cpu {
 		return NewCPUBackend(p), nil
 	}
-	gb, err := OpenGPU(ordinal, p, cacheDir)
+	gb, err := OpenGPU(ordinal, p, cacheDir, ungated)
 	if err != nil {
 		return nil, fmt.Errorf("device %d: %v. Run on a machine with an NVIDIA GPU and driver, pick another --device, or use --device cpu", ordinal, err)
-	}
-	if ungated {
-		if err := gb.Ungate(); err != nil {
-			gb.Close()
-			return nil, fmt.Errorf("device %d: --ungated: %v", ordinal, err)
-		}
 	}
 	return gb, nil
 }

@@ -47,9 +47,12 @@ type GPUBackend struct {
 }
 
 // OpenGPU opens CUDA device ordinal and prepares the timing stream, the
-// event pair and the flush buffer. A machine without a driver returns the
-// gpu package's *UnavailableError naming what is missing.
-func OpenGPU(ordinal int, p *kernels.Problem, cacheDir string) (*GPUBackend, error) {
+// event pair, the flush buffer and, unless ungated (web bench --ungated),
+// the gate: under a profiler that serializes launches (ncu) a gated stream
+// would wait for the host to open it while the host waits inside the
+// profiled launch. A machine without a driver returns the gpu package's
+// *UnavailableError naming what is missing.
+func OpenGPU(ordinal int, p *kernels.Problem, cacheDir string, ungated bool) (*GPUBackend, error) {
 	d, err := gpu.Open(ordinal)
 	if err != nil {
 		return nil, err
@@ -77,6 +80,9 @@ func OpenGPU(ordinal int, p *kernels.Problem, cacheDir string) (*GPUBackend, err
 		}
 		if b.flush, err = c.Alloc(b.flushBytes); err != nil {
 			return fmt.Errorf("allocate the %d-byte L2 flush buffer: %w", b.flushBytes, err)
+		}
+		if ungated {
+			return nil // timed ungated; Timer records it
 		}
 		if b.gate, err = c.NewGate(); errors.Is(err, gpu.ErrGateUnsupported) {
 			b.gate, err = nil, nil // timed ungated; Timer records it
@@ -108,20 +114,6 @@ func (b *GPUBackend) Ceilings() kernels.Ceilings {
 }
 
 func (b *GPUBackend) CacheMode() (string, int64) { return "cold", b.flushBytes }
-
-// Ungate times the samples without the gate (web bench --ungated): under a
-// profiler that serializes launches the gated stream would wait for the
-// host to open it while the host waits inside the profiled launch.
-func (b *GPUBackend) Ungate() error {
-	return b.dev.Do(func(*gpu.Ctx) error {
-		err := b.gate.Free()
-		b.gate = nil
-		if err != nil {
-			return fmt.Errorf("free the timing gate: %w", err)
-		}
-		return nil
-	})
-}
 
 // Timer is "cuda_events_gated" where the timing stream is held until each
 // sample's launches are all enqueued (the events then time the GPU alone),

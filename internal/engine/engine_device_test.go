@@ -257,7 +257,7 @@ func checkVariants(t *testing.T, info gpu.DeviceInfo, p *kernels.Problem, vs []k
 	}
 }
 
-// hangLimit bounds one checked run (launches, copies and the comparison on
+// hangLimitFor bounds one checked run (launches, copies and the comparison on
 // the host): the largest benchmark shape takes well under a second.
 // PITCHTANK_HANG_LIMIT (a duration) shortens it for TestHangWatchdog.
 func hangLimitFor() time.Duration {

@@ -81,7 +81,7 @@ func TestWgmmaFamily(t *testing.T) {
 			picked := map[string]bool{}
 			def := mustVariant(t, p, "wgmma").Knobs
 			for _, v := range all {
-				if v.Knobs.Value("decode") == def.Value("decode") && v.Knobs.Value("tokens") == def.Value("tokens") && v.Knobs.TailWidth == def.TailWidth && v.Knobs.Value("prefetch") == def.Value("prefetch") {
+				if v.Knobs.SameValues(def, append([]string{"decode"}, kernels.WgmmaPairwiseKnobs...)...) {
 					vs, picked[v.Name] = append(vs, v), true
 				}
 			}
