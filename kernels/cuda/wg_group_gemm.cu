@@ -219,9 +219,36 @@
 // of one block per SM) and warp-uniform role branches.
 #define WG_CREGS 0
 #endif
+#ifndef WG_PW
+// 1 (needs WG_TOK, no WG_CREGS): the producer is one warp after the
+// consumer warpgroups instead of warpgroup 0. With the tokens decoded
+// ahead its work is one thread's bulk copies, so the 96 threads of a
+// producer warpgroup that only exit cost registers that the consumers can
+// use without setmaxnreg (which whole warpgroups must execute): 4
+// consumers and the warp are 544 threads at 120 registers each, where 640
+// threads would leave a consumer at most 112 after the split.
+#define WG_PW 0
+#endif
+#ifndef WG_LEAN
+// 1: a consumer keeps none of a chunk's raw weight words between its two
+// halves: the Y half reads its words and scales from the ring again (the
+// slot is still intact then) instead of holding six registers across the
+// X half's wgmmas. For the 120-register budget of WG_PW.
+#define WG_LEAN 0
+#endif
+#define WG_PTHREADS (WG_PW ? 32 : 128) // producer threads
+#define WG_PTID (WG_PW ? 128 * WG_CONS : 0) // the producer's first thread
+// Consumers per product: the dual GEMM's first half multiplies by B1, the
+// second by B2, each half splitting the tile's output columns in 64*WG_MB
+// row blocks; the group GEMM's consumers all split one B.
+#define WG_HALF (DUAL ? WG_CONS / 2 : WG_CONS)
+// Named barriers of the dual hand-off between consumer cl (B1) and cl +
+// WG_HALF (B2); 1..WG_CONS are the consumers' own.
+#define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
+#define WG_XEMPTY(cl) (2 + WG_CONS + 2 * (cl))
 #define WG_LREGS ((65536 / FG_THREADS) > 255 ? 248 : (65536 / FG_THREADS) & ~7) // per thread at launch
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
-#define WG_DN (64 * WG_MB) // dual: output columns per tile
+#define WG_DN (64 * WG_MB * WG_HALF) // dual: output columns per tile
 
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
 #error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
@@ -234,18 +261,21 @@
 #if WG_DB && !WG_CREGS
 #error "wg_group_gemm: the whole-chunk pipeline (WG_DB) needs the register split (WG_CREGS)"
 #endif
-#if DUAL && WG_CONS != 2
-#error "wg_group_gemm: the dual GEMM has two consumers (B1 and B2)"
+#if DUAL && WG_CONS != 2 && !(WG_CONS == 4 && WG_MB == 1)
+#error "wg_group_gemm: the dual GEMM has two consumers (B1 and B2), or four with one 64-row block each"
 #endif
-#if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > 3 || WG_MB < 1 || WG_MB > 2
-#error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3, 1 <= WG_MB <= 2"
+#if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > (DUAL ? 4 : 3) || WG_MB < 1 || WG_MB > 2
+#error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3 (dual: 2 or 4), 1 <= WG_MB <= 2"
+#endif
+#if WG_PW && (!WG_TOK || WG_CREGS)
+#error "wg_group_gemm: a one-warp producer (WG_PW) needs the tokens decoded ahead and no setmaxnreg"
 #endif
 
 #define TILE_M WG_TM
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
-#define FG_THREADS (128 * (1 + WG_CONS))
+#define FG_THREADS (128 * WG_CONS + WG_PTHREADS)
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
 #endif
@@ -714,8 +744,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = lrow(b, h);
-        // Dual: each consumer's rows start at the tile's first row of its own B.
-        const int n = n0 + r - (DUAL ? c * WG_MB * 64 : 0);
+        // Dual: each product's consumers start at the tile's first row of their own B.
+        const int n = n0 + r - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
         const bool ok = n < g.n;
         const size_t nn = (size_t)(ok ? n : 0);
         wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, g.b + nn * rowb + kc * 64 + 16 * t,
@@ -733,6 +763,17 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int i = 0; i < NW / 2; ++i) acc[b][i] = 0.f;
   // Words 2, 3 and the scale pair of each row, kept for the Y half.
   fg_u32 hw0[WG_MB][2], hw1[WG_MB][2], hx0[WG_MB], hx1[WG_MB];
+#if WG_LEAN
+  // Half h's raw words (2h, 2h+1 of rows g and g+8) and scale pairs of
+  // block b from ring slot slot.
+  auto raw_half = [&](int slot, int b, int h, fg_u32 (&w0)[2], fg_u32 (&w1)[2], fg_u32& x0, fg_u32& x1) {
+    const int r0 = lrow(b, 0), r1 = lrow(b, 1);
+    wg_lds64(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t + 8 * h, w0[0], w0[1]);
+    wg_lds64(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t + 8 * h, w1[0], w1[1]);
+    x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
+    x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
+  };
+#endif
   // Raw words of chunk kc (its copies have landed): decode X, keep Y's.
   auto frags_x = [&](int kc) {
     const int slot = kc % WG_RS;
@@ -746,6 +787,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
 #pragma unroll
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b) {
+#if WG_LEAN
+      fg_u32 w0[2], w1[2], x0, x1;
+      raw_half(slot, b, 0, w0, w1, x0, x1);
+      wg_frags_half(xa[b], w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
+#else
       fg_u32 w0[4], w1[4];
       const int r0 = lrow(b, 0), r1 = lrow(b, 1);
       wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
@@ -760,9 +806,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       hw1[b][1] = w1[3];
       hx0[b] = x0;
       hx1[b] = x1;
+#endif
     }
   };
-  auto frags_y = [&]() {
+  // The Y half of chunk kc (WG_LEAN reads its words from the ring again).
+  auto frags_y = [&](int kc) {
 #pragma unroll
     for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b)
 #pragma unroll
@@ -770,8 +818,16 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
         for (int i = 0; i < 4; ++i) ya[b][j][i] = hw0[b][0] + (fg_u32)(j + i);
 #pragma unroll
-    for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
+    for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b) {
+#if WG_LEAN
+      fg_u32 w0[2], w1[2], x0, x1;
+      raw_half(kc % WG_RS, b, 1, w0, w1, x0, x1);
+      wg_frags_half(ya[b], w0[0], w0[1], w1[0], w1[1], wg_scale<1>(x0), wg_scale<1>(x1));
+#else
+      (void)kc;
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
+#endif
+    }
   };
   if (!(WG_PF && warm)) {
 #pragma unroll
@@ -807,7 +863,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   fg_u32 f0[WG_MB][2][4][4], f1[WG_MB][2][4][4];
   auto frags = [&](int kc, fg_u32 (&f)[WG_MB][2][4][4]) {
     frags_x(kc);
-    frags_y();
+    frags_y(kc);
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
@@ -853,7 +909,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
     release_prev(); // Y of the previous chunk done: ya and its stage are free
-    frags_y();
+    frags_y(it);
     wg_fence();
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
@@ -938,29 +994,31 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   float osc = 16384.f;
 #if DUAL
   {
-    // Consumer 1 (B2) hands its sums to consumer 0 (B1) in 2*WG_MB rounds of
-    // NW/4 floats per thread through its staging buffer (NW * 128 bytes per
-    // round fit in WG_EP_BYTES), laid out [value][thread]: conflict-free.
+    // Consumer cl + WG_HALF (B2) hands its sums to consumer cl (B1, the
+    // same output columns) in 2*WG_MB rounds of NW/4 floats per thread
+    // through its staging buffer (NW * 128 bytes per round fit in
+    // WG_EP_BYTES), laid out [value][thread]: conflict-free.
     constexpr int R = NW / 4;
-    float* const xch = (float*)(sgen + WG_OFF_EP + WG_EP_BYTES);
+    const int cl = c % WG_HALF;
+    float* const xch = (float*)(sgen + WG_OFF_EP + (cl + WG_HALF) * WG_EP_BYTES);
     const int lt = tid & 127;
 #pragma unroll
     for (int r = 0; r < 2 * WG_MB; ++r) {
       const int b = r >> 1, i0 = (r & 1) * R;
-      if (c == 1) {
-        if (!(first && r == 0)) wg_named_sync(4); // consumer 0 has read the last round
+      if (c / WG_HALF == 1) {
+        if (!(first && r == 0)) wg_named_sync(WG_XEMPTY(cl)); // consumer cl has read the last round
 #pragma unroll
         for (int i = 0; i < R; ++i) xch[i * 128 + lt] = acc[b][i0 + i];
-        wg_named_arrive(3);
+        wg_named_arrive(WG_XFULL(cl));
       } else {
-        wg_named_sync(3);
+        wg_named_sync(WG_XFULL(cl));
 #pragma unroll
         for (int i = 0; i < R; ++i)
           acc[b][i0 + i] = wg_silu(acc[b][i0 + i] * 16384.f) * (xch[i * 128 + lt] * 16384.f);
-        if (more || r + 1 < 2 * WG_MB) wg_named_arrive(4);
+        if (more || r + 1 < 2 * WG_MB) wg_named_arrive(WG_XEMPTY(cl));
       }
     }
-    if (c == 1) return; // consumer 0 stores the gated tile
+    if (c / WG_HALF == 1) return; // consumer cl stores the gated tile
     osc = 1.f;
   }
 #endif
@@ -981,7 +1039,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * osc);
     }
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-  const int nb = tile.n0 + (DUAL ? 0 : c * WG_MB * 64); // first weight column of this warpgroup
+  const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   for (int i = tid & 127; i < NW * CPR; i += 128) {
     const int r = i / CPR, u = i % CPR;
@@ -997,8 +1055,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 }
 
 // The kernel body of both entries: fetch(ti, tile, gp, role) gives tile ti
-// and its problem as role sees it (-1 producer, 0 and 1 the consumers: the
-// dual GEMM's consumer 1 sees B2 as its weights).
+// and its problem as role sees it (-1 producer, 0.. the consumers: the
+// dual GEMM's consumers WG_HALF.. see B2 as their weights).
 // tok: the tokens decoded ahead (WG_TOK 1), stage (tile.pad, chunk) at
 // tok + (tile.pad * kch + chunk) * WG_TOK_STAGE; unused otherwise.
 template <class Fetch>
@@ -1032,7 +1090,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   // The role, warp-uniform as far as ptxas can tell (setmaxnreg must be
   // reached by whole warpgroups).
   const int role = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  if (role == 0) {
+  // WG_PW: warpgroups 0..WG_CONS-1 consume, the warp after them produces.
+  if (role == (WG_PW ? WG_CONS : 0)) {
     // ---------------- producer warpgroup: token rows ----------------
 #if WG_CREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
@@ -1042,7 +1101,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // Launched overlapped with wg_tokens (WG_PDL) it waits for that grid's
     // writes before the first copy; the consumers meanwhile load and decode
     // their first weight chunks.
-    if (tid == 0) {
+    if (tid == WG_PTID) {
 #if WG_PDL && !WG_RDY
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
@@ -1134,7 +1193,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_CREGS
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_CREGS));
 #endif
-    const int c = role - 1;
+    const int c = WG_PW ? role : role - 1;
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
     wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool more, const WgPiece& np) {
@@ -1203,8 +1262,8 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     t.pad = ti % mt; // the token tile (WG_TOK)
     g.a = a;
     g.sa = sa;
-    g.b = role == 1 ? b2 : b1;
-    g.sb = role == 1 ? sb2 : sb1;
+    g.b = role / WG_HALF == 1 ? b2 : b1; // consumers WG_HALF.. multiply by B2
+    g.sb = role / WG_HALF == 1 ? sb2 : sb1;
     g.c = c;
     g.m = M;
     g.n = N;
