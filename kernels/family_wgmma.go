@@ -68,13 +68,27 @@ func (wgmmaFamily) CheckDevice(v Variant, arch string) error {
 // wgmmaConsumers is the kernel's consumer warpgroup count (WG_CONS): two,
 // so one decodes while the other's wgmmas run, or for the group GEMM with
 // consumers=3 three (one 64-row block each, 192 weight rows per tile). The
-// dual GEMM's two are B1's and B2's.
+// dual GEMM's two are B1's and B2's; with consumers=4 two of each, one
+// 64-row block each (wgmmaFold).
 func wgmmaConsumers(problem string, k Knobs) int {
-	if !isDual(problem) && k.Value("consumers") == "3" {
+	switch {
+	case !isDual(problem) && k.Value("consumers") == "3":
 		return 3
+	case isDual(problem) && k.Value("consumers") == "4":
+		return 4
 	}
 	return 2
 }
+
+// wgmmaFold reports whether k's block has no producer warpgroup (WG_FOLD):
+// the dual GEMM's four consumers, whose first thread of consumer 0 issues
+// the token copies. Four consumers and a producer warpgroup would get 96
+// registers each at launch (112 after setmaxnreg), four consumers and a
+// producer warp 96 as well (ptxas: 17 warps put five on one of the SM's
+// four schedulers, whose register files are separate; it spilled 160-172
+// bytes and serialized the wgmmas), four alone 128 (ptxas 127, no spill:
+// kernel-notes step 22).
+func wgmmaFold(problem string, k Knobs) bool { return wgmmaConsumers(problem, k) == 4 }
 
 // wgmmaLaunchRegs is what each thread of the block gets at launch: 65536
 // registers over 128 x (1 + consumers) threads, a multiple of 8 (168 for
@@ -110,6 +124,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaTokensKnob,
 			wgmmaOverlapKnob,
 			wgmmaPrefetchKnob,
+			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; no producer warpgroup: the first thread of consumer 0 issues the token copies, so 512 threads keep 128 registers each; needs tokens=once, tile_n=128, stages=2, even registers, whole tiles and overlap none or pdl)"},
 		}
 	}
 	return []KnobSpec{
@@ -209,7 +224,14 @@ func wgmmaFragRegs(problem string, k Knobs) int {
 
 // wgmmaEvenFragRegs is the same without the split: 128 of the 168 a
 // 384-thread block gets at launch, 88 of the 128 for 512 threads.
-func wgmmaEvenFragRegs(problem string, k Knobs) int { return wgmmaLaunchRegs(problem, k) - 40 }
+// Without the producer's code in the kernel (wgmmaFold) ptxas held a
+// consumer's 96 in 127 of 128 with no spill, so 32 are left there.
+func wgmmaEvenFragRegs(problem string, k Knobs) int {
+	if wgmmaFold(problem, k) {
+		return wgmmaLaunchRegs(problem, k) - 32
+	}
+	return wgmmaLaunchRegs(problem, k) - 40
+}
 
 // wgmmaHeldRegs is how many accumulator and fragment registers a consumer
 // thread holds: tile_m/2 accumulators per 64-row block, and per block 32
@@ -389,17 +411,22 @@ func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
 
 // wgmmaBlocks is how many 64-row weight blocks each consumer holds (WG_MB):
 // the group GEMM's tile_n weight rows are split between the consumers; in
-// the dual GEMM each consumer holds tile_n rows of its own B.
+// the dual GEMM each product's consumers split tile_n rows of its own B.
 func wgmmaBlocks(problem string, k Knobs) int {
 	if isDual(problem) {
-		return k.TileN / 64
+		return k.TileN / (64 * wgmmaConsumers(problem, k) / 2)
 	}
 	return k.TileN / (64 * wgmmaConsumers(problem, k))
 }
 
 // WgmmaThreads is the block size: one producer and wgmmaConsumers consumer
-// warpgroups.
-func WgmmaThreads(problem string, k Knobs) int { return 128 * (1 + wgmmaConsumers(problem, k)) }
+// warpgroups, or the consumers alone (wgmmaFold).
+func WgmmaThreads(problem string, k Knobs) int {
+	if wgmmaFold(problem, k) {
+		return 128 * wgmmaConsumers(problem, k)
+	}
+	return 128 * (1 + wgmmaConsumers(problem, k))
+}
 
 // WgmmaSharedBytes mirrors the kernel's FG_SMEM_BYTES for knobs k of problem.
 func WgmmaSharedBytes(problem string, k Knobs) int {
@@ -428,6 +455,16 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 func checkWgmma(problem string, k Knobs) error {
 	if wgmmaOverlap(k) && !wgmmaTokensOnce(k) {
 		return &KnobError{Knob: "overlap", Value: k.Value("overlap"), Reason: "the overlap is with the decode-ahead launch: it needs tokens=once"}
+	}
+	if wgmmaFold(problem, k) {
+		// The folded producer walks whole tiles only (WG_FOLD): no
+		// stream-K, no per-tile ready counts, no setmaxnreg (whole
+		// warpgroups would have to give registers up); one 64-row block per
+		// consumer.
+		switch {
+		case !wgmmaTokensOnce(k) || wgmmaReady(k) || k.Value("schedule") != "tiles" || k.TileN != 128 || k.TileM == 256 || k.Value("registers") != "even" || wgmmaChunks(k):
+			return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need tokens=once, overlap none or pdl, schedule=tiles, tile_n=128 (two 64-row blocks per product), tile_m 64 or 128, registers=even and pipeline=halves"}
+		}
 	}
 	if wgmmaConsumers(problem, k) == 3 {
 		// The producer must be the one bulk-copying thread: with the token
@@ -500,12 +537,13 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	}
 	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(problem, k))
 	for def, on := range map[string]bool{
-		"WG_DB":  wgmmaChunks(k),
-		"WG_DEC": k.Value("decode") == "prmt",
-		"WG_TOK": wgmmaTokensOnce(k),
-		"WG_PDL": wgmmaOverlap(k),
-		"WG_RDY": wgmmaReady(k),
-		"WG_PF":  k.Value("prefetch") == "next",
+		"WG_FOLD": wgmmaFold(problem, k),
+		"WG_DB":   wgmmaChunks(k),
+		"WG_DEC":  k.Value("decode") == "prmt",
+		"WG_TOK":  wgmmaTokensOnce(k),
+		"WG_PDL":  wgmmaOverlap(k),
+		"WG_RDY":  wgmmaReady(k),
+		"WG_PF":   k.Value("prefetch") == "next",
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}

@@ -194,9 +194,12 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// and the 256-token tile (64 columns, 2 stages, split), three schedules;
 	// those 57 at both overlaps. With the fourth and fifth schedules
 	// (hybrid, autohybrid) every count above five thirds: 530; both
-	// prefetches: 1060; with overlap=ready beside pdl: 1440.
-	if n := len(d.VariantCombinations("wgmma")); n != 1440 {
-		t.Errorf("dual wgmma combinations: %d, want 1440 (75 per decode and prefetch with tokens=block, 3 x 95 with once)", n)
+	// prefetches: 1060; with overlap=ready beside pdl: 1440. Four
+	// consumers (tokens=once, tile_n=128, whole tiles, overlap none or
+	// pdl): 128 tokens at 2 stages, 64 at 2, 3 and 4, per decode, overlap
+	// and prefetch: 32 more, 1472.
+	if n := len(d.VariantCombinations("wgmma")); n != 1472 {
+		t.Errorf("dual wgmma combinations: %d, want 1472 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 8 with four consumers)", n)
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -706,6 +709,51 @@ func TestWgmmaPrefetch(t *testing.T) {
 	}
 }
 
+// consumers=4 (dual): four consumers of one 64-row block each, two per
+// product, and no producer warpgroup (WG_FOLD): 512 threads at 128
+// registers, 128 output columns per tile; refused wherever the folded
+// producer does not walk whole tiles of decoded-ahead tokens.
+func TestWgmmaFourDualConsumers(t *testing.T) {
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	v, err := d.ResolveVariant("wgmma?tile_n=128&stages=2&consumers=4&decode=prmt&tokens=once&overlap=pdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def := v.Defines(); def["WG_CONS"] != "4" || def["WG_MB"] != "1" || def["WG_FOLD"] != "1" || def["WG_CREGS"] != "0" || def["WG_SK"] != "0" || def["WG_RS"] != "4" || def["WG_PDL"] != "1" {
+		t.Errorf("defines %v", def)
+	}
+	// 2 stages of 32 KB, 4 raw weight stages of 256 x (64 + 16) bytes,
+	// four 128 x 144-byte epilogue buffers, the barriers and the slack.
+	if sb, want := WgmmaSharedBytes(d.Name, v.Knobs), 2*32768+4*256*80+4*128*144+32+1024; sb != want || sb > hopperSharedOptin {
+		t.Errorf("shared bytes %d, want %d (at most %d)", sb, want, hopperSharedOptin)
+	}
+	s := Shape{M: []int{512}, N: 4096, K: 7168}
+	pl, err := v.Plan(s, Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := pl.Launches[1]; g.Block[0] != 512 || g.Tiles != 4*32 || !g.Overlap {
+		t.Errorf("GEMM launch %+v, want 512 threads over 128 tiles, overlapped", g)
+	}
+	two, err := d.ResolveVariant("wgmma?tile_n=128&stages=2&registers=split&tokens=once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if WgmmaThreads(d.Name, two.Knobs) != 384 || two.Defines()["WG_FOLD"] != "0" || two.Defines()["WG_MB"] != "2" {
+		t.Errorf("two consumers: %d threads, defines %v", WgmmaThreads(d.Name, two.Knobs), two.Defines())
+	}
+	wantKnobErrors(t, d, map[string]string{
+		"wgmma?tile_n=128&stages=2&consumers=4":                              "tokens=once",
+		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&schedule=streamk": "schedule=tiles",
+		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&schedule=auto":    "schedule=tiles",
+		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&overlap=ready":    "overlap none or pdl",
+		"wgmma?tile_n=64&consumers=4&tokens=once":                            "tile_n=128",
+		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&registers=split":  "registers=even",
+		"wgmma?tile_n=128&stages=3&consumers=4&tokens=once":                  "shared memory",
+		"wgmma?tile_n=auto&consumers=4&tokens=once":                          "tile_n=128",
+	})
+}
+
 // consumers=3: 512 threads, 192 weight rows (one 64-row block per
 // consumer), the register split at 160 per consumer for 128-token tiles;
 // refused without the tokens decoded ahead and with what 160 cannot hold.
@@ -810,7 +858,7 @@ func TestWgmmaThreeConsumers(t *testing.T) {
 		"wgmma?tile_n=384&consumers=3&registers=split&tokens=once":                 "not allowed",
 	})
 	d, _ := LookupProblem("nvfp4_dual_gemm")
-	wantKnobErrors(t, d, map[string]string{"wgmma?consumers=3&tokens=once": "unknown knob"})
+	wantKnobErrors(t, d, map[string]string{"wgmma?consumers=3&tokens=once": "not allowed"})
 
 	// tile_n=auto with consumers=3: the narrow tile on two consumers, the
 	// wide one three consumers' 192 rows, taken where its tiles fill 70% of

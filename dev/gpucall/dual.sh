@@ -43,6 +43,7 @@
 #   bash dev/gpucall/dual.sh verify [TOTAL]     # the device tests' hang watchdog; the group family test (SKIP=N resumes it, then the dual half)
 #   bash dev/gpucall/dual.sh ready [TOTAL]      # overlap=ready: resources, tests, paired with the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh timeline [TOTAL]   # ncu: the token decode's and the GEMM's own durations on the short shapes (group bench3-4, dual bench3) and bench1
+#   bash dev/gpucall/dual.sh fold [TOTAL]       # consumers=4 (dual, no producer warpgroup): resources, tests, paired with the two-consumer wide tile and the best, its family combinations
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -52,7 +53,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline or ready}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready or fold}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -568,6 +569,27 @@ ready)
 	BENCH_MAX=70 bench d_rdy_vs_best nvfp4_dual_gemm "$DR" "$D"
 	TITLE="wgmma overlap=ready against the best variants" summarize
 	PITCHTANK_FAMILY_KNOB=overlap=ready step family 200 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	pack
+	;;
+fold)
+	# Kernel-notes step 22: four dual consumers, two per product, no
+	# producer warpgroup (WG_FOLD), against the two-consumer wide tile on
+	# whole tiles (the same 128-column tile: the structure alone) and
+	# against the best dual variant.
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
+	F='wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4'
+	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DSTAGES=2"
+	ptxas dual_fold $tok -DWG_CONS=4 -DWG_MB=1 -DWG_FOLD=1
+	ptxas dual_fold_pf $tok -DWG_CONS=4 -DWG_MB=1 -DWG_FOLD=1 -DWG_PF=1
+	ptxas dual_wide $tok -DWG_MB=2 -DWG_CREGS=224
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests d_fold_tests nvfp4_dual_gemm "$F" "$W"
+	BENCH_MAX=100 bench d_fold_vs_wide nvfp4_dual_gemm "$F" "$W"
+	BENCH_MAX=100 bench d_fold_vs_best nvfp4_dual_gemm "$F" "$D"
+	TITLE="wgmma consumers=4 (dual) against the two-consumer wide tile and the best" summarize
+	PITCHTANK_FAMILY_KNOB=consumers=4 step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
 	pack
 	;;

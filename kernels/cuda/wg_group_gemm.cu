@@ -70,6 +70,10 @@
 // block per round (named barriers 3 = full, 4 = empty), and consumer 0
 // gates, rounds once to fp16 and stores. Consumer 1 meanwhile starts its
 // next tile; the ring keeps the two within STAGES chunks of each other.
+// With four consumers (WG_CONS 4, WG_FOLD: no producer warpgroup, 512
+// threads at 128 registers) a tile is 128 output columns: consumers 0 and
+// 1 hold its two 64-row blocks of B1, consumers 2 and 3 the same blocks of
+// B2, and consumer c + 2 hands its sums to consumer c.
 
 #ifndef WG_TM
 #define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 128, or 256 (whole tiles, tokens decoded ahead)
@@ -219,25 +223,17 @@
 // of one block per SM) and warp-uniform role branches.
 #define WG_CREGS 0
 #endif
-#ifndef WG_PW
-// 1 (needs WG_TOK, no WG_CREGS): the producer is one warp after the
-// consumer warpgroups instead of warpgroup 0. With the tokens decoded
-// ahead its work is one thread's bulk copies, so the 96 threads of a
-// producer warpgroup that only exit cost registers that the consumers can
-// use without setmaxnreg (which whole warpgroups must execute): 4
-// consumers and the warp are 544 threads at 120 registers each, where 640
-// threads would leave a consumer at most 112 after the split.
-#define WG_PW 0
+#ifndef WG_FOLD
+// 1 (needs WG_TOK, whole tiles: WG_SK 0, no WG_RDY, no WG_CREGS): no
+// producer warpgroup. With the tokens decoded ahead the producer's work is
+// one bulk copy per chunk, so the first thread of consumer 0 issues them
+// between its own wgmmas, and the block is WG_CONS warpgroups: 512 threads
+// at 128 registers each for four consumers. A producer warp after them
+// does not give them 120: the register file is split between the SM's
+// four schedulers, so 17 warps put five on one and ptxas capped the block
+// at 96 registers and spilled (kernel-notes step 22).
+#define WG_FOLD 0
 #endif
-#ifndef WG_LEAN
-// 1: a consumer keeps none of a chunk's raw weight words between its two
-// halves: the Y half reads its words and scales from the ring again (the
-// slot is still intact then) instead of holding six registers across the
-// X half's wgmmas. For the 120-register budget of WG_PW.
-#define WG_LEAN 0
-#endif
-#define WG_PTHREADS (WG_PW ? 32 : 128) // producer threads
-#define WG_PTID (WG_PW ? 128 * WG_CONS : 0) // the producer's first thread
 // Consumers per product: the dual GEMM's first half multiplies by B1, the
 // second by B2, each half splitting the tile's output columns in 64*WG_MB
 // row blocks; the group GEMM's consumers all split one B.
@@ -267,15 +263,15 @@
 #if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > (DUAL ? 4 : 3) || WG_MB < 1 || WG_MB > 2
 #error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3 (dual: 2 or 4), 1 <= WG_MB <= 2"
 #endif
-#if WG_PW && (!WG_TOK || WG_CREGS)
-#error "wg_group_gemm: a one-warp producer (WG_PW) needs the tokens decoded ahead and no setmaxnreg"
+#if WG_FOLD && (!WG_TOK || WG_SK || WG_RDY || WG_CREGS)
+#error "wg_group_gemm: the producer folded into consumer 0 (WG_FOLD) needs the tokens decoded ahead, whole tiles, the plain overlap and no setmaxnreg"
 #endif
 
 #define TILE_M WG_TM
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
-#define FG_THREADS (128 * WG_CONS + WG_PTHREADS)
+#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
 #endif
@@ -722,11 +718,11 @@ static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const F
 // follows (they pair the epilogue's named-barrier arrivals with its waits).
 // WG_PF: warm = the previous piece issued this one's first weight copies;
 // next(tile, gp, k0, k1) gives the following piece (called where more).
-template <int NW, class Next>
+template <int NW, class Next, class Produce>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
                                                   int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, int k0,
                                                   int k1, int last, bool first, bool more, const WgStream& sk,
-                                                  bool warm, const Next& next) {
+                                                  bool warm, const Next& next, const Produce& produce) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -763,17 +759,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int i = 0; i < NW / 2; ++i) acc[b][i] = 0.f;
   // Words 2, 3 and the scale pair of each row, kept for the Y half.
   fg_u32 hw0[WG_MB][2], hw1[WG_MB][2], hx0[WG_MB], hx1[WG_MB];
-#if WG_LEAN
-  // Half h's raw words (2h, 2h+1 of rows g and g+8) and scale pairs of
-  // block b from ring slot slot.
-  auto raw_half = [&](int slot, int b, int h, fg_u32 (&w0)[2], fg_u32 (&w1)[2], fg_u32& x0, fg_u32& x1) {
-    const int r0 = lrow(b, 0), r1 = lrow(b, 1);
-    wg_lds64(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t + 8 * h, w0[0], w0[1]);
-    wg_lds64(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t + 8 * h, w1[0], w1[1]);
-    x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
-    x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
-  };
-#endif
   // Raw words of chunk kc (its copies have landed): decode X, keep Y's.
   auto frags_x = [&](int kc) {
     const int slot = kc % WG_RS;
@@ -787,11 +772,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
 #pragma unroll
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b) {
-#if WG_LEAN
-      fg_u32 w0[2], w1[2], x0, x1;
-      raw_half(slot, b, 0, w0, w1, x0, x1);
-      wg_frags_half(xa[b], w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
-#else
       fg_u32 w0[4], w1[4];
       const int r0 = lrow(b, 0), r1 = lrow(b, 1);
       wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
@@ -806,11 +786,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       hw1[b][1] = w1[3];
       hx0[b] = x0;
       hx1[b] = x1;
-#endif
     }
   };
-  // The Y half of chunk kc (WG_LEAN reads its words from the ring again).
-  auto frags_y = [&](int kc) {
+  auto frags_y = [&]() {
 #pragma unroll
     for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b)
 #pragma unroll
@@ -818,16 +796,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
         for (int i = 0; i < 4; ++i) ya[b][j][i] = hw0[b][0] + (fg_u32)(j + i);
 #pragma unroll
-    for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b) {
-#if WG_LEAN
-      fg_u32 w0[2], w1[2], x0, x1;
-      raw_half(kc % WG_RS, b, 1, w0, w1, x0, x1);
-      wg_frags_half(ya[b], w0[0], w0[1], w1[0], w1[1], wg_scale<1>(x0), wg_scale<1>(x1));
-#else
-      (void)kc;
+    for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
-#endif
-    }
   };
   if (!(WG_PF && warm)) {
 #pragma unroll
@@ -836,6 +806,20 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_cp_commit();
     }
   }
+#if WG_FOLD
+  // The folded producer (consumer 0's first thread) fills the whole ring
+  // for the block's first chunks, once this thread's first weight copies
+  // are out; launched overlapped with wg_tokens it waits for that grid
+  // first.
+  const bool producer = c == 0 && (tid & 127) == 0;
+  if (producer && q == 0) {
+#if WG_PDL
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+#pragma unroll
+    for (int j = 0; j < STAGES; ++j) produce(j);
+  }
+#endif
   wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
@@ -863,7 +847,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   fg_u32 f0[WG_MB][2][4][4], f1[WG_MB][2][4][4];
   auto frags = [&](int kc, fg_u32 (&f)[WG_MB][2][4][4]) {
     frags_x(kc);
-    frags_y(kc);
+    frags_y();
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
@@ -909,7 +893,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
     release_prev(); // Y of the previous chunk done: ya and its stage are free
-    frags_y(it);
+#if WG_FOLD
+    // Chunk q-1's stage, now released by this consumer, takes chunk
+    // q-1+STAGES once the others have released it too (at a piece's first
+    // chunk it was released at the end of the piece before).
+    if (producer && q > 0) produce((int)q - 1 + STAGES);
+#endif
+    frags_y();
     wg_fence();
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
@@ -1090,8 +1080,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   // The role, warp-uniform as far as ptxas can tell (setmaxnreg must be
   // reached by whole warpgroups).
   const int role = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  // WG_PW: warpgroups 0..WG_CONS-1 consume, the warp after them produces.
-  if (role == (WG_PW ? WG_CONS : 0)) {
+  if (!WG_FOLD && role == 0) {
     // ---------------- producer warpgroup: token rows ----------------
 #if WG_CREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
@@ -1101,7 +1090,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // Launched overlapped with wg_tokens (WG_PDL) it waits for that grid's
     // writes before the first copy; the consumers meanwhile load and decode
     // their first weight chunks.
-    if (tid == WG_PTID) {
+    if (tid == 0) {
 #if WG_PDL && !WG_RDY
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
@@ -1193,7 +1182,22 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_CREGS
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_CREGS));
 #endif
-    const int c = WG_PW ? role : role - 1;
+    const int c = WG_FOLD ? role : role - 1;
+    // WG_FOLD: block chunk j's token stage into ring stage j % STAGES once
+    // every consumer has released it (whole tiles: this block's tiles are
+    // b, b + G, ..., kch chunks each); nothing past the block's last chunk.
+    auto produce = [&](int j) {
+      const int ti = (int)blockIdx.x + j / kch * (int)gridDim.x;
+      if (!WG_FOLD || ti >= num_tiles) return;
+      FgTile tile;
+      FgGroup gp;
+      fetch(ti, tile, gp, -1);
+      const int st = j % STAGES;
+      wg_bar_wait(empty0 + 8 * st, ((j / STAGES) & 1) ^ 1);
+      wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+      wg_bulk_load(sbase + st * WG_TOK_STAGE, tok + ((size_t)tile.pad * kch + j % kch) * WG_TOK_STAGE, WG_TOK_STAGE,
+                   full0 + 8 * st);
+    };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
     wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool more, const WgPiece& np) {
@@ -1215,7 +1219,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce); \
     break;
       switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
         WG_CASE(1)
