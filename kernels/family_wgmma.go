@@ -80,21 +80,22 @@ func wgmmaConsumers(problem string, k Knobs) int {
 	return 2
 }
 
-// wgmmaFold reports whether k's block has no producer warpgroup (WG_FOLD):
-// the dual GEMM's four consumers, whose first thread of consumer 0 issues
-// the token copies. Four consumers and a producer warpgroup would get 96
-// registers each at launch (112 after setmaxnreg), four consumers and a
-// producer warp 96 as well (ptxas: 17 warps put five on one of the SM's
-// four schedulers, whose register files are separate; it spilled 160-172
-// bytes and serialized the wgmmas), four alone 128 (ptxas 127, no spill:
-// kernel-notes step 22).
-func wgmmaFold(problem string, k Knobs) bool { return wgmmaConsumers(problem, k) == 4 }
+// wgmmaFold reports whether k's block has no producer warpgroup (WG_FOLD,
+// producer=folded): the first thread of consumer 0 issues the token
+// copies. The dual GEMM's four consumers need it: with a producer
+// warpgroup they would get 96 registers each at launch (112 after
+// setmaxnreg), with a producer warp 96 as well (ptxas: 17 warps put five on
+// one of the SM's four schedulers, whose register files are separate; it
+// spilled 160-172 bytes and serialized the wgmmas), alone 128 (ptxas 127,
+// no spill: kernel-notes step 22). Two consumers alone get 248 each, what
+// the wide tile needs without setmaxnreg.
+func wgmmaFold(problem string, k Knobs) bool { return k.Value("producer") == "folded" }
 
 // wgmmaLaunchRegs is what each thread of the block gets at launch: 65536
 // registers over 128 x (1 + consumers) threads, a multiple of 8 (168 for
 // 384 threads, 128 for 512), as the kernel's WG_LREGS.
 func wgmmaLaunchRegs(problem string, k Knobs) int {
-	return (65536 / WgmmaThreads(problem, k)) &^ 7
+	return min(65536/WgmmaThreads(problem, k), 248) &^ 7 // a thread addresses at most 255
 }
 
 // wgmmaRawStages is the per-thread cp.async ring of raw FP4 bytes (WG_RS):
@@ -124,7 +125,8 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaTokensKnob,
 			wgmmaOverlapKnob,
 			wgmmaPrefetchKnob,
-			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; no producer warpgroup: the first thread of consumer 0 issues the token copies, so 512 threads keep 128 registers each; needs tokens=once, tile_n=128, stages=2, even registers, whole tiles and overlap none or pdl)"},
+			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; needs producer=folded, whose 512 threads keep 128 registers each, and tile_n=128; measured 0.946x two consumers on the same tile, docs/kernel-notes.md step 22)"},
+			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the first thread of consumer 0 issues between its own wgmmas once every consumer has released the stage (WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves"},
 		}
 	}
 	return []KnobSpec{
@@ -459,12 +461,13 @@ func checkWgmma(problem string, k Knobs) error {
 	if wgmmaFold(problem, k) {
 		// The folded producer walks whole tiles only (WG_FOLD): no
 		// stream-K, no per-tile ready counts, no setmaxnreg (whole
-		// warpgroups would have to give registers up); one 64-row block per
-		// consumer.
-		switch {
-		case !wgmmaTokensOnce(k) || wgmmaReady(k) || k.Value("schedule") != "tiles" || k.TileN != 128 || k.TileM == 256 || k.Value("registers") != "even" || wgmmaChunks(k):
-			return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need tokens=once, overlap none or pdl, schedule=tiles, tile_n=128 (two 64-row blocks per product), tile_m 64 or 128, registers=even and pipeline=halves"}
+		// warpgroups would have to give registers up).
+		if !wgmmaTokensOnce(k) || wgmmaReady(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" || wgmmaChunks(k) {
+			return &KnobError{Knob: "producer", Value: "folded", Reason: "the producer folded into consumer 0 needs tokens=once, overlap none or pdl, schedule=tiles, registers=even and pipeline=halves"}
 		}
+	}
+	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
+		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
 	}
 	if wgmmaConsumers(problem, k) == 3 {
 		// The producer must be the one bulk-copying thread: with the token

@@ -194,12 +194,14 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// and the 256-token tile (64 columns, 2 stages, split), three schedules;
 	// those 57 at both overlaps. With the fourth and fifth schedules
 	// (hybrid, autohybrid) every count above five thirds: 530; both
-	// prefetches: 1060; with overlap=ready beside pdl: 1440. Four
-	// consumers (tokens=once, tile_n=128, whole tiles, overlap none or
-	// pdl): 128 tokens at 2 stages, 64 at 2, 3 and 4, per decode, overlap
-	// and prefetch: 32 more, 1472.
-	if n := len(d.VariantCombinations("wgmma")); n != 1472 {
-		t.Errorf("dual wgmma combinations: %d, want 1472 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 8 with four consumers)", n)
+	// prefetches: 1060; with overlap=ready beside pdl: 1440. The folded
+	// producer (tokens=once, whole tiles, even registers, overlap none or
+	// pdl), per decode, overlap and prefetch: two consumers at 64x64,
+	// 128x64 and 64x128 on 2-4 stages, 128x128 on 2-3, 256x64 on 2 (12);
+	// four consumers at 128 columns, 128 tokens on 2 stages and 64 on 2-4
+	// (4): 128 more, 1568.
+	if n := len(d.VariantCombinations("wgmma")); n != 1568 {
+		t.Errorf("dual wgmma combinations: %d, want 1568 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded)", n)
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -710,12 +712,12 @@ func TestWgmmaPrefetch(t *testing.T) {
 }
 
 // consumers=4 (dual): four consumers of one 64-row block each, two per
-// product, and no producer warpgroup (WG_FOLD): 512 threads at 128
+// product, and no producer warpgroup (producer=folded, WG_FOLD): 512 threads at 128
 // registers, 128 output columns per tile; refused wherever the folded
 // producer does not walk whole tiles of decoded-ahead tokens.
 func TestWgmmaFourDualConsumers(t *testing.T) {
 	d, _ := LookupProblem("nvfp4_dual_gemm")
-	v, err := d.ResolveVariant("wgmma?tile_n=128&stages=2&consumers=4&decode=prmt&tokens=once&overlap=pdl")
+	v, err := d.ResolveVariant("wgmma?tile_n=128&stages=2&consumers=4&producer=folded&decode=prmt&tokens=once&overlap=pdl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -742,15 +744,25 @@ func TestWgmmaFourDualConsumers(t *testing.T) {
 	if WgmmaThreads(d.Name, two.Knobs) != 384 || two.Defines()["WG_FOLD"] != "0" || two.Defines()["WG_MB"] != "2" {
 		t.Errorf("two consumers: %d threads, defines %v", WgmmaThreads(d.Name, two.Knobs), two.Defines())
 	}
+	// Two consumers without the producer warpgroup: 256 threads at 248
+	// registers, the wide tile without setmaxnreg.
+	wide, err := d.ResolveVariant("wgmma?tile_n=128&stages=2&tokens=once&producer=folded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def := wide.Defines(); WgmmaThreads(d.Name, wide.Knobs) != 256 || def["WG_FOLD"] != "1" || def["WG_CONS"] != "2" || def["WG_MB"] != "2" || def["WG_CREGS"] != "0" {
+		t.Errorf("folded wide tile: %d threads, defines %v", WgmmaThreads(d.Name, wide.Knobs), def)
+	}
 	wantKnobErrors(t, d, map[string]string{
-		"wgmma?tile_n=128&stages=2&consumers=4":                              "tokens=once",
-		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&schedule=streamk": "schedule=tiles",
-		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&schedule=auto":    "schedule=tiles",
-		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&overlap=ready":    "overlap none or pdl",
-		"wgmma?tile_n=64&consumers=4&tokens=once":                            "tile_n=128",
-		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once&registers=split":  "registers=even",
-		"wgmma?tile_n=128&stages=3&consumers=4&tokens=once":                  "shared memory",
-		"wgmma?tile_n=auto&consumers=4&tokens=once":                          "tile_n=128",
+		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once":                                  "producer=folded",
+		"wgmma?tile_n=128&stages=2&producer=folded":                                          "tokens=once",
+		"wgmma?tile_n=128&stages=2&consumers=4&producer=folded&tokens=once&schedule=streamk": "schedule=tiles",
+		"wgmma?tile_n=128&stages=2&producer=folded&tokens=once&schedule=auto":                "schedule=tiles",
+		"wgmma?tile_n=128&stages=2&consumers=4&producer=folded&tokens=once&overlap=ready":    "overlap none or pdl",
+		"wgmma?tile_n=64&consumers=4&producer=folded&tokens=once":                            "tile_n=128",
+		"wgmma?tile_n=128&stages=2&producer=folded&tokens=once&registers=split":              "registers=even",
+		"wgmma?tile_n=128&stages=3&consumers=4&producer=folded&tokens=once":                  "shared memory",
+		"wgmma?tile_n=auto&consumers=4&producer=folded&tokens=once":                          "tile_n=128",
 	})
 }
 

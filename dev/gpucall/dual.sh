@@ -44,6 +44,8 @@
 #   bash dev/gpucall/dual.sh ready [TOTAL]      # overlap=ready: resources, tests, paired with the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh timeline [TOTAL]   # ncu: the token decode's and the GEMM's own durations on the short shapes (group bench3-4, dual bench3) and bench1
 #   bash dev/gpucall/dual.sh fold [TOTAL]       # consumers=4 (dual, no producer warpgroup): resources, tests, paired with the two-consumer wide tile and the best, its family combinations
+#   bash dev/gpucall/dual.sh foldprof [TOTAL]   # ncu: consumers=4 and the two-consumer wide tile on bench2 (whole tiles, one launch each)
+#   bash dev/gpucall/dual.sh fold2 [TOTAL]      # producer=folded on two dual consumers against a producer warpgroup (both tiles, whole tiles), its family combinations
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -53,7 +55,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready or fold}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof or fold2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -579,7 +581,7 @@ fold)
 	# against the best dual variant.
 	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
 	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
-	F='wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4'
+	F='wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4&producer=folded'
 	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DSTAGES=2"
 	ptxas dual_fold $tok -DWG_CONS=4 -DWG_MB=1 -DWG_FOLD=1
 	ptxas dual_fold_pf $tok -DWG_CONS=4 -DWG_MB=1 -DWG_FOLD=1 -DWG_PF=1
@@ -590,6 +592,31 @@ fold)
 	BENCH_MAX=100 bench d_fold_vs_best nvfp4_dual_gemm "$F" "$D"
 	TITLE="wgmma consumers=4 (dual) against the two-consumer wide tile and the best" summarize
 	PITCHTANK_FAMILY_KNOB=consumers=4 step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	pack
+	;;
+foldprof)
+	# Why four dual consumers lost to two (step 22): the same 128-column
+	# tile on whole tiles, bench2, one launch each under ncu.
+	ncudual 200 'wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4&producer=folded' --ungated
+	ncudual 200 'wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl' --ungated
+	pack
+	;;
+fold2)
+	# Step 22, second run: the producer folded into consumer 0 on two
+	# consumers (256 threads, 248 registers each, no setmaxnreg), against
+	# the same tiles with a producer warpgroup; whole tiles.
+	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
+	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
+	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	ptxas dual_fold_wide $tok -DWG_MB=2 -DSTAGES=2
+	ptxas dual_fold_narrow $tok -DWG_MB=1 -DSTAGES=3
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests d_fold2_tests nvfp4_dual_gemm "${W/registers=split&/}&producer=folded" "$W"
+	BENCH_MAX=100 bench d_fold2_wide nvfp4_dual_gemm "${W/registers=split&/}&producer=folded" "$W"
+	BENCH_MAX=100 bench d_fold2_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
+	TITLE="wgmma producer=folded (dual, two consumers) against a producer warpgroup" summarize
+	PITCHTANK_FAMILY_KNOB=producer=folded step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
 	pack
 	;;
