@@ -46,6 +46,7 @@
 #   bash dev/gpucall/dual.sh fold [TOTAL]       # consumers=4 (dual, no producer warpgroup): resources, tests, paired with the two-consumer wide tile and the best, its family combinations
 #   bash dev/gpucall/dual.sh foldprof [TOTAL]   # ncu: consumers=4 and the two-consumer wide tile on bench2 (whole tiles, one launch each)
 #   bash dev/gpucall/dual.sh fold2 [TOTAL]      # producer=folded on two dual consumers against a producer warpgroup (both tiles, whole tiles), its family combinations
+#   bash dev/gpucall/dual.sh fold3 [TOTAL]      # the same with the release counted per stage (the last consumer refills it), and four consumers
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -55,7 +56,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof or fold2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2 or fold3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -616,6 +617,27 @@ fold2)
 	BENCH_MAX=100 bench d_fold2_wide nvfp4_dual_gemm "${W/registers=split&/}&producer=folded" "$W"
 	BENCH_MAX=100 bench d_fold2_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
 	TITLE="wgmma producer=folded (dual, two consumers) against a producer warpgroup" summarize
+	PITCHTANK_FAMILY_KNOB=producer=folded step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	pack
+	;;
+fold3)
+	# Step 22, third run: the folded producer's release counted per stage
+	# (the last consumer refills it, nobody waits): two consumers against a
+	# producer warpgroup on both tiles, four consumers against the
+	# two-consumer wide tile; whole tiles.
+	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
+	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
+	FW="${W/registers=split&/}&producer=folded"
+	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	ptxas dual_fold_wide $tok -DWG_MB=2 -DSTAGES=2
+	ptxas dual_fold_four $tok -DWG_MB=1 -DSTAGES=2 -DWG_CONS=4
+	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	tests d_fold3_tests nvfp4_dual_gemm "$FW" "$W"
+	BENCH_MAX=80 bench d_fold3_wide nvfp4_dual_gemm "$FW" "$W"
+	BENCH_MAX=80 bench d_fold3_four nvfp4_dual_gemm "$FW&consumers=4" "$W"
+	BENCH_MAX=80 bench d_fold3_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
+	TITLE="wgmma producer=folded, counted release (dual) against a producer warpgroup" summarize
 	PITCHTANK_FAMILY_KNOB=producer=folded step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
 	pack
