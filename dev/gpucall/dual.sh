@@ -44,7 +44,7 @@
 #   bash dev/gpucall/dual.sh ready [TOTAL]      # overlap=ready: resources, tests, paired with the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh timeline [TOTAL]   # ncu: the token decode's and the GEMM's own durations on the short shapes (group bench3-4, dual bench3) and bench1
 #   bash dev/gpucall/dual.sh fold [TOTAL]       # consumers=4 (dual, no producer warpgroup): resources, tests, paired with the two-consumer wide tile and the best, its family combinations
-#   bash dev/gpucall/dual.sh foldprof [TOTAL]   # ncu: consumers=4 and the two-consumer wide tile on bench2 (whole tiles, one launch each)
+#   bash dev/gpucall/dual.sh foldprof [TOTAL] [four|wide] # ncu: consumers=4 (or two folded consumers) and the two-consumer wide tile on bench2 (whole tiles, one launch each)
 #   bash dev/gpucall/dual.sh fold2 [TOTAL]      # producer=folded on two dual consumers against a producer warpgroup (both tiles, whole tiles), its family combinations
 #   bash dev/gpucall/dual.sh fold3 [TOTAL]      # the same with the release counted per stage (the last consumer refills it), and four consumers
 # Steps, in order of importance: ptxas's resource report (nvcc, where
@@ -599,7 +599,13 @@ fold)
 foldprof)
 	# Why four dual consumers lost to two (step 22): the same 128-column
 	# tile on whole tiles, bench2, one launch each under ncu.
-	ncudual 200 'wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4&producer=folded' --ungated
+	# ${3:-four}: four = four consumers against two (call 4); wide = two
+	# consumers folded against a producer warpgroup (call 7).
+	if [ "${3:-four}" = wide ]; then
+		ncudual 200 'wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&producer=folded' --ungated
+	else
+		ncudual 200 'wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4&producer=folded' --ungated
+	fi
 	ncudual 200 'wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl' --ungated
 	pack
 	;;
