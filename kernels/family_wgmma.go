@@ -81,8 +81,8 @@ func wgmmaConsumers(problem string, k Knobs) int {
 }
 
 // wgmmaFold reports whether k's block has no producer warpgroup (WG_FOLD,
-// producer=folded): the first thread of consumer 0 issues the token
-// copies. The dual GEMM's four consumers need it: with a producer
+// producer=folded): consumer 0's first thread fills the token ring for the
+// block's first chunks, and the warp that releases a stage last refills it. The dual GEMM's four consumers need it: with a producer
 // warpgroup they would get 96 registers each at launch (112 after
 // setmaxnreg), with a producer warp 96 as well (ptxas: 17 warps put five on
 // one of the SM's four schedulers, whose register files are separate; it
@@ -126,7 +126,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaOverlapKnob,
 			wgmmaPrefetchKnob,
 			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; needs producer=folded, whose 512 threads keep 128 registers each, and tile_n=128; measured 0.94-0.96x two consumers with a producer warpgroup on the same tile, and 1.10x two consumers under the same folded producer, docs/kernel-notes.md step 22)"},
-			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the first thread of consumer 0 issues between its own wgmmas once every consumer has released the stage (WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; measured 0.87-0.91x the same tile with a producer warpgroup, cause not yet found (docs/kernel-notes.md step 22)"},
+			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; measured 0.87-0.91x the same tile with a producer warpgroup, cause not yet found (docs/kernel-notes.md step 22)"},
 		}
 	}
 	return []KnobSpec{

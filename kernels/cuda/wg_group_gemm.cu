@@ -226,12 +226,14 @@
 #ifndef WG_FOLD
 // 1 (needs WG_TOK, whole tiles: WG_SK 0, no WG_RDY, no WG_CREGS): no
 // producer warpgroup. With the tokens decoded ahead the producer's work is
-// one bulk copy per chunk, so the first thread of consumer 0 issues them
-// between its own wgmmas, and the block is WG_CONS warpgroups: 512 threads
-// at 128 registers each for four consumers. A producer warp after them
-// does not give them 120: the register file is split between the SM's
-// four schedulers, so 17 warps put five on one and ptxas capped the block
-// at 96 registers and spilled (kernel-notes step 22).
+// one bulk copy per chunk: consumer 0's first thread fills the ring for
+// the block's first chunks, and the warp that releases a stage last
+// refills it (wg_consume). The block is WG_CONS warpgroups: 512 threads at
+// 128 registers each for four consumers. A producer warp after them does
+// not give them 120: the register file is split between the SM's four
+// schedulers, so 17 warps put five on one and ptxas capped the block at 96
+// registers and spilled. Every form measured 0.87-0.91x the same tile with
+// a producer warpgroup, cause not found (kernel-notes step 22).
 #define WG_FOLD 0
 #endif
 // Consumers per product: the dual GEMM's first half multiplies by B1, the
@@ -835,18 +837,18 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // have read it, each warp's first lane counts it in the stage's slot (the
   // empty barrier's, unused here), and the warp that counts last refills
   // the stage with chunk j + STAGES at once, so no warp waits for another.
-  // (Measured before, kernel-notes step 22: consumer 0's first thread
-  // waiting on the empty barrier for all consumers, 0.88-0.91x a producer
-  // warpgroup; a warpgroup barrier, then one count per consumer,
-  // 0.87-0.89x.)
+  // Measured against a producer warpgroup (kernel-notes step 22): this
+  // form 0.87-0.90x; consumer 0's first thread waiting on the empty
+  // barrier for all consumers 0.88-0.91x; a warpgroup barrier, then one
+  // count per consumer, 0.87-0.89x.
   auto release = [&](int st, int j) {
     __syncwarp();
     if (lane == 0) {
       fg_u32 old;
       // Relaxed: the warp's wgmmas have finished reading the stage
       // (wait_group) before it counts, and the copy that overwrites the
-      // stage is issued only after the last count. (acq_rel measured
-      // 0.88x, kernel-notes step 22.)
+      // stage is issued only after the last count. (acq_rel measured the
+      // same.)
       asm volatile("atom.relaxed.cta.shared::cta.add.u32 %0, [%1], 1;\n" : "=r"(old) : "r"(empty0 + 8 * st) : "memory");
       if (old % (4 * WG_CONS) == 4 * WG_CONS - 1) produce(j + STAGES);
     }
