@@ -47,6 +47,7 @@
 #   bash dev/gpucall/dual.sh foldprof [TOTAL] [four|wide] # ncu: consumers=4 (or two folded consumers) and the two-consumer wide tile on bench2 (whole tiles, one launch each)
 #   bash dev/gpucall/dual.sh fold2 [TOTAL]      # producer=folded on two dual consumers against a producer warpgroup (both tiles, whole tiles), its family combinations
 #   bash dev/gpucall/dual.sh fold3 [TOTAL]      # the same with the release counted per stage (the last consumer refills it), and four consumers
+#   bash dev/gpucall/dual.sh foldsrc [TOTAL]    # ncu source counters (stall samples per SASS line): the narrow tile folded and with a producer warpgroup, bench2
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -56,7 +57,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2 or fold3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3 or foldsrc}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -646,6 +647,24 @@ fold3)
 	TITLE="wgmma producer=folded, counted release (dual) against a producer warpgroup" summarize
 	PITCHTANK_FAMILY_KNOB=producer=folded step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	pack
+	;;
+foldsrc)
+	# Where the folded producer's 10% goes: stall samples per SASS line
+	# (ncu source counters) of the narrow tile, folded and with a producer
+	# warpgroup, on bench2 (256 whole tiles), one launch each.
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	for v in "nf|$N&producer=folded" "np|$N"; do
+		name=${v%%|*}
+		step "ncu_src_$name" 150 ncu.log "$NCU" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
+			--section WarpStateStats --section SourceCounters --section SchedulerStats --import-source no -f -o "/tmp/prof_$name" \
+			./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "${v#*|}" --ungated --shapes /tmp/b2.json \
+			--device 0 --cache-dir "$C" --max-time 100s --json "$R/prof_$name.json"
+		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_$name.ncu-rep --page source --csv --print-source sass >\"$OUT/src_$name.csv\""
+		step "ncu_details_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_$name.ncu-rep --page details >\"$OUT/details_$name.txt\""
+	done
 	pack
 	;;
 timeline)
