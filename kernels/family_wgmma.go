@@ -448,11 +448,7 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 		traw, tsc = 0, 0 // decoded ahead: no raw token ring
 	}
 	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer
-	bars := 2 * k.Stages * 8 // full and empty barriers
-	if wgmmaFold(problem, k) {
-		bars = 128 + k.Stages*8 // the release counts on a line of their own (WG_EMPTY_OFF)
-	}
-	return tok + wraw + wsc + traw + tsc + ep + bars + 1024
+	return tok + wraw + wsc + traw + tsc + ep + 2*k.Stages*8 + 1024
 }
 
 // checkWgmma keeps the family to combinations that fit: 384 threads get at

@@ -295,11 +295,7 @@
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_TSC + WG_RS * WG_TSC_STAGE)
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
-// The "empty" barriers follow the "full" ones; with WG_FOLD their slots
-// hold the release counts instead, on a 128-byte line of their own (the
-// consumers poll the full barriers while other warps count).
-#define WG_EMPTY_OFF (WG_FOLD ? 128 : STAGES * 8)
-#define FG_SMEM_BYTES (WG_OFF_BAR + WG_EMPTY_OFF + STAGES * 8 + 1024) // + slack for the 1024-byte alignment
+#define FG_SMEM_BYTES (WG_OFF_BAR + 2 * STAGES * 8 + 1024) // + slack for the 1024-byte alignment
 
 typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
@@ -1087,13 +1083,13 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   fg_u8* const sgen = wg_smem + (sbase - raw_base);
   const int tid = threadIdx.x;
   const fg_u32 full0 = sbase + WG_OFF_BAR;
-  const fg_u32 empty0 = full0 + WG_EMPTY_OFF;
+  const fg_u32 empty0 = full0 + STAGES * 8;
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
       wg_bar_init(full0 + 8 * s, WG_TOK ? 1 : 128); // WG_TOK: one arrival with the copy's bytes
 #if WG_FOLD
-      *(fg_u32*)(sgen + WG_OFF_BAR + WG_EMPTY_OFF + s * 8) = 0u; // release count (wg_consume)
+      *(fg_u32*)(sgen + WG_OFF_BAR + (STAGES + s) * 8) = 0u; // release count (wg_consume)
 #else
       wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
 #endif
