@@ -1267,21 +1267,23 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL
 
+// overlap=ready's two trailing parameters of both GEMM entries (WG_RDY:
+// the ready counts and the chunk reads per token tile), and the stream
+// state each entry hands wg_main, null counts without them.
+#if WG_RDY
+#define WG_RDY_PARAMS , fg_u32 *__restrict__ ready, unsigned readers
+#define WG_STREAM WgStream{ws, flags, ready, readers}
+#else
+#define WG_RDY_PARAMS
+#define WG_STREAM WgStream{ws, flags, nullptr, 0u}
+#endif
+
 #if DUAL
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_dual_gemm(const fg_u8* __restrict__ a, const fg_u8* __restrict__ sa, const fg_u8* __restrict__ b1,
                  const fg_u8* __restrict__ sb1, const fg_u8* __restrict__ b2, const fg_u8* __restrict__ sb2,
                  fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags,
-                 const fg_u8* __restrict__ tok
-#if WG_RDY
-                 ,
-                 fg_u32* __restrict__ ready, unsigned readers
-#endif
-    ) {
-#if !WG_RDY
-  fg_u32* const ready = nullptr;
-  const unsigned readers = 0u;
-#endif
+                 const fg_u8* __restrict__ tok WG_RDY_PARAMS) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Tile ti: token tile ti % mt, output columns (ti / mt) * WG_DN: the token
   // tiles that share weight rows run side by side (L2 reuse of B1, B2).
@@ -1302,7 +1304,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     g.k = K;
     g.splits = 1;
     g.ws = nullptr;
-  }, WgStream{ws, flags, ready, readers}, tok);
+  }, WG_STREAM, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
@@ -1313,21 +1315,13 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 // tile plus m0 / WG_TM, token tiles numbered group by group.
 extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_group_gemm(const FgGroup* __restrict__ groups, const FgTile* __restrict__ tiles, int num_tiles,
-                  float* __restrict__ ws, fg_u32* __restrict__ flags, const fg_u8* __restrict__ tok
-#if WG_RDY
-                  ,
-                  fg_u32* __restrict__ ready, unsigned readers
-#endif
-    ) {
-#if !WG_RDY
-  fg_u32* const ready = nullptr;
-  const unsigned readers = 0u;
-#endif
+                  float* __restrict__ ws, fg_u32* __restrict__ flags,
+                  const fg_u8* __restrict__ tok WG_RDY_PARAMS) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
-  }, WgStream{ws, flags, ready, readers}, tok);
+  }, WG_STREAM, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
