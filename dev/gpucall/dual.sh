@@ -81,6 +81,14 @@ sassmix() {
 		echo "total $(grep -cE '^ +/\*[0-9a-f]{4}\*/' /tmp/wg.sass)"
 	} >>"$OUT/sass.log"
 }
+# ptxsummary: the resource lines of every ptxas step so far.
+ptxsummary() { grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"; }
+# knobfamily KEY=VALUE CAP [RUN]: the family test's combinations with one
+# knob value (PITCHTANK_FAMILY_KNOB), both problems or those RUN selects.
+knobfamily() {
+	PITCHTANK_FAMILY_KNOB=$1 step family "$2" family.log ./bin/engine.test -test.v -test.timeout 600s -test.run "${3:-^TestWgmmaFamily\$}"
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+}
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
 	step "$1" 120 tests.log ./bin/web bench --problem "$2" --variant "$3" --baseline "$4" \
@@ -367,7 +375,7 @@ pdl)
 	C3='wgmma?tile_n=192&consumers=3&registers=split&schedule=auto&decode=prmt&tokens=once'
 	ptxas group_c3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1
 	ptxas group_c3_sk -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_SK=1
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	tests g_c3_tests nvfp4_group_gemm "$C3" "$B"
 	tests g_pdl_tests nvfp4_group_gemm "$B&overlap=pdl" "$B"
 	BENCH_MAX=110 bench g_pdl_vs_best nvfp4_group_gemm "$B&overlap=pdl" "$B"
@@ -410,7 +418,7 @@ fit3 | fit64)
 	ptxas "group_c3_$V" -DWG_CONS=3 -DWG_CREGS=160 $tok
 	ptxas "group_c3_${V}_sk" -DWG_CONS=3 -DWG_CREGS=160 $tok -DWG_SK=1
 	ptxas "group_c2_$V" -DWG_CREGS=224 $tok
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	if [ "$MODE" = fit64 ] && grep -q C7512 "$OUT/ptxas.log"; then
 		echo "C7512: $V serialized; not benched" | tee -a "$OUT/steps.txt"
 	else
@@ -436,7 +444,7 @@ hybrid)
 	B='wgmma?tile_n=auto&consumers=3&schedule=auto&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
 	H='wgmma?tile_n=auto&consumers=3&schedule=hybrid&decode=prmt&tokens=once&overlap=pdl&tail_width=fit64'
 	ptxas group_c3_fit64_hybrid -DWG_CONS=3 -DWG_CREGS=160 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FIT=2 -DWG_SK=2
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	tests g_hybrid_tests nvfp4_group_gemm "$H" "$B"
 	BENCH_MAX=150 bench g_hybrid_vs_best nvfp4_group_gemm "$H" "$B"
 	TITLE="wgmma schedule=hybrid (group)" summarize
@@ -494,14 +502,13 @@ pf)
 		ptxas "dual_wide_sk_pf$pf" $tok -DDUAL=1 -DWG_MB=2 -DSTAGES=2 -DWG_CREGS=224 -DWG_SK=1 -DWG_PF=$pf
 		ptxas "dual_narrow_sk_pf$pf" $tok -DDUAL=1 -DWG_MB=1 -DSTAGES=3 -DWG_SK=1 -DWG_PF=$pf
 	done
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	tests g_pf_tests nvfp4_group_gemm "$G5&prefetch=next" "$G5"
 	tests d_pf_tests nvfp4_dual_gemm "$D&prefetch=next" "$D"
 	BENCH_MAX=140 bench g_pf_vs_best nvfp4_group_gemm "$G5&prefetch=next" "$G5"
 	BENCH_MAX=70 bench d_pf_vs_best nvfp4_dual_gemm "$D&prefetch=next" "$D"
 	TITLE="wgmma prefetch=next against the best variants" summarize
-	PITCHTANK_FAMILY_KNOB=prefetch=next step family 240 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG" "$OUT/family.log" | tail -12
+	knobfamily prefetch=next 240
 	ncudual 150 'wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once'
 	pack
 	;;
@@ -566,14 +573,13 @@ ready)
 	ptxas group_c2_fit64_rdy $tok -DWG_MB=1 -DSTAGES=3 -DWG_CREGS=224 -DWG_FIT=2
 	ptxas dual_wide_rdy $tok -DDUAL=1 -DWG_MB=2 -DSTAGES=2 -DWG_CREGS=224
 	ptxas dual_narrow_sk_rdy $tok -DDUAL=1 -DWG_MB=1 -DSTAGES=3 -DWG_SK=1
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	tests g_rdy_tests nvfp4_group_gemm "$GR" "$G5"
 	tests d_rdy_tests nvfp4_dual_gemm "$DR" "$D"
 	BENCH_MAX=140 bench g_rdy_vs_best nvfp4_group_gemm "$GR" "$G5"
 	BENCH_MAX=70 bench d_rdy_vs_best nvfp4_dual_gemm "$DR" "$D"
 	TITLE="wgmma overlap=ready against the best variants" summarize
-	PITCHTANK_FAMILY_KNOB=overlap=ready step family 200 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	knobfamily overlap=ready 200
 	pack
 	;;
 fold)
@@ -588,13 +594,12 @@ fold)
 	ptxas dual_fold $tok -DWG_CONS=4 -DWG_MB=1 -DWG_FOLD=1
 	ptxas dual_fold_pf $tok -DWG_CONS=4 -DWG_MB=1 -DWG_FOLD=1 -DWG_PF=1
 	ptxas dual_wide $tok -DWG_MB=2 -DWG_CREGS=224
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	tests d_fold_tests nvfp4_dual_gemm "$F" "$W"
 	BENCH_MAX=100 bench d_fold_vs_wide nvfp4_dual_gemm "$F" "$W"
 	BENCH_MAX=100 bench d_fold_vs_best nvfp4_dual_gemm "$F" "$D"
 	TITLE="wgmma consumers=4 (dual) against the two-consumer wide tile and the best" summarize
-	PITCHTANK_FAMILY_KNOB=consumers=4 step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	knobfamily consumers=4 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
 foldprof)
@@ -619,13 +624,12 @@ fold2)
 	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
 	ptxas dual_fold_wide $tok -DWG_MB=2 -DSTAGES=2
 	ptxas dual_fold_narrow $tok -DWG_MB=1 -DSTAGES=3
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	tests d_fold2_tests nvfp4_dual_gemm "${W/registers=split&/}&producer=folded" "$W"
 	BENCH_MAX=100 bench d_fold2_wide nvfp4_dual_gemm "${W/registers=split&/}&producer=folded" "$W"
 	BENCH_MAX=100 bench d_fold2_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
 	TITLE="wgmma producer=folded (dual, two consumers) against a producer warpgroup" summarize
-	PITCHTANK_FAMILY_KNOB=producer=folded step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	knobfamily producer=folded 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
 fold3)
@@ -639,14 +643,13 @@ fold3)
 	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
 	ptxas dual_fold_wide $tok -DWG_MB=2 -DSTAGES=2
 	ptxas dual_fold_four $tok -DWG_MB=1 -DSTAGES=2 -DWG_CONS=4
-	grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"
+	ptxsummary
 	tests d_fold3_tests nvfp4_dual_gemm "$FW" "$W"
 	BENCH_MAX=80 bench d_fold3_wide nvfp4_dual_gemm "$FW" "$W"
 	BENCH_MAX=80 bench d_fold3_four nvfp4_dual_gemm "$FW&consumers=4" "$W"
 	BENCH_MAX=80 bench d_fold3_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
 	TITLE="wgmma producer=folded, counted release (dual) against a producer warpgroup" summarize
-	PITCHTANK_FAMILY_KNOB=producer=folded step family 150 family.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
+	knobfamily producer=folded 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
 foldsrc)
