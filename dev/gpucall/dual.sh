@@ -48,6 +48,7 @@
 #   bash dev/gpucall/dual.sh fold2 [TOTAL]      # producer=folded on two dual consumers against a producer warpgroup (both tiles, whole tiles), its family combinations
 #   bash dev/gpucall/dual.sh fold3 [TOTAL]      # the same with the release counted per stage (the last consumer refills it), and four consumers
 #   bash dev/gpucall/dual.sh foldsrc [TOTAL]    # ncu source counters (stall samples per SASS line): the narrow tile folded and with a producer warpgroup, bench2
+#   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -57,7 +58,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3 or foldsrc}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc or stamp}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -91,7 +92,7 @@ knobfamily() {
 }
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
-	step "$1" 120 tests.log ./bin/web bench --problem "$2" --variant "$3" --baseline "$4" \
+	step "$1" 120 tests.log "${WEB:-./bin/web}" bench --problem "$2" --variant "$3" --baseline "$4" \
 		--suite tests --device 0 --cache-dir "$C" --max-time 110s --json "$R/$1.json"
 }
 # best SUFFIX DUAL GROUP [GROUP_MAX]: the best variant of each problem against
@@ -668,6 +669,38 @@ foldsrc)
 		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_$name.ncu-rep --page source --csv --print-source sass >\"$OUT/src_$name.csv\""
 		step "ncu_details_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_$name.ncu-rep --page details >\"$OUT/details_$name.txt\""
 	done
+	pack
+	;;
+stamp)
+	# Step 23: where the folded producer's 9-13% goes. Builds made here with
+	# dev/gpucall/expbuild.sh: web_stamp (WG_STAMP=1: block 0's SM clock at
+	# each token copy's issue and around consumers 0 and 1's wait for it),
+	# web_stampdefer (the same with WG_FOLDX=1), web_defer (WG_FOLDX=1: the
+	# refill after the chunk's second wgmma half). One shape (bench2, whole
+	# tiles), both dual tiles, folded and with a producer warpgroup.
+	for z in bin/web_*.gz; do
+		gunzip -kf "$z" && chmod +x "${z%.gz}"
+	done
+	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
+	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
+	FW="${W/registers=split&/}&producer=folded"
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	for v in "nf|$N&producer=folded" "np|$N" "wf|$FW" "wp|$W" "nd|$N&producer=folded" "wd|$FW"; do
+		name=${v%%|*}
+		web=./bin/web_stamp
+		case $name in ?d) web=./bin/web_stampdefer ;; esac
+		# Device printf goes through the C library's stdout: unbuffered,
+		# or Go's exit loses it.
+		step "stamp_$name" 90 "stamp_$name.txt" stdbuf -o0 "$web" bench --problem nvfp4_dual_gemm --aa \
+			--baseline "${v#*|}" --ungated --shapes /tmp/b2.json --device 0 --cache-dir "$C" --max-time 15s \
+			--json "$R/stamp_$name.json"
+		grep -c WGSTAMP "$OUT/stamp_$name.txt"
+	done
+	WEB=./bin/web_defer tests d_defer_tests nvfp4_dual_gemm "$FW" "$W"
+	WEB=./bin/web_defer tests d_defer_ntests nvfp4_dual_gemm "$N&producer=folded" "$N"
+	WEB=./bin/web_defer BENCH_MAX=80 bench d_defer_wide nvfp4_dual_gemm "$FW" "$W"
+	WEB=./bin/web_defer BENCH_MAX=80 bench d_defer_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
+	TITLE="wgmma producer=folded, refill after the second half (WG_FOLDX=1), against a producer warpgroup" summarize
 	pack
 	;;
 timeline)

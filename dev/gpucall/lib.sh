@@ -45,11 +45,12 @@ step() {
 # bench NAME PROBLEM VARIANT [BASELINE]: --max-time is what is left minus a margin, at
 # most BENCH_MAX (default 90) seconds, so bench ends on its own with a document before
 # `timeout`. The group GEMM's baseline takes longer: give it BENCH_MAX=150.
+# WEB names another build of bin/web (an experiment's, see dual.sh expbuild).
 bench() {
 	local max=${BENCH_MAX:-90}
 	local mt=$(($(left) - 15))
 	[ "$mt" -gt "$max" ] && mt=$max
-	step "$1" $((max + 10)) bench.log ./bin/web bench --problem "$2" --variant "$3" --baseline "${4:-baseline}" \
+	step "$1" $((max + 10)) bench.log "${WEB:-./bin/web}" bench --problem "$2" --variant "$3" --baseline "${4:-baseline}" \
 		--suite benchmarks --device 0 --cache-dir "$C" --max-time "${mt}s" --json "$R/$1.json"
 }
 

@@ -98,6 +98,21 @@
 // alone, on whatever the buffers hold).
 #define WG_EXP 0
 #endif
+#ifndef WG_STAMP
+// Timing diagnostics only (kernel-notes step 23): 1 = block 0 records, per
+// token chunk, the SM clock when its bulk copy is issued and when consumers
+// 0 and 1 start and end their wait on its full barrier, and prints them
+// (device printf) at its 30th and 60th launch of the module.
+#define WG_STAMP 0
+#endif
+#ifndef WG_FOLDX
+// Forms of the folded producer's refill, experiments only (kernel-notes
+// step 23): 0 = the warp that counts a stage's release last refills it at
+// once; 1 = the count is issued at the release, but its result is read and
+// the refill issued only after the chunk's second half of wgmmas is out, so
+// the atomic's round trip and the copy's issue leave the wgmma path.
+#define WG_FOLDX 0
+#endif
 #ifndef WG_DEC
 // FP4 decode (both operands, the same permutation; see "K order"):
 // 0 = each fp16x2 from nibbles (P, P+4) of a word by shifts and masks (four
@@ -301,6 +316,14 @@ typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
 typedef unsigned char fg_u8;
 typedef unsigned long long fg_u64;
+
+#if WG_STAMP
+__device__ unsigned long long wg_stamps[5][512];
+__device__ unsigned wg_stamp_launch;
+static __device__ __forceinline__ void wg_stamp(int kind, fg_u32 j) {
+  if (blockIdx.x == 0 && j < 512u) wg_stamps[kind][j] = clock64();
+}
+#endif
 
 struct FgGroup {
   const fg_u8* a;  // M x K/2 bytes (tokens)
@@ -826,7 +849,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // The ring's next stage of tokens, once the producer has filled it.
   auto tokens = [&](int& st) {
     st = q % STAGES;
+#if WG_STAMP
+    if (c < 2 && (tid & 127) == 0) wg_stamp(1 + 2 * c, q);
+#endif
     wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+#if WG_STAMP
+    if (c < 2 && (tid & 127) == 0) wg_stamp(2 + 2 * c, q);
+#endif
     wg_fence();
     return sbase + st * WG_TOK_STAGE;
   };
@@ -841,6 +870,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // form 0.87-0.90x; consumer 0's first thread waiting on the empty
   // barrier for all consumers 0.88-0.91x; a warpgroup barrier, then one
   // count per consumer, 0.87-0.89x.
+#if WG_FOLD && WG_FOLDX == 1
+  int pend = -1; // lane 0: the chunk this warp must copy into the stage it released last
+  auto refill_pending = [&]() {
+    if (lane == 0 && pend >= 0) produce(pend);
+    pend = -1;
+  };
+#endif
   auto release = [&](int st, int j) {
     __syncwarp();
     if (lane == 0) {
@@ -850,7 +886,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // stage is issued only after the last count. (acq_rel measured the
       // same.)
       asm volatile("atom.relaxed.cta.shared::cta.add.u32 %0, [%1], 1;\n" : "=r"(old) : "r"(empty0 + 8 * st) : "memory");
+#if WG_FOLDX == 1
+      // Read after the chunk's second half is out (refill_pending).
+      pend = old % (4 * WG_CONS) == 4 * WG_CONS - 1 ? j + STAGES : -1;
+#else
       if (old % (4 * WG_CONS) == 4 * WG_CONS - 1) produce(j + STAGES);
+#endif
     }
   };
 #endif
@@ -927,6 +968,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
+#if WG_FOLD && WG_FOLDX == 1
+    refill_pending();
+#endif
     wg_wait<1>(); // X of this chunk done: xa is free
     if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
     wg_cp_commit();
@@ -968,6 +1012,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(acc[b][i])::"memory");
 #if WG_FOLD
   if (prev >= 0) release(prev, (int)q - 1);
+#if WG_FOLDX == 1
+  refill_pending();
+#endif
 #else
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
 #endif
@@ -1149,6 +1196,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
           const int st = q % STAGES;
           wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+#if WG_STAMP
+          wg_stamp(0, q);
+#endif
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
         }
@@ -1222,6 +1272,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       FgGroup gp;
       fetch(ti, tile, gp, -1);
       const int st = j % STAGES;
+#if WG_STAMP
+      wg_stamp(0, (fg_u32)j);
+#endif
       wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
       wg_bulk_load(sbase + st * WG_TOK_STAGE, tok + ((size_t)tile.pad * kch + j % kch) * WG_TOK_STAGE, WG_TOK_STAGE,
                    full0 + 8 * st);
@@ -1263,6 +1316,16 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       warm = WG_PF && more;
     });
   }
+#if WG_STAMP
+  // Every role has left its loop (whole tiles only: no early return).
+  __syncthreads();
+  if (blockIdx.x == 0 && tid == 0) {
+    const fg_u32 n = atomicAdd(&wg_stamp_launch, 1u);
+    for (fg_u32 j = 0; (n == 30u || n == 60u) && j < q && j < 512u; ++j)
+      printf("WGSTAMP %u %u %llu %llu %llu %llu %llu\n", n, j, wg_stamps[0][j], wg_stamps[1][j], wg_stamps[2][j],
+             wg_stamps[3][j], wg_stamps[4][j]);
+  }
+#endif
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL
