@@ -48,6 +48,7 @@
 #   bash dev/gpucall/dual.sh fold2 [TOTAL]      # producer=folded on two dual consumers against a producer warpgroup (both tiles, whole tiles), its family combinations
 #   bash dev/gpucall/dual.sh fold3 [TOTAL]      # the same with the release counted per stage (the last consumer refills it), and four consumers
 #   bash dev/gpucall/dual.sh foldsrc [TOTAL]    # ncu source counters (stall samples per SASS line): the narrow tile folded and with a producer warpgroup, bench2
+#   bash dev/gpucall/dual.sh stamp2 [TOTAL]     # the same, the refill from a cursor (WG_FOLDX=2, 3); four consumers with it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -58,7 +59,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc or stamp}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp or stamp2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -701,6 +702,44 @@ stamp)
 	WEB=./bin/web_defer BENCH_MAX=80 bench d_defer_wide nvfp4_dual_gemm "$FW" "$W"
 	WEB=./bin/web_defer BENCH_MAX=80 bench d_defer_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
 	TITLE="wgmma producer=folded, refill after the second half (WG_FOLDX=1), against a producer warpgroup" summarize
+	pack
+	;;
+stamp2)
+	# Step 23, second run: the refill from a cursor (WG_FOLDX=2), and the
+	# cursor with the count read after the second half (WG_FOLDX=3), against
+	# a producer warpgroup; builds web_stamp2, web_stamp3, web_x2, web_x3
+	# made here with dev/gpucall/expbuild.sh.
+	for z in bin/web_*.gz; do
+		gunzip -kf "$z" && chmod +x "${z%.gz}"
+	done
+	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
+	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
+	FW="${W/registers=split&/}&producer=folded"
+	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	for x in 2 3; do
+		ptxas "wide_x$x" $tok -DWG_MB=2 -DSTAGES=2 -DWG_FOLDX=$x
+		ptxas "narrow_x$x" $tok -DWG_MB=1 -DSTAGES=3 -DWG_FOLDX=$x
+	done
+	ptxas four_x3 $tok -DWG_MB=1 -DSTAGES=2 -DWG_CONS=4 -DWG_FOLDX=3
+	ptxsummary
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	for v in "n2|$N&producer=folded|2" "n3|$N&producer=folded|3" "w3|$FW|3"; do
+		IFS='|' read -r name spec x <<<"$v"
+		step "stamp_$name" 90 "stamp_$name.txt" stdbuf -o0 "./bin/web_stamp$x" bench --problem nvfp4_dual_gemm --aa \
+			--baseline "$spec" --ungated --shapes /tmp/b2.json --device 0 --cache-dir "$C" --max-time 15s \
+			--json "$R/stamp_$name.json"
+	done
+	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt
+	for x in 2 3; do
+		WEB=./bin/web_x$x tests "d_x${x}_tests" nvfp4_dual_gemm "$FW" "$W"
+		WEB=./bin/web_x$x tests "d_x${x}_ntests" nvfp4_dual_gemm "$N&producer=folded" "$N"
+	done
+	for x in 3 2; do
+		WEB=./bin/web_x$x BENCH_MAX=50 bench "d_x${x}_wide" nvfp4_dual_gemm "$FW" "$W"
+		WEB=./bin/web_x$x BENCH_MAX=50 bench "d_x${x}_narrow" nvfp4_dual_gemm "$N&producer=folded" "$N"
+	done
+	WEB=./bin/web_x3 BENCH_MAX=50 bench d_x3_four nvfp4_dual_gemm "$FW&consumers=4" "$W"
+	TITLE="wgmma producer=folded, the refill from a cursor (WG_FOLDX=2, 3), against a producer warpgroup" summarize
 	pack
 	;;
 timeline)

@@ -20,13 +20,17 @@ def main():
     print("| file | launch | chunks | slack p50 | latency p50 / p90 | wait p50 / p90 / sum | c1 wait p50 / sum | period p50 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for path in sys.argv[1:]:
-        runs = {}
+        # One printed launch per run of lines from j = 0 (the bench loads the
+        # module more than once, so launch numbers repeat).
+        runs = []
         for line in open(path, errors="replace"):
             f = line.split()
             if len(f) == 8 and f[0] == "WGSTAMP":
                 n, j, *t = (int(x) for x in f[1:])
-                runs.setdefault(n, {})[j] = t
-        for n, rows in sorted(runs.items()):
+                if j == 0 or not runs:
+                    runs.append((n, {}))
+                runs[-1][1][j] = t
+        for n, rows in runs:
             js = sorted(rows)
             stages = 3  # skip the ring's first fill (2 or 3 stages): its copies go out before any wait
             steady = [j for j in js if j >= stages and j + 1 in rows]

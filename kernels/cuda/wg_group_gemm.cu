@@ -110,7 +110,10 @@
 // step 23): 0 = the warp that counts a stage's release last refills it at
 // once; 1 = the count is issued at the release, but its result is read and
 // the refill issued only after the chunk's second half of wgmmas is out, so
-// the atomic's round trip and the copy's issue leave the wgmma path.
+// the atomic's round trip and the copy's issue leave the wgmma path; 2 =
+// at once, as 0, but the copy's source from a cursor every warp advances
+// by one chunk per release (no divisions, no tile lookup but once per
+// tile); 3 = the cursor, and the refill after the second half, as 1.
 #define WG_FOLDX 0
 #endif
 #ifndef WG_DEC
@@ -841,7 +844,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
 #pragma unroll
-    for (int j = 0; j < STAGES; ++j) produce(j);
+    for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
   }
 #endif
   wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
@@ -873,8 +876,16 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_FOLD && WG_FOLDX == 1
   int pend = -1; // lane 0: the chunk this warp must copy into the stage it released last
   auto refill_pending = [&]() {
-    if (lane == 0 && pend >= 0) produce(pend);
+    if (lane == 0 && pend >= 0) produce(pend, 0, true);
     pend = -1;
+  };
+#elif WG_FOLD && WG_FOLDX == 3
+  // lane 0: -2 no release since the last call, -1 released but not last,
+  // else the stage this warp released last, to refill.
+  int pend = -2;
+  auto refill_pending = [&]() {
+    if (lane == 0 && pend != -2) produce(-1, pend, pend >= 0);
+    pend = -2;
   };
 #endif
   auto release = [&](int st, int j) {
@@ -889,8 +900,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_FOLDX == 1
       // Read after the chunk's second half is out (refill_pending).
       pend = old % (4 * WG_CONS) == 4 * WG_CONS - 1 ? j + STAGES : -1;
+#elif WG_FOLDX == 2
+      produce(-1, st, old % (4 * WG_CONS) == 4 * WG_CONS - 1);
+#elif WG_FOLDX == 3
+      pend = old % (4 * WG_CONS) == 4 * WG_CONS - 1 ? st : -1;
 #else
-      if (old % (4 * WG_CONS) == 4 * WG_CONS - 1) produce(j + STAGES);
+      if (old % (4 * WG_CONS) == 4 * WG_CONS - 1) produce(j + STAGES, 0, true);
 #endif
     }
   };
@@ -968,7 +983,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
-#if WG_FOLD && WG_FOLDX == 1
+#if WG_FOLD && (WG_FOLDX == 1 || WG_FOLDX == 3)
     refill_pending();
 #endif
     wg_wait<1>(); // X of this chunk done: xa is free
@@ -1012,7 +1027,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(acc[b][i])::"memory");
 #if WG_FOLD
   if (prev >= 0) release(prev, (int)q - 1);
-#if WG_FOLDX == 1
+#if WG_FOLDX == 1 || WG_FOLDX == 3
   refill_pending();
 #endif
 #else
@@ -1265,13 +1280,52 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // WG_FOLD: block chunk j's token stage into ring stage j % STAGES, which
     // every consumer has released (whole tiles: this block's tiles are b,
     // b + G, ..., kch chunks each); nothing past the block's last chunk.
-    auto produce = [&](int j) {
+#if WG_FOLD && WG_FOLDX >= 2
+    // The refill's own cursor (WG_FOLDX 2-3): the chunk rr the next release
+    // refills its stage with, rr's chunk within its tile and its source.
+    // Every warp's lane 0 releases every chunk once, in order, so each
+    // advances its copy of the cursor by one chunk per release: a pointer
+    // increment, and the divisions and the tile lookup once per tile.
+    int rr = STAGES, rk = 0;
+    const fg_u8* rsrc = nullptr;
+    auto seek = [&]() {
+      const int ti = (int)blockIdx.x + rr / kch * (int)gridDim.x;
+      rk = rr % kch;
+      rsrc = nullptr;
+      if (ti < num_tiles) {
+        FgTile tile;
+        FgGroup gp;
+        fetch(ti, tile, gp, -1);
+        rsrc = tok + ((size_t)tile.pad * kch + rk) * WG_TOK_STAGE;
+      }
+    };
+    seek();
+#endif
+    // produce(j, ...), j >= 0: chunk j into stage j % STAGES (the first
+    // fill; every refill below WG_FOLDX 2). produce(-1, st, issue): the
+    // cursor's chunk into stage st if issue, then the cursor moves on.
+    auto produce = [&](int j, int st, bool issue) {
+#if WG_FOLD && WG_FOLDX >= 2
+      if (j < 0) {
+        if (issue && rsrc != nullptr) {
+#if WG_STAMP
+          wg_stamp(0, (fg_u32)rr);
+#endif
+          wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+          wg_bulk_load(sbase + st * WG_TOK_STAGE, rsrc, WG_TOK_STAGE, full0 + 8 * st);
+        }
+        ++rr;
+        rsrc += WG_TOK_STAGE;
+        if (++rk == kch) seek();
+        return;
+      }
+#endif
       const int ti = (int)blockIdx.x + j / kch * (int)gridDim.x;
       if (!WG_FOLD || ti >= num_tiles) return;
       FgTile tile;
       FgGroup gp;
       fetch(ti, tile, gp, -1);
-      const int st = j % STAGES;
+      st = j % STAGES;
 #if WG_STAMP
       wg_stamp(0, (fg_u32)j);
 #endif
