@@ -49,6 +49,7 @@
 #   bash dev/gpucall/dual.sh fold3 [TOTAL]      # the same with the release counted per stage (the last consumer refills it), and four consumers
 #   bash dev/gpucall/dual.sh foldsrc [TOTAL]    # ncu source counters (stall samples per SASS line): the narrow tile folded and with a producer warpgroup, bench2
 #   bash dev/gpucall/dual.sh stamp2 [TOTAL]     # the same, the refill from a cursor (WG_FOLDX=2, 3); four consumers with it
+#   bash dev/gpucall/dual.sh foldcursor [TOTAL] # the cursor kept: resources, the folded family combinations, paired with a producer warpgroup
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -59,7 +60,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp or stamp2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2 or foldcursor}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -740,6 +741,28 @@ stamp2)
 	done
 	WEB=./bin/web_x3 BENCH_MAX=50 bench d_x3_four nvfp4_dual_gemm "$FW&consumers=4" "$W"
 	TITLE="wgmma producer=folded, the refill from a cursor (WG_FOLDX=2, 3), against a producer warpgroup" summarize
+	pack
+	;;
+foldcursor)
+	# Step 23, the kept form: the refill from a cursor in the kernel itself
+	# (bin/web, bin/engine.test): resources, the family test's folded
+	# combinations, tests, paired with a producer warpgroup and four
+	# consumers against the two-consumer wide tile.
+	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
+	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
+	FW="${W/registers=split&/}&producer=folded"
+	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	ptxas fold_wide $tok -DWG_MB=2 -DSTAGES=2
+	ptxas fold_narrow $tok -DWG_MB=1 -DSTAGES=3
+	ptxas fold_four $tok -DWG_MB=1 -DSTAGES=2 -DWG_CONS=4
+	ptxsummary
+	knobfamily producer=folded 200 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	tests d_fc_tests nvfp4_dual_gemm "$FW" "$W"
+	tests d_fc_four_tests nvfp4_dual_gemm "$FW&consumers=4" "$W"
+	BENCH_MAX=60 bench d_fc_wide nvfp4_dual_gemm "$FW" "$W"
+	BENCH_MAX=60 bench d_fc_four nvfp4_dual_gemm "$FW&consumers=4" "$W"
+	BENCH_MAX=60 bench d_fc_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
+	TITLE="wgmma producer=folded, the refill from a cursor, against a producer warpgroup" summarize
 	pack
 	;;
 timeline)

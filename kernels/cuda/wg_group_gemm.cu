@@ -105,17 +105,6 @@
 // (device printf) at its 30th and 60th launch of the module.
 #define WG_STAMP 0
 #endif
-#ifndef WG_FOLDX
-// Forms of the folded producer's refill, experiments only (kernel-notes
-// step 23): 0 = the warp that counts a stage's release last refills it at
-// once; 1 = the count is issued at the release, but its result is read and
-// the refill issued only after the chunk's second half of wgmmas is out, so
-// the atomic's round trip and the copy's issue leave the wgmma path; 2 =
-// at once, as 0, but the copy's source from a cursor every warp advances
-// by one chunk per release (no divisions, no tile lookup but once per
-// tile); 3 = the cursor, and the refill after the second half, as 1.
-#define WG_FOLDX 0
-#endif
 #ifndef WG_DEC
 // FP4 decode (both operands, the same permutation; see "K order"):
 // 0 = each fp16x2 from nibbles (P, P+4) of a word by shifts and masks (four
@@ -250,8 +239,8 @@
 // 128 registers each for four consumers. A producer warp after them does
 // not give them 120: the register file is split between the SM's four
 // schedulers, so 17 warps put five on one and ptxas capped the block at 96
-// registers and spilled. Every form measured 0.87-0.91x the same tile with
-// a producer warpgroup, cause not found (kernel-notes step 22).
+// registers and spilled. Measured 0.92-0.97x the same tile with a
+// producer warpgroup (kernel-notes steps 22-23).
 #define WG_FOLD 0
 #endif
 // Consumers per product: the dual GEMM's first half multiplies by B1, the
@@ -869,26 +858,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // have read it, each warp's first lane counts it in the stage's slot (the
   // empty barrier's, unused here), and the warp that counts last refills
   // the stage with chunk j + STAGES at once, so no warp waits for another.
-  // Measured against a producer warpgroup (kernel-notes step 22): this
-  // form 0.87-0.90x; consumer 0's first thread waiting on the empty
-  // barrier for all consumers 0.88-0.91x; a warpgroup barrier, then one
-  // count per consumer, 0.87-0.89x.
-#if WG_FOLD && WG_FOLDX == 1
-  int pend = -1; // lane 0: the chunk this warp must copy into the stage it released last
-  auto refill_pending = [&]() {
-    if (lane == 0 && pend >= 0) produce(pend, 0, true);
-    pend = -1;
-  };
-#elif WG_FOLD && WG_FOLDX == 3
-  // lane 0: -2 no release since the last call, -1 released but not last,
-  // else the stage this warp released last, to refill.
-  int pend = -2;
-  auto refill_pending = [&]() {
-    if (lane == 0 && pend != -2) produce(-1, pend, pend >= 0);
-    pend = -2;
-  };
-#endif
-  auto release = [&](int st, int j) {
+  // The refill must be short: the warp that counts last is the consumer
+  // that is behind, and its warpgroup's next wgmma waits for it, so a long
+  // refill keeps it behind while the other consumer waits for data
+  // (kernel-notes step 23: with the tile lookup in the refill the two
+  // drifted 1.5 chunks apart, 0.87-0.91x a producer warpgroup; from a
+  // cursor, 0.92-0.97x).
+  auto release = [&](int st) {
     __syncwarp();
     if (lane == 0) {
       fg_u32 old;
@@ -897,16 +873,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // stage is issued only after the last count. (acq_rel measured the
       // same.)
       asm volatile("atom.relaxed.cta.shared::cta.add.u32 %0, [%1], 1;\n" : "=r"(old) : "r"(empty0 + 8 * st) : "memory");
-#if WG_FOLDX == 1
-      // Read after the chunk's second half is out (refill_pending).
-      pend = old % (4 * WG_CONS) == 4 * WG_CONS - 1 ? j + STAGES : -1;
-#elif WG_FOLDX == 2
       produce(-1, st, old % (4 * WG_CONS) == 4 * WG_CONS - 1);
-#elif WG_FOLDX == 3
-      pend = old % (4 * WG_CONS) == 4 * WG_CONS - 1 ? st : -1;
-#else
-      if (old % (4 * WG_CONS) == 4 * WG_CONS - 1) produce(j + STAGES, 0, true);
-#endif
     }
   };
 #endif
@@ -914,7 +881,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (prev >= 0) {
       wg_wait<1>();
 #if WG_FOLD
-      release(prev, (int)q - 1);
+      release(prev);
 #else
       wg_bar_arrive(empty0 + 8 * prev);
 #endif
@@ -983,9 +950,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
-#if WG_FOLD && (WG_FOLDX == 1 || WG_FOLDX == 3)
-    refill_pending();
-#endif
     wg_wait<1>(); // X of this chunk done: xa is free
     if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
     wg_cp_commit();
@@ -1026,10 +990,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(acc[b][i])::"memory");
 #if WG_FOLD
-  if (prev >= 0) release(prev, (int)q - 1);
-#if WG_FOLDX == 1 || WG_FOLDX == 3
-  refill_pending();
-#endif
+  if (prev >= 0) release(prev);
 #else
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
 #endif
@@ -1280,8 +1241,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // WG_FOLD: block chunk j's token stage into ring stage j % STAGES, which
     // every consumer has released (whole tiles: this block's tiles are b,
     // b + G, ..., kch chunks each); nothing past the block's last chunk.
-#if WG_FOLD && WG_FOLDX >= 2
-    // The refill's own cursor (WG_FOLDX 2-3): the chunk rr the next release
+#if WG_FOLD
+    // The refill's cursor: the chunk rr the next release
     // refills its stage with, rr's chunk within its tile and its source.
     // Every warp's lane 0 releases every chunk once, in order, so each
     // advances its copy of the cursor by one chunk per release: a pointer
@@ -1302,10 +1263,10 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     seek();
 #endif
     // produce(j, ...), j >= 0: chunk j into stage j % STAGES (the first
-    // fill; every refill below WG_FOLDX 2). produce(-1, st, issue): the
-    // cursor's chunk into stage st if issue, then the cursor moves on.
+    // fill). produce(-1, st, issue): the cursor's chunk into stage st if
+    // issue (the release was the stage's last), then the cursor moves on.
     auto produce = [&](int j, int st, bool issue) {
-#if WG_FOLD && WG_FOLDX >= 2
+#if WG_FOLD
       if (j < 0) {
         if (issue && rsrc != nullptr) {
 #if WG_STAMP
@@ -1315,7 +1276,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           wg_bulk_load(sbase + st * WG_TOK_STAGE, rsrc, WG_TOK_STAGE, full0 + 8 * st);
         }
         ++rr;
-        rsrc += WG_TOK_STAGE;
+        if (rsrc != nullptr) rsrc += WG_TOK_STAGE; // null past the block's last tile
         if (++rk == kch) seek();
         return;
       }
