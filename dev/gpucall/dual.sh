@@ -92,6 +92,28 @@ knobfamily() {
 	PITCHTANK_FAMILY_KNOB=$1 step family "$2" family.log ./bin/engine.test -test.v -test.timeout 600s -test.run "${3:-^TestWgmmaFamily\$}"
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
 }
+# foldvars: the dual variants of steps 22-23 (whole tiles): W the two-consumer
+# wide tile with a producer warpgroup, N the narrow tile, FW W folded; tok
+# the nvcc defines the folded tiles share.
+foldvars() {
+	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
+	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
+	FW="${W/registers=split&/}&producer=folded"
+	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+}
+# unpackexp: the experiment builds of dev/gpucall/expbuild.sh (bin/web_TAG.gz).
+unpackexp() {
+	for z in bin/web_*.gz; do
+		gunzip -kf "$z" && chmod +x "${z%.gz}"
+	done
+}
+# stampbench NAME WEB VARIANT: a WG_STAMP build's stamps of the dual VARIANT on
+# bench2 (/tmp/b2.json) into $OUT/stamp_NAME.txt. Device printf goes through
+# the C library's stdout: unbuffered, or Go's exit loses it.
+stampbench() {
+	step "stamp_$1" 90 "stamp_$1.txt" stdbuf -o0 "$2" bench --problem nvfp4_dual_gemm --aa --baseline "$3" \
+		--ungated --shapes /tmp/b2.json --device 0 --cache-dir "$C" --max-time 15s --json "$R/stamp_$1.json"
+}
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
 	step "$1" 120 tests.log "${WEB:-./bin/web}" bench --problem "$2" --variant "$3" --baseline "$4" \
@@ -640,10 +662,7 @@ fold3)
 	# (the last consumer refills it, nobody waits): two consumers against a
 	# producer warpgroup on both tiles, four consumers against the
 	# two-consumer wide tile; whole tiles.
-	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
-	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
-	FW="${W/registers=split&/}&producer=folded"
-	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	foldvars
 	ptxas dual_fold_wide $tok -DWG_MB=2 -DSTAGES=2
 	ptxas dual_fold_four $tok -DWG_MB=1 -DSTAGES=2 -DWG_CONS=4
 	ptxsummary
@@ -680,22 +699,14 @@ stamp)
 	# web_stampdefer (the same with WG_FOLDX=1), web_defer (WG_FOLDX=1: the
 	# refill after the chunk's second wgmma half). One shape (bench2, whole
 	# tiles), both dual tiles, folded and with a producer warpgroup.
-	for z in bin/web_*.gz; do
-		gunzip -kf "$z" && chmod +x "${z%.gz}"
-	done
-	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
-	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
-	FW="${W/registers=split&/}&producer=folded"
+	unpackexp
+	foldvars
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	for v in "nf|$N&producer=folded" "np|$N" "wf|$FW" "wp|$W" "nd|$N&producer=folded" "wd|$FW"; do
 		name=${v%%|*}
 		web=./bin/web_stamp
 		case $name in ?d) web=./bin/web_stampdefer ;; esac
-		# Device printf goes through the C library's stdout: unbuffered,
-		# or Go's exit loses it.
-		step "stamp_$name" 90 "stamp_$name.txt" stdbuf -o0 "$web" bench --problem nvfp4_dual_gemm --aa \
-			--baseline "${v#*|}" --ungated --shapes /tmp/b2.json --device 0 --cache-dir "$C" --max-time 15s \
-			--json "$R/stamp_$name.json"
+		stampbench "$name" "$web" "${v#*|}"
 		grep -c WGSTAMP "$OUT/stamp_$name.txt"
 	done
 	WEB=./bin/web_defer tests d_defer_tests nvfp4_dual_gemm "$FW" "$W"
@@ -710,13 +721,8 @@ stamp2)
 	# cursor with the count read after the second half (WG_FOLDX=3), against
 	# a producer warpgroup; builds web_stamp2, web_stamp3, web_x2, web_x3
 	# made here with dev/gpucall/expbuild.sh.
-	for z in bin/web_*.gz; do
-		gunzip -kf "$z" && chmod +x "${z%.gz}"
-	done
-	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
-	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
-	FW="${W/registers=split&/}&producer=folded"
-	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	unpackexp
+	foldvars
 	for x in 2 3; do
 		ptxas "wide_x$x" $tok -DWG_MB=2 -DSTAGES=2 -DWG_FOLDX=$x
 		ptxas "narrow_x$x" $tok -DWG_MB=1 -DSTAGES=3 -DWG_FOLDX=$x
@@ -726,9 +732,7 @@ stamp2)
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	for v in "n2|$N&producer=folded|2" "n3|$N&producer=folded|3" "w3|$FW|3"; do
 		IFS='|' read -r name spec x <<<"$v"
-		step "stamp_$name" 90 "stamp_$name.txt" stdbuf -o0 "./bin/web_stamp$x" bench --problem nvfp4_dual_gemm --aa \
-			--baseline "$spec" --ungated --shapes /tmp/b2.json --device 0 --cache-dir "$C" --max-time 15s \
-			--json "$R/stamp_$name.json"
+		stampbench "$name" "./bin/web_stamp$x" "$spec"
 	done
 	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt
 	for x in 2 3; do
@@ -748,10 +752,7 @@ foldcursor)
 	# (bin/web, bin/engine.test): resources, the family test's folded
 	# combinations, tests, paired with a producer warpgroup and four
 	# consumers against the two-consumer wide tile.
-	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
-	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
-	FW="${W/registers=split&/}&producer=folded"
-	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	foldvars
 	ptxas fold_wide $tok -DWG_MB=2 -DSTAGES=2
 	ptxas fold_narrow $tok -DWG_MB=1 -DSTAGES=3
 	ptxas fold_four $tok -DWG_MB=1 -DSTAGES=2 -DWG_CONS=4
