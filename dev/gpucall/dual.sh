@@ -50,6 +50,7 @@
 #   bash dev/gpucall/dual.sh foldsrc [TOTAL]    # ncu source counters (stall samples per SASS line): the narrow tile folded and with a producer warpgroup, bench2
 #   bash dev/gpucall/dual.sh stamp2 [TOTAL]     # the same, the refill from a cursor (WG_FOLDX=2, 3); four consumers with it
 #   bash dev/gpucall/dual.sh foldcursor [TOTAL] # the cursor kept: resources, the folded family combinations, paired with a producer warpgroup
+#   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -60,7 +61,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2 or foldcursor}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor or chunkmarks}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -107,12 +108,13 @@ unpackexp() {
 		gunzip -kf "$z" && chmod +x "${z%.gz}"
 	done
 }
-# stampbench NAME WEB VARIANT: a WG_STAMP build's stamps of the dual VARIANT on
+# stampbench NAME WEB VARIANT [PROBLEM SHAPES]: a WG_STAMP build's stamps of the dual VARIANT on
 # bench2 (/tmp/b2.json) into $OUT/stamp_NAME.txt. Device printf goes through
 # the C library's stdout: unbuffered, or Go's exit loses it.
+# PROBLEM and SHAPES (a file) replace the dual GEMM and bench2.
 stampbench() {
-	step "stamp_$1" 90 "stamp_$1.txt" stdbuf -o0 "$2" bench --problem nvfp4_dual_gemm --aa --baseline "$3" \
-		--ungated --shapes /tmp/b2.json --device 0 --cache-dir "$C" --max-time 15s --json "$R/stamp_$1.json"
+	step "stamp_$1" 90 "stamp_$1.txt" stdbuf -o0 "$2" bench --problem "${4:-nvfp4_dual_gemm}" --aa --baseline "$3" \
+		--ungated --shapes "${5:-/tmp/b2.json}" --device 0 --cache-dir "$C" --max-time 15s --json "$R/stamp_$1.json"
 }
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
@@ -764,6 +766,24 @@ foldcursor)
 	BENCH_MAX=60 bench d_fc_four nvfp4_dual_gemm "$FW&consumers=4" "$W"
 	BENCH_MAX=60 bench d_fc_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
 	TITLE="wgmma producer=folded, the refill from a cursor, against a producer warpgroup" summarize
+	pack
+	;;
+chunkmarks)
+	# Step 24: consumer 0's way through each chunk (WG_STAMP's marks), the
+	# dual tiles on bench2 and the group's three-consumer tile on bench1,
+	# whole tiles (the stamps are printed after a block barrier that
+	# stream-K's early returns would break). bin/web_stamp from expbuild.sh.
+	unpackexp
+	foldvars
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	stampbench w ./bin/web_stamp "$W"
+	stampbench n ./bin/web_stamp "$N"
+	stampbench f4 ./bin/web_stamp "$FW&consumers=4"
+	stampbench g3 ./bin/web_stamp 'wgmma?tile_n=auto&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&consumers=3' \
+		nvfp4_group_gemm /tmp/g1.json
+	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
+	grep -v '^| stamp' "$OUT/stamps.md"
 	pack
 	;;
 timeline)

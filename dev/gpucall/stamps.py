@@ -6,7 +6,10 @@ token chunks j past the first STAGES (steady state), in SM clock cycles:
   wait    = consumer 0's wait ends - it starts (time lost to the ring)
   period  = consumer 0 starts waiting for chunk j+1 - for chunk j
   c1 wait = the same wait, consumer 1
-Usage: stamps.py FILE... (lines "WGSTAMP launch j issue c0in c0out c1in c1out")."""
+Then, where the build marks consumer 0's chunk (kinds 5-11), the median of
+each segment of it.
+Usage: stamps.py FILE... (lines "WGSTAMP launch j issue c0in c0out c1in c1out
+[marks 5-11]")."""
 import statistics
 import sys
 
@@ -25,7 +28,7 @@ def main():
         runs = []
         for line in open(path, errors="replace"):
             f = line.split()
-            if len(f) == 8 and f[0] == "WGSTAMP":
+            if len(f) >= 8 and f[0] == "WGSTAMP":
                 n, j, *t = (int(x) for x in f[1:])
                 if j == 0 or not runs:
                     runs.append((n, {}))
@@ -45,6 +48,42 @@ def main():
                 path.split("/")[-1], n, len(steady), statistics.median(slack), statistics.median(lat),
                 pct(lat, 0.9), statistics.median(wait), pct(wait, 0.9), sum(wait), statistics.median(c1), sum(c1),
                 statistics.median(per)))
+        timeline(path, runs)
+
+
+# Consumer 0's chunk, kinds 5-11 (wg_consume's marks), as segments from its
+# wait for the chunk's tokens ending (kind 2) to the next chunk's ending.
+SEGMENTS = [
+    ("X issue", 2, 5),
+    ("wait Y(j-1)", 5, 6),
+    ("decode Y", 6, 7),
+    ("Y issue", 7, 8),
+    ("wait X(j)", 8, 9),
+    ("weights landed", 9, 10),
+    ("decode X(j+1)", 10, 11),
+    ("tokens(j+1)", 11, None),
+]
+
+
+def timeline(path, runs):
+    """Medians over every printed launch's steady chunks of each segment."""
+    segs = {name: [] for name, _, _ in SEGMENTS}
+    for _, rows in runs:
+        for j in sorted(rows):
+            t = rows[j]
+            if j < 3 or j + 1 not in rows or len(t) < 12 or min(t[5:12]) == 0:
+                continue
+            for name, a, b in SEGMENTS:
+                end = rows[j + 1][2] if b is None else t[b]
+                segs[name].append(end - t[a])
+    if not segs["X issue"]:
+        return
+    total = sum(statistics.median(v) for v in segs.values())
+    print()
+    print("%s, consumer 0 per chunk (median cycles, share of their sum %d):" % (path.split("/")[-1], total))
+    for name, v in segs.items():
+        m = statistics.median(v)
+        print("  %-16s %6d  %4.1f%%  (p90 %d)" % (name, m, 100.0 * m / total, pct(v, 0.9)))
 
 
 if __name__ == "__main__":

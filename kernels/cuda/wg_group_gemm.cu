@@ -309,12 +309,17 @@ typedef unsigned short fg_u16;
 typedef unsigned char fg_u8;
 typedef unsigned long long fg_u64;
 
+// WG_STAMP: kinds 0-4 the token ring (the copy's issue, consumers 0 and 1's
+// wait around it), 5-11 consumer 0's chunk (wg_consume's marks).
+#define WG_STAMP_KINDS 12
 #if WG_STAMP
-__device__ unsigned long long wg_stamps[5][512];
+__device__ unsigned long long wg_stamps[WG_STAMP_KINDS][512];
 __device__ unsigned wg_stamp_launch;
 static __device__ __forceinline__ void wg_stamp(int kind, fg_u32 j) {
   if (blockIdx.x == 0 && j < 512u) wg_stamps[kind][j] = clock64();
 }
+#else
+static __device__ __forceinline__ void wg_stamp(int, fg_u32) {}
 #endif
 
 struct FgGroup {
@@ -933,6 +938,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (it + 1 < k1) chunk(it + 1, f1, f0);
   }
 #else
+  // WG_STAMP: consumer 0's first thread marks its way through each chunk.
+  auto mark = [&](int kind) {
+    if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
+  };
   frags_x(k0);
   for (int it = k0; it < k1; ++it, ++q) {
     int st;
@@ -942,20 +951,27 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
+    mark(5);
     release_prev(); // Y of the previous chunk done: ya and its stage are free
+    mark(6);
     frags_y();
     wg_fence();
+    mark(7);
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
+    mark(8);
     wg_wait<1>(); // X of this chunk done: xa is free
+    mark(9);
     if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
     wg_cp_commit();
     if (it + 1 < k1) {
       wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+      mark(10);
       frags_x(it + 1);
+      mark(11);
     }
     prev = st;
   }
@@ -1337,8 +1353,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   if (blockIdx.x == 0 && tid == 0) {
     const fg_u32 n = atomicAdd(&wg_stamp_launch, 1u);
     for (fg_u32 j = 0; (n == 30u || n == 60u) && j < q && j < 512u; ++j)
-      printf("WGSTAMP %u %u %llu %llu %llu %llu %llu\n", n, j, wg_stamps[0][j], wg_stamps[1][j], wg_stamps[2][j],
-             wg_stamps[3][j], wg_stamps[4][j]);
+      printf("WGSTAMP %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n, j, wg_stamps[0][j],
+             wg_stamps[1][j], wg_stamps[2][j], wg_stamps[3][j], wg_stamps[4][j], wg_stamps[5][j], wg_stamps[6][j],
+             wg_stamps[7][j], wg_stamps[8][j], wg_stamps[9][j], wg_stamps[10][j], wg_stamps[11][j]);
   }
 #endif
 }
