@@ -51,6 +51,7 @@
 #   bash dev/gpucall/dual.sh stamp2 [TOTAL]     # the same, the refill from a cursor (WG_FOLDX=2, 3); four consumers with it
 #   bash dev/gpucall/dual.sh foldcursor [TOTAL] # the cursor kept: resources, the folded family combinations, paired with a producer warpgroup
 #   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
+#   bash dev/gpucall/dual.sh chunkmarks2 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16), and the SM clock of W and four consumers
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -61,7 +62,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor or chunkmarks}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks or chunkmarks2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -782,6 +783,24 @@ chunkmarks)
 	stampbench f4 ./bin/web_stamp "$FW&consumers=4"
 	stampbench g3 ./bin/web_stamp 'wgmma?tile_n=auto&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&consumers=3' \
 		nvfp4_group_gemm /tmp/g1.json
+	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
+	grep -v '^| stamp' "$OUT/stamps.md"
+	pack
+	;;
+chunkmarks2)
+	# Step 24, second run: is a consumer's wgmma issue slow because the
+	# tensor pipe also serves the other consumer? bin/web_stampx (WG_STAMP=1,
+	# WG_EXP=16: only consumer 0 issues wgmmas; wrong sums, timing only)
+	# against bin/web_stamp, both dual tiles; and the SM clock (WGCLOCK) of W
+	# and of four consumers.
+	unpackexp
+	foldvars
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	stampbench w ./bin/web_stamp "$W"
+	stampbench wx ./bin/web_stampx "$W"
+	stampbench n ./bin/web_stamp "$N"
+	stampbench nx ./bin/web_stampx "$N"
+	stampbench f4 ./bin/web_stamp "$FW&consumers=4"
 	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
 	grep -v '^| stamp' "$OUT/stamps.md"
 	pack

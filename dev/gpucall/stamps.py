@@ -49,6 +49,14 @@ def main():
                 pct(lat, 0.9), statistics.median(wait), pct(wait, 0.9), sum(wait), statistics.median(c1), sum(c1),
                 statistics.median(per)))
         timeline(path, runs)
+        clocks = []
+        for line in open(path, errors="replace"):
+            f = line.split()
+            if len(f) == 4 and f[0] == "WGCLOCK" and int(f[3]) > 0:
+                clocks.append(1e3 * int(f[2]) / int(f[3]))
+        if clocks:
+            print("  block 0's SM clock over the block (WGCLOCK): median %.0f MHz (%.0f-%.0f, %d launches)" % (
+                statistics.median(clocks), min(clocks), max(clocks), len(clocks)))
 
 
 # Consumer 0's chunk, kinds 5-11 (wg_consume's marks), as segments from its

@@ -95,7 +95,8 @@
 // token decode, 2 = the consumers skip the weight decode (raw words as
 // fragments), 4 = the consumers issue no wgmma (everything else runs), 8 =
 // nobody copies or decodes anything (the ring's barriers and the wgmmas
-// alone, on whatever the buffers hold).
+// alone, on whatever the buffers hold), 16 = only consumer 0 issues
+// wgmmas (the halves pipeline; its tensor pipe then serves one consumer).
 #define WG_EXP 0
 #endif
 #ifndef WG_STAMP
@@ -949,7 +950,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
-      for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
+      for (int j = 0; j < 4 && !(WG_EXP & 4) && !((WG_EXP & 16) && c != 0); ++j)
+        wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
     mark(5);
     release_prev(); // Y of the previous chunk done: ya and its stage are free
@@ -960,7 +962,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
-      for (int j = 0; j < 4 && !(WG_EXP & 4); ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
+      for (int j = 0; j < 4 && !(WG_EXP & 4) && !((WG_EXP & 16) && c != 0); ++j)
+        wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
     mark(8);
     wg_wait<1>(); // X of this chunk done: xa is free
@@ -1121,6 +1124,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
   fg_u8* const sgen = wg_smem + (sbase - raw_base);
   const int tid = threadIdx.x;
+#if WG_STAMP
+  // Block 0's SM clock against the global timer over the whole block: the
+  // clock rate the stamps' cycles ran at.
+  fg_u64 c0 = clock64(), g0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+#endif
   const fg_u32 full0 = sbase + WG_OFF_BAR;
   const fg_u32 empty0 = full0 + STAGES * 8;
   if (tid == 0) {
@@ -1352,6 +1361,10 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   __syncthreads();
   if (blockIdx.x == 0 && tid == 0) {
     const fg_u32 n = atomicAdd(&wg_stamp_launch, 1u);
+    fg_u64 g1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+    const fg_u64 c1 = clock64();
+    if (n == 30u || n == 60u) printf("WGCLOCK %u %llu %llu\n", n, c1 - c0, g1 - g0);
     for (fg_u32 j = 0; (n == 30u || n == 60u) && j < q && j < 512u; ++j)
       printf("WGSTAMP %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n, j, wg_stamps[0][j],
              wg_stamps[1][j], wg_stamps[2][j], wg_stamps[3][j], wg_stamps[4][j], wg_stamps[5][j], wg_stamps[6][j],
