@@ -52,6 +52,7 @@
 #   bash dev/gpucall/dual.sh foldcursor [TOTAL] # the cursor kept: resources, the folded family combinations, paired with a producer warpgroup
 #   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
 #   bash dev/gpucall/dual.sh chunkmarks2 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16), and the SM clock of W and four consumers
+#   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # chunkmarks2 with the stamps of launch 2 (inside the correctness pass) and every block's span
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -62,7 +63,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks or chunkmarks2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks2 or chunkmarks3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -803,6 +804,24 @@ chunkmarks2)
 	stampbench f4 ./bin/web_stamp "$FW&consumers=4"
 	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
 	grep -v '^| stamp' "$OUT/stamps.md"
+	pack
+	;;
+chunkmarks3)
+	# Step 24, third run: chunkmarks2 again with the stamps also printed at
+	# the module's launch 2, inside the bench's correctness pass (a WG_EXP
+	# build's wrong sums end the bench there), and every block's span.
+	unpackexp
+	foldvars
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	stampbench w ./bin/web_stamp "$W"
+	stampbench wx ./bin/web_stampx "$W"
+	stampbench n ./bin/web_stamp "$N"
+	stampbench nx ./bin/web_stampx "$N"
+	stampbench f4 ./bin/web_stamp "$FW&consumers=4"
+	python3 dev/gpucall/stamps.py --launch 2 "$OUT"/stamp_*.txt >"$OUT/stamps2.md"
+	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
+	grep -v '^| stamp' "$OUT/stamps2.md"
+	grep -E 'WGSPAN|SM clock' "$OUT/stamps.md"
 	pack
 	;;
 timeline)

@@ -8,7 +8,7 @@ token chunks j past the first STAGES (steady state), in SM clock cycles:
   c1 wait = the same wait, consumer 1
 Then, where the build marks consumer 0's chunk (kinds 5-11), the median of
 each segment of it.
-Usage: stamps.py FILE... (lines "WGSTAMP launch j issue c0in c0out c1in c1out
+Usage: stamps.py [--launch N] FILE... (lines "WGSTAMP launch j issue c0in c0out c1in c1out
 [marks 5-11]")."""
 import statistics
 import sys
@@ -20,9 +20,14 @@ def pct(xs, p):
 
 
 def main():
+    args = sys.argv[1:]
+    only = None  # --launch N: only the launches printed as number N
+    if len(args) >= 2 and args[0] == "--launch":
+        only = int(args[1])
+        args = args[2:]
     print("| file | launch | chunks | slack p50 | latency p50 / p90 | wait p50 / p90 / sum | c1 wait p50 / sum | period p50 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for path in sys.argv[1:]:
+    for path in args:
         # One printed launch per run of lines from j = 0 (the bench loads the
         # module more than once, so launch numbers repeat).
         runs = []
@@ -30,6 +35,8 @@ def main():
             f = line.split()
             if len(f) >= 8 and f[0] == "WGSTAMP":
                 n, j, *t = (int(x) for x in f[1:])
+                if only is not None and n != only:
+                    continue
                 if j == 0 or not runs:
                     runs.append((n, {}))
                 runs[-1][1][j] = t
@@ -52,8 +59,18 @@ def main():
         clocks = []
         for line in open(path, errors="replace"):
             f = line.split()
-            if len(f) == 4 and f[0] == "WGCLOCK" and int(f[3]) > 0:
+            if len(f) == 4 and f[0] == "WGCLOCK" and int(f[3]) > 0 and (only is None or int(f[1]) == only):
                 clocks.append(1e3 * int(f[2]) / int(f[3]))
+        spans = []
+        for line in open(path, errors="replace"):
+            f = line.split()
+            if len(f) == 10 and f[0] == "WGSPAN" and (only is None or int(f[1]) == only):
+                spans.append([int(x) for x in f[3:]])
+        if spans:
+            med = [statistics.median(col) / 1e3 for col in zip(*spans)]
+            print("  blocks (WGSPAN, us, medians of %d launches): first start to last end %.1f; block durations "
+                  "min / mean / max %.1f / %.1f / %.1f; block 0 %.1f, started %.1f after the first, ended %.1f "
+                  "before the last" % (len(spans), *med))
         if clocks:
             print("  block 0's SM clock over the block (WGCLOCK): median %.0f MHz (%.0f-%.0f, %d launches)" % (
                 statistics.median(clocks), min(clocks), max(clocks), len(clocks)))

@@ -316,6 +316,9 @@ typedef unsigned long long fg_u64;
 #if WG_STAMP
 __device__ unsigned long long wg_stamps[WG_STAMP_KINDS][512];
 __device__ unsigned wg_stamp_launch;
+// Every block's start and end on the global timer, and how many have ended.
+__device__ unsigned long long wg_spans[2][1024];
+__device__ unsigned wg_span_done;
 static __device__ __forceinline__ void wg_stamp(int kind, fg_u32 j) {
   if (blockIdx.x == 0 && j < 512u) wg_stamps[kind][j] = clock64();
 }
@@ -1129,6 +1132,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   // clock rate the stamps' cycles ran at.
   fg_u64 c0 = clock64(), g0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+  // This launch's number: block 0 counts the module's launches as it starts.
+  const fg_u32 nl = blockIdx.x == 0 && tid == 0 ? atomicAdd(&wg_stamp_launch, 1u) : 0u;
 #endif
   const fg_u32 full0 = sbase + WG_OFF_BAR;
   const fg_u32 empty0 = full0 + STAGES * 8;
@@ -1359,16 +1364,47 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_STAMP
   // Every role has left its loop (whole tiles only: no early return).
   __syncthreads();
-  if (blockIdx.x == 0 && tid == 0) {
-    const fg_u32 n = atomicAdd(&wg_stamp_launch, 1u);
+  if (tid == 0) {
     fg_u64 g1;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
     const fg_u64 c1 = clock64();
-    if (n == 30u || n == 60u) printf("WGCLOCK %u %llu %llu\n", n, c1 - c0, g1 - g0);
-    for (fg_u32 j = 0; (n == 30u || n == 60u) && j < q && j < 512u; ++j)
-      printf("WGSTAMP %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n, j, wg_stamps[0][j],
-             wg_stamps[1][j], wg_stamps[2][j], wg_stamps[3][j], wg_stamps[4][j], wg_stamps[5][j], wg_stamps[6][j],
-             wg_stamps[7][j], wg_stamps[8][j], wg_stamps[9][j], wg_stamps[10][j], wg_stamps[11][j]);
+    // Every block's span on the global timer; the block that ends last in
+    // a printed launch prints their spread (block 0 counted the launch as
+    // it started, before any block ended).
+    if (blockIdx.x < 1024u) {
+      wg_spans[0][blockIdx.x] = g0;
+      wg_spans[1][blockIdx.x] = g1;
+    }
+    __threadfence();
+    if (atomicAdd(&wg_span_done, 1u) == gridDim.x - 1u) {
+      wg_span_done = 0u;
+      const fg_u32 n = wg_stamp_launch - 1u;
+      if (n == 2u || n == 30u || n == 60u) {
+        fg_u64 lo = ~0ull, hi = 0, dmin = ~0ull, dmax = 0, dsum = 0;
+        const fg_u32 nb = gridDim.x < 1024u ? gridDim.x : 1024u;
+        for (fg_u32 b = 0; b < nb; ++b) {
+          const fg_u64 s0 = wg_spans[0][b], s1 = wg_spans[1][b];
+          lo = s0 < lo ? s0 : lo;
+          hi = s1 > hi ? s1 : hi;
+          dmin = s1 - s0 < dmin ? s1 - s0 : dmin;
+          dmax = s1 - s0 > dmax ? s1 - s0 : dmax;
+          dsum += s1 - s0;
+        }
+        printf("WGSPAN %u %u %llu %llu %llu %llu %llu %llu %llu\n", n, nb, hi - lo, dmin, dsum / nb, dmax,
+               wg_spans[1][0] - wg_spans[0][0], wg_spans[0][0] - lo, hi - wg_spans[1][0]);
+      }
+    }
+    if (blockIdx.x == 0) {
+      const fg_u32 n = nl;
+      // Launch 2 is in the bench's correctness pass, which a timing
+      // experiment with wrong sums (WG_EXP) never leaves.
+      const bool print = n == 2u || n == 30u || n == 60u;
+      if (print) printf("WGCLOCK %u %llu %llu\n", n, c1 - c0, g1 - g0);
+      for (fg_u32 j = 0; print && j < q && j < 512u; ++j)
+        printf("WGSTAMP %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n, j, wg_stamps[0][j],
+               wg_stamps[1][j], wg_stamps[2][j], wg_stamps[3][j], wg_stamps[4][j], wg_stamps[5][j], wg_stamps[6][j],
+               wg_stamps[7][j], wg_stamps[8][j], wg_stamps[9][j], wg_stamps[10][j], wg_stamps[11][j]);
+    }
   }
 #endif
 }
