@@ -808,8 +808,9 @@ chunkmarks2)
 	;;
 chunkmarks3)
 	# Step 24, third run: chunkmarks2 again with the stamps also printed at
-	# the module's launch 2, inside the bench's correctness pass (a WG_EXP
-	# build's wrong sums end the bench there), and every block's span.
+	# the module's launches 0 and 2, inside the bench's correctness pass (a
+	# WG_EXP build's wrong sums end the bench at its first check), and every
+	# block's span.
 	unpackexp
 	foldvars
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
@@ -818,10 +819,11 @@ chunkmarks3)
 	stampbench n ./bin/web_stamp "$N"
 	stampbench nx ./bin/web_stampx "$N"
 	stampbench f4 ./bin/web_stamp "$FW&consumers=4"
+	python3 dev/gpucall/stamps.py --launch 0 "$OUT"/stamp_*.txt >"$OUT/stamps0.md"
 	python3 dev/gpucall/stamps.py --launch 2 "$OUT"/stamp_*.txt >"$OUT/stamps2.md"
 	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
-	grep -v '^| stamp' "$OUT/stamps2.md"
-	grep -E 'WGSPAN|SM clock' "$OUT/stamps.md"
+	grep -v '^| stamp' "$OUT/stamps0.md"
+	grep -E 'blocks|SM clock' "$OUT/stamps.md"
 	pack
 	;;
 timeline)
