@@ -53,6 +53,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
 #   bash dev/gpucall/dual.sh chunkmarks2 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16), and the SM clock of W and four consumers
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # chunkmarks2 with the stamps of launch 2 (inside the correctness pass) and every block's span
+#   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -63,7 +64,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks2 or chunkmarks3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks2, chunkmarks3 or ilv}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -824,6 +825,24 @@ chunkmarks3)
 	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
 	grep -v '^| stamp' "$OUT/stamps0.md"
 	grep -E 'blocks|SM clock' "$OUT/stamps.md"
+	pack
+	;;
+ilv)
+	# Step 24: each wgmma its own commit group, a k16 step of the other
+	# half decoded after each issue (WG_ILV=1, bin/web_ilv from
+	# expbuild.sh): ptxas, tests, and W paired with the whole-chunk
+	# pipeline on the narrow tile, WC (which WG_ILV leaves alone) in both builds, so that the two
+	# ratios compare W with and without it.
+	unpackexp
+	foldvars
+	WC="$N&pipeline=chunks&registers=split"
+	ptxas wide_ilv -DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=2 -DSTAGES=2 \
+		-DWG_CREGS=224 -DWG_ILV=1
+	ptxsummary
+	WEB=./bin/web_ilv tests d_ilv_tests nvfp4_dual_gemm "$W" "$WC"
+	WEB=./bin/web_ilv BENCH_MAX=35 bench d_ilv_wide nvfp4_dual_gemm "$W" "$WC"
+	BENCH_MAX=35 bench d_noilv_wide nvfp4_dual_gemm "$W" "$WC"
+	TITLE="wgmma WG_ILV=1 (a step decoded after each wgmma): W paired with WC, with and without" summarize
 	pack
 	;;
 timeline)

@@ -99,6 +99,13 @@
 // wgmmas (the halves pipeline; its tensor pipe then serves one consumer).
 #define WG_EXP 0
 #endif
+#ifndef WG_ILV
+// Experiment (kernel-notes step 24), halves pipeline only: 1 = each wgmma
+// is its own commit group, and one k16 step of the other half's fragments
+// is decoded after each wgmma is issued (its issue takes ~125 cycles, in
+// which the warp otherwise waits), instead of whole halves between them.
+#define WG_ILV 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes step 23): 1 = block 0 records, per
 // token chunk, the SM clock when its bulk copy is issued and when consumers
@@ -281,6 +288,9 @@
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
+#if WG_ILV && (WG_DB || WG_EXP)
+#error "wg_group_gemm: WG_ILV is the halves pipeline's, without timing experiments"
+#endif
 #define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
@@ -603,6 +613,17 @@ static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u
   fg_u32 s03, s47;
   wg_lds64(sc, s03, s47);
   wg_decode_words(w, s03, s47, tok, r);
+}
+
+// Consumer: k16 step 4H + j alone of wg_frags_half's four (WG_ILV); j is a
+// constant once the caller's loop is unrolled.
+static __device__ __forceinline__ void wg_frag_step(fg_u32 (&a)[4], int j, fg_u32 u00, fg_u32 u01, fg_u32 u10,
+                                                    fg_u32 u11, fg_u32 c0, fg_u32 c1) {
+  const fg_u32 p = j < 2 ? u00 : u01, q = j < 2 ? u10 : u11;
+  a[0] = wg_hmul2((j & 1) ? wg_dec<2>(p) : wg_dec<0>(p), c0);
+  a[1] = wg_hmul2((j & 1) ? wg_dec<2>(q) : wg_dec<0>(q), c1);
+  a[2] = wg_hmul2((j & 1) ? wg_dec<3>(p) : wg_dec<1>(p), c0);
+  a[3] = wg_hmul2((j & 1) ? wg_dec<3>(q) : wg_dec<1>(q), c1);
 }
 
 // Consumer: the A fragments of k16 steps 4H..4H+3 of one 128-wide chunk for
@@ -947,6 +968,75 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
   };
   frags_x(k0);
+#if WG_ILV
+  constexpr int ILVN = 4 * WG_MB < 7 ? 4 * WG_MB : 7;
+  for (int it = k0; it < k1; ++it, ++q) {
+    int st;
+    const fg_u32 tok = tokens(st);
+    mark(5);
+    // X(it), one commit group per wgmma. After wgmma s of a half's 4 *
+    // WG_MB, at most ILVN groups pending means Y(it-1)'s steps up to s are
+    // done (at most 4 * WG_MB - ILVN + s, and wait_group takes at most 7),
+    // so ya's step s is free: decode it from the held words.
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
+        wg_commit();
+        wg_wait<ILVN>();
+        wg_frag_step(ya[b][j], j, hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]),
+                     wg_scale<1>(hx1[b]));
+      }
+    mark(6);
+    // Y(it-1) is done (its last step by the last wait): its stage goes back.
+    if (prev >= 0) {
+#if WG_FOLD
+      release(prev);
+#else
+      wg_bar_arrive(empty0 + 8 * prev);
+#endif
+    }
+    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+    wg_cp_commit();
+    if (it + 1 < k1) wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+    const int slot = (it + 1) % WG_RS;
+    mark(7);
+    wg_fence();
+    // Y(it), the same way: after wgmma s, X(it)'s steps up to s are done,
+    // so xa's step s is free for chunk it + 1.
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b) {
+      fg_u32 w0[4], w1[4], x0 = 0, x1 = 0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
+        wg_commit();
+        if (it + 1 < k1) {
+          if (j == 0) {
+            const int r0 = lrow(b, 0), r1 = lrow(b, 1);
+            wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
+            wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
+            x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
+            x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
+          }
+          wg_wait<ILVN>();
+          wg_frag_step(xa[b][j], j, w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
+          if (j == 3) {
+            hw0[b][0] = w0[2];
+            hw0[b][1] = w0[3];
+            hw1[b][0] = w1[2];
+            hw1[b][1] = w1[3];
+            hx0[b] = x0;
+            hx1[b] = x1;
+          }
+        }
+      }
+    }
+    mark(8);
+    prev = st;
+  }
+#else
   for (int it = k0; it < k1; ++it, ++q) {
     int st;
     const fg_u32 tok = tokens(st);
@@ -981,6 +1071,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
     prev = st;
   }
+#endif
 #endif
 #if WG_PF
   // Every copy of this piece has landed (its last chunk is decoded), so the
