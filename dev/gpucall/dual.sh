@@ -51,8 +51,7 @@
 #   bash dev/gpucall/dual.sh stamp2 [TOTAL]     # the same, the refill from a cursor (WG_FOLDX=2, 3); four consumers with it
 #   bash dev/gpucall/dual.sh foldcursor [TOTAL] # the cursor kept: resources, the folded family combinations, paired with a producer warpgroup
 #   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
-#   bash dev/gpucall/dual.sh chunkmarks2 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16), and the SM clock of W and four consumers
-#   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # chunkmarks2 with the stamps of launch 2 (inside the correctness pass) and every block's span
+#   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
@@ -64,7 +63,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks2, chunkmarks3 or ilv}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3 or ilv}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -789,29 +788,15 @@ chunkmarks)
 	grep -v '^| stamp' "$OUT/stamps.md"
 	pack
 	;;
-chunkmarks2)
-	# Step 24, second run: is a consumer's wgmma issue slow because the
-	# tensor pipe also serves the other consumer? bin/web_stampx (WG_STAMP=1,
-	# WG_EXP=16: only consumer 0 issues wgmmas; wrong sums, timing only)
-	# against bin/web_stamp, both dual tiles; and the SM clock (WGCLOCK) of W
-	# and of four consumers.
-	unpackexp
-	foldvars
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	stampbench w ./bin/web_stamp "$W"
-	stampbench wx ./bin/web_stampx "$W"
-	stampbench n ./bin/web_stamp "$N"
-	stampbench nx ./bin/web_stampx "$N"
-	stampbench f4 ./bin/web_stamp "$FW&consumers=4"
-	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
-	grep -v '^| stamp' "$OUT/stamps.md"
-	pack
-	;;
 chunkmarks3)
-	# Step 24, third run: chunkmarks2 again with the stamps also printed at
-	# the module's launches 0 and 2, inside the bench's correctness pass (a
-	# WG_EXP build's wrong sums end the bench at its first check), and every
-	# block's span.
+	# Step 24, second and third runs: is a consumer's wgmma issue slow
+	# because the tensor pipe also serves the other consumer?
+	# bin/web_stampx (WG_STAMP=1, WG_EXP=16: only consumer 0 issues wgmmas;
+	# wrong sums, so the bench stops at its first check: the stamps are
+	# printed at the module's launches 0 and 2 too) against bin/web_stamp,
+	# both dual tiles; the SM clock (WGCLOCK) and every block's span
+	# (WGSPAN) of W, N and four consumers. (The second run, chunkmarks2 at
+	# e0755ed, printed no launch 0.)
 	unpackexp
 	foldvars
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
@@ -830,19 +815,31 @@ chunkmarks3)
 ilv)
 	# Step 24: each wgmma its own commit group, a k16 step of the other
 	# half decoded after each issue (WG_ILV=1, bin/web_ilv from
-	# expbuild.sh): ptxas, tests, and W paired with the whole-chunk
-	# pipeline on the narrow tile, WC (which WG_ILV leaves alone) in both builds, so that the two
-	# ratios compare W with and without it.
+	# expbuild.sh): ptxas (does it keep the wgmmas pipelined?), tests, and
+	# each variant paired with a whole-chunk pipeline variant (which WG_ILV
+	# leaves alone) in both builds, so that the two ratios compare it with
+	# and without: W and the best dual variant D against the narrow
+	# whole-chunk tile WC; the best group variant G against GC.
 	unpackexp
 	foldvars
 	WC="$N&pipeline=chunks&registers=split"
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	GC='wgmma?tile_n=128&pipeline=chunks&registers=split&decode=prmt&tokens=once&overlap=pdl'
 	ptxas wide_ilv -DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=2 -DSTAGES=2 \
 		-DWG_CREGS=224 -DWG_ILV=1
+	ptxas narrow_ilv -DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=1 -DSTAGES=3 -DWG_ILV=1
 	ptxsummary
 	WEB=./bin/web_ilv tests d_ilv_tests nvfp4_dual_gemm "$W" "$WC"
 	WEB=./bin/web_ilv BENCH_MAX=35 bench d_ilv_wide nvfp4_dual_gemm "$W" "$WC"
 	BENCH_MAX=35 bench d_noilv_wide nvfp4_dual_gemm "$W" "$WC"
-	TITLE="wgmma WG_ILV=1 (a step decoded after each wgmma): W paired with WC, with and without" summarize
+	WEB=./bin/web_ilv tests d_ilv_btests nvfp4_dual_gemm "$D" "$WC"
+	WEB=./bin/web_ilv BENCH_MAX=35 bench d_ilv_best nvfp4_dual_gemm "$D" "$WC"
+	BENCH_MAX=35 bench d_noilv_best nvfp4_dual_gemm "$D" "$WC"
+	WEB=./bin/web_ilv tests g_ilv_tests nvfp4_group_gemm "$G" "$GC"
+	WEB=./bin/web_ilv BENCH_MAX=50 bench g_ilv_best nvfp4_group_gemm "$G" "$GC"
+	BENCH_MAX=50 bench g_noilv_best nvfp4_group_gemm "$G" "$GC"
+	TITLE="wgmma WG_ILV=1 (a step decoded after each wgmma), each paired with a whole-chunk variant, with and without" summarize
 	pack
 	;;
 timeline)

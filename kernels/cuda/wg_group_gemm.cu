@@ -806,6 +806,24 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int i = 0; i < NW / 2; ++i) acc[b][i] = 0.f;
   // Words 2, 3 and the scale pair of each row, kept for the Y half.
   fg_u32 hw0[WG_MB][2], hw1[WG_MB][2], hx0[WG_MB], hx1[WG_MB];
+  // Block b's raw words (rows g and g+8) and scale pairs in ring slot slot.
+  auto raw = [&](int b, int slot, fg_u32 (&w0)[4], fg_u32 (&w1)[4], fg_u32& x0, fg_u32& x1) {
+    const int r0 = lrow(b, 0), r1 = lrow(b, 1);
+    wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
+    wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
+    // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
+    x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
+    x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
+  };
+  // Block b's words 2, 3 and scale pairs, kept for the Y half.
+  auto hold = [&](int b, const fg_u32 (&w0)[4], const fg_u32 (&w1)[4], fg_u32 x0, fg_u32 x1) {
+    hw0[b][0] = w0[2];
+    hw0[b][1] = w0[3];
+    hw1[b][0] = w1[2];
+    hw1[b][1] = w1[3];
+    hx0[b] = x0;
+    hx1[b] = x1;
+  };
   // Raw words of chunk kc (its copies have landed): decode X, keep Y's.
   auto frags_x = [&](int kc) {
     const int slot = kc % WG_RS;
@@ -819,20 +837,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
 #pragma unroll
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b) {
-      fg_u32 w0[4], w1[4];
-      const int r0 = lrow(b, 0), r1 = lrow(b, 1);
-      wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
-      wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
-      // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
-      const fg_u32 x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
-      const fg_u32 x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
+      fg_u32 w0[4], w1[4], x0, x1;
+      raw(b, slot, w0, w1, x0, x1);
       wg_frags_half(xa[b], w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
-      hw0[b][0] = w0[2];
-      hw0[b][1] = w0[3];
-      hw1[b][0] = w1[2];
-      hw1[b][1] = w1[3];
-      hx0[b] = x0;
-      hx1[b] = x1;
+      hold(b, w0, w1, x0, x1);
     }
   };
   auto frags_y = [&]() {
@@ -1013,23 +1021,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
         wg_commit();
         if (it + 1 < k1) {
-          if (j == 0) {
-            const int r0 = lrow(b, 0), r1 = lrow(b, 1);
-            wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
-            wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
-            x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
-            x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
-          }
+          if (j == 0) raw(b, slot, w0, w1, x0, x1);
           wg_wait<ILVN>();
           wg_frag_step(xa[b][j], j, w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
-          if (j == 3) {
-            hw0[b][0] = w0[2];
-            hw0[b][1] = w0[3];
-            hw1[b][0] = w1[2];
-            hw1[b][1] = w1[3];
-            hx0[b] = x0;
-            hx1[b] = x1;
-          }
+          if (j == 3) hold(b, w0, w1, x0, x1);
         }
       }
     }
