@@ -107,10 +107,14 @@
 #define WG_ILV 0
 #endif
 #ifndef WG_STAMP
-// Timing diagnostics only (kernel-notes step 23): 1 = block 0 records, per
-// token chunk, the SM clock when its bulk copy is issued and when consumers
-// 0 and 1 start and end their wait on its full barrier, and prints them
-// (device printf) at its 30th and 60th launch of the module.
+// Timing diagnostics only (kernel-notes steps 23-24; whole tiles, since the
+// prints follow a block barrier): 1 = block 0 records, per token chunk, the
+// SM clock when its bulk copy is issued, when consumers 0 and 1 start and
+// end their wait on its full barrier, and at seven points of consumer 0's
+// chunk (wg_consume's marks), and prints them with its SM clock rate
+// (device printf, dev/gpucall/stamps.py reads them) at the module's
+// launches 0, 2, 30 and 60; the block that ends last prints every block's
+// span on the global timer.
 #define WG_STAMP 0
 #endif
 #ifndef WG_DEC
@@ -971,7 +975,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (it + 1 < k1) chunk(it + 1, f1, f0);
   }
 #else
-  // WG_STAMP: consumer 0's first thread marks its way through each chunk.
+  // WG_STAMP: consumer 0's first thread marks its way through each chunk
+  // (kinds 5-11 below; under WG_ILV 5-8 only: the chunk's start, its X half
+  // issued, the next weights landed, its Y half issued).
   auto mark = [&](int kind) {
     if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
   };
@@ -1358,11 +1364,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // every consumer has released (whole tiles: this block's tiles are b,
     // b + G, ..., kch chunks each); nothing past the block's last chunk.
 #if WG_FOLD
-    // The refill's cursor: the chunk rr the next release
-    // refills its stage with, rr's chunk within its tile and its source.
-    // Every warp's lane 0 releases every chunk once, in order, so each
-    // advances its copy of the cursor by one chunk per release: a pointer
-    // increment, and the divisions and the tile lookup once per tile.
+    // The refill's cursor: the chunk rr the next release refills its stage
+    // with, rr's chunk within its tile and its source. Every warp's lane 0
+    // releases every chunk once, in order, so each advances its copy of the
+    // cursor by one chunk per release: a pointer increment, and the
+    // divisions and the tile lookup once per tile.
     int rr = STAGES, rk = 0;
     const fg_u8* rsrc = nullptr;
     auto seek = [&]() {
