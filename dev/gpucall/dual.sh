@@ -104,9 +104,11 @@ foldvars() {
 	FW="${W/registers=split&/}&producer=folded"
 	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
 }
-# unpackexp: the experiment builds of dev/gpucall/expbuild.sh (bin/web_TAG.gz).
+# unpackexp: the experiment builds of dev/gpucall/expbuild.sh (bin/web_TAG.gz,
+# bin/engine_TAG.test.gz).
 unpackexp() {
-	for z in bin/web_*.gz; do
+	for z in bin/web_*.gz bin/engine_*.test.gz; do
+		[ -f "$z" ] || continue
 		gunzip -kf "$z" && chmod +x "${z%.gz}"
 	done
 }
@@ -819,7 +821,8 @@ ilv)
 	# each variant paired with a whole-chunk pipeline variant (which WG_ILV
 	# leaves alone) in both builds, so that the two ratios compare it with
 	# and without: W and the best dual variant D against the narrow
-	# whole-chunk tile WC; the best group variant G against GC.
+	# whole-chunk tile WC; the best group variant G against GC. Builds:
+	# EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh ilv WG_ILV=1, and bin/web.
 	unpackexp
 	foldvars
 	WC="$N&pipeline=chunks&registers=split"
@@ -840,6 +843,13 @@ ilv)
 	WEB=./bin/web_ilv BENCH_MAX=50 bench g_ilv_best nvfp4_group_gemm "$G" "$GC"
 	BENCH_MAX=50 bench g_noilv_best nvfp4_group_gemm "$G" "$GC"
 	TITLE="wgmma WG_ILV=1 (a step decoded after each wgmma), each paired with a whole-chunk variant, with and without" summarize
+	# With what is left: the dual half of the family test over the WG_ILV
+	# build (EXPBUILD_TEST=1 made bin/engine_ilv.test).
+	if [ -x bin/engine_ilv.test ]; then
+		step family_ilv 600 family.log ./bin/engine_ilv.test -test.v -test.timeout 600s \
+			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
+	fi
 	pack
 	;;
 timeline)
