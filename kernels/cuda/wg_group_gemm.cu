@@ -993,15 +993,18 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     // done (at most 4 * WG_MB - ILVN + s, and wait_group takes at most 7),
     // so ya's step s is free: decode it from the held words.
 #pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
+    for (int b = 0; b < WG_MB; ++b) {
+      // The scales once per block (the waits between the steps keep the
+      // compiler from sharing them across steps).
+      const fg_u32 s0 = wg_scale<1>(hx0[b]), s1 = wg_scale<1>(hx1[b]);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
         wg_commit();
         wg_wait<ILVN>();
-        wg_frag_step(ya[b][j], j, hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]),
-                     wg_scale<1>(hx1[b]));
+        wg_frag_step(ya[b][j], j, hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], s0, s1);
       }
+    }
     mark(6);
     // Y(it-1) is done (its last step by the last wait): its stage goes back.
     if (prev >= 0) {
@@ -1021,15 +1024,19 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     // so xa's step s is free for chunk it + 1.
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b) {
-      fg_u32 w0[4], w1[4], x0 = 0, x1 = 0;
+      fg_u32 w0[4], w1[4], x0 = 0, x1 = 0, s0 = 0, s1 = 0;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
         wg_commit();
         if (it + 1 < k1) {
-          if (j == 0) raw(b, slot, w0, w1, x0, x1);
+          if (j == 0) {
+            raw(b, slot, w0, w1, x0, x1);
+            s0 = wg_scale<0>(x0);
+            s1 = wg_scale<0>(x1);
+          }
           wg_wait<ILVN>();
-          wg_frag_step(xa[b][j], j, w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
+          wg_frag_step(xa[b][j], j, w0[0], w0[1], w1[0], w1[1], s0, s1);
           if (j == 3) hold(b, w0, w1, x0, x1);
         }
       }
