@@ -822,7 +822,8 @@ ilv)
 	# leaves alone) in both builds, so that the two ratios compare it with
 	# and without: W and the best dual variant D against the narrow
 	# whole-chunk tile WC; the best group variant G against GC. Builds:
-	# EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh ilv WG_ILV=1, and bin/web.
+	# EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh ilv WG_ILV=1, bin/web, and
+	# optionally the stamp build below.
 	unpackexp
 	foldvars
 	WC="$N&pipeline=chunks&registers=split"
@@ -843,6 +844,13 @@ ilv)
 	WEB=./bin/web_ilv BENCH_MAX=50 bench g_ilv_best nvfp4_group_gemm "$G" "$GC"
 	BENCH_MAX=50 bench g_noilv_best nvfp4_group_gemm "$G" "$GC"
 	TITLE="wgmma WG_ILV=1 (a step decoded after each wgmma), each paired with a whole-chunk variant, with and without" summarize
+	# Where the chunk's time goes under WG_ILV, if a stamp build of it came
+	# (bash dev/gpucall/expbuild.sh stampilv WG_STAMP=1 WG_ILV=1).
+	if [ -x bin/web_stampilv ]; then
+		echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+		stampbench wi ./bin/web_stampilv "$W"
+		python3 dev/gpucall/stamps.py "$OUT/stamp_wi.txt" | grep -v '^| stamp'
+	fi
 	# With what is left: the dual half of the family test over the WG_ILV
 	# build (EXPBUILD_TEST=1 made bin/engine_ilv.test).
 	if [ -x bin/engine_ilv.test ]; then

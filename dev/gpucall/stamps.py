@@ -90,18 +90,33 @@ SEGMENTS = [
 ]
 
 
+# The same under WG_ILV, which marks kinds 5-8 only.
+SEGMENTS_ILV = [
+    ("X issue + decode Y", 5, 6),
+    ("release, weights landed", 6, 7),
+    ("Y issue + decode X(j+1)", 7, 8),
+    ("tokens(j+1)", 8, None),
+]
+
+
 def timeline(path, runs):
     """Medians over every printed launch's steady chunks of each segment."""
-    segs = {name: [] for name, _, _ in SEGMENTS}
+    segments = None
     for _, rows in runs:
         for j in sorted(rows):
             t = rows[j]
-            if j < 3 or j + 1 not in rows or len(t) < 12 or min(t[5:12]) == 0:
+            if j < 3 or j + 1 not in rows or len(t) < 12:
                 continue
-            for name, a, b in SEGMENTS:
+            if segments is None:
+                segments = SEGMENTS if min(t[5:12]) > 0 else SEGMENTS_ILV if min(t[5:9]) > 0 else []
+            if any(t[k] == 0 for _, a, b in segments for k in (a, b) if k is not None):
+                continue
+            segs = timeline.segs.setdefault(path, {name: [] for name, _, _ in segments})
+            for name, a, b in segments:
                 end = rows[j + 1][2] if b is None else t[b]
                 segs[name].append(end - t[a])
-    if not segs["X issue"]:
+    segs = timeline.segs.pop(path, None)
+    if not segs:
         return
     total = sum(statistics.median(v) for v in segs.values())
     print()
@@ -109,6 +124,9 @@ def timeline(path, runs):
     for name, v in segs.items():
         m = statistics.median(v)
         print("  %-16s %6d  %4.1f%%  (p90 %d)" % (name, m, 100.0 * m / total, pct(v, 0.9)))
+
+
+timeline.segs = {}
 
 
 if __name__ == "__main__":
