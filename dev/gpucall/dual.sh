@@ -52,6 +52,7 @@
 #   bash dev/gpucall/dual.sh foldcursor [TOTAL] # the cursor kept: resources, the folded family combinations, paired with a producer warpgroup
 #   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
+#   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
@@ -63,7 +64,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3 or ilv}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv or wgprobe}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -858,6 +859,16 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+wgprobe)
+	# Step 24: how long a warpgroup takes to issue m64n128k16 wgmmas, A from
+	# registers or shared memory, one to four warpgroups per SM, with ALU
+	# work between them (dev/wgprobe/probe.cu, built here with nvcc).
+	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
+		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	step wgprobe 200 wgprobe.txt /tmp/wgprobe
+	grep -E "cycles per wgmma|SMs|wgprobe:|C75" "$OUT/wgprobe.txt"
 	pack
 	;;
 timeline)

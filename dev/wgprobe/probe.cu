@@ -1,0 +1,183 @@
+// How long a warpgroup takes to issue m64n128k16 wgmmas on its own, with
+// other warpgroups of its block issuing too, and with independent ALU work
+// placed between its wgmmas (kernel-notes step 24: in the wgmma kernels a
+// register-sourced m64n128k16 takes a warpgroup ~125 cycles to issue,
+// whatever the other consumer does; this probe says whether that is the
+// register operand's cost, and whether instructions placed between the
+// wgmmas run in that time or after it).
+//
+// On the GPU machine, from the repository root:
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -o /tmp/wgprobe dev/wgprobe/probe.cu && /tmp/wgprobe
+// (dev/gpucall/dual.sh wgprobe does this). One block per SM, every SM busy,
+// as in the GEMMs; the operands are zeros (the tensor pipe's timing does not
+// depend on the values).
+#ifndef __CUDACC_RTC__
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#endif
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define PF4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+
+// A wgmma shared-memory descriptor: 128-byte swizzle, 8-row groups 1,024
+// bytes apart (the layout wg_group_gemm.cu uses for its token stages).
+static __device__ __forceinline__ u64 probe_desc(u32 addr) {
+  return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+
+// D(64 x 128) += A(64 x 16) B(16 x 128): A from registers (RS) or shared
+// memory (SS), B from shared memory.
+template <bool RS>
+static __device__ __forceinline__ void probe_mma(float (&d)[64], const u32 (&a)[4], u64 adesc, u64 bdesc) {
+  if (RS) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, "
+                 "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, "
+                 "%67}, %68, p, 1, 1, 0; }\n"
+                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40),
+                   PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc));
+  } else {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, "
+                 "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, "
+                 "1, 0, 0; }\n"
+                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40),
+                   PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
+                 : "l"(adesc), "l"(bdesc));
+  }
+}
+
+template <int N>
+static __device__ __forceinline__ void probe_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// Each warpgroup of the block issues iters wgmmas. GROUPED: commit groups
+// of eight and wait_group 1 after each (the halves pipeline); else one
+// group per wgmma and wait_group 7 after each (WG_ILV). ALU: independent
+// 32-bit operations (eight chains, like a decode's) placed after each wgmma.
+// Per warpgroup: the cycles from the first issue to the last wait.
+template <bool RS, bool GROUPED, int ALU>
+__global__ void __launch_bounds__(512, 1) probe(int iters, u64* cycles, u32* sink, u32 seed) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const int tid = threadIdx.x;
+  u32 base;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(base) : "l"(smem));
+  base = (base + 1023u) & ~1023u;
+  for (int i = tid; i < (48 * 1024) / 4; i += blockDim.x) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  const u64 bdesc = probe_desc(base), adesc = probe_desc(base + 32768);
+  float d[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.f;
+  u32 x[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) x[c] = seed + tid + c;
+  // Four distinct registers, as a decoded fragment is (B is zeros, so
+  // their values do not matter).
+  const u32 a[4] = {x[0] * 0x3C00u, x[1] * 0x3C00u, x[2] * 0x3C00u, x[3] * 0x3C00u};
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  __syncthreads();
+  const u64 t0 = clock64();
+  for (int i = 0; i < iters; ++i) {
+    probe_mma<RS>(d, a, adesc, bdesc);
+    if (!GROUPED) {
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      probe_wait<7>();
+    } else if ((i & 7) == 7) {
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      probe_wait<1>();
+    }
+#pragma unroll
+    for (int k = 0; k < ALU; ++k) x[k & 7] = __byte_perm(x[k & 7], x[(k + 3) & 7], 0x5140u) * 3u + 1u;
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  probe_wait<0>();
+  const u64 t1 = clock64();
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  u32 s = 0;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) s ^= x[c];
+  s ^= __float_as_uint(d[0]);
+  if (s == 0x12345678u) sink[tid] = s; // keeps the ALU chains and the sums alive
+  if ((tid & 127) == 0) cycles[blockIdx.x * 4 + (tid >> 7)] = t1 - t0;
+}
+
+#ifdef __CUDACC_RTC__
+template __global__ void probe<true, true, 16>(int, u64*, u32*, u32);
+template __global__ void probe<false, false, 0>(int, u64*, u32*, u32);
+#else
+#define CK(x)                                                                                    \
+  do {                                                                                           \
+    cudaError_t e_ = (x);                                                                        \
+    if (e_ != cudaSuccess) {                                                                     \
+      fprintf(stderr, "wgprobe: %s at line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); \
+      exit(1);                                                                                   \
+    }                                                                                            \
+  } while (0)
+
+template <bool RS, bool GROUPED, int ALU>
+static void run(int sms, int nwg, u64* dcycles, u32* dsink) {
+  const int iters = 4096;
+  const size_t shm = 48 * 1024 + 1024;
+  auto k = probe<RS, GROUPED, ALU>;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+  k<<<sms, 128 * nwg, shm>>>(64, dcycles, dsink, 1u); // warm up
+  CK(cudaGetLastError());
+  std::vector<double> per;
+  for (int rep = 0; rep < 3; ++rep) {
+    k<<<sms, 128 * nwg, shm>>>(iters, dcycles, dsink, 1u);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<u64> c(sms * 4);
+    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+    for (int b = 0; b < sms; ++b)
+      for (int w = 0; w < nwg; ++w) per.push_back((double)c[b * 4 + w] / iters);
+  }
+  std::sort(per.begin(), per.end());
+  const double med = per[per.size() / 2];
+  // FMA per cycle per SM: nwg warpgroups, 64 x 128 x 16 each per wgmma.
+  printf("%-3s %-8s %2d warpgroup(s)  ALU %2d: %7.1f cycles per wgmma per warpgroup (p10 %.1f, p90 %.1f), %6.0f FMA/cycle/SM\n",
+         RS ? "RS" : "SS", GROUPED ? "8/group" : "1/group", nwg, ALU, med, per[per.size() / 10],
+         per[per.size() * 9 / 10], nwg * 131072.0 / med);
+}
+
+template <bool RS, bool GROUPED>
+static void sweep(int sms, u64* dc, u32* ds) {
+  for (int nwg = 1; nwg <= 4; ++nwg) run<RS, GROUPED, 0>(sms, nwg, dc, ds);
+  for (int nwg = 1; nwg <= 2; ++nwg) {
+    run<RS, GROUPED, 16>(sms, nwg, dc, ds);
+    run<RS, GROUPED, 32>(sms, nwg, dc, ds);
+    run<RS, GROUPED, 64>(sms, nwg, dc, ds);
+  }
+}
+
+int main() {
+  cudaDeviceProp p;
+  CK(cudaGetDeviceProperties(&p, 0));
+  printf("%s, %d SMs, sm_%d%d; one block per SM, 4096 wgmmas per warpgroup, medians over blocks and 3 runs\n",
+         p.name, p.multiProcessorCount, p.major, p.minor);
+  u64* dc;
+  u32* ds;
+  CK(cudaMalloc(&dc, p.multiProcessorCount * 4 * sizeof(u64)));
+  CK(cudaMalloc(&ds, 512 * sizeof(u32)));
+  sweep<true, true>(p.multiProcessorCount, dc, ds);
+  sweep<true, false>(p.multiProcessorCount, dc, ds);
+  sweep<false, true>(p.multiProcessorCount, dc, ds);
+  return 0;
+}
+#endif
