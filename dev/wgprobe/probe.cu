@@ -1,10 +1,11 @@
 // How long a warpgroup takes to issue m64n128k16 wgmmas on its own, with
-// other warpgroups of its block issuing too, and with independent ALU work
-// placed between its wgmmas (kernel-notes step 24: in the wgmma kernels a
-// register-sourced m64n128k16 takes a warpgroup ~125 cycles to issue,
-// whatever the other consumer does; this probe says whether that is the
-// register operand's cost, and whether instructions placed between the
-// wgmmas run in that time or after it).
+// other warpgroups of its block issuing too, with independent ALU work
+// placed between its wgmmas, and (register A) at widths 64 and 256
+// (kernel-notes step 24: in the wgmma kernels a register-sourced
+// m64n128k16 takes a warpgroup ~125 cycles to issue, whatever the other
+// consumer does; this probe says whether that is the register operand's
+// cost, whether it is paid per instruction or per FLOP, and whether
+// instructions placed between the wgmmas run in that time or after it).
 //
 // On the GPU machine, from the repository root:
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -o /tmp/wgprobe dev/wgprobe/probe.cu && /tmp/wgprobe
@@ -30,29 +31,52 @@ static __device__ __forceinline__ u64 probe_desc(u32 addr) {
   return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
 }
 
-// D(64 x 128) += A(64 x 16) B(16 x 128): A from registers (RS) or shared
-// memory (SS), B from shared memory.
-template <bool RS>
-static __device__ __forceinline__ void probe_mma(float (&d)[64], const u32 (&a)[4], u64 adesc, u64 bdesc) {
-  if (RS) {
+// D(64 x NW) += A(64 x 16) B(16 x NW): A from registers (RS) or shared
+// memory (SS), B from shared memory; NW 64, 128 or 256 (SS: 128 only).
+template <bool RS, int NW>
+static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (&a)[4], u64 adesc, u64 bdesc) {
+  if constexpr (RS && NW == 64) {
     asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, "
-                 "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, "
-                 "%67}, %68, p, 1, 1, 0; }\n"
-                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40),
-                   PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0; }\n"
+                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc));
+  } else if constexpr (RS && NW == 128) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, {%64, %65, %66, %67}, %68, p, 1, 1, 0; }\n"
+                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40), PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc));
+  } else if constexpr (RS && NW == 256) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, {%128, %129, %130, %131}, %132, p, 1, 1, 0; }\n"
+                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40), PF4(44), PF4(48), PF4(52), PF4(56), PF4(60), PF4(64), PF4(68), PF4(72), PF4(76), PF4(80), PF4(84), PF4(88), PF4(92), PF4(96), PF4(100), PF4(104), PF4(108), PF4(112), PF4(116), PF4(120), PF4(124)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc));
   } else {
+    static_assert(NW == 128, "wgprobe: shared-memory A at width 128 only");
     asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, "
-                 "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, "
-                 "1, 0, 0; }\n"
-                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40),
-                   PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, 0, 0; }\n"
+                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40), PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
                  : "l"(adesc), "l"(bdesc));
   }
 }
@@ -67,8 +91,8 @@ static __device__ __forceinline__ void probe_wait() {
 // group per wgmma and wait_group 7 after each (WG_ILV). ALU: independent
 // 32-bit operations (eight chains, like a decode's) placed after each wgmma.
 // Per warpgroup: the cycles from the first issue to the last wait.
-template <bool RS, bool GROUPED, int ALU>
-__global__ void __launch_bounds__(512, 1) probe(int iters, u64* cycles, u32* sink, u32 seed) {
+template <bool RS, bool GROUPED, int ALU, int NW>
+__global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64* cycles, u32* sink, u32 seed) {
   extern __shared__ __align__(1024) unsigned char smem[];
   const int tid = threadIdx.x;
   u32 base;
@@ -80,9 +104,9 @@ __global__ void __launch_bounds__(512, 1) probe(int iters, u64* cycles, u32* sin
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
   const u64 bdesc = probe_desc(base), adesc = probe_desc(base + 32768);
-  float d[64];
+  float d[NW / 2];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) d[i] = 0.f;
+  for (int i = 0; i < NW / 2; ++i) d[i] = 0.f;
   u32 x[8];
 #pragma unroll
   for (int c = 0; c < 8; ++c) x[c] = seed + tid + c;
@@ -93,7 +117,7 @@ __global__ void __launch_bounds__(512, 1) probe(int iters, u64* cycles, u32* sin
   __syncthreads();
   const u64 t0 = clock64();
   for (int i = 0; i < iters; ++i) {
-    probe_mma<RS>(d, a, adesc, bdesc);
+    probe_mma<RS, NW>(d, a, adesc, bdesc);
     if (!GROUPED) {
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       probe_wait<7>();
@@ -108,7 +132,7 @@ __global__ void __launch_bounds__(512, 1) probe(int iters, u64* cycles, u32* sin
   probe_wait<0>();
   const u64 t1 = clock64();
 #pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(d[i])::"memory");
   u32 s = 0;
 #pragma unroll
   for (int c = 0; c < 8; ++c) s ^= x[c];
@@ -118,8 +142,10 @@ __global__ void __launch_bounds__(512, 1) probe(int iters, u64* cycles, u32* sin
 }
 
 #ifdef __CUDACC_RTC__
-template __global__ void probe<true, true, 16>(int, u64*, u32*, u32);
-template __global__ void probe<false, false, 0>(int, u64*, u32*, u32);
+template __global__ void probe<true, true, 16, 128>(int, u64*, u32*, u32);
+template __global__ void probe<false, false, 0, 128>(int, u64*, u32*, u32);
+template __global__ void probe<true, true, 0, 64>(int, u64*, u32*, u32);
+template __global__ void probe<true, false, 0, 256>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -130,11 +156,11 @@ template __global__ void probe<false, false, 0>(int, u64*, u32*, u32);
     }                                                                                            \
   } while (0)
 
-template <bool RS, bool GROUPED, int ALU>
+template <bool RS, bool GROUPED, int ALU, int NW = 128>
 static void run(int sms, int nwg, u64* dcycles, u32* dsink) {
   const int iters = 4096;
   const size_t shm = 48 * 1024 + 1024;
-  auto k = probe<RS, GROUPED, ALU>;
+  auto k = probe<RS, GROUPED, ALU, NW>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
   k<<<sms, 128 * nwg, shm>>>(64, dcycles, dsink, 1u); // warm up
   CK(cudaGetLastError());
@@ -150,10 +176,10 @@ static void run(int sms, int nwg, u64* dcycles, u32* dsink) {
   }
   std::sort(per.begin(), per.end());
   const double med = per[per.size() / 2];
-  // FMA per cycle per SM: nwg warpgroups, 64 x 128 x 16 each per wgmma.
-  printf("%-3s %-8s %2d warpgroup(s)  ALU %2d: %7.1f cycles per wgmma per warpgroup (p10 %.1f, p90 %.1f), %6.0f FMA/cycle/SM\n",
-         RS ? "RS" : "SS", GROUPED ? "8/group" : "1/group", nwg, ALU, med, per[per.size() / 10],
-         per[per.size() * 9 / 10], nwg * 131072.0 / med);
+  // FMA per cycle per SM: nwg warpgroups, 64 x NW x 16 each per wgmma.
+  printf("%-3s m64n%-3dk16 %-8s %2d warpgroup(s)  ALU %2d: %7.1f cycles per wgmma per warpgroup (p10 %.1f, p90 %.1f), %6.0f FMA/cycle/SM\n",
+         RS ? "RS" : "SS", NW, GROUPED ? "8/group" : "1/group", nwg, ALU, med, per[per.size() / 10],
+         per[per.size() * 9 / 10], nwg * 1024.0 * NW / med);
 }
 
 template <bool RS, bool GROUPED>
@@ -178,6 +204,11 @@ int main() {
   sweep<true, true>(p.multiProcessorCount, dc, ds);
   sweep<true, false>(p.multiProcessorCount, dc, ds);
   sweep<false, true>(p.multiProcessorCount, dc, ds);
+  // Is a register-sourced wgmma's issue cost per instruction or per FLOP?
+  for (int nwg = 1; nwg <= 2; ++nwg) {
+    run<true, true, 0, 64>(p.multiProcessorCount, nwg, dc, ds);
+    run<true, true, 0, 256>(p.multiProcessorCount, nwg, dc, ds);
+  }
   return 0;
 }
 #endif
