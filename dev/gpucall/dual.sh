@@ -651,14 +651,12 @@ fold2)
 	# Step 22, second run: the producer folded into consumer 0 on two
 	# consumers (256 threads, 248 registers each, no setmaxnreg), against
 	# the same tiles with a producer warpgroup; whole tiles.
-	W='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl'
-	N='wgmma?decode=prmt&tokens=once&overlap=pdl'
-	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
+	foldvars
 	ptxas dual_fold_wide $tok -DWG_MB=2 -DSTAGES=2
 	ptxas dual_fold_narrow $tok -DWG_MB=1 -DSTAGES=3
 	ptxsummary
-	tests d_fold2_tests nvfp4_dual_gemm "${W/registers=split&/}&producer=folded" "$W"
-	BENCH_MAX=100 bench d_fold2_wide nvfp4_dual_gemm "${W/registers=split&/}&producer=folded" "$W"
+	tests d_fold2_tests nvfp4_dual_gemm "$FW" "$W"
+	BENCH_MAX=100 bench d_fold2_wide nvfp4_dual_gemm "$FW" "$W"
 	BENCH_MAX=100 bench d_fold2_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
 	TITLE="wgmma producer=folded (dual, two consumers) against a producer warpgroup" summarize
 	knobfamily producer=folded 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'

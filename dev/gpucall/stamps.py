@@ -31,8 +31,9 @@ def main():
         # One printed launch per run of lines from j = 0 (the bench loads the
         # module more than once, so launch numbers repeat).
         runs = []
-        for line in open(path, errors="replace"):
-            f = line.split()
+        with open(path, errors="replace") as f:
+            lines = [line.split() for line in f]
+        for f in lines:
             if len(f) >= 8 and f[0] == "WGSTAMP":
                 n, j, *t = (int(x) for x in f[1:])
                 if only is not None and n != only:
@@ -57,13 +58,11 @@ def main():
                 statistics.median(per)))
         timeline(path, runs)
         clocks = []
-        for line in open(path, errors="replace"):
-            f = line.split()
+        for f in lines:
             if len(f) == 4 and f[0] == "WGCLOCK" and int(f[3]) > 0 and (only is None or int(f[1]) == only):
                 clocks.append(1e3 * int(f[2]) / int(f[3]))
         spans = []
-        for line in open(path, errors="replace"):
-            f = line.split()
+        for f in lines:
             if len(f) == 10 and f[0] == "WGSPAN" and (only is None or int(f[1]) == only):
                 spans.append([int(x) for x in f[3:]])
         if spans:
@@ -101,7 +100,7 @@ SEGMENTS_ILV = [
 
 def timeline(path, runs):
     """Medians over every printed launch's steady chunks of each segment."""
-    segments = None
+    segments, segs = None, None
     for _, rows in runs:
         for j in sorted(rows):
             t = rows[j]
@@ -109,14 +108,13 @@ def timeline(path, runs):
                 continue
             if segments is None:
                 segments = SEGMENTS if min(t[5:12]) > 0 else SEGMENTS_ILV if min(t[5:9]) > 0 else []
+                segs = {name: [] for name, _, _ in segments}
             if any(t[k] == 0 for _, a, b in segments for k in (a, b) if k is not None):
                 continue
-            segs = timeline.segs.setdefault(path, {name: [] for name, _, _ in segments})
             for name, a, b in segments:
                 end = rows[j + 1][2] if b is None else t[b]
                 segs[name].append(end - t[a])
-    segs = timeline.segs.pop(path, None)
-    if not segs:
+    if not segs or not next(iter(segs.values())):
         return
     total = sum(statistics.median(v) for v in segs.values())
     print()
@@ -125,8 +123,6 @@ def timeline(path, runs):
         m = statistics.median(v)
         print("  %-16s %6d  %4.1f%%  (p90 %d)" % (name, m, 100.0 * m / total, pct(v, 0.9)))
 
-
-timeline.segs = {}
 
 
 if __name__ == "__main__":

@@ -23,50 +23,17 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define PF4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#include "../../kernels/cuda/wg_group_gemm.cu" // the GEMMs' own wgmma wrappers, as dev/fastkern does
 
-// A wgmma shared-memory descriptor: 128-byte swizzle, 8-row groups 1,024
-// bytes apart (the layout wg_group_gemm.cu uses for its token stages).
-static __device__ __forceinline__ u64 probe_desc(u32 addr) {
-  return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
-}
-
-// D(64 x NW) += A(64 x 16) B(16 x NW): A from registers (RS) or shared
-// memory (SS), B from shared memory; NW 64, 128 or 256 (SS: 128 only).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// D(64 x NW) += A(64 x 16) B(16 x NW), B from shared memory: A from
+// registers is the GEMMs' own wg_mma (NW 64, 128 or 256); A from shared
+// memory (the SS form, width 128 only) is written here, since the GEMMs
+// have none.
 template <bool RS, int NW>
 static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (&a)[4], u64 adesc, u64 bdesc) {
-  if constexpr (RS && NW == 64) {
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-                 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0; }\n"
-                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc));
-  } else if constexpr (RS && NW == 128) {
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, {%64, %65, %66, %67}, %68, p, 1, 1, 0; }\n"
-                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40), PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc));
-  } else if constexpr (RS && NW == 256) {
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-                 "}, {%128, %129, %130, %131}, %132, p, 1, 1, 0; }\n"
-                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40), PF4(44), PF4(48), PF4(52), PF4(56), PF4(60), PF4(64), PF4(68), PF4(72), PF4(76), PF4(80), PF4(84), PF4(88), PF4(92), PF4(96), PF4(100), PF4(104), PF4(108), PF4(112), PF4(116), PF4(120), PF4(124)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc));
+  if constexpr (RS) {
+    wg_mma<NW>(d, a, bdesc);
   } else {
     static_assert(NW == 128, "wgprobe: shared-memory A at width 128 only");
     asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
@@ -76,15 +43,11 @@ static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
                  "}, %64, %65, p, 1, 1, 0, 0; }\n"
-                 : PF4(0), PF4(4), PF4(8), PF4(12), PF4(16), PF4(20), PF4(24), PF4(28), PF4(32), PF4(36), PF4(40), PF4(44), PF4(48), PF4(52), PF4(56), PF4(60)
+                 : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48)
                  : "l"(adesc), "l"(bdesc));
   }
 }
-
-template <int N>
-static __device__ __forceinline__ void probe_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
+#endif
 
 // Each warpgroup of the block issues iters wgmmas. GROUPED: commit groups
 // of eight and wait_group 1 after each (the halves pipeline); else one
@@ -93,6 +56,7 @@ static __device__ __forceinline__ void probe_wait() {
 // Per warpgroup: the cycles from the first issue to the last wait.
 template <bool RS, bool GROUPED, int ALU, int NW>
 __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64* cycles, u32* sink, u32 seed) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) unsigned char smem[];
   const int tid = threadIdx.x;
   u32 base;
@@ -103,7 +67,7 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
   }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
-  const u64 bdesc = probe_desc(base), adesc = probe_desc(base + 32768);
+  const u64 bdesc = wg_desc(base), adesc = wg_desc(base + 32768);
   float d[NW / 2];
 #pragma unroll
   for (int i = 0; i < NW / 2; ++i) d[i] = 0.f;
@@ -113,23 +77,23 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
   // Four distinct registers, as a decoded fragment is (B is zeros, so
   // their values do not matter).
   const u32 a[4] = {x[0] * 0x3C00u, x[1] * 0x3C00u, x[2] * 0x3C00u, x[3] * 0x3C00u};
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  wg_fence();
   __syncthreads();
   const u64 t0 = clock64();
   for (int i = 0; i < iters; ++i) {
     probe_mma<RS, NW>(d, a, adesc, bdesc);
     if (!GROUPED) {
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      probe_wait<7>();
+      wg_commit();
+      wg_wait<7>();
     } else if ((i & 7) == 7) {
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      probe_wait<1>();
+      wg_commit();
+      wg_wait<1>();
     }
 #pragma unroll
     for (int k = 0; k < ALU; ++k) x[k & 7] = __byte_perm(x[k & 7], x[(k + 3) & 7], 0x5140u) * 3u + 1u;
   }
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  probe_wait<0>();
+  wg_commit();
+  wg_wait<0>();
   const u64 t1 = clock64();
 #pragma unroll
   for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(d[i])::"memory");
@@ -139,6 +103,9 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
   s ^= __float_as_uint(d[0]);
   if (s == 0x12345678u) sink[tid] = s; // keeps the ALU chains and the sums alive
   if ((tid & 127) == 0) cycles[blockIdx.x * 4 + (tid >> 7)] = t1 - t0;
+#else
+  asm volatile("trap;"); // wgmma is sm_90a only
+#endif
 }
 
 #ifdef __CUDACC_RTC__

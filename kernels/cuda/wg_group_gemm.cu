@@ -620,7 +620,9 @@ static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u
 }
 
 // Consumer: k16 step 4H + j alone of wg_frags_half's four (WG_ILV); j is a
-// constant once the caller's loop is unrolled.
+// constant once the caller's loop is unrolled. wg_frags_half is not written
+// as four of these: NVRTC then schedules the measured narrow dual tile's
+// code differently (its PTX changes), which would need measuring again.
 static __device__ __forceinline__ void wg_frag_step(fg_u32 (&a)[4], int j, fg_u32 u00, fg_u32 u01, fg_u32 u10,
                                                     fg_u32 u11, fg_u32 c0, fg_u32 c1) {
   const fg_u32 p = j < 2 ? u00 : u01, q = j < 2 ? u10 : u11;
