@@ -49,6 +49,12 @@ static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (
 }
 #endif
 
+template <int N>
+static __device__ __forceinline__ void wg_pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
 // Each warpgroup of the block issues iters wgmmas. GROUPED: commit groups
 // of eight and wait_group 1 after each (the halves pipeline); else one
 // group per wgmma and wait_group 7 after each (WG_ILV). ALU: independent
@@ -80,8 +86,15 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
   wg_fence();
   __syncthreads();
   const u64 t0 = clock64();
+  // Not unrolled, and the accumulators pinned around each wgmma (an empty
+  // asm, no instruction): otherwise ptxas moves accumulator registers
+  // between wgmmas and serializes them (C7515), and the probe would time
+  // each wgmma's latency instead of its issue.
+#pragma unroll 1
   for (int i = 0; i < iters; ++i) {
+    wg_pin(d);
     probe_mma<RS, NW>(d, a, adesc, bdesc);
+    wg_pin(d);
     if (!GROUPED) {
       wg_commit();
       wg_wait<7>();
