@@ -53,6 +53,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
+#   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
@@ -64,7 +65,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv or wgprobe}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe or instmix}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -857,6 +858,34 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+instmix)
+	# Step 25: where the issued instructions go (the probe's additive model:
+	# an SM's cycles ~ its tensor cycles + the instructions its schedulers
+	# issue). ncu source counters (instructions executed per SASS line) of
+	# the best dual variant on bench2 and the best group variant on bench1,
+	# one launch each; and the probe's SASS, grouped and one group per wgmma.
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	for v in "d|nvfp4_dual_gemm|$D|b2|wg_dual_gemm" "g|nvfp4_group_gemm|$G|g1|wg_group_gemm"; do
+		IFS='|' read -r name prob var shp kern <<<"$v"
+		step "ncu_mix_$name" 150 ncu.log "$NCU" -k "regex:^$kern\$" --launch-skip 10 --launch-count 1 \
+			--section SourceCounters --section InstructionStats --section ComputeWorkloadAnalysis \
+			--section SpeedOfLight --import-source no -f -o "/tmp/mix_$name" \
+			./bin/web bench --problem "$prob" --aa --baseline "$var" --ungated --shapes "/tmp/$shp.json" \
+			--device 0 --cache-dir "$C" --max-time 100s --json "$R/mix_$name.json"
+		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/mix_$name.ncu-rep --page source --csv --print-source sass >\"$OUT/mix_$name.csv\""
+		step "ncu_details_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/mix_$name.ncu-rep --page details >\"$OUT/mixdetails_$name.txt\""
+	done
+	if command -v nvcc >/dev/null; then
+		step probe_cubin 120 probe_sass.txt nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -O3 -o /tmp/probe.cubin dev/wgprobe/probe.cu
+		step probe_sass 60 probe_sass.txt cuobjdump -sass /tmp/probe.cubin
+	fi
+	gzip -9 "$OUT"/mix_*.csv "$OUT/probe_sass.txt"
 	pack
 	;;
 wgprobe)
