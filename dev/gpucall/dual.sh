@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
+#   bash dev/gpucall/dual.sh sleep [TOTAL]       # WG_SLEEP and WG_LDPTR builds: tests, the best variants against the baseline in each build
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
 # Steps, in order of importance: ptxas's resource report (nvcc, where
@@ -65,7 +66,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe or instmix}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix or sleep}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -858,6 +859,28 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+sleep)
+	# Step 25: the producer's wait suspended in hardware (WG_SLEEP=1) and the
+	# weight copies' sources computed once per tile (WG_LDPTR=1). Builds
+	# (expbuild.sh): bin/web_sleep (WG_SLEEP=1, EXPBUILD_TEST=1), bin/web_both
+	# (both) and bin/web. The defines change every wgmma variant, so each
+	# build's variant is paired with the problem's baseline (which they leave
+	# alone) and the builds compare through those ratios.
+	unpackexp
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	WEB=./bin/web_sleep tests d_sleep_tests nvfp4_dual_gemm "$D" baseline
+	WEB=./bin/web_sleep BENCH_MAX=70 bench d_sleep nvfp4_dual_gemm "$D"
+	BENCH_MAX=70 bench d_plain nvfp4_dual_gemm "$D"
+	WEB=./bin/web_both tests d_both_tests nvfp4_dual_gemm "$D" baseline
+	WEB=./bin/web_both BENCH_MAX=70 bench d_both nvfp4_dual_gemm "$D"
+	WEB=./bin/web_sleep tests g_sleep_tests nvfp4_group_gemm "$G" baseline
+	WEB=./bin/web_sleep BENCH_MAX=130 bench g_sleep nvfp4_group_gemm "$G"
+	BENCH_MAX=130 bench g_plain nvfp4_group_gemm "$G"
+	TITLE="WG_SLEEP (the producer's wait suspended) and WG_LDPTR (copy sources once per tile), each build against the baseline" summarize
+	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	pack
 	;;
 instmix)

@@ -106,6 +106,18 @@
 // which the warp otherwise waits), instead of whole halves between them.
 #define WG_ILV 0
 #endif
+#ifndef WG_SLEEP
+// Experiment (kernel-notes step 25): 1 = the producer thread's wait for a
+// free token stage suspends in hardware (try_wait's time hint) instead of
+// retrying: ncu counted its retries at ~12% of the dual kernel's issued
+// instructions, all on the scheduler of the consumers' first warps.
+#define WG_SLEEP 0
+#endif
+#ifndef WG_LDPTR
+// Experiment (kernel-notes step 25): 1 = a consumer's weight copies take
+// their sources from pointers computed once per tile, not per chunk.
+#define WG_LDPTR 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-24; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -495,6 +507,25 @@ static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
   } while (!done);
 }
 
+// The same wait for a thread that is expected to wait long (the producer's
+// for a free stage): with WG_SLEEP each try may suspend the thread until the
+// phase completes, up to the hint (10 ms), so it takes no issue slots from
+// the consumer warps sharing its scheduler.
+static __device__ __forceinline__ void wg_bar_wait_long(fg_u32 bar, fg_u32 parity) {
+#if WG_SLEEP
+  fg_u32 done;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2, %3; selp.u32 %0, 1, 0, p; }\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity), "n"(10000000)
+        : "memory");
+  } while (!done);
+#else
+  wg_bar_wait(bar, parity);
+#endif
+}
+
 // wgmma shared-memory descriptor of a K-major operand tile in the 128-byte
 // swizzle: start address >> 4 (bits 0-13), leading byte offset (unused for
 // this layout, 1), stride byte offset 1024 >> 4 (8 rows of 128 bytes, bits
@@ -805,7 +836,38 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
                ok ? 4u : 0u);
       }
   };
+#if WG_LDPTR
+  // This tile's copy sources and sizes, once: per chunk only kc * 64 (kc *
+  // 8) and the ring slot are added (ncu: the per-chunk address arithmetic
+  // was ~80 instructions per warp for 4-8 copies).
+  const fg_u8* lsrc[WG_MB][2];
+  const fg_u8* lsc[WG_MB][2];
+  fg_u32 lbytes[WG_MB][2];
+#pragma unroll
+  for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int n = tile.n0 + lrow(b, h) - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
+      const size_t nn = (size_t)(n < N ? n : 0);
+      lsrc[b][h] = gp.b + nn * rowb + 16 * t;
+      lsc[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
+      lbytes[b][h] = n < N ? 16u : 0u;
+    }
+  auto load = [&](int kc) {
+    if (WG_EXP & 8) return;
+    const int slot = kc % WG_RS;
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = lrow(b, h);
+        wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, lsrc[b][h] + kc * 64, lbytes[b][h]);
+        wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, lsc[b][h] + kc * 8, lbytes[b][h] >> 2);
+      }
+  };
+#else
   auto load = [&](int kc) { load_of(tile.n0, gp, kc); };
+#endif
   fg_u32 xa[WG_MB][4][4], ya[WG_MB][4][4];
   float acc[WG_MB][NW / 2];
 #pragma unroll
@@ -1304,7 +1366,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
         for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
           const int st = q % STAGES;
-          wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+          wg_bar_wait_long(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
 #if WG_STAMP
           wg_stamp(0, q);
 #endif
@@ -1351,7 +1413,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         wg_cp_commit();
         wg_cp_wait<WG_RS - 1>(); // this thread's copies of chunk it have landed
         const int st = q % STAGES;
-        wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+        wg_bar_wait_long(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
         const int slot = it % WG_RS;
         const fg_u32 tok = sbase + st * WG_TOK_STAGE;
 #pragma unroll
