@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
+#   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles: one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it
 #   bash dev/gpucall/dual.sh sleep [TOTAL]       # WG_SLEEP and WG_LDPTR builds: tests, the best variants against the baseline in each build
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
@@ -66,7 +67,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix or sleep}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep or roles}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -859,6 +860,18 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+roles)
+	# Step 25: one warpgroup issues wgmmas (the GEMMs' four-per-group form,
+	# or one per group) while 0-3 others run decode-like ALU work
+	# (dev/wgprobe/probe.cu, `roles`); the SASS of the issuing loop.
+	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
+		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	step roles 120 wgprobe.txt /tmp/wgprobe roles
+	grep -E "^roles|C751" "$OUT/wgprobe.txt"
+	cuobjdump -sass /tmp/wgprobe 2>/dev/null | awk '/Function/{f=$0} f ~ /roles/ && /HGMMA|WARPGROUP|BRA|Function/' >"$OUT/roles_sass.txt"
+	head -40 "$OUT/roles_sass.txt"
 	pack
 	;;
 sleep)

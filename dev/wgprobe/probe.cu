@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <vector>
 #include <algorithm>
+#include <string>
 #include <cuda_runtime.h>
 #endif
 
@@ -49,6 +50,23 @@ static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (
 }
 #endif
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// The block's 48 KB of zeros (1024-aligned, for the 128-byte swizzle), made
+// visible to the async proxy: the wgmma operands.
+static __device__ __forceinline__ u32 probe_smem() {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  u32 base;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(base) : "l"(smem));
+  base = (base + 1023u) & ~1023u;
+  for (int i = threadIdx.x; i < (48 * 1024) / 4; i += blockDim.x) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  return base;
+}
+#endif
+
 template <int N>
 static __device__ __forceinline__ void wg_pin(float (&d)[N]) {
 #pragma unroll
@@ -63,16 +81,8 @@ static __device__ __forceinline__ void wg_pin(float (&d)[N]) {
 template <bool RS, bool GROUPED, int ALU, int NW>
 __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ __align__(1024) unsigned char smem[];
   const int tid = threadIdx.x;
-  u32 base;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(base) : "l"(smem));
-  base = (base + 1023u) & ~1023u;
-  for (int i = tid; i < (48 * 1024) / 4; i += blockDim.x) {
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
-  }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  __syncthreads();
+  const u32 base = probe_smem();
   const u64 bdesc = wg_desc(base), adesc = wg_desc(base + 32768);
   float d[NW / 2];
 #pragma unroll
@@ -121,11 +131,85 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
 #endif
 }
 
+// Roles (kernel-notes step 25): does integer and fp16 work in other warps
+// slow one warpgroup's wgmmas? Warpgroup 0 issues iters RS m64n128k16
+// wgmmas, in the GEMMs' form (CHAIN: one fence, four wgmmas, one commit,
+// wait_group 1) or one group per wgmma; warpgroups 1..ALUWG meanwhile run
+// decode-like PRMT, LOP3 and HMUL2 in eight independent chains until
+// warpgroup 0 is done. Per block: warpgroup 0's cycles and the ALU
+// warpgroups' loop count (24 such instructions per loop and thread).
+template <bool CHAIN, int ALUWG>
+__global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sink, u32 seed) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ volatile int stop;
+  const int tid = threadIdx.x;
+  if (tid == 0) stop = 0;
+  const u32 base = probe_smem();
+  if (tid < 128) {
+    const u64 bdesc = wg_desc(base);
+    float d[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) d[i] = 0.f;
+    const u32 a[4] = {(seed + tid) * 0x3C00u, (seed + tid + 1) * 0x3C00u, (seed + tid + 2) * 0x3C00u,
+                      (seed + tid + 3) * 0x3C00u};
+    wg_fence();
+    const u64 t0 = clock64();
+#pragma unroll 1
+    for (int i = 0; i < iters; i += CHAIN ? 4 : 1) {
+      wg_pin(d);
+      wg_fence();
+#pragma unroll
+      for (int j = 0; j < (CHAIN ? 4 : 1); ++j) wg_mma<128>(d, a, bdesc);
+      wg_commit();
+      if (CHAIN) {
+        wg_wait<1>();
+      } else {
+        wg_wait<7>();
+      }
+      wg_pin(d);
+    }
+    wg_wait<0>();
+    const u64 t1 = clock64();
+    if (tid == 0) {
+      stop = 1;
+      cycles[2 * blockIdx.x] = t1 - t0;
+    }
+    if (__float_as_uint(d[tid & 63]) == 0x12345678u) sink[tid] = 1u;
+  } else if (tid < 128 * (1 + ALUWG)) {
+    u32 x[8], h[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      x[c] = seed * (tid + c);
+      h[c] = 0x3C003C00u + c;
+    }
+    u64 n = 0;
+    while (!stop) {
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        x[c] = __byte_perm(x[c], x[(c + 1) & 7], 0x5140u);
+        x[c] = (x[c] & 0x0F0F0F0Fu) ^ (x[c] >> 3);
+        h[c] = wg_hmul2(h[c], x[c] | 0x3C003C00u);
+      }
+      ++n;
+    }
+    u32 acc = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) acc ^= x[c] ^ h[c];
+    if (acc == 0x12345678u) sink[tid] = acc;
+    if (tid == 128) cycles[2 * blockIdx.x + 1] = n;
+  }
+#else
+  asm volatile("trap;");
+#endif
+}
+
 #ifdef __CUDACC_RTC__
 template __global__ void probe<true, true, 16, 128>(int, u64*, u32*, u32);
 template __global__ void probe<false, false, 0, 128>(int, u64*, u32*, u32);
 template __global__ void probe<true, true, 0, 64>(int, u64*, u32*, u32);
 template __global__ void probe<true, false, 0, 256>(int, u64*, u32*, u32);
+template __global__ void roles<true, 3>(int, u64*, u32*, u32);
+template __global__ void roles<false, 1>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -172,7 +256,36 @@ static void sweep(int sms, u64* dc, u32* ds) {
   }
 }
 
-int main() {
+template <bool CHAIN, int ALUWG>
+static void roles_run(int sms, u64* dcycles, u32* dsink) {
+  const int iters = 8192;
+  const size_t shm = 48 * 1024 + 1024;
+  auto k = roles<CHAIN, ALUWG>;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+  k<<<sms, 128 * (1 + ALUWG), shm>>>(64, dcycles, dsink, 1u); // warm up
+  CK(cudaGetLastError());
+  std::vector<double> per, alu;
+  for (int rep = 0; rep < 3; ++rep) {
+    k<<<sms, 128 * (1 + ALUWG), shm>>>(iters, dcycles, dsink, 1u);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<u64> c(sms * 2);
+    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+    for (int b = 0; b < sms; ++b) {
+      per.push_back((double)c[2 * b] / iters);
+      // ALU warp instructions per cycle per scheduler: 24 per loop per warp,
+      // ALUWG warps per scheduler.
+      if (ALUWG) alu.push_back(24.0 * ALUWG * (double)c[2 * b + 1] / (double)c[2 * b]);
+    }
+  }
+  std::sort(per.begin(), per.end());
+  std::sort(alu.begin(), alu.end());
+  printf("roles: RS m64n128k16 %-13s + %d ALU warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), ALU %.2f instr/cycle/scheduler\n",
+         CHAIN ? "4 per group" : "1 per group", ALUWG, per[per.size() / 2], per[per.size() / 10],
+         per[per.size() * 9 / 10], ALUWG ? alu[alu.size() / 2] : 0.0);
+}
+
+int main(int argc, char** argv) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   printf("%s, %d SMs, sm_%d%d; one block per SM, 4096 wgmmas per warpgroup, medians over blocks and 3 runs\n",
@@ -181,6 +294,16 @@ int main() {
   u32* ds;
   CK(cudaMalloc(&dc, p.multiProcessorCount * 4 * sizeof(u64)));
   CK(cudaMalloc(&ds, 512 * sizeof(u32)));
+  if (argc > 1 && std::string(argv[1]) == "roles") {
+    roles_run<true, 0>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 1>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 2>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 3>(p.multiProcessorCount, dc, ds);
+    roles_run<false, 0>(p.multiProcessorCount, dc, ds);
+    roles_run<false, 1>(p.multiProcessorCount, dc, ds);
+    roles_run<false, 3>(p.multiProcessorCount, dc, ds);
+    return 0;
+  }
   sweep<true, true>(p.multiProcessorCount, dc, ds);
   sweep<true, false>(p.multiProcessorCount, dc, ds);
   sweep<false, true>(p.multiProcessorCount, dc, ds);

@@ -99,25 +99,6 @@
 // wgmmas (the halves pipeline; its tensor pipe then serves one consumer).
 #define WG_EXP 0
 #endif
-#ifndef WG_ILV
-// Experiment (kernel-notes step 24), halves pipeline only: 1 = each wgmma
-// is its own commit group, and one k16 step of the other half's fragments
-// is decoded after each wgmma is issued (its issue takes ~125 cycles, in
-// which the warp otherwise waits), instead of whole halves between them.
-#define WG_ILV 0
-#endif
-#ifndef WG_SLEEP
-// Experiment (kernel-notes step 25): 1 = the producer thread's wait for a
-// free token stage suspends in hardware (try_wait's time hint) instead of
-// retrying: ncu counted its retries at ~12% of the dual kernel's issued
-// instructions, all on the scheduler of the consumers' first warps.
-#define WG_SLEEP 0
-#endif
-#ifndef WG_LDPTR
-// Experiment (kernel-notes step 25): 1 = a consumer's weight copies take
-// their sources from pointers computed once per tile, not per chunk.
-#define WG_LDPTR 0
-#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-24; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -304,11 +285,6 @@
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
-// WG_ILV changes the halves pipeline only; the whole-chunk pipeline (WG_DB)
-// compiles as without it, so a WG_ILV build can pair the two.
-#if WG_ILV && WG_EXP
-#error "wg_group_gemm: WG_ILV is not combined with timing experiments"
-#endif
 #define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
@@ -507,25 +483,6 @@ static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
   } while (!done);
 }
 
-// The same wait for a thread that is expected to wait long (the producer's
-// for a free stage): with WG_SLEEP each try may suspend the thread until the
-// phase completes, up to the hint (10 ms), so it takes no issue slots from
-// the consumer warps sharing its scheduler.
-static __device__ __forceinline__ void wg_bar_wait_long(fg_u32 bar, fg_u32 parity) {
-#if WG_SLEEP
-  fg_u32 done;
-  do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2, %3; selp.u32 %0, 1, 0, p; }\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity), "n"(10000000)
-        : "memory");
-  } while (!done);
-#else
-  wg_bar_wait(bar, parity);
-#endif
-}
-
 // wgmma shared-memory descriptor of a K-major operand tile in the 128-byte
 // swizzle: start address >> 4 (bits 0-13), leading byte offset (unused for
 // this layout, 1), stride byte offset 1024 >> 4 (8 rows of 128 bytes, bits
@@ -650,19 +607,6 @@ static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u
   fg_u32 s03, s47;
   wg_lds64(sc, s03, s47);
   wg_decode_words(w, s03, s47, tok, r);
-}
-
-// Consumer: k16 step 4H + j alone of wg_frags_half's four (WG_ILV); j is a
-// constant once the caller's loop is unrolled. wg_frags_half is not written
-// as four of these: NVRTC then schedules the measured narrow dual tile's
-// code differently (its PTX changes), which would need measuring again.
-static __device__ __forceinline__ void wg_frag_step(fg_u32 (&a)[4], int j, fg_u32 u00, fg_u32 u01, fg_u32 u10,
-                                                    fg_u32 u11, fg_u32 c0, fg_u32 c1) {
-  const fg_u32 p = j < 2 ? u00 : u01, q = j < 2 ? u10 : u11;
-  a[0] = wg_hmul2((j & 1) ? wg_dec<2>(p) : wg_dec<0>(p), c0);
-  a[1] = wg_hmul2((j & 1) ? wg_dec<2>(q) : wg_dec<0>(q), c1);
-  a[2] = wg_hmul2((j & 1) ? wg_dec<3>(p) : wg_dec<1>(p), c0);
-  a[3] = wg_hmul2((j & 1) ? wg_dec<3>(q) : wg_dec<1>(q), c1);
 }
 
 // Consumer: the A fragments of k16 steps 4H..4H+3 of one 128-wide chunk for
@@ -836,38 +780,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
                ok ? 4u : 0u);
       }
   };
-#if WG_LDPTR
-  // This tile's copy sources and sizes, once: per chunk only kc * 64 (kc *
-  // 8) and the ring slot are added (ncu: the per-chunk address arithmetic
-  // was ~80 instructions per warp for 4-8 copies).
-  const fg_u8* lsrc[WG_MB][2];
-  const fg_u8* lsc[WG_MB][2];
-  fg_u32 lbytes[WG_MB][2];
-#pragma unroll
-  for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int n = tile.n0 + lrow(b, h) - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
-      const size_t nn = (size_t)(n < N ? n : 0);
-      lsrc[b][h] = gp.b + nn * rowb + 16 * t;
-      lsc[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
-      lbytes[b][h] = n < N ? 16u : 0u;
-    }
-  auto load = [&](int kc) {
-    if (WG_EXP & 8) return;
-    const int slot = kc % WG_RS;
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = lrow(b, h);
-        wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, lsrc[b][h] + kc * 64, lbytes[b][h]);
-        wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, lsc[b][h] + kc * 8, lbytes[b][h] >> 2);
-      }
-  };
-#else
   auto load = [&](int kc) { load_of(tile.n0, gp, kc); };
-#endif
   fg_u32 xa[WG_MB][4][4], ya[WG_MB][4][4];
   float acc[WG_MB][NW / 2];
 #pragma unroll
@@ -1042,75 +955,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
 #else
   // WG_STAMP: consumer 0's first thread marks its way through each chunk
-  // (kinds 5-11 below; under WG_ILV 5-8 only: the chunk's start, its X half
-  // issued, the next weights landed, its Y half issued).
+  // (kinds 5-11 below).
   auto mark = [&](int kind) {
     if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
   };
   frags_x(k0);
-#if WG_ILV
-  constexpr int ILVN = 4 * WG_MB < 7 ? 4 * WG_MB : 7;
-  for (int it = k0; it < k1; ++it, ++q) {
-    int st;
-    const fg_u32 tok = tokens(st);
-    mark(5);
-    // X(it), one commit group per wgmma. After wgmma s of a half's 4 *
-    // WG_MB, at most ILVN groups pending means Y(it-1)'s steps up to s are
-    // done (at most 4 * WG_MB - ILVN + s, and wait_group takes at most 7),
-    // so ya's step s is free: decode it from the held words.
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b) {
-      // The scales once per block (the waits between the steps keep the
-      // compiler from sharing them across steps).
-      const fg_u32 s0 = wg_scale<1>(hx0[b]), s1 = wg_scale<1>(hx1[b]);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
-        wg_commit();
-        wg_wait<ILVN>();
-        wg_frag_step(ya[b][j], j, hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], s0, s1);
-      }
-    }
-    mark(6);
-    // Y(it-1) is done (its last step by the last wait): its stage goes back.
-    if (prev >= 0) {
-#if WG_FOLD
-      release(prev);
-#else
-      wg_bar_arrive(empty0 + 8 * prev);
-#endif
-    }
-    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
-    wg_cp_commit();
-    if (it + 1 < k1) wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
-    const int slot = (it + 1) % WG_RS;
-    mark(7);
-    wg_fence();
-    // Y(it), the same way: after wgmma s, X(it)'s steps up to s are done,
-    // so xa's step s is free for chunk it + 1.
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b) {
-      fg_u32 w0[4], w1[4], x0 = 0, x1 = 0, s0 = 0, s1 = 0;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
-        wg_commit();
-        if (it + 1 < k1) {
-          if (j == 0) {
-            raw(b, slot, w0, w1, x0, x1);
-            s0 = wg_scale<0>(x0);
-            s1 = wg_scale<0>(x1);
-          }
-          wg_wait<ILVN>();
-          wg_frag_step(xa[b][j], j, w0[0], w0[1], w1[0], w1[1], s0, s1);
-          if (j == 3) hold(b, w0, w1, x0, x1);
-        }
-      }
-    }
-    mark(8);
-    prev = st;
-  }
-#else
   for (int it = k0; it < k1; ++it, ++q) {
     int st;
     const fg_u32 tok = tokens(st);
@@ -1145,7 +994,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
     prev = st;
   }
-#endif
 #endif
 #if WG_PF
   // Every copy of this piece has landed (its last chunk is decoded), so the
@@ -1366,7 +1214,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
         for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
           const int st = q % STAGES;
-          wg_bar_wait_long(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+          wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
 #if WG_STAMP
           wg_stamp(0, q);
 #endif
@@ -1413,7 +1261,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         wg_cp_commit();
         wg_cp_wait<WG_RS - 1>(); // this thread's copies of chunk it have landed
         const int st = q % STAGES;
-        wg_bar_wait_long(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+        wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
         const int slot = it % WG_RS;
         const fg_u32 tok = sbase + st * WG_TOK_STAGE;
 #pragma unroll
