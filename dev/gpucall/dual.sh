@@ -870,8 +870,8 @@ roles)
 		-o /tmp/wgprobe dev/wgprobe/probe.cu
 	step roles 120 wgprobe.txt /tmp/wgprobe roles
 	grep -E "^roles|C751" "$OUT/wgprobe.txt"
-	cuobjdump -sass /tmp/wgprobe 2>/dev/null | awk '/Function/{f=$0} f ~ /roles/ && /HGMMA|WARPGROUP|BRA|Function/' >"$OUT/roles_sass.txt"
-	head -40 "$OUT/roles_sass.txt"
+	cuobjdump -sass /tmp/wgprobe 2>/dev/null | awk '/Function/{f=$0} f ~ /roles/' >"$OUT/roles_sass.txt"
+	grep -E 'Function|HGMMA|WARPGROUP' "$OUT/roles_sass.txt" | head -40
 	pack
 	;;
 sleep)
