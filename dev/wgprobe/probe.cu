@@ -156,7 +156,8 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     const u64 t0 = clock64();
 #pragma unroll 1
     for (int i = 0; i < iters; i += CHAIN ? 4 : 1) {
-      wg_pin(d);
+      // As the GEMMs do: only the wgmmas touch the accumulators in the loop
+      // (an empty asm pinning them here made ptxas serialize, C7514).
       wg_fence();
 #pragma unroll
       for (int j = 0; j < (CHAIN ? 4 : 1); ++j) wg_mma<128>(d, a, bdesc);
@@ -166,7 +167,6 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
       } else {
         wg_wait<7>();
       }
-      wg_pin(d);
     }
     wg_wait<0>();
     const u64 t1 = clock64();
