@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
+#   bash dev/gpucall/dual.sh ablate [TOTAL]      # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone): whole-launch clocks, dual W and N, group three consumers
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles: one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it
 #   bash dev/gpucall/dual.sh sleep [TOTAL]       # WG_SLEEP and WG_LDPTR builds: tests, the best variants against the baseline in each build
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
@@ -67,7 +68,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep or roles}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles or ablate}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -860,6 +861,31 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+ablate)
+	# Step 25: block 0's SM clock over a whole launch (WGCLOCK) and every
+	# block's span (WGSPAN) with parts of the consumers' work taken out, on
+	# bench2 (dual W and N) and bench1 (the group's three-consumer tile),
+	# whole tiles. Builds (expbuild.sh, all WG_STAMP=1): web_stamp, and
+	# web_stampe2 / e4 / e8 with WG_EXP=2 (no weight decode: raw words as
+	# fragments), 4 (no wgmma issued) and 8 (no copies and no decode: the
+	# ring's barriers and the wgmmas alone). The WG_EXP builds give wrong
+	# sums, so their bench stops at its first check: launch 0 is compared.
+	unpackexp
+	foldvars
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	G3='wgmma?tile_n=auto&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	for b in "" e2 e4 e8; do
+		stampbench "w$b" "./bin/web_stamp$b" "$W"
+		stampbench "n$b" "./bin/web_stamp$b" "$N"
+		stampbench "g$b" "./bin/web_stamp$b" "$G3" nvfp4_group_gemm /tmp/g1.json
+	done
+	for f in "$OUT"/stamp_*.txt; do
+		echo "== $(basename "$f")"
+		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
+	done | tee "$OUT/ablate.txt"
 	pack
 	;;
 roles)

@@ -57,10 +57,11 @@ def main():
                 pct(lat, 0.9), statistics.median(wait), pct(wait, 0.9), sum(wait), statistics.median(c1), sum(c1),
                 statistics.median(per)))
         timeline(path, runs)
-        clocks = []
+        clocks, cycles = [], []
         for f in lines:
             if len(f) == 4 and f[0] == "WGCLOCK" and int(f[3]) > 0 and (only is None or int(f[1]) == only):
                 clocks.append(1e3 * int(f[2]) / int(f[3]))
+                cycles.append(int(f[2]))
         spans = []
         for f in lines:
             if len(f) == 10 and f[0] == "WGSPAN" and (only is None or int(f[1]) == only):
@@ -71,8 +72,9 @@ def main():
                   "min / mean / max %.1f / %.1f / %.1f; block 0 %.1f, started %.1f after the first, ended %.1f "
                   "before the last" % (len(spans), *med))
         if clocks:
-            print("  block 0's SM clock over the block (WGCLOCK): median %.0f MHz (%.0f-%.0f, %d launches)" % (
-                statistics.median(clocks), min(clocks), max(clocks), len(clocks)))
+            print("  block 0's SM clock over the block (WGCLOCK): median %.0f MHz (%.0f-%.0f, %d launches), "
+                  "%.0f cycles" % (statistics.median(clocks), min(clocks), max(clocks), len(clocks),
+                                   statistics.median(cycles)))
 
 
 # Consumer 0's chunk, kinds 5-11 (wg_consume's marks), as segments from its
