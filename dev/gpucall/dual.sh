@@ -54,7 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
-#   bash dev/gpucall/dual.sh ablate [TOTAL]      # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone): whole-launch clocks, dual W and N, group three consumers
+#   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles: one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it
 #   bash dev/gpucall/dual.sh sleep [TOTAL]       # WG_SLEEP and WG_LDPTR builds: tests, the best variants against the baseline in each build
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
@@ -872,12 +872,14 @@ ablate)
 	# fragments), 4 (no wgmma issued) and 8 (no copies and no decode: the
 	# ring's barriers and the wgmmas alone). The WG_EXP builds give wrong
 	# sums, so their bench stops at its first check: launch 0 is compared.
+	# ABL="e32 e64" (second run): WG_EXP=32 (no weight copies) and 64 (the
+	# copies issued, never waited for).
 	unpackexp
 	foldvars
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
 	G3='wgmma?tile_n=auto&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&consumers=3'
-	for b in "" e2 e4 e8; do
+	for b in "" ${ABL:-e2 e4 e8}; do
 		stampbench "w$b" "./bin/web_stamp$b" "$W"
 		stampbench "n$b" "./bin/web_stamp$b" "$N"
 		stampbench "g$b" "./bin/web_stamp$b" "$G3" nvfp4_group_gemm /tmp/g1.json

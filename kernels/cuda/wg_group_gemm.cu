@@ -96,7 +96,10 @@
 // fragments), 4 = the consumers issue no wgmma (everything else runs), 8 =
 // nobody copies or decodes anything (the ring's barriers and the wgmmas
 // alone, on whatever the buffers hold), 16 = only consumer 0 issues
-// wgmmas (the halves pipeline; its tensor pipe then serves one consumer).
+// wgmmas (the halves pipeline; its tensor pipe then serves one consumer),
+// 32 = the consumers copy no weights (they decode whatever their ring
+// holds), 64 = the consumers issue their weight copies but never wait for
+// them (kernel-notes step 25's ablation).
 #define WG_EXP 0
 #endif
 #ifndef WG_STAMP
@@ -763,7 +766,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot.
   auto load_of = [&](int n0, const FgGroup& g, int kc) {
-    if (WG_EXP & 8) return;
+    if (WG_EXP & 40) return;
     const int slot = kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
@@ -857,7 +860,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
   }
 #endif
-  wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
+  if (!(WG_EXP & 64)) wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
   auto tokens = [&](int& st) {
@@ -942,7 +945,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
     wg_cp_commit();
     if (it + 1 < k1) {
-      wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+      if (!(WG_EXP & 64)) wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
       frags(it + 1, nxt);
     }
     prev = st;
@@ -987,7 +990,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
     wg_cp_commit();
     if (it + 1 < k1) {
-      wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+      if (!(WG_EXP & 64)) wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
       mark(10);
       frags_x(it + 1);
       mark(11);
