@@ -55,7 +55,7 @@
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
-#   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles: one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it
+#   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 #   bash dev/gpucall/dual.sh sleep [TOTAL]       # WG_SLEEP and WG_LDPTR builds: tests, the best variants against the baseline in each build
 #   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
 #   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
@@ -897,7 +897,9 @@ roles)
 	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
 		-o /tmp/wgprobe dev/wgprobe/probe.cu
 	step roles 120 wgprobe.txt /tmp/wgprobe roles
-	grep -E "^roles|C751" "$OUT/wgprobe.txt"
+	# The same wgmmas on zeros, random fp16 and FP4 values (data).
+	step data 120 wgprobe.txt /tmp/wgprobe data
+	grep -E "^roles|C751|zeros|random|fp4" "$OUT/wgprobe.txt"
 	cuobjdump -sass /tmp/wgprobe 2>/dev/null | awk '/Function/{f=$0} f ~ /roles/' >"$OUT/roles_sass.txt"
 	grep -E 'Function|HGMMA|WARPGROUP' "$OUT/roles_sass.txt" | head -40
 	pack

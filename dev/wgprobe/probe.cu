@@ -51,15 +51,37 @@ static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// The block's 48 KB of zeros (1024-aligned, for the 128-byte swizzle), made
-// visible to the async proxy: the wgmma operands.
-static __device__ __forceinline__ u32 probe_smem() {
+// One fp16x2 of operand data: data 0 zeros, 1 random fp16 of magnitude
+// [0.5, 2) with random signs and mantissas, 2 random FP4 (e2m1) values as
+// the GEMMs decode them (unscaled). Does the tensor pipe's pace depend on
+// the values (kernel-notes step 25's ablation suggests it)?
+static __device__ __forceinline__ u32 probe_word(u32 data, u32 i) {
+  u32 h = i * 2654435761u;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  if (data == 0) return 0u;
+  if (data == 1) {
+    const u32 lo = (h & 0x83FFu) | ((14u + ((h >> 10) & 1u)) << 10);
+    const u32 hi = ((h >> 16) & 0x83FFu) | ((14u + ((h >> 26) & 1u)) << 10);
+    return lo | (hi << 16);
+  }
+  // e2m1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 as fp16, and a sign.
+  const u32 mag[8] = {0x0000u, 0x3800u, 0x3C00u, 0x3E00u, 0x4000u, 0x4200u, 0x4400u, 0x4600u};
+  const u32 lo = mag[h & 7u] | ((h & 8u) << 12);
+  const u32 hi = mag[(h >> 4) & 7u] | (((h >> 4) & 8u) << 12);
+  return lo | (hi << 16);
+}
+
+// The block's 48 KB of operand data (1024-aligned, for the 128-byte
+// swizzle; probe_word), made visible to the async proxy.
+static __device__ __forceinline__ u32 probe_smem(u32 data = 0) {
   extern __shared__ __align__(1024) unsigned char smem[];
   u32 base;
   asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(base) : "l"(smem));
   base = (base + 1023u) & ~1023u;
   for (int i = threadIdx.x; i < (48 * 1024) / 4; i += blockDim.x) {
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(probe_word(data, (u32)i)) : "memory");
   }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
@@ -79,10 +101,10 @@ static __device__ __forceinline__ void wg_pin(float (&d)[N]) {
 // 32-bit operations (eight chains, like a decode's) placed after each wgmma.
 // Per warpgroup: the cycles from the first issue to the last wait.
 template <bool RS, bool GROUPED, int ALU, int NW>
-__global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64* cycles, u32* sink, u32 seed) {
+__global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64* cycles, u32* sink, u32 seed, u32 data) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int tid = threadIdx.x;
-  const u32 base = probe_smem();
+  const u32 base = probe_smem(data);
   const u64 bdesc = wg_desc(base), adesc = wg_desc(base + 32768);
   float d[NW / 2];
 #pragma unroll
@@ -92,7 +114,10 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
   for (int c = 0; c < 8; ++c) x[c] = seed + tid + c;
   // Four distinct registers, as a decoded fragment is (B is zeros, so
   // their values do not matter).
-  const u32 a[4] = {x[0] * 0x3C00u, x[1] * 0x3C00u, x[2] * 0x3C00u, x[3] * 0x3C00u};
+  const u32 a[4] = {data ? probe_word(data, 7919u * tid + 1u) : x[0] * 0x3C00u,
+                    data ? probe_word(data, 7919u * tid + 2u) : x[1] * 0x3C00u,
+                    data ? probe_word(data, 7919u * tid + 3u) : x[2] * 0x3C00u,
+                    data ? probe_word(data, 7919u * tid + 4u) : x[3] * 0x3C00u};
   wg_fence();
   __syncthreads();
   const u64 t0 = clock64();
@@ -212,10 +237,10 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
 }
 
 #ifdef __CUDACC_RTC__
-template __global__ void probe<true, true, 16, 128>(int, u64*, u32*, u32);
-template __global__ void probe<false, false, 0, 128>(int, u64*, u32*, u32);
-template __global__ void probe<true, true, 0, 64>(int, u64*, u32*, u32);
-template __global__ void probe<true, false, 0, 256>(int, u64*, u32*, u32);
+template __global__ void probe<true, true, 16, 128>(int, u64*, u32*, u32, u32);
+template __global__ void probe<false, false, 0, 128>(int, u64*, u32*, u32, u32);
+template __global__ void probe<true, true, 0, 64>(int, u64*, u32*, u32, u32);
+template __global__ void probe<true, false, 0, 256>(int, u64*, u32*, u32, u32);
 template __global__ void roles<true, 3>(int, u64*, u32*, u32);
 template __global__ void roles<false, 1>(int, u64*, u32*, u32);
 #else
@@ -229,16 +254,16 @@ template __global__ void roles<false, 1>(int, u64*, u32*, u32);
   } while (0)
 
 template <bool RS, bool GROUPED, int ALU, int NW = 128>
-static void run(int sms, int nwg, u64* dcycles, u32* dsink) {
+static void run(int sms, int nwg, u64* dcycles, u32* dsink, u32 data = 0) {
   const int iters = 4096;
   const size_t shm = 48 * 1024 + 1024;
   auto k = probe<RS, GROUPED, ALU, NW>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
-  k<<<sms, 128 * nwg, shm>>>(64, dcycles, dsink, 1u); // warm up
+  k<<<sms, 128 * nwg, shm>>>(64, dcycles, dsink, 1u, data); // warm up
   CK(cudaGetLastError());
   std::vector<double> per;
   for (int rep = 0; rep < 3; ++rep) {
-    k<<<sms, 128 * nwg, shm>>>(iters, dcycles, dsink, 1u);
+    k<<<sms, 128 * nwg, shm>>>(iters, dcycles, dsink, 1u, data);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<u64> c(sms * 4);
@@ -249,8 +274,9 @@ static void run(int sms, int nwg, u64* dcycles, u32* dsink) {
   std::sort(per.begin(), per.end());
   const double med = per[per.size() / 2];
   // FMA per cycle per SM: nwg warpgroups, 64 x NW x 16 each per wgmma.
-  printf("%-3s m64n%-3dk16 %-8s %2d warpgroup(s)  ALU %2d: %7.1f cycles per wgmma per warpgroup (p10 %.1f, p90 %.1f), %6.0f FMA/cycle/SM\n",
-         RS ? "RS" : "SS", NW, GROUPED ? "8/group" : "1/group", nwg, ALU, med, per[per.size() / 10],
+  static const char* const names[] = {"zeros", "random", "fp4"};
+  printf("%-3s m64n%-3dk16 %-8s %2d warpgroup(s)  ALU %2d %-6s: %7.1f cycles per wgmma per warpgroup (p10 %.1f, p90 %.1f), %6.0f FMA/cycle/SM\n",
+         RS ? "RS" : "SS", NW, GROUPED ? "8/group" : "1/group", nwg, ALU, names[data], med, per[per.size() / 10],
          per[per.size() * 9 / 10], nwg * 1024.0 * NW / med);
 }
 
@@ -302,6 +328,17 @@ int main(int argc, char** argv) {
   u32* ds;
   CK(cudaMalloc(&dc, p.multiProcessorCount * 4 * sizeof(u64)));
   CK(cudaMalloc(&ds, 512 * sizeof(u32)));
+  if (argc > 1 && std::string(argv[1]) == "data") {
+    // The same wgmmas on zeros, random fp16 and FP4 values, one and two
+    // warpgroups (the clock is read per run: the values may move it too).
+    for (u32 data = 0; data < 3; ++data)
+      for (int nwg = 1; nwg <= 2; ++nwg) {
+        run<true, false, 0>(p.multiProcessorCount, nwg, dc, ds, data);
+        run<true, true, 0>(p.multiProcessorCount, nwg, dc, ds, data);
+        run<false, true, 0>(p.multiProcessorCount, nwg, dc, ds, data);
+      }
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "roles") {
     roles_run<true, 0>(p.multiProcessorCount, dc, ds);
     roles_run<true, 1>(p.multiProcessorCount, dc, ds);
