@@ -99,7 +99,8 @@
 // wgmmas (the halves pipeline; its tensor pipe then serves one consumer),
 // 32 = the consumers copy no weights (they decode whatever their ring
 // holds), 64 = the consumers issue their weight copies but never wait for
-// them (kernel-notes step 25's ablation).
+// them, 128 = the consumers decode words made from the ring slot's number
+// instead of loading them (kernel-notes step 25's ablation).
 #define WG_EXP 0
 #endif
 #ifndef WG_STAMP
@@ -794,6 +795,16 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   fg_u32 hw0[WG_MB][2], hw1[WG_MB][2], hx0[WG_MB], hx1[WG_MB];
   // Block b's raw words (rows g and g+8) and scale pairs in ring slot slot.
   auto raw = [&](int b, int slot, fg_u32 (&w0)[4], fg_u32 (&w1)[4], fg_u32& x0, fg_u32& x1) {
+    if (WG_EXP & 128) { // no loads: words from the slot number (not foldable)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        w0[i] = (fg_u32)(slot + i) * 0x01234567u;
+        w1[i] = (fg_u32)(slot + i + b) * 0x07654321u;
+      }
+      x0 = (fg_u32)slot * 0x3F3Fu;
+      x1 = x0 ^ 0x0101u;
+      return;
+    }
     const int r0 = lrow(b, 0), r1 = lrow(b, 1);
     wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
     wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
