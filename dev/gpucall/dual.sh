@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
+#   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 #   bash dev/gpucall/dual.sh sleep [TOTAL]       # WG_SLEEP and WG_LDPTR builds: tests, the best variants against the baseline in each build
@@ -68,7 +69,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles or ablate}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles, ablate or pp}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -861,6 +862,32 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+pp)
+	# Step 25: the dual consumers taking turns issuing their halves (WG_PP=1,
+	# whole tiles). Builds (expbuild.sh): web_pp (WG_PP=1), web_stamppp
+	# (WG_STAMP=1 WG_PP=1), web_stamp, and bin/web. Tests, then W and N
+	# paired with the baseline in both builds, then block 0's cycles.
+	unpackexp
+	foldvars
+	WEB=./bin/web_pp tests pp_wtests nvfp4_dual_gemm "$W" baseline
+	WEB=./bin/web_pp tests pp_ntests nvfp4_dual_gemm "$N" baseline
+	WEB=./bin/web_pp BENCH_MAX=70 bench pp_n nvfp4_dual_gemm "$N"
+	BENCH_MAX=70 bench plain_n nvfp4_dual_gemm "$N"
+	WEB=./bin/web_pp BENCH_MAX=70 bench pp_w nvfp4_dual_gemm "$W"
+	BENCH_MAX=70 bench plain_w nvfp4_dual_gemm "$W"
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	for b in "" pp; do
+		stampbench "w$b" "./bin/web_stamp$b" "$W"
+		stampbench "n$b" "./bin/web_stamp$b" "$N"
+	done
+	for f in "$OUT"/stamp_*.txt; do
+		echo "== $(basename "$f")"
+		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -v '^| stamp'
+	done | tee "$OUT/pp.txt"
+	TITLE="WG_PP (the dual consumers take turns issuing halves) against the plain build, each paired with the baseline" summarize
+	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	pack
 	;;
 ablate)

@@ -103,6 +103,11 @@
 // instead of loading them (kernel-notes step 25's ablation).
 #define WG_EXP 0
 #endif
+#ifndef WG_PP
+// Experiment (kernel-notes step 25): 1 = the dual GEMM's two consumers take
+// turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
+#define WG_PP 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-24; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -260,6 +265,10 @@
 // WG_HALF (B2); 1..WG_CONS are the consumers' own.
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
 #define WG_XEMPTY(cl) (2 + WG_CONS + 2 * (cl))
+#define WG_PP_ID 13 // WG_PP's two named barriers (13, 14), above the hand-off's
+#if WG_PP && (!DUAL || WG_CONS != 2 || WG_DB || WG_EXP || WG_SK || WG_FOLD)
+#error "wg_group_gemm: WG_PP is for the dual GEMM's two consumers in the halves pipeline, whole tiles, with a producer warpgroup"
+#endif
 #define WG_LREGS ((65536 / FG_THREADS) > 255 ? 248 : (65536 / FG_THREADS) & ~7) // per thread at launch
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB * WG_HALF) // dual: output columns per tile
@@ -973,28 +982,53 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   auto mark = [&](int kind) {
     if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
   };
+  // WG_PP: the two dual consumers take turns issuing halves (consumer 1
+  // after consumer 0's same half, consumer 0 after consumer 1's previous),
+  // so one decodes while the other's wgmmas go out. Per block each arrives
+  // as often as the other waits: consumer 0 skips its wait before the
+  // block's first half, consumer 1 its arrival after the block's last.
+  auto turn = [&](bool firsthalf) {
+    if (!WG_PP) return;
+    if (c == 1) {
+      wg_named_sync(WG_PP_ID);
+    } else if (!(first && firsthalf)) {
+      wg_named_sync(WG_PP_ID + 1);
+    }
+  };
+  auto pass = [&](bool lasthalf) {
+    if (!WG_PP) return;
+    if (c == 0) {
+      wg_named_arrive(WG_PP_ID);
+    } else if (!(!more && lasthalf)) {
+      wg_named_arrive(WG_PP_ID + 1);
+    }
+  };
   frags_x(k0);
   for (int it = k0; it < k1; ++it, ++q) {
     int st;
     const fg_u32 tok = tokens(st);
+    turn(it == k0);
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4) && !((WG_EXP & 16) && c != 0); ++j)
         wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
+    pass(false);
     mark(5);
     release_prev(); // Y of the previous chunk done: ya and its stage are free
     mark(6);
     frags_y();
     wg_fence();
     mark(7);
+    turn(false);
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4) && !((WG_EXP & 16) && c != 0); ++j)
         wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
     wg_commit();
+    pass(it + 1 == k1);
     mark(8);
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
