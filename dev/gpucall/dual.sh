@@ -926,7 +926,7 @@ roles)
 	step roles 120 wgprobe.txt /tmp/wgprobe roles
 	# The same wgmmas on zeros, random fp16 and FP4 values (data).
 	step data 120 wgprobe.txt /tmp/wgprobe data
-	grep -E "^roles|C751|zeros|random|fp4" "$OUT/wgprobe.txt"
+	grep -E "^roles|C751|zeros|random|fp4|walk" "$OUT/wgprobe.txt"
 	cuobjdump -sass /tmp/wgprobe 2>/dev/null | awk '/Function/{f=$0} f ~ /roles/' >"$OUT/roles_sass.txt"
 	grep -E 'Function|HGMMA|WARPGROUP' "$OUT/roles_sass.txt" | head -40
 	pack

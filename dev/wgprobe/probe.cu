@@ -53,14 +53,15 @@ static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // One fp16x2 of operand data: data 0 zeros, 1 random fp16 of magnitude
 // [0.5, 2) with random signs and mantissas, 2 random FP4 (e2m1) values as
-// the GEMMs decode them (unscaled). Does the tensor pipe's pace depend on
-// the values (kernel-notes step 25's ablation suggests it)?
+// the GEMMs decode them (unscaled), 3 zeros with B's address walking a
+// token stage's k16 steps (probe). Does the tensor pipe's pace depend on
+// the values or on B's addresses (kernel-notes step 25)?
 static __device__ __forceinline__ u32 probe_word(u32 data, u32 i) {
   u32 h = i * 2654435761u;
   h ^= h >> 15;
   h *= 0x2C1B3C6Du;
   h ^= h >> 12;
-  if (data == 0) return 0u;
+  if (data == 0 || data == 3) return 0u;
   if (data == 1) {
     const u32 lo = (h & 0x83FFu) | ((14u + ((h >> 10) & 1u)) << 10);
     const u32 hi = ((h >> 16) & 0x83FFu) | ((14u + ((h >> 26) & 1u)) << 10);
@@ -128,7 +129,8 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
 #pragma unroll 1
   for (int i = 0; i < iters; ++i) {
     wg_pin(d);
-    probe_mma<RS, NW>(d, a, adesc, bdesc);
+    // data 3: B walks a token stage's eight k16 steps as the GEMMs' do.
+    probe_mma<RS, NW>(d, a, adesc, data == 3 ? wg_desc(wg_step_addr(base, i & 7)) : bdesc);
     wg_pin(d);
     if (!GROUPED) {
       wg_commit();
@@ -274,7 +276,7 @@ static void run(int sms, int nwg, u64* dcycles, u32* dsink, u32 data = 0) {
   std::sort(per.begin(), per.end());
   const double med = per[per.size() / 2];
   // FMA per cycle per SM: nwg warpgroups, 64 x NW x 16 each per wgmma.
-  static const char* const names[] = {"zeros", "random", "fp4"};
+  static const char* const names[] = {"zeros", "random", "fp4", "walk"};
   printf("%-3s m64n%-3dk16 %-8s %2d warpgroup(s)  ALU %2d %-6s: %7.1f cycles per wgmma per warpgroup (p10 %.1f, p90 %.1f), %6.0f FMA/cycle/SM\n",
          RS ? "RS" : "SS", NW, GROUPED ? "8/group" : "1/group", nwg, ALU, names[data], med, per[per.size() / 10],
          per[per.size() * 9 / 10], nwg * 1024.0 * NW / med);
@@ -329,9 +331,9 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&dc, p.multiProcessorCount * 4 * sizeof(u64)));
   CK(cudaMalloc(&ds, 512 * sizeof(u32)));
   if (argc > 1 && std::string(argv[1]) == "data") {
-    // The same wgmmas on zeros, random fp16 and FP4 values, one and two
-    // warpgroups (the clock is read per run: the values may move it too).
-    for (u32 data = 0; data < 3; ++data)
+    // The same wgmmas on zeros, random fp16 and FP4 values, and B walking
+    // a stage's k16 steps, one and two warpgroups.
+    for (u32 data = 0; data < 4; ++data)
       for (int nwg = 1; nwg <= 2; ++nwg) {
         run<true, false, 0>(p.multiProcessorCount, nwg, dc, ds, data);
         run<true, true, 0>(p.multiProcessorCount, nwg, dc, ds, data);
