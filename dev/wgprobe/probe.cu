@@ -177,8 +177,12 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     float d[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) d[i] = 0.f;
-    const u32 a[4] = {(seed + tid) * 0x3C00u, (seed + tid + 1) * 0x3C00u, (seed + tid + 2) * 0x3C00u,
-                      (seed + tid + 3) * 0x3C00u};
+    // Four fragment sets, one per wgmma of a chain, as the GEMMs' halves.
+    u32 a[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) a[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
     wg_fence();
     const u64 t0 = clock64();
 #pragma unroll 1
@@ -187,7 +191,7 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
       // (an empty asm pinning them here made ptxas serialize, C7514).
       wg_fence();
 #pragma unroll
-      for (int j = 0; j < (CHAIN ? 4 : 1); ++j) wg_mma<128>(d, a, bdesc);
+      for (int j = 0; j < (CHAIN ? 4 : 1); ++j) wg_mma<128>(d, a[j], bdesc);
       wg_commit();
       if (CHAIN) {
         wg_wait<1>();
@@ -197,6 +201,7 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     }
     wg_wait<0>();
     const u64 t1 = clock64();
+    wg_pin(d); // after the last wait, as probe does
     if (tid == 0) {
       stop = 1;
       cycles[2 * blockIdx.x] = t1 - t0;
