@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
 // decode-like PRMT, LOP3 and HMUL2 in eight independent chains until
 // warpgroup 0 is done. Per block: warpgroup 0's cycles and the ALU
 // warpgroups' loop count (one loop: eight chains of PRMT, LOP3, HMUL2).
-template <bool CHAIN, int ALUWG>
+template <bool CHAIN, int ALUWG, bool SMEM = false>
 __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ volatile int stop;
@@ -209,6 +209,31 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     // A fixed index: a computed one makes ptxas read the accumulators
     // inside the loop's pipeline stage and serialize the wgmmas (C7514).
     if (__float_as_uint(d[0]) == 0x12345678u) sink[tid] = 1u;
+  } else if (SMEM && tid < 128 * (1 + ALUWG)) {
+    // Shared-memory traffic instead (SMEM): 16-byte loads and stores over
+    // the 16 KB past the B tile, as a decode's raw loads and a copy's
+    // writes would add, until warpgroup 0 is done.
+    const u32 t = tid - 128;
+    u32 v0 = t, v1 = t + 1, v2 = t + 2, v3 = t + 3;
+    u64 n = 0;
+    while (!stop) {
+#pragma unroll 1
+      for (int r = 0; r < 16; ++r) {
+        const u32 addr = base + 32768 + ((t * 16 + r * 2048) & 16383);
+        u32 w0, w1, w2, w3;
+        wg_lds128(addr, w0, w1, w2, w3);
+        v0 ^= w0;
+        v1 ^= w1;
+        v2 ^= w2;
+        v3 ^= w3;
+        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr ^ 8192u), "r"(v0), "r"(v1), "r"(v2),
+                     "r"(v3)
+                     : "memory");
+      }
+      n += 16;
+    }
+    if ((v0 ^ v1 ^ v2 ^ v3) == 0x12345678u) sink[tid] = v0;
+    if (tid == 128) cycles[2 * blockIdx.x + 1] = n;
   } else if (tid < 128 * (1 + ALUWG)) {
     u32 x[8], h[8];
 #pragma unroll
@@ -297,11 +322,11 @@ static void sweep(int sms, u64* dc, u32* ds) {
   }
 }
 
-template <bool CHAIN, int ALUWG>
+template <bool CHAIN, int ALUWG, bool SMEM = false>
 static void roles_run(int sms, u64* dcycles, u32* dsink) {
   const int iters = 8192;
   const size_t shm = 48 * 1024 + 1024;
-  auto k = roles<CHAIN, ALUWG>;
+  auto k = roles<CHAIN, ALUWG, SMEM>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
   k<<<sms, 128 * (1 + ALUWG), shm>>>(64, dcycles, dsink, 1u); // warm up
   CK(cudaGetLastError());
@@ -321,8 +346,8 @@ static void roles_run(int sms, u64* dcycles, u32* dsink) {
   }
   std::sort(per.begin(), per.end());
   std::sort(alu.begin(), alu.end());
-  printf("roles: RS m64n128k16 %-13s + %d ALU warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), ALU %.1f loops per kcycle per warp\n",
-         CHAIN ? "4 per group" : "1 per group", ALUWG, per[per.size() / 2], per[per.size() / 10],
+  printf("roles: RS m64n128k16 %-13s + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
+         CHAIN ? "4 per group" : "1 per group", ALUWG, SMEM ? "smem" : "ALU ", per[per.size() / 2], per[per.size() / 10],
          per[per.size() * 9 / 10], ALUWG ? alu[alu.size() / 2] : 0.0);
 }
 
@@ -354,6 +379,8 @@ int main(int argc, char** argv) {
     roles_run<false, 0>(p.multiProcessorCount, dc, ds);
     roles_run<false, 1>(p.multiProcessorCount, dc, ds);
     roles_run<false, 3>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 1, true>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 3, true>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   sweep<true, true>(p.multiProcessorCount, dc, ds);
