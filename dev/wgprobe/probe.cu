@@ -219,14 +219,15 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     while (!stop) {
 #pragma unroll 1
       for (int r = 0; r < 16; ++r) {
-        const u32 addr = base + 32768 + ((t * 16 + r * 2048) & 16383);
+        const u32 off = (t * 16 + r * 2048) & 16383;
+        const u32 addr = base + 32768 + off;
         u32 w0, w1, w2, w3;
         wg_lds128(addr, w0, w1, w2, w3);
         v0 ^= w0;
         v1 ^= w1;
         v2 ^= w2;
         v3 ^= w3;
-        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr ^ 8192u), "r"(v0), "r"(v1), "r"(v2),
+        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(base + 32768 + (off ^ 8192u)), "r"(v0), "r"(v1), "r"(v2),
                      "r"(v3)
                      : "memory");
       }
