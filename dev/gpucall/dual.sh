@@ -110,6 +110,24 @@ foldvars() {
 	FW="${W/registers=split&/}&producer=folded"
 	tok="-DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_FOLD=1"
 }
+# bestvars: the best variant of each problem as measured (D dual, G group),
+# and the shapes the profiles use (/tmp/b2.json dual bench2, /tmp/g1.json
+# group bench1).
+bestvars() {
+	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+}
+# ncubench STEP CAP LOG PROBLEM VARIANT SHAPES NCU-OPTION...: ncu over an
+# A/A bench of VARIANT on the shapes file SHAPES, ungated (ncu serializes
+# the launches), within NCU_MAX seconds (default 100).
+ncubench() {
+	local name=$1 cap=$2 log=$3 prob=$4 var=$5 shp=$6
+	shift 6
+	step "$name" "$cap" "$log" "${NCU:-ncu}" "$@" ./bin/web bench --problem "$prob" --aa --baseline "$var" --ungated \
+		--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${NCU_MAX:-100}s" --json "$R/$name.json"
+}
 # unpackexp: the experiment builds of dev/gpucall/expbuild.sh (bin/web_TAG.gz,
 # bin/engine_TAG.test.gz).
 unpackexp() {
@@ -831,8 +849,7 @@ ilv)
 	unpackexp
 	foldvars
 	WC="$N&pipeline=chunks&registers=split"
-	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	bestvars
 	GC='wgmma?tile_n=128&pipeline=chunks&registers=split&decode=prmt&tokens=once&overlap=pdl'
 	ptxas wide_ilv -DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=2 -DSTAGES=2 \
 		-DWG_CREGS=224 -DWG_ILV=1
@@ -939,8 +956,7 @@ sleep)
 	# build's variant is paired with the problem's baseline (which they leave
 	# alone) and the builds compare through those ratios.
 	unpackexp
-	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	bestvars
 	WEB=./bin/web_sleep tests d_sleep_tests nvfp4_dual_gemm "$D" baseline
 	WEB=./bin/web_sleep BENCH_MAX=70 bench d_sleep nvfp4_dual_gemm "$D"
 	BENCH_MAX=70 bench d_plain nvfp4_dual_gemm "$D"
@@ -960,17 +976,12 @@ instmix)
 	# the best dual variant on bench2 and the best group variant on bench1,
 	# one launch each; and the probe's SASS, grouped and one group per wgmma.
 	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
-	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+	bestvars
 	for v in "d|nvfp4_dual_gemm|$D|b2|wg_dual_gemm" "g|nvfp4_group_gemm|$G|g1|wg_group_gemm"; do
 		IFS='|' read -r name prob var shp kern <<<"$v"
-		step "ncu_mix_$name" 150 ncu.log "$NCU" -k "regex:^$kern\$" --launch-skip 10 --launch-count 1 \
-			--section SourceCounters --section InstructionStats --section ComputeWorkloadAnalysis \
-			--section SpeedOfLight --import-source no -f -o "/tmp/mix_$name" \
-			./bin/web bench --problem "$prob" --aa --baseline "$var" --ungated --shapes "/tmp/$shp.json" \
-			--device 0 --cache-dir "$C" --max-time 100s --json "$R/mix_$name.json"
+		ncubench "mix_$name" 150 ncu.log "$prob" "$var" "/tmp/$shp.json" -k "regex:^$kern\$" \
+			--launch-skip 10 --launch-count 1 --section SourceCounters --section InstructionStats \
+			--section ComputeWorkloadAnalysis --section SpeedOfLight --import-source no -f -o "/tmp/mix_$name"
 		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/mix_$name.ncu-rep --page source --csv --print-source sass >\"$OUT/mix_$name.csv\""
 		step "ncu_details_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/mix_$name.ncu-rep --page details >\"$OUT/mixdetails_$name.txt\""
 	done
@@ -1004,10 +1015,8 @@ timeline)
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
 	for c in "g4 nvfp4_group_gemm $G5" "g3 nvfp4_group_gemm $G5" "d3 nvfp4_dual_gemm $D" "g1 nvfp4_group_gemm $G5"; do
 		set -- $c
-		step "ncu_$1" 100 ncu_tl.txt "$NCU" -k regex:wg_ --launch-skip 40 --launch-count 6 \
-			--metrics gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__cycles_active.avg \
-			./bin/web bench --problem "$2" --aa --baseline "$3" --ungated --shapes "/tmp/$1.json" \
-			--device 0 --cache-dir "$C" --max-time 60s --json "$R/tl_$1.json"
+		NCU_MAX=60 ncubench "tl_$1" 100 ncu_tl.txt "$2" "$3" "/tmp/$1.json" -k regex:wg_ --launch-skip 40 \
+			--launch-count 6 --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__cycles_active.avg
 	done
 	grep -E "^  wg_|gpu__time_duration|=== ncu" "$OUT/ncu_tl.txt" | cut -c1-160 | head -80
 	pack
