@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
+#   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -69,7 +70,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles, ablate or pp}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles, ablate, pp or overlap}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -879,6 +880,24 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+overlap)
+	# Step 25's next run: both dual consumers' marks (WG_STAMP builds since
+	# step 25 record consumer 1's too): when each issues, and the cycles per
+	# chunk in which both, one or neither is issuing; W and N on bench2, the
+	# group's three-consumer tile on bench1 (its consumers 0 and 1).
+	# Build: bash dev/gpucall/expbuild.sh stamp WG_STAMP=1.
+	unpackexp
+	foldvars
+	bestvars
+	G3='wgmma?tile_n=auto&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	stampbench w ./bin/web_stamp "$W"
+	stampbench n ./bin/web_stamp "$N"
+	stampbench g ./bin/web_stamp "$G3" nvfp4_group_gemm /tmp/g1.json
+	for f in "$OUT"/stamp_*.txt; do
+		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -v '^| stamp'
+	done | tee "$OUT/overlap.txt"
 	pack
 	;;
 pp)

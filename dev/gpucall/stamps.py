@@ -91,40 +91,82 @@ SEGMENTS = [
 ]
 
 
-# The same under WG_ILV, which marks kinds 5-8 only.
-SEGMENTS_ILV = [
-    ("X issue + decode Y", 5, 6),
-    ("release, weights landed", 6, 7),
-    ("Y issue + decode X(j+1)", 7, 8),
-    ("tokens(j+1)", 8, None),
-]
-
-
 def timeline(path, runs):
-    """Medians over every printed launch's steady chunks of each segment."""
-    segments, segs = None, None
-    for _, rows in runs:
-        for j in sorted(rows):
-            t = rows[j]
-            if j < 3 or j + 1 not in rows or len(t) < 12:
-                continue
-            if segments is None:
-                segments = SEGMENTS if min(t[5:12]) > 0 else SEGMENTS_ILV if min(t[5:9]) > 0 else []
-                segs = {name: [] for name, _, _ in segments}
-            if any(t[k] == 0 for _, a, b in segments for k in (a, b) if k is not None):
-                continue
-            for name, a, b in segments:
-                end = rows[j + 1][2] if b is None else t[b]
-                segs[name].append(end - t[a])
-    if not segs or not next(iter(segs.values())):
-        return
-    total = sum(statistics.median(v) for v in segs.values())
-    print()
-    print("%s, consumer 0 per chunk (median cycles, share of their sum %d):" % (path.split("/")[-1], total))
-    for name, v in segs.items():
-        m = statistics.median(v)
-        print("  %-16s %6d  %4.1f%%  (p90 %d)" % (name, m, 100.0 * m / total, pct(v, 0.9)))
+    """Medians over every printed launch's steady chunks of each segment of
+    consumer 0's chunk, and of consumer 1's where the build marks it (kinds
+    12-18: kind k of consumer 0 is k + 7 for consumer 1; its wait for the
+    tokens ends at kind 4, not 2)."""
+    for c in (0, 1):
+        shift = 7 * c
+        segs = {name: [] for name, _, _ in SEGMENTS}
+        for _, rows in runs:
+            for j in sorted(rows):
+                t = rows[j]
+                if j < 3 or j + 1 not in rows or len(t) < 12 + shift:
+                    continue
+                # Kind 2 (consumer 0's wait ended) is kind 4 for consumer 1.
+                at = lambda row, k: row[4 if (c and k == 2) else (k + shift if k >= 5 else k)]
+                ks = [k for _, a, b in SEGMENTS for k in (a, b) if k is not None]
+                if any(at(t, k) == 0 for k in ks) or at(rows[j + 1], 2) == 0:
+                    continue
+                for name, a, b in SEGMENTS:
+                    end = at(rows[j + 1], 2) if b is None else at(t, b)
+                    segs[name].append(end - at(t, a))
+        if not next(iter(segs.values())):
+            continue
+        total = sum(statistics.median(v) for v in segs.values())
+        print()
+        print("%s, consumer %d per chunk (median cycles, share of their sum %d):" % (path.split("/")[-1], c, total))
+        for name, v in segs.items():
+            m = statistics.median(v)
+            print("  %-16s %6d  %4.1f%%  (p90 %d)" % (name, m, 100.0 * m / total, pct(v, 0.9)))
+    overlap(path, runs)
 
+
+def overlap(path, runs):
+    """Where both consumers mark their chunks: per steady chunk of consumer
+    0 (from its tokens' wait ending to the next), the cycles in which both
+    are inside an issue segment (X: tokens' wait ended to kind 5; Y: kind 7
+    to 8), in which only one is, and in which neither is."""
+    both, one, neither = [], [], []
+    for _, rows in runs:
+        spans = []  # (start, end) of every issue segment, per consumer
+        for c in (0, 1):
+            s = []
+            for j in sorted(rows):
+                t = rows[j]
+                if len(t) < 19:
+                    return
+                x0 = t[4] if c else t[2]
+                s.append((x0, t[5 + 7 * c]))
+                s.append((t[7 + 7 * c], t[8 + 7 * c]))
+            spans.append([(a, b) for a, b in s if a and b and b > a])
+        for j in sorted(rows):
+            if j < 3 or j + 1 not in rows:
+                continue
+            lo, hi = rows[j][2], rows[j + 1][2]
+            if not lo or hi <= lo:
+                continue
+            # Cycle counts by sweeping the clipped segments' edges.
+            edges = []
+            for c in (0, 1):
+                for a, b in spans[c]:
+                    a, b = max(a, lo), min(b, hi)
+                    if b > a:
+                        edges += [(a, 1), (b, -1)]
+            edges.sort()
+            depth, last, cnt = 0, lo, [0, 0, 0]
+            for x, d in edges:
+                cnt[min(depth, 2)] += x - last
+                depth += d
+                last = x
+            cnt[0] += hi - last
+            neither.append(cnt[0])
+            one.append(cnt[1])
+            both.append(cnt[2])
+    if both:
+        print("  both consumers issuing %d, one %d, neither %d cycles per chunk of consumer 0 (medians)" % (
+            statistics.median(both), statistics.median(one), statistics.median(neither)))
 
 
 if __name__ == "__main__":

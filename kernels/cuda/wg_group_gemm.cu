@@ -109,11 +109,11 @@
 #define WG_PP 0
 #endif
 #ifndef WG_STAMP
-// Timing diagnostics only (kernel-notes steps 23-24; whole tiles, since the
+// Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
 // SM clock when its bulk copy is issued, when consumers 0 and 1 start and
-// end their wait on its full barrier, and at seven points of consumer 0's
-// chunk (wg_consume's marks), and prints them with its SM clock rate
+// end their wait on its full barrier, and at seven points of consumers 0
+// and 1's chunk (wg_consume's marks), and prints them with its SM clock rate
 // (device printf, dev/gpucall/stamps.py reads them) at the module's
 // launches 0, 2, 30 and 60; the block that ends last prints every block's
 // span on the global timer.
@@ -328,8 +328,9 @@ typedef unsigned char fg_u8;
 typedef unsigned long long fg_u64;
 
 // WG_STAMP: kinds 0-4 the token ring (the copy's issue, consumers 0 and 1's
-// wait around it), 5-11 consumer 0's chunk (wg_consume's marks).
-#define WG_STAMP_KINDS 12
+// wait around it), 5-11 consumer 0's chunk (wg_consume's marks), 12-18
+// consumer 1's (the same marks: whether the two issue at once).
+#define WG_STAMP_KINDS 19
 #if WG_STAMP
 __device__ unsigned long long wg_stamps[WG_STAMP_KINDS][512];
 __device__ unsigned wg_stamp_launch;
@@ -977,10 +978,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (it + 1 < k1) chunk(it + 1, f1, f0);
   }
 #else
-  // WG_STAMP: consumer 0's first thread marks its way through each chunk
-  // (kinds 5-11 below).
+  // WG_STAMP: consumers 0 and 1's first threads mark their way through
+  // each chunk (kinds 5-11 below; consumer 1's 7 higher).
   auto mark = [&](int kind) {
-    if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
+    if (WG_STAMP && c < 2 && (tid & 127) == 0) wg_stamp(kind + 7 * c, q);
   };
   // WG_PP: the two dual consumers take turns issuing halves (consumer 1
   // after consumer 0's same half, consumer 0 after consumer 1's previous),
@@ -1462,9 +1463,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       const bool print = n == 0u || n == 2u || n == 30u || n == 60u;
       if (print) printf("WGCLOCK %u %llu %llu\n", n, c1 - c0, g1 - g0);
       for (fg_u32 j = 0; print && j < q && j < 512u; ++j)
-        printf("WGSTAMP %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n, j, wg_stamps[0][j],
-               wg_stamps[1][j], wg_stamps[2][j], wg_stamps[3][j], wg_stamps[4][j], wg_stamps[5][j], wg_stamps[6][j],
-               wg_stamps[7][j], wg_stamps[8][j], wg_stamps[9][j], wg_stamps[10][j], wg_stamps[11][j]);
+        printf("WGSTAMP %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+               "%llu\n",
+               n, j, wg_stamps[0][j], wg_stamps[1][j], wg_stamps[2][j], wg_stamps[3][j], wg_stamps[4][j],
+               wg_stamps[5][j], wg_stamps[6][j], wg_stamps[7][j], wg_stamps[8][j], wg_stamps[9][j], wg_stamps[10][j],
+               wg_stamps[11][j], wg_stamps[12][j], wg_stamps[13][j], wg_stamps[14][j], wg_stamps[15][j],
+               wg_stamps[16][j], wg_stamps[17][j], wg_stamps[18][j]);
     }
   }
 #endif
