@@ -989,9 +989,8 @@ sleep)
 	pack
 	;;
 instmix)
-	# Step 25: where the issued instructions go (the probe's additive model:
-	# an SM's cycles ~ its tensor cycles + the instructions its schedulers
-	# issue). ncu source counters (instructions executed per SASS line) of
+	# Step 25: where the issued instructions go. ncu source counters
+	# (instructions executed per SASS line) of
 	# the best dual variant on bench2 and the best group variant on bench1,
 	# one launch each; and the probe's SASS, grouped and one group per wgmma.
 	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
