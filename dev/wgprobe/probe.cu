@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
 // decode-like PRMT, LOP3 and HMUL2 in eight independent chains until
 // warpgroup 0 is done. Per block: warpgroup 0's cycles and the ALU
 // warpgroups' loop count (one loop: eight chains of PRMT, LOP3, HMUL2).
-template <bool CHAIN, int ALUWG, bool SMEM = false>
+template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0>
 __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ volatile int stop;
@@ -183,6 +183,12 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int r = 0; r < 4; ++r) a[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
+    u32 own[8], oh[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      own[c] = seed * (tid + c);
+      oh[c] = 0x3C003C00u + c;
+    }
     wg_fence();
     const u64 t0 = clock64();
 #pragma unroll 1
@@ -193,6 +199,19 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
 #pragma unroll
       for (int j = 0; j < (CHAIN ? 4 : 1); ++j) wg_mma<128>(d, a[j], bdesc);
       wg_commit();
+      // OWN: the issuing warps' own decode-like work while their chain is
+      // in the pipe (as the GEMMs decode the next half), OWN rounds of
+      // eight PRMT, LOP3, HMUL2 chains, before the wait for the chain
+      // before it.
+#pragma unroll 1
+      for (int r = 0; r < OWN; ++r) {
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          own[c] = __byte_perm(own[c], seed, 0x5140u);
+          own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
+          oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
+        }
+      }
       if (CHAIN) {
         wg_wait<1>();
       } else {
@@ -202,6 +221,10 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     wg_wait<0>();
     const u64 t1 = clock64();
     wg_pin(d); // after the last wait, as probe does
+    u32 ox = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) ox ^= own[c] ^ oh[c];
+    if (ox == 0x12345678u) sink[tid] = ox;
     if (tid == 0) {
       stop = 1;
       cycles[2 * blockIdx.x] = t1 - t0;
@@ -276,6 +299,7 @@ template __global__ void probe<true, true, 0, 64>(int, u64*, u32*, u32, u32);
 template __global__ void probe<true, false, 0, 256>(int, u64*, u32*, u32, u32);
 template __global__ void roles<true, 3>(int, u64*, u32*, u32);
 template __global__ void roles<false, 1>(int, u64*, u32*, u32);
+template __global__ void roles<true, 0, false, 4>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -323,11 +347,11 @@ static void sweep(int sms, u64* dc, u32* ds) {
   }
 }
 
-template <bool CHAIN, int ALUWG, bool SMEM = false>
+template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0>
 static void roles_run(int sms, u64* dcycles, u32* dsink) {
   const int iters = 8192;
   const size_t shm = 48 * 1024 + 1024;
-  auto k = roles<CHAIN, ALUWG, SMEM>;
+  auto k = roles<CHAIN, ALUWG, SMEM, OWN>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
   k<<<sms, 128 * (1 + ALUWG), shm>>>(64, dcycles, dsink, 1u); // warm up
   CK(cudaGetLastError());
@@ -347,8 +371,8 @@ static void roles_run(int sms, u64* dcycles, u32* dsink) {
   }
   std::sort(per.begin(), per.end());
   std::sort(alu.begin(), alu.end());
-  printf("roles: RS m64n128k16 %-13s + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
-         CHAIN ? "4 per group" : "1 per group", ALUWG, SMEM ? "smem" : "ALU ", per[per.size() / 2], per[per.size() / 10],
+  printf("roles: RS m64n128k16 %-13s own %2d + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
+         CHAIN ? "4 per group" : "1 per group", OWN, ALUWG, SMEM ? "smem" : "ALU ", per[per.size() / 2], per[per.size() / 10],
          per[per.size() * 9 / 10], ALUWG ? alu[alu.size() / 2] : 0.0);
 }
 
@@ -382,6 +406,12 @@ int main(int argc, char** argv) {
     roles_run<false, 3>(p.multiProcessorCount, dc, ds);
     roles_run<true, 1, true>(p.multiProcessorCount, dc, ds);
     roles_run<true, 3, true>(p.multiProcessorCount, dc, ds);
+    // The issuing warps' own work while their chain runs (one round: 24
+    // decode-like instructions per thread; the GEMMs' half decode is ~100).
+    roles_run<true, 0, false, 1>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 4>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 8>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 1, false, 4>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   sweep<true, true>(p.multiProcessorCount, dc, ds);
