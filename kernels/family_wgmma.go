@@ -91,6 +91,10 @@ func wgmmaConsumers(problem string, k Knobs) int {
 // the wide tile needs without setmaxnreg.
 func wgmmaFold(problem string, k Knobs) bool { return k.Value("producer") == "folded" }
 
+// wgmmaSharedA reports whether k's weights reach the wgmmas from shared
+// memory, decoded there by the producer warpgroup (WG_SSA).
+func wgmmaSharedA(k Knobs) bool { return k.Value("weights") == "shared" }
+
 // wgmmaLaunchRegs is what each thread of the block gets at launch: 65536
 // registers over 128 x (1 + consumers) threads, a multiple of 8 (168 for
 // 384 threads, 128 for 512), as the kernel's WG_LREGS.
@@ -126,6 +130,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaOverlapKnob,
 			wgmmaPrefetchKnob,
 			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; needs producer=folded, whose 512 threads keep 128 registers each, and tile_n=128; measured 1.019x two consumers with a producer warpgroup on the same tile, whole tiles, once the folded refill came from a cursor (0.94-0.96x before; docs/kernel-notes.md steps 22-23)"},
+			wgmmaWeightsKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (0.87-0.91x with the tile lookup in the refill, docs/kernel-notes.md steps 22-23)"},
 		}
 	}
@@ -173,6 +178,10 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", 
 // widths, where a consumer's weight ring starts), and the full product
 // would not fit those steps' time. A knob of that kind is added here once.
 var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch"}
+
+// wgmmaWeightsKnob is where the dual GEMM's weights are decoded (WG_SSA).
+var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared"}, Default: "registers",
+	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies both products' weight rows and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; kernel-notes step 25: with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles); the narrow tile only (tile_n=64, two consumers, a producer warpgroup), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; not yet run on a GPU"}
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
@@ -447,8 +456,16 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	if wgmmaTokensOnce(k) {
 		traw, tsc = 0, 0 // decoded ahead: no raw token ring
 	}
+	astg := 0
+	if wgmmaSharedA(k) {
+		// The producer's raw weight rows in the token ring's layout, and a
+		// decoded weight stage per token stage; no consumer ring.
+		wraw, wsc = 0, 0
+		traw, tsc = rs*tn*80, rs*tn*8
+		astg = k.Stages * tn * 256
+	}
 	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer
-	return tok + wraw + wsc + traw + tsc + ep + 2*k.Stages*8 + 1024
+	return tok + wraw + wsc + traw + tsc + astg + ep + 2*k.Stages*8 + 1024
 }
 
 // checkWgmma keeps the family to combinations that fit: 384 threads get at
@@ -465,6 +482,11 @@ func checkWgmma(problem string, k Knobs) error {
 		if !wgmmaTokensOnce(k) || wgmmaReady(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" || wgmmaChunks(k) {
 			return &KnobError{Knob: "producer", Value: "folded", Reason: "the producer folded into consumer 0 needs tokens=once, overlap none or pdl, schedule=tiles, registers=even and pipeline=halves"}
 		}
+	}
+	if wgmmaSharedA(k) && (k.TileN != 64 || k.TileM != 128 || k.Stages != 2 || wgmmaConsumers(problem, k) != 2 ||
+		wgmmaFold(problem, k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" ||
+		wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
+		return &KnobError{Knob: "weights", Value: "shared", Reason: "weights decoded into shared memory are for the narrow dual tile (tile_n=64, tile_m=128, stages=2, two consumers, a producer warpgroup) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
 	}
 	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
@@ -547,6 +569,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PDL":  wgmmaOverlap(k),
 		"WG_RDY":  wgmmaReady(k),
 		"WG_PF":   k.Value("prefetch") == "next",
+		"WG_SSA":  wgmmaSharedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}

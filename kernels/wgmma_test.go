@@ -199,9 +199,37 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// pdl), per decode, overlap and prefetch: two consumers at 64x64,
 	// 128x64 and 64x128 on 2-4 stages, 128x128 on 2-3, 256x64 on 2 (12);
 	// four consumers at 128 columns, 128 tokens on 2 stages and 64 on 2-4
-	// (4): 128 more, 1568.
-	if n := len(d.VariantCombinations("wgmma")); n != 1568 {
-		t.Errorf("dual wgmma combinations: %d, want 1568 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded)", n)
+	// (4): 128 more, 1568. The weights decoded into shared memory: the
+	// narrow tile at 2 stages, whole tiles, per decode and overlap: 4 more.
+	if n := len(d.VariantCombinations("wgmma")); n != 1572 {
+		t.Errorf("dual wgmma combinations: %d, want 1572 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded, 4 with shared weights)", n)
+	}
+	// weights=shared: the producer's raw rows, two token and two weight
+	// stages, as the kernel's FG_SMEM_BYTES lays them out (WG_SSA).
+	ssa, err := d.ResolveVariant("wgmma?weights=shared&stages=2&tokens=once&overlap=pdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def := ssa.Defines(); def["WG_SSA"] != "1" || def["WG_MB"] != "1" || def["STAGES"] != "2" || def["WG_RS"] != "4" {
+		t.Errorf("weights=shared defines %v", def)
+	}
+	tok, raw, sc, astg, ep := 2*128*256, 4*128*80, 4*128*8, 2*128*256, 2*128*(128+16)
+	if sb, want := WgmmaSharedBytes(d.Name, ssa.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != want {
+		t.Errorf("weights=shared: %d bytes of shared memory, want %d", sb, want)
+	}
+	if def := v.Defines(); def["WG_SSA"] != "0" {
+		t.Errorf("default WG_SSA = %q", def["WG_SSA"])
+	}
+	for _, spec := range []string{
+		"wgmma?weights=shared&stages=2",                                        // tokens=block
+		"wgmma?weights=shared&tokens=once",                                     // 3 stages
+		"wgmma?weights=shared&stages=2&tokens=once&tile_n=128&registers=split", // the wide tile
+		"wgmma?weights=shared&stages=2&tokens=once&schedule=streamk",           // stream-K
+	} {
+		var ke *KnobError
+		if _, err := d.ResolveVariant(spec); !errors.As(err, &ke) || ke.Knob != "weights" {
+			t.Errorf("%s: %v, want a KnobError on weights", spec, err)
+		}
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {

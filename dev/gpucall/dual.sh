@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
+#   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best dual variant, its family combinations
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
@@ -70,7 +71,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles, ablate, pp or overlap}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles, ablate, pp, overlap or ssa}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -880,6 +881,29 @@ ilv)
 			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
 	fi
+	pack
+	;;
+ssa)
+	# Step 25's next run: weights=shared (WG_SSA: the producer warpgroup
+	# decodes the weights into shared memory, SS wgmmas). ptxas first (a
+	# serialization warning or a spill ends the idea early), the probe's
+	# OWN form, tests, then paired with the same tile with register weights
+	# (S2) and with the best dual variant, then its family combinations.
+	bestvars
+	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
+	SS="$S2&weights=shared"
+	ptxas ssa -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_SSA=1
+	ptxsummary
+	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
+		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	step roles 60 wgprobe.txt /tmp/wgprobe roles
+	grep -E "^roles|C751" "$OUT/wgprobe.txt"
+	tests ssa_tests nvfp4_dual_gemm "$SS" "$S2"
+	BENCH_MAX=80 bench ssa_s2 nvfp4_dual_gemm "$SS" "$S2"
+	BENCH_MAX=80 bench ssa_best nvfp4_dual_gemm "$SS" "$D"
+	TITLE="weights=shared (the producer decodes the weights into shared memory) against register weights on the same tile and against the best dual variant" summarize
+	grep -E '^Geomean|^## ' "$OUT/summary.md"
+	knobfamily weights=shared 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
 overlap)

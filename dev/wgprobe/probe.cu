@@ -28,24 +28,15 @@ typedef unsigned long long u64;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // D(64 x NW) += A(64 x 16) B(16 x NW), B from shared memory: A from
-// registers is the GEMMs' own wg_mma (NW 64, 128 or 256); A from shared
-// memory (the SS form, width 128 only) is written here, since the GEMMs
-// have none.
+// registers is the GEMMs' own wg_mma (NW 64, 128 or 256), A from shared
+// memory their wg_mma_ss128 (width 128 only).
 template <bool RS, int NW>
 static __device__ __forceinline__ void probe_mma(float (&d)[NW / 2], const u32 (&a)[4], u64 adesc, u64 bdesc) {
   if constexpr (RS) {
     wg_mma<NW>(d, a, bdesc);
   } else {
     static_assert(NW == 128, "wgprobe: shared-memory A at width 128 only");
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, 0; }\n"
-                 : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48)
-                 : "l"(adesc), "l"(bdesc));
+    wg_mma_ss128(d, adesc, bdesc);
   }
 }
 #endif

@@ -103,6 +103,14 @@
 // instead of loading them (kernel-notes step 25's ablation).
 #define WG_EXP 0
 #endif
+#ifndef WG_SSA
+// Weights from shared memory (kernel-notes step 25): 1 = the producer
+// warpgroup decodes each chunk's weight rows (both products' 64 each) into
+// an fp16 stage beside the token stage, with the token pass's row decode,
+// and the consumers issue SS wgmmas with nothing of their own between them;
+// 0 = each consumer decodes its weights into register fragments (RS).
+#define WG_SSA 0
+#endif
 #ifndef WG_PP
 // Experiment (kernel-notes step 25): 1 = the dual GEMM's two consumers take
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
@@ -298,6 +306,10 @@
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
+#if WG_SSA && (!DUAL || WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || \
+                WG_FIT || WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP)
+#error "wg_group_gemm: WG_SSA is the dual GEMM's narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, the halves' defaults"
+#endif
 #define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
@@ -308,17 +320,20 @@
 // every 8 rows of 128 bytes and is computed from address bits):
 #define WG_TOK_STAGE (WG_TM * 256)                 // two 64-K blocks of WG_TM rows x 128 B
 #define WG_OFF_WRAW (STAGES * WG_TOK_STAGE)        // weights: TILE_N rows x 64 B per stage
-#define WG_WRAW_STAGE (TILE_N * 64)
+#define WG_WRAW_STAGE (WG_SSA ? 0 : TILE_N * 64) // WG_SSA: no consumer ring
 #define WG_OFF_WSC (WG_OFF_WRAW + WG_RS * WG_WRAW_STAGE) // 4 B per (row, lane % 4) per stage
-#define WG_WSC_STAGE (TILE_N * 16)
+#define WG_WSC_STAGE (WG_SSA ? 0 : TILE_N * 16)
 #define WG_TROWB 80                                // token raw rows padded: conflict-free 16 B reads
 #define WG_OFF_TRAW (WG_OFF_WSC + WG_RS * WG_WSC_STAGE)
-#define WG_TRAW_STAGE (WG_TOK ? 0 : WG_TM * WG_TROWB) // no raw token ring when decoded ahead
+// No raw token ring when decoded ahead; WG_SSA: the producer's raw weight rows.
+#define WG_TRAW_STAGE (WG_SSA ? TILE_N * WG_TROWB : WG_TOK ? 0 : WG_TM * WG_TROWB)
 #define WG_OFF_TSC (WG_OFF_TRAW + WG_RS * WG_TRAW_STAGE)
-#define WG_TSC_STAGE (WG_TOK ? 0 : WG_TM * 8)
+#define WG_TSC_STAGE (WG_SSA ? TILE_N * 8 : WG_TOK ? 0 : WG_TM * 8)
+#define WG_OFF_ASTG (WG_OFF_TSC + WG_RS * WG_TSC_STAGE) // WG_SSA: decoded weights, one per token stage
+#define WG_ASTG_STAGE (WG_SSA ? TILE_N * 256 : 0)      // two 64-K blocks of TILE_N rows x 128 B
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
-#define WG_OFF_EP (WG_OFF_TSC + WG_RS * WG_TSC_STAGE)
+#define WG_OFF_EP (WG_OFF_ASTG + STAGES * WG_ASTG_STAGE)
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
 #define FG_SMEM_BYTES (WG_OFF_BAR + 2 * STAGES * 8 + 1024) // + slack for the 1024-byte alignment
 
@@ -574,6 +589,16 @@ __device__ __forceinline__ void wg_mma<128>(float (&d)[64], const fg_u32 (&a)[4]
                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0; }\n"
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
                : WG_A4, "l"(bdesc));
+}
+
+// D(64 x 128, fp32) += A(64 x 16, fp16, shared memory, descriptor adesc) *
+// B(16 x 128, fp16, shared memory): both operands K-major in the 128-byte
+// swizzle (WG_SSA; dev/wgprobe's shared-memory form).
+static __device__ __forceinline__ void wg_mma_ss128(float (&d)[64], fg_u64 adesc, fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0; }\n"
+               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
+               : "l"(adesc), "l"(bdesc));
 }
 
 // m64n256k16 (WG_TM 256): 128 accumulators per thread. Each weight
@@ -861,7 +886,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
   };
-  if (!(WG_PF && warm)) {
+  if (!(WG_PF && warm) && !WG_SSA) {
 #pragma unroll
     for (int s = 0; s < WG_RS - 1; ++s) {
       if (k0 + s < k1) load(k0 + s);
@@ -881,7 +906,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
   }
 #endif
-  if (!(WG_EXP & 64)) wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
+  if (!(WG_EXP & 64) && !WG_SSA) wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
   auto tokens = [&](int& st) {
@@ -932,7 +957,26 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
     }
   };
-#if WG_DB
+#if WG_SSA
+  // The weights come decoded with the tokens: per chunk, once the stage is
+  // full, this consumer's eight SS wgmmas (its 64 rows of the weight stage
+  // against the token stage) go out as one commit group; once the previous
+  // chunk's group is done its stage goes back. (Whole tiles are 128 wide:
+  // the narrower widths the dispatch instantiates never run.)
+  if constexpr (NW == 128) {
+    for (int it = k0; it < k1; ++it, ++q) {
+      int st;
+      const fg_u32 tok = tokens(st);
+      const fg_u32 wst = sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE + c * 64 * 128; // this consumer's rows
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        wg_mma_ss128(acc[0], wg_desc(wg_step_addr(wst, j)), wg_desc(wg_step_addr(tok, j)));
+      wg_commit();
+      release_prev();
+      prev = st;
+    }
+  }
+#elif WG_DB
   // Two whole-chunk fragment sets, F0 and F1, used in turn: chunk it's
   // eight wgmmas go out as one commit group from one set, then (once chunk
   // it-1's group, which read the other set, is done) the next chunk is
@@ -1202,7 +1246,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      wg_bar_init(full0 + 8 * s, WG_TOK ? 1 : 128); // WG_TOK: one arrival with the copy's bytes
+      // WG_TOK: one arrival with the copy's bytes; WG_SSA: and the 128
+      // decoding producer threads'.
+      wg_bar_init(full0 + 8 * s, WG_SSA ? 129 : WG_TOK ? 1 : 128);
 #if WG_FOLD
       *(fg_u32*)(sgen + WG_OFF_BAR + (STAGES + s) * 8) = 0u; // release count (wg_consume)
 #else
@@ -1229,7 +1275,58 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_CREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
 #endif
-#if WG_TOK
+#if WG_SSA
+    // Every producer thread decodes one weight row per chunk (rows 0-63 of
+    // the tile's B1 rows, 64-127 its B2 rows) from a cp.async ring of raw
+    // rows into the chunk's weight stage, as the token pass decodes token
+    // rows; thread 0 also streams the chunk's decoded tokens in. The stage's
+    // full barrier counts the copy's arrival and the 128 decoders'.
+#if WG_PDL
+    if (tid == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+    wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+      FgTile tile;
+      FgGroup gp;
+      fetch(p.t, tile, gp, tid >> 6); // consumer 0 sees B1, consumer 1 B2
+      const int n = tile.n0 + (tid & 63);
+      const bool ok = n < gp.n;
+      const size_t rowb = (size_t)(gp.k >> 1), srow = (size_t)(gp.k >> 4);
+      const fg_u8* const wsrc = gp.b + (size_t)(ok ? n : 0) * rowb;
+      const fg_u8* const ssrc = gp.sb + (size_t)(ok ? n : 0) * srow;
+      auto load = [&](int kc) {
+        const int slot = kc % WG_RS;
+        const fg_u32 dst = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + tid * WG_TROWB;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, wsrc + kc * 64 + 16 * j, ok ? 16u : 0u);
+        wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + tid * 8, ssrc + kc * 8, ok ? 8u : 0u);
+      };
+#pragma unroll
+      for (int s = 0; s < WG_RS - 1; ++s) {
+        if (p.k0 + s < p.k1) load(p.k0 + s);
+        wg_cp_commit();
+      }
+      const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
+      for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
+        if (it + WG_RS - 1 < p.k1) load(it + WG_RS - 1);
+        wg_cp_commit();
+        wg_cp_wait<WG_RS - 1>(); // this thread's row of chunk it has landed
+        const int st = q % STAGES;
+        wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+        if (tid == 0) {
+          wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+          wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
+        }
+        const int slot = it % WG_RS;
+        wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + tid * WG_TROWB,
+                      sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + tid * 8, sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE,
+                      tid);
+        // The consumers' wgmma reads the row through the async proxy.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        wg_bar_arrive(full0 + 8 * st);
+      }
+      wg_cp_wait<0>();
+    });
+#elif WG_TOK
     // One thread streams the decoded stages of its pieces into the ring.
     // Launched overlapped with wg_tokens (WG_PDL) it waits for that grid's
     // writes before the first copy; the consumers meanwhile load and decode
