@@ -147,6 +147,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaTokensKnob,
 		wgmmaOverlapKnob,
 		wgmmaPrefetchKnob,
+		wgmmaWeightsKnob,
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 	}
 }
@@ -179,9 +180,9 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", 
 // would not fit those steps' time. A knob of that kind is added here once.
 var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch"}
 
-// wgmmaWeightsKnob is where the dual GEMM's weights are decoded (WG_SSA).
+// wgmmaWeightsKnob is where the weights are decoded (WG_SSA).
 var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared"}, Default: "registers",
-	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies both products' weight rows and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; kernel-notes step 25: with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles); the narrow tile only (tile_n=64, two consumers, a producer warpgroup), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; not yet run on a GPU"}
+	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; kernel-notes step 25: with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; not yet run on a GPU"}
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
@@ -483,10 +484,10 @@ func checkWgmma(problem string, k Knobs) error {
 			return &KnobError{Knob: "producer", Value: "folded", Reason: "the producer folded into consumer 0 needs tokens=once, overlap none or pdl, schedule=tiles, registers=even and pipeline=halves"}
 		}
 	}
-	if wgmmaSharedA(k) && (k.TileN != 64 || k.TileM != 128 || k.Stages != 2 || wgmmaConsumers(problem, k) != 2 ||
-		wgmmaFold(problem, k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" ||
-		wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
-		return &KnobError{Knob: "weights", Value: "shared", Reason: "weights decoded into shared memory are for the narrow dual tile (tile_n=64, tile_m=128, stages=2, two consumers, a producer warpgroup) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
+	if wgmmaSharedA(k) && (wgmmaBlocks(problem, k) != 1 || wgmmaConsumers(problem, k) != 2 || k.TileM != 128 || k.Stages != 2 ||
+		wgmmaFold(problem, k) || wgmmaFit(k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
+		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
+		return &KnobError{Knob: "weights", Value: "shared", Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
 	}
 	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}

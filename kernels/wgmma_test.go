@@ -44,9 +44,13 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 6980 {
-		t.Errorf("wgmma combinations: %d, want 6980 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 6984 {
+		t.Errorf("wgmma combinations: %d, want 6984 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; 4 with weights=shared)", n)
 	}
+	// weights=shared on the group's narrow tile: its 128 weight rows from
+	// one B, the same shared memory as the dual narrow tile's.
+	sharedWeights(t, p, map[string]string{"WG_CONS": "2", "WG_MB": "1", "WG_FIT": "0"},
+		"wgmma?tail_width=fit64&registers=split", "wgmma?tile_n=256&registers=split", "wgmma?tile_n=auto")
 	if got := v.KernelNames(); len(got) != 1 || got[0] != "wg_group_gemm" {
 		t.Errorf("kernel names %v", got)
 	}
@@ -204,32 +208,17 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	if n := len(d.VariantCombinations("wgmma")); n != 1572 {
 		t.Errorf("dual wgmma combinations: %d, want 1572 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded, 4 with shared weights)", n)
 	}
-	// weights=shared: the producer's raw rows, two token and two weight
-	// stages, as the kernel's FG_SMEM_BYTES lays them out (WG_SSA).
-	ssa, err := d.ResolveVariant("wgmma?weights=shared&stages=2&tokens=once&overlap=pdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if def := ssa.Defines(); def["WG_SSA"] != "1" || def["WG_MB"] != "1" || def["STAGES"] != "2" || def["WG_RS"] != "4" {
-		t.Errorf("weights=shared defines %v", def)
-	}
-	tok, raw, sc, astg, ep := 2*128*256, 4*128*80, 4*128*8, 2*128*256, 2*128*(128+16)
-	if sb, want := WgmmaSharedBytes(d.Name, ssa.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != want {
-		t.Errorf("weights=shared: %d bytes of shared memory, want %d", sb, want)
-	}
-	if def := v.Defines(); def["WG_SSA"] != "0" {
-		t.Errorf("default WG_SSA = %q", def["WG_SSA"])
-	}
-	for _, spec := range []string{
-		"wgmma?weights=shared&stages=2",                                        // tokens=block
-		"wgmma?weights=shared&tokens=once",                                     // 3 stages
-		"wgmma?weights=shared&stages=2&tokens=once&tile_n=128&registers=split", // the wide tile
-		"wgmma?weights=shared&stages=2&tokens=once&schedule=streamk",           // stream-K
-	} {
-		var ke *KnobError
+	// weights=shared on the narrow tile; the wide tile and stream-K refused.
+	sharedWeights(t, d, map[string]string{"WG_MB": "1", "WG_RS": "4"},
+		"wgmma?tile_n=128&registers=split", "wgmma?schedule=streamk")
+	for _, spec := range []string{"wgmma?weights=shared&stages=2", "wgmma?weights=shared&tokens=once"} {
+		var ke *KnobError // tokens=block; 3 stages
 		if _, err := d.ResolveVariant(spec); !errors.As(err, &ke) || ke.Knob != "weights" {
 			t.Errorf("%s: %v, want a KnobError on weights", spec, err)
 		}
+	}
+	if def := v.Defines(); def["WG_SSA"] != "0" {
+		t.Errorf("default WG_SSA = %q", def["WG_SSA"])
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -961,5 +950,36 @@ func TestKnobsSameValues(t *testing.T) {
 	}
 	if !knobs("wgmma?prefetch=next").SameValues(def) {
 		t.Error("no keys: want true")
+	}
+}
+
+// sharedWeights checks p's weights=shared variant at stages=2 with
+// tokens=once: its defines (WG_SSA=1, STAGES=2 and want), its shared memory
+// as the kernel lays it out (two token and two weight stages of 128 rows,
+// the producer's raw ring of 128 rows, the epilogue's staging), and that
+// each of the specs, with those three knobs added, is refused on weights.
+func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...string) {
+	t.Helper()
+	const base = "weights=shared&stages=2&tokens=once"
+	v, err := p.ResolveVariant("wgmma?" + base + "&overlap=pdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := v.Defines()
+	want["WG_SSA"], want["STAGES"] = "1", "2"
+	for key, w := range want {
+		if def[key] != w {
+			t.Errorf("%s weights=shared: define %s = %q, want %q", p.Name, key, def[key], w)
+		}
+	}
+	tok, raw, sc, astg, ep := 2*128*256, 4*128*80, 4*128*8, 2*128*256, 2*128*(128+16)
+	if sb, w := WgmmaSharedBytes(p.Name, v.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != w {
+		t.Errorf("%s weights=shared: %d bytes of shared memory, want %d", p.Name, sb, w)
+	}
+	for _, spec := range refused {
+		var ke *KnobError
+		if _, err := p.ResolveVariant(spec + "&" + base); !errors.As(err, &ke) || ke.Knob != "weights" {
+			t.Errorf("%s %s&%s: %v, want a KnobError on weights", p.Name, spec, base, err)
+		}
 	}
 }

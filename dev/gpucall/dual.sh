@@ -54,7 +54,7 @@
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
-#   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best dual variant, its family combinations
+#   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
@@ -888,7 +888,8 @@ ssa)
 	# decodes the weights into shared memory, SS wgmmas). ptxas first (a
 	# serialization warning or a spill ends the idea early), the probe's
 	# OWN form, tests, then paired with the same tile with register weights
-	# (S2) and with the best dual variant, then its family combinations.
+	# (S2) and with the best variant, dual then group, then its family
+	# combinations (both problems; bin/engine.test).
 	bestvars
 	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	SS="$S2&weights=shared"
@@ -901,9 +902,13 @@ ssa)
 	tests ssa_tests nvfp4_dual_gemm "$SS" "$S2"
 	BENCH_MAX=80 bench ssa_s2 nvfp4_dual_gemm "$SS" "$S2"
 	BENCH_MAX=80 bench ssa_best nvfp4_dual_gemm "$SS" "$D"
-	TITLE="weights=shared (the producer decodes the weights into shared memory) against register weights on the same tile and against the best dual variant" summarize
+	# The group's narrow tile (the same spec: tile_n=128 is its default).
+	tests gssa_tests nvfp4_group_gemm "$SS" "$S2"
+	BENCH_MAX=130 bench gssa_s2 nvfp4_group_gemm "$SS" "$S2"
+	BENCH_MAX=130 bench gssa_best nvfp4_group_gemm "$SS" "$G"
+	TITLE="weights=shared (the producer decodes the weights into shared memory) against register weights on the same tile and against the best variant, both problems" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
-	knobfamily weights=shared 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	knobfamily weights=shared 150
 	pack
 	;;
 overlap)

@@ -105,7 +105,8 @@
 #endif
 #ifndef WG_SSA
 // Weights from shared memory (kernel-notes step 25): 1 = the producer
-// warpgroup decodes each chunk's weight rows (both products' 64 each) into
+// warpgroup decodes each chunk's 128 weight rows (the dual GEMM: both
+// products' 64 each) into
 // an fp16 stage beside the token stage, with the token pass's row decode,
 // and the consumers issue SS wgmmas with nothing of their own between them;
 // 0 = each consumer decodes its weights into register fragments (RS).
@@ -306,9 +307,9 @@
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
-#if WG_SSA && (!DUAL || WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || \
-                WG_FIT || WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP)
-#error "wg_group_gemm: WG_SSA is the dual GEMM's narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, the halves' defaults"
+#if WG_SSA && (WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || WG_FIT || \
+                WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP)
+#error "wg_group_gemm: WG_SSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, the halves' defaults"
 #endif
 #define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
@@ -1276,8 +1277,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
 #endif
 #if WG_SSA
-    // Every producer thread decodes one weight row per chunk (rows 0-63 of
-    // the tile's B1 rows, 64-127 its B2 rows) from a cp.async ring of raw
+    // Every producer thread decodes one weight row per chunk (the tile's
+    // 128 rows; the dual GEMM: rows 0-63 of the tile's B1 rows, 64-127 the
+    // same rows of B2) from a cp.async ring of raw
     // rows into the chunk's weight stage, as the token pass decodes token
     // rows; thread 0 also streams the chunk's decoded tokens in. The stage's
     // full barrier counts the copy's arrival and the 128 decoders'.
@@ -1287,8 +1289,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
       FgTile tile;
       FgGroup gp;
-      fetch(p.t, tile, gp, tid >> 6); // consumer 0 sees B1, consumer 1 B2
-      const int n = tile.n0 + (tid & 63);
+      fetch(p.t, tile, gp, DUAL ? tid >> 6 : 0); // dual: consumer 0 sees B1, consumer 1 B2
+      const int n = tile.n0 + (DUAL ? tid & 63 : tid);
       const bool ok = n < gp.n;
       const size_t rowb = (size_t)(gp.k >> 1), srow = (size_t)(gp.k >> 4);
       const fg_u8* const wsrc = gp.b + (size_t)(ok ? n : 0) * rowb;
