@@ -1221,6 +1221,54 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
 }
 
+// Producer: the ring of raw FP4 rows (tokens=block: token rows; WG_SSA:
+// weight rows): this thread's rows r = tid, tid + 128, ... below nrows of
+// chunks [k0, k1) are copied by cp.async (bytes(r, kc, ok) gives row r's
+// bytes of chunk kc and whether the row exists, scales(r, kc) its scale
+// bytes; rows that do not exist decode to zeros), and once the chunk's ring stage is free
+// each is decoded into the stage at dst(st), after before(st, it) (WG_SSA:
+// the chunk's token copy). The full barrier gets this thread's arrival.
+template <class Bytes, class Scales, class Dst, class Before>
+static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, fg_u32 empty0, int tid, fg_u32& q,
+                                                  int k0, int k1, int nrows, const Bytes& bytes, const Scales& scales,
+                                                  const Dst& dst, const Before& before) {
+  auto load = [&](int kc) {
+    if (WG_EXP & 8) return;
+    const int slot = kc % WG_RS;
+#pragma unroll
+    for (int r = tid; r < nrows; r += 128) {
+      bool ok;
+      const fg_u8* src = bytes(r, kc, ok);
+      const fg_u32 dst = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, src + 16 * j, ok ? 16u : 0u);
+      wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, scales(r, kc), ok ? 8u : 0u);
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < WG_RS - 1; ++s) {
+    if (k0 + s < k1) load(k0 + s);
+    wg_cp_commit();
+  }
+  for (int it = k0; it < k1; ++it, ++q) {
+    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+    wg_cp_commit();
+    wg_cp_wait<WG_RS - 1>(); // this thread's copies of chunk it have landed
+    const int st = q % STAGES;
+    wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
+    before(st, it);
+    const int slot = it % WG_RS;
+#pragma unroll
+    for (int r = tid; r < nrows && !(WG_EXP & 9); r += 128)
+      wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
+                    sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, dst(st), r);
+    // The consumers' wgmma reads these rows through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    wg_bar_arrive(full0 + 8 * st);
+  }
+  wg_cp_wait<0>();
+}
+
 // The kernel body of both entries: fetch(ti, tile, gp, role) gives tile ti
 // and its problem as role sees it (-1 producer, 0.. the consumers: the
 // dual GEMM's consumers WG_HALF.. see B2 as their weights).
@@ -1292,41 +1340,24 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       fetch(p.t, tile, gp, DUAL ? tid >> 6 : 0); // dual: consumer 0 sees B1, consumer 1 B2
       const int n = tile.n0 + (DUAL ? tid & 63 : tid);
       const bool ok = n < gp.n;
-      const size_t rowb = (size_t)(gp.k >> 1), srow = (size_t)(gp.k >> 4);
-      const fg_u8* const wsrc = gp.b + (size_t)(ok ? n : 0) * rowb;
-      const fg_u8* const ssrc = gp.sb + (size_t)(ok ? n : 0) * srow;
-      auto load = [&](int kc) {
-        const int slot = kc % WG_RS;
-        const fg_u32 dst = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + tid * WG_TROWB;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, wsrc + kc * 64 + 16 * j, ok ? 16u : 0u);
-        wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + tid * 8, ssrc + kc * 8, ok ? 8u : 0u);
-      };
-#pragma unroll
-      for (int s = 0; s < WG_RS - 1; ++s) {
-        if (p.k0 + s < p.k1) load(p.k0 + s);
-        wg_cp_commit();
-      }
+      const fg_u8* const wsrc = gp.b + (size_t)(ok ? n : 0) * (size_t)(gp.k >> 1);
+      const fg_u8* const ssrc = gp.sb + (size_t)(ok ? n : 0) * (size_t)(gp.k >> 4);
       const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
-      for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
-        if (it + WG_RS - 1 < p.k1) load(it + WG_RS - 1);
-        wg_cp_commit();
-        wg_cp_wait<WG_RS - 1>(); // this thread's row of chunk it has landed
-        const int st = q % STAGES;
-        wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
-        if (tid == 0) {
-          wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
-          wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
-        }
-        const int slot = it % WG_RS;
-        wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + tid * WG_TROWB,
-                      sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + tid * 8, sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE,
-                      tid);
-        // The consumers' wgmma reads the row through the async proxy.
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        wg_bar_arrive(full0 + 8 * st);
-      }
-      wg_cp_wait<0>();
+      wg_rows_ring(
+          sbase, full0, empty0, tid, q, p.k0, p.k1, TILE_N, // 128 rows: row tid only, fetched above
+          [&](int, int kc, bool& exists) {
+            exists = ok;
+            return wsrc + kc * 64;
+          },
+          [&](int, int kc) { return ssrc + kc * 8; },
+          [&](int st) { return sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE; },
+          [&](int st, int) {
+            if (tid == 0) {
+              wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+              wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
+            }
+            src += WG_TOK_STAGE;
+          });
     });
 #elif WG_TOK
     // One thread streams the decoded stages of its pieces into the ring.
@@ -1373,7 +1404,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     }
 #else
     wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
-      const int k0 = p.k0, k1 = p.k1;
       FgTile tile;
       FgGroup gp;
       fetch(p.t, tile, gp, -1);
@@ -1383,44 +1413,18 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // rows rounded up to 32; rows past M decode to zeros).
       const int live = M - tile.m0 < WG_TM ? M - tile.m0 : WG_TM;
       const int nw = WG_FIT ? wg_fit_width(live) : WG_TM;
-      // This thread's rows: tid, tid + 128, ... below nw.
-      auto load = [&](int kc) {
-        if (WG_EXP & 8) return;
-        const int slot = kc % WG_RS;
-#pragma unroll
-        for (int r = tid; r < nw; r += 128) {
-          const int m = tile.m0 + r;
-          const bool ok = m < M;
-          const fg_u8* src = gp.a + (size_t)(ok ? m : 0) * rowb + kc * 64;
-          const fg_u32 dst = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB;
-#pragma unroll
-          for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, src + 16 * j, ok ? 16u : 0u);
-          wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, gp.sa + (size_t)(ok ? m : 0) * srow + kc * 8,
-                 ok ? 8u : 0u);
-        }
-      };
-#pragma unroll
-      for (int s = 0; s < WG_RS - 1; ++s) {
-        if (k0 + s < k1) load(k0 + s);
-        wg_cp_commit();
-      }
-      for (int it = k0; it < k1; ++it, ++q) {
-        if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
-        wg_cp_commit();
-        wg_cp_wait<WG_RS - 1>(); // this thread's copies of chunk it have landed
-        const int st = q % STAGES;
-        wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
-        const int slot = it % WG_RS;
-        const fg_u32 tok = sbase + st * WG_TOK_STAGE;
-#pragma unroll
-        for (int r = tid; r < nw && !(WG_EXP & 9); r += 128)
-          wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
-                        sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, tok, r);
-        // The consumers' wgmma reads these rows through the async proxy.
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        wg_bar_arrive(full0 + 8 * st);
-      }
-      wg_cp_wait<0>();
+      wg_rows_ring(
+          sbase, full0, empty0, tid, q, p.k0, p.k1, nw,
+          [&](int r, int kc, bool& ok) {
+            const int m = tile.m0 + r;
+            ok = m < M;
+            return gp.a + (size_t)(ok ? m : 0) * rowb + kc * 64;
+          },
+          [&](int r, int kc) {
+            const int m = tile.m0 + r;
+            return gp.sa + (size_t)(m < M ? m : 0) * srow + kc * 8;
+          },
+          [&](int st) { return sbase + st * WG_TOK_STAGE; }, [](int, int) {});
     });
 #endif
   } else {
