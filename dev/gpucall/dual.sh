@@ -48,7 +48,6 @@
 #   bash dev/gpucall/dual.sh fold2 [TOTAL]      # producer=folded on two dual consumers against a producer warpgroup (both tiles, whole tiles), its family combinations
 #   bash dev/gpucall/dual.sh fold3 [TOTAL]      # the same with the release counted per stage (the last consumer refills it), and four consumers
 #   bash dev/gpucall/dual.sh foldsrc [TOTAL]    # ncu source counters (stall samples per SASS line): the narrow tile folded and with a producer warpgroup, bench2
-#   bash dev/gpucall/dual.sh stamp2 [TOTAL]     # the same, the refill from a cursor (WG_FOLDX=2, 3); four consumers with it
 #   bash dev/gpucall/dual.sh foldcursor [TOTAL] # the cursor kept: resources, the folded family combinations, paired with a producer warpgroup
 #   bash dev/gpucall/dual.sh chunkmarks [TOTAL] # consumer 0's way through each chunk (WG_STAMP marks): dual W, N, four consumers; the group's three-consumer tile
 #   bash dev/gpucall/dual.sh chunkmarks3 [TOTAL] # the same with only consumer 0 issuing wgmmas (WG_EXP=16, stamps of launches 0 and 2), the SM clock and every block's span
@@ -59,9 +58,9 @@
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
-#   bash dev/gpucall/dual.sh sleep [TOTAL]       # WG_SLEEP and WG_LDPTR builds: tests, the best variants against the baseline in each build
-#   bash dev/gpucall/dual.sh ilv [TOTAL]         # WG_ILV=1 (a k16 step decoded after each wgmma's issue): ptxas, tests, W paired with the whole-chunk pipeline with and without it
-#   bash dev/gpucall/dual.sh stamp [TOTAL]      # block 0's clock at each token copy's issue and wait (WG_STAMP builds), the folded refill after the second half (WG_FOLDX=1)
+# Modes whose experiment builds' defines are gone were removed after their
+# calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR);
+# their source is at cdd09cb, the commands in docs/BENCHMARKS.md sections 19-20.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -71,7 +70,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, stamp, stamp2, foldcursor, chunkmarks, chunkmarks3, ilv, wgprobe, instmix, sleep, roles, ablate, pp, overlap or ssa}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap or ssa}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -722,61 +721,6 @@ foldsrc)
 	done
 	pack
 	;;
-stamp)
-	# Step 23: where the folded producer's 9-13% goes. Builds made here with
-	# dev/gpucall/expbuild.sh: web_stamp (WG_STAMP=1: block 0's SM clock at
-	# each token copy's issue and around consumers 0 and 1's wait for it),
-	# web_stampdefer (the same with WG_FOLDX=1), web_defer (WG_FOLDX=1: the
-	# refill after the chunk's second wgmma half). One shape (bench2, whole
-	# tiles), both dual tiles, folded and with a producer warpgroup.
-	unpackexp
-	foldvars
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	for v in "nf|$N&producer=folded" "np|$N" "wf|$FW" "wp|$W" "nd|$N&producer=folded" "wd|$FW"; do
-		name=${v%%|*}
-		web=./bin/web_stamp
-		case $name in ?d) web=./bin/web_stampdefer ;; esac
-		stampbench "$name" "$web" "${v#*|}"
-		grep -c WGSTAMP "$OUT/stamp_$name.txt"
-	done
-	WEB=./bin/web_defer tests d_defer_tests nvfp4_dual_gemm "$FW" "$W"
-	WEB=./bin/web_defer tests d_defer_ntests nvfp4_dual_gemm "$N&producer=folded" "$N"
-	WEB=./bin/web_defer BENCH_MAX=80 bench d_defer_wide nvfp4_dual_gemm "$FW" "$W"
-	WEB=./bin/web_defer BENCH_MAX=80 bench d_defer_narrow nvfp4_dual_gemm "$N&producer=folded" "$N"
-	TITLE="wgmma producer=folded, refill after the second half (WG_FOLDX=1), against a producer warpgroup" summarize
-	pack
-	;;
-stamp2)
-	# Step 23, second run: the refill from a cursor (WG_FOLDX=2), and the
-	# cursor with the count read after the second half (WG_FOLDX=3), against
-	# a producer warpgroup; builds web_stamp2, web_stamp3, web_x2, web_x3
-	# made here with dev/gpucall/expbuild.sh.
-	unpackexp
-	foldvars
-	for x in 2 3; do
-		ptxas "wide_x$x" $tok -DWG_MB=2 -DSTAGES=2 -DWG_FOLDX=$x
-		ptxas "narrow_x$x" $tok -DWG_MB=1 -DSTAGES=3 -DWG_FOLDX=$x
-	done
-	ptxas four_x3 $tok -DWG_MB=1 -DSTAGES=2 -DWG_CONS=4 -DWG_FOLDX=3
-	ptxsummary
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	for v in "n2|$N&producer=folded|2" "n3|$N&producer=folded|3" "w3|$FW|3"; do
-		IFS='|' read -r name spec x <<<"$v"
-		stampbench "$name" "./bin/web_stamp$x" "$spec"
-	done
-	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt
-	for x in 2 3; do
-		WEB=./bin/web_x$x tests "d_x${x}_tests" nvfp4_dual_gemm "$FW" "$W"
-		WEB=./bin/web_x$x tests "d_x${x}_ntests" nvfp4_dual_gemm "$N&producer=folded" "$N"
-	done
-	for x in 3 2; do
-		WEB=./bin/web_x$x BENCH_MAX=50 bench "d_x${x}_wide" nvfp4_dual_gemm "$FW" "$W"
-		WEB=./bin/web_x$x BENCH_MAX=50 bench "d_x${x}_narrow" nvfp4_dual_gemm "$N&producer=folded" "$N"
-	done
-	WEB=./bin/web_x3 BENCH_MAX=50 bench d_x3_four nvfp4_dual_gemm "$FW&consumers=4" "$W"
-	TITLE="wgmma producer=folded, the refill from a cursor (WG_FOLDX=2, 3), against a producer warpgroup" summarize
-	pack
-	;;
 foldcursor)
 	# Step 23, the kept form: the refill from a cursor in the kernel itself
 	# (bin/web, bin/engine.test): resources, the family test's folded
@@ -836,51 +780,6 @@ chunkmarks3)
 	python3 dev/gpucall/stamps.py "$OUT"/stamp_*.txt >"$OUT/stamps.md"
 	grep -v '^| stamp' "$OUT/stamps0.md"
 	grep -E 'blocks|SM clock' "$OUT/stamps.md"
-	pack
-	;;
-ilv)
-	# Step 24: each wgmma its own commit group, a k16 step of the other
-	# half decoded after each issue (WG_ILV=1, bin/web_ilv from
-	# expbuild.sh): ptxas (does it keep the wgmmas pipelined?), tests, and
-	# each variant paired with a whole-chunk pipeline variant (which WG_ILV
-	# leaves alone) in both builds, so that the two ratios compare it with
-	# and without: W and the best dual variant D against the narrow
-	# whole-chunk tile WC; the best group variant G against GC. Builds:
-	# EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh ilv WG_ILV=1, bin/web, and
-	# optionally the stamp build below.
-	unpackexp
-	foldvars
-	WC="$N&pipeline=chunks&registers=split"
-	bestvars
-	GC='wgmma?tile_n=128&pipeline=chunks&registers=split&decode=prmt&tokens=once&overlap=pdl'
-	ptxas wide_ilv -DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=2 -DSTAGES=2 \
-		-DWG_CREGS=224 -DWG_ILV=1
-	ptxas narrow_ilv -DDUAL=1 -DWG_TM=128 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_MB=1 -DSTAGES=3 -DWG_ILV=1
-	ptxsummary
-	WEB=./bin/web_ilv tests d_ilv_tests nvfp4_dual_gemm "$W" "$WC"
-	# The machine comes cold (each bench compiles its modules within its
-	# max-time), so only the best variants are benched, with room for that.
-	WEB=./bin/web_ilv tests d_ilv_btests nvfp4_dual_gemm "$D" "$WC"
-	WEB=./bin/web_ilv BENCH_MAX=75 bench d_ilv_best nvfp4_dual_gemm "$D" "$WC"
-	BENCH_MAX=75 bench d_noilv_best nvfp4_dual_gemm "$D" "$WC"
-	WEB=./bin/web_ilv tests g_ilv_tests nvfp4_group_gemm "$G" "$GC"
-	WEB=./bin/web_ilv BENCH_MAX=90 bench g_ilv_best nvfp4_group_gemm "$G" "$GC"
-	BENCH_MAX=90 bench g_noilv_best nvfp4_group_gemm "$G" "$GC"
-	TITLE="wgmma WG_ILV=1 (a step decoded after each wgmma), each paired with a whole-chunk variant, with and without" summarize
-	# Where the chunk's time goes under WG_ILV, if a stamp build of it came
-	# (bash dev/gpucall/expbuild.sh stampilv WG_STAMP=1 WG_ILV=1).
-	if [ -x bin/web_stampilv ]; then
-		echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-		stampbench wi ./bin/web_stampilv "$W"
-		python3 dev/gpucall/stamps.py "$OUT/stamp_wi.txt" | grep -v '^| stamp'
-	fi
-	# With what is left: the dual half of the family test over the WG_ILV
-	# build (EXPBUILD_TEST=1 made bin/engine_ilv.test).
-	if [ -x bin/engine_ilv.test ]; then
-		step family_ilv 600 family.log ./bin/engine_ilv.test -test.v -test.timeout 600s \
-			-test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-		grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|WRONG|HUNG" "$OUT/family.log" | tail -12
-	fi
 	pack
 	;;
 ssa)
@@ -994,27 +893,6 @@ roles)
 	grep -E "^roles|C751|zeros|random|fp4|walk" "$OUT/wgprobe.txt"
 	cuobjdump -sass /tmp/wgprobe 2>/dev/null | awk '/Function/{f=$0} f ~ /roles/' >"$OUT/roles_sass.txt"
 	grep -E 'Function|HGMMA|WARPGROUP' "$OUT/roles_sass.txt" | head -40
-	pack
-	;;
-sleep)
-	# Step 25: the producer's wait suspended in hardware (WG_SLEEP=1) and the
-	# weight copies' sources computed once per tile (WG_LDPTR=1). Builds
-	# (expbuild.sh): bin/web_sleep (WG_SLEEP=1, EXPBUILD_TEST=1), bin/web_both
-	# (both) and bin/web. The defines change every wgmma variant, so each
-	# build's variant is paired with the problem's baseline (which they leave
-	# alone) and the builds compare through those ratios.
-	unpackexp
-	bestvars
-	WEB=./bin/web_sleep tests d_sleep_tests nvfp4_dual_gemm "$D" baseline
-	WEB=./bin/web_sleep BENCH_MAX=70 bench d_sleep nvfp4_dual_gemm "$D"
-	BENCH_MAX=70 bench d_plain nvfp4_dual_gemm "$D"
-	WEB=./bin/web_both tests d_both_tests nvfp4_dual_gemm "$D" baseline
-	WEB=./bin/web_both BENCH_MAX=70 bench d_both nvfp4_dual_gemm "$D"
-	WEB=./bin/web_sleep tests g_sleep_tests nvfp4_group_gemm "$G" baseline
-	WEB=./bin/web_sleep BENCH_MAX=130 bench g_sleep nvfp4_group_gemm "$G"
-	BENCH_MAX=130 bench g_plain nvfp4_group_gemm "$G"
-	TITLE="WG_SLEEP (the producer's wait suspended) and WG_LDPTR (copy sources once per tile), each build against the baseline" summarize
-	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	pack
 	;;
 instmix)
