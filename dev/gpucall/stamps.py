@@ -6,10 +6,11 @@ token chunks j past the first STAGES (steady state), in SM clock cycles:
   wait    = consumer 0's wait ends - it starts (time lost to the ring)
   period  = consumer 0 starts waiting for chunk j+1 - for chunk j
   c1 wait = the same wait, consumer 1
-Then, where the build marks consumer 0's chunk (kinds 5-11), the median of
-each segment of it.
+Then, where the build marks the consumers' chunks (kinds 5-11 consumer 0,
+12-18 consumer 1), the median of each segment of each, and per chunk the
+cycles in which both consumers, one or neither is issuing wgmmas.
 Usage: stamps.py [--launch N] FILE... (lines "WGSTAMP launch j issue c0in c0out c1in c1out
-[marks 5-11]")."""
+[marks 5-11 [marks 12-18]]")."""
 import statistics
 import sys
 
@@ -96,17 +97,20 @@ def timeline(path, runs):
     consumer 0's chunk, and of consumer 1's where the build marks it (kinds
     12-18: kind k of consumer 0 is k + 7 for consumer 1; its wait for the
     tokens ends at kind 4, not 2)."""
+    ks = [k for _, a, b in SEGMENTS for k in (a, b) if k is not None]
     for c in (0, 1):
         shift = 7 * c
+
+        def at(row, k):
+            # Kind 2 (consumer 0's wait ended) is kind 4 for consumer 1.
+            return row[4 if (c and k == 2) else (k + shift if k >= 5 else k)]
+
         segs = {name: [] for name, _, _ in SEGMENTS}
         for _, rows in runs:
             for j in sorted(rows):
                 t = rows[j]
                 if j < 3 or j + 1 not in rows or len(t) < 12 + shift:
                     continue
-                # Kind 2 (consumer 0's wait ended) is kind 4 for consumer 1.
-                at = lambda row, k: row[4 if (c and k == 2) else (k + shift if k >= 5 else k)]
-                ks = [k for _, a, b in SEGMENTS for k in (a, b) if k is not None]
                 if any(at(t, k) == 0 for k in ks) or at(rows[j + 1], 2) == 0:
                     continue
                 for name, a, b in SEGMENTS:
