@@ -1,17 +1,17 @@
-// How long a warpgroup takes to issue m64n128k16 wgmmas on its own, with
-// other warpgroups of its block issuing too, with independent ALU work
-// placed between its wgmmas, and (register A) at widths 64 and 256
-// (kernel-notes step 24: in the wgmma kernels a register-sourced
-// m64n128k16 takes a warpgroup ~125 cycles to issue, whatever the other
-// consumer does; this probe says whether that is the register operand's
-// cost, whether it is paid per instruction or per FLOP, and whether
-// instructions placed between the wgmmas run in that time or after it).
-//
+// How a warpgroup's m64n128k16 wgmmas pace the tensor pipe (kernel-notes
+// steps 24-25), one block per SM, every SM busy, as in the GEMMs:
+//   (no argument) A from registers or shared memory, one to four issuing
+//     warpgroups, ALU work after each wgmma, register A at widths 64-256;
+//   data   the same on zeros, random fp16 and random FP4 operands, and with
+//     B's address walking a token stage's k16 steps (the values and
+//     addresses turned out not to matter);
+//   roles  one warpgroup issuing the GEMMs' chains of four beside 0-3
+//     warpgroups of decode-like ALU work or shared-memory traffic, and with
+//     its own such work between chains (OWN).
 // On the GPU machine, from the repository root:
-//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -o /tmp/wgprobe dev/wgprobe/probe.cu && /tmp/wgprobe
-// (dev/gpucall/dual.sh wgprobe does this). One block per SM, every SM busy,
-// as in the GEMMs; the operands are zeros (the tensor pipe's timing does not
-// depend on the values).
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v -o /tmp/wgprobe dev/wgprobe/probe.cu && /tmp/wgprobe [data|roles]
+// (dev/gpucall/dual.sh wgprobe and roles do this). Check ptxas's output for
+// C7514/C7515 first: a serialized build times each wgmma's latency.
 #ifndef __CUDACC_RTC__
 #include <cstdio>
 #include <cstdlib>
@@ -301,31 +301,48 @@ template __global__ void roles<true, 0, false, 4>(int, u64*, u32*, u32);
     }                                                                                            \
   } while (0)
 
+// The probes' 48 KB of operands and the 1 KB alignment slack.
+static const size_t kShm = 48 * 1024 + 1024;
+
+// Runs kernel k (one block per SM, threads threads, kShm of dynamic shared
+// memory; its arguments after the iteration count in args) once with 64
+// iterations to warm up, then three times with iters, handing each run's
+// per-block slots of the cycles buffer to take.
+template <class Kernel, class Take, class... Args>
+static void timed(Kernel k, int sms, int threads, int iters, int slots, u64* dcycles, const Take& take, Args... args) {
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kShm));
+  k<<<sms, threads, kShm>>>(64, dcycles, args...);
+  CK(cudaGetLastError());
+  for (int rep = 0; rep < 3; ++rep) {
+    k<<<sms, threads, kShm>>>(iters, dcycles, args...);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<u64> c((size_t)sms * slots);
+    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+    take(c);
+  }
+}
+
+// The p-quantile of v (sorted here).
+static double quantile(std::vector<double>& v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, (size_t)(p * v.size()))];
+}
+
 template <bool RS, bool GROUPED, int ALU, int NW = 128>
 static void run(int sms, int nwg, u64* dcycles, u32* dsink, u32 data = 0) {
   const int iters = 4096;
-  const size_t shm = 48 * 1024 + 1024;
-  auto k = probe<RS, GROUPED, ALU, NW>;
-  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
-  k<<<sms, 128 * nwg, shm>>>(64, dcycles, dsink, 1u, data); // warm up
-  CK(cudaGetLastError());
   std::vector<double> per;
-  for (int rep = 0; rep < 3; ++rep) {
-    k<<<sms, 128 * nwg, shm>>>(iters, dcycles, dsink, 1u, data);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<u64> c(sms * 4);
-    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+  timed(probe<RS, GROUPED, ALU, NW>, sms, 128 * nwg, iters, 4, dcycles, [&](const std::vector<u64>& c) {
     for (int b = 0; b < sms; ++b)
       for (int w = 0; w < nwg; ++w) per.push_back((double)c[b * 4 + w] / iters);
-  }
-  std::sort(per.begin(), per.end());
-  const double med = per[per.size() / 2];
+  }, dsink, 1u, data);
+  const double med = quantile(per, 0.5);
   // FMA per cycle per SM: nwg warpgroups, 64 x NW x 16 each per wgmma.
   static const char* const names[] = {"zeros", "random", "fp4", "walk"};
   printf("%-3s m64n%-3dk16 %-8s %2d warpgroup(s)  ALU %2d %-6s: %7.1f cycles per wgmma per warpgroup (p10 %.1f, p90 %.1f), %6.0f FMA/cycle/SM\n",
-         RS ? "RS" : "SS", NW, GROUPED ? "8/group" : "1/group", nwg, ALU, names[data], med, per[per.size() / 10],
-         per[per.size() * 9 / 10], nwg * 1024.0 * NW / med);
+         RS ? "RS" : "SS", NW, GROUPED ? "8/group" : "1/group", nwg, ALU, names[data], med, quantile(per, 0.1),
+         quantile(per, 0.9), nwg * 1024.0 * NW / med);
 }
 
 template <bool RS, bool GROUPED>
@@ -341,30 +358,18 @@ static void sweep(int sms, u64* dc, u32* ds) {
 template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0>
 static void roles_run(int sms, u64* dcycles, u32* dsink) {
   const int iters = 8192;
-  const size_t shm = 48 * 1024 + 1024;
-  auto k = roles<CHAIN, ALUWG, SMEM, OWN>;
-  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
-  k<<<sms, 128 * (1 + ALUWG), shm>>>(64, dcycles, dsink, 1u); // warm up
-  CK(cudaGetLastError());
   std::vector<double> per, alu;
-  for (int rep = 0; rep < 3; ++rep) {
-    k<<<sms, 128 * (1 + ALUWG), shm>>>(iters, dcycles, dsink, 1u);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<u64> c(sms * 2);
-    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+  timed(roles<CHAIN, ALUWG, SMEM, OWN>, sms, 128 * (1 + ALUWG), iters, 2, dcycles, [&](const std::vector<u64>& c) {
     for (int b = 0; b < sms; ++b) {
       per.push_back((double)c[2 * b] / iters);
       // ALU loops per 1,000 cycles per warp (the SASS gives the
       // instructions per loop).
       if (ALUWG) alu.push_back(1000.0 * (double)c[2 * b + 1] / (double)c[2 * b]);
     }
-  }
-  std::sort(per.begin(), per.end());
-  std::sort(alu.begin(), alu.end());
+  }, dsink, 1u);
   printf("roles: RS m64n128k16 %-13s own %2d + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
-         CHAIN ? "4 per group" : "1 per group", OWN, ALUWG, SMEM ? "smem" : "ALU ", per[per.size() / 2], per[per.size() / 10],
-         per[per.size() * 9 / 10], ALUWG ? alu[alu.size() / 2] : 0.0);
+         CHAIN ? "4 per group" : "1 per group", OWN, ALUWG, SMEM ? "smem" : "ALU ", quantile(per, 0.5),
+         quantile(per, 0.1), quantile(per, 0.9), ALUWG ? quantile(alu, 0.5) : 0.0);
 }
 
 int main(int argc, char** argv) {
