@@ -156,7 +156,12 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
 // decode-like PRMT, LOP3 and HMUL2 in eight independent chains until
 // warpgroup 0 is done. Per block: warpgroup 0's cycles and the ALU
 // warpgroups' loop count (one loop: eight chains of PRMT, LOP3, HMUL2).
-template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0>
+// MMA (step 26): 0 the GEMMs' register-A wgmmas, 1 A from shared memory
+// (wg_mma_ss128), 2 none: warpgroup 0 runs only its OWN work (the control
+// for what that work costs alone), or with OWN 0 spins on the clock for 64
+// cycles per iteration, so the ALU warpgroups' rate alone is measured.
+enum { MMA_RS = 0, MMA_SS = 1, MMA_NONE = 2 };
+template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0, int MMA = MMA_RS>
 __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ volatile int stop;
@@ -164,7 +169,7 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
   if (tid == 0) stop = 0;
   const u32 base = probe_smem();
   if (tid < 128) {
-    const u64 bdesc = wg_desc(base);
+    const u64 bdesc = wg_desc(base), adesc = wg_desc(base + 32768);
     float d[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) d[i] = 0.f;
@@ -186,10 +191,22 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
     for (int i = 0; i < iters; i += CHAIN ? 4 : 1) {
       // As the GEMMs do: only the wgmmas touch the accumulators in the loop
       // (an empty asm pinning them here made ptxas serialize, C7514).
-      wg_fence();
+      if constexpr (MMA == MMA_NONE) {
+        if (OWN == 0)
+          while (clock64() - t0 < (u64)(i + (CHAIN ? 4 : 1)) * 64u) {
+          }
+      } else {
+        wg_fence();
 #pragma unroll
-      for (int j = 0; j < (CHAIN ? 4 : 1); ++j) wg_mma<128>(d, a[j], bdesc);
-      wg_commit();
+        for (int j = 0; j < (CHAIN ? 4 : 1); ++j) {
+          if constexpr (MMA == MMA_RS) {
+            wg_mma<128>(d, a[j], bdesc);
+          } else {
+            wg_mma_ss128(d, adesc, bdesc);
+          }
+        }
+        wg_commit();
+      }
       // OWN: the issuing warps' own decode-like work while their chain is
       // in the pipe (as the GEMMs decode the next half), OWN rounds of
       // eight PRMT, LOP3, HMUL2 chains, before the wait for the chain
@@ -291,6 +308,9 @@ template __global__ void probe<true, false, 0, 256>(int, u64*, u32*, u32, u32);
 template __global__ void roles<true, 3>(int, u64*, u32*, u32);
 template __global__ void roles<false, 1>(int, u64*, u32*, u32);
 template __global__ void roles<true, 0, false, 4>(int, u64*, u32*, u32);
+template __global__ void roles<true, 0, false, 4, MMA_SS>(int, u64*, u32*, u32);
+template __global__ void roles<true, 0, false, 4, MMA_NONE>(int, u64*, u32*, u32);
+template __global__ void roles<true, 3, false, 0, MMA_NONE>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -355,11 +375,11 @@ static void sweep(int sms, u64* dc, u32* ds) {
   }
 }
 
-template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0>
+template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0, int MMA = MMA_RS>
 static void roles_run(int sms, u64* dcycles, u32* dsink) {
   const int iters = 8192;
   std::vector<double> per, alu;
-  timed(roles<CHAIN, ALUWG, SMEM, OWN>, sms, 128 * (1 + ALUWG), iters, 2, dcycles, [&](const std::vector<u64>& c) {
+  timed(roles<CHAIN, ALUWG, SMEM, OWN, MMA>, sms, 128 * (1 + ALUWG), iters, 2, dcycles, [&](const std::vector<u64>& c) {
     for (int b = 0; b < sms; ++b) {
       per.push_back((double)c[2 * b] / iters);
       // ALU loops per 1,000 cycles per warp (the SASS gives the
@@ -367,8 +387,9 @@ static void roles_run(int sms, u64* dcycles, u32* dsink) {
       if (ALUWG) alu.push_back(1000.0 * (double)c[2 * b + 1] / (double)c[2 * b]);
     }
   }, dsink, 1u);
-  printf("roles: RS m64n128k16 %-13s own %2d + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
-         CHAIN ? "4 per group" : "1 per group", OWN, ALUWG, SMEM ? "smem" : "ALU ", quantile(per, 0.5),
+  static const char* const mma[] = {"RS", "SS", "no"};
+  printf("roles: %s m64n128k16 %-13s own %2d + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
+         mma[MMA], CHAIN ? "4 per group" : "1 per group", OWN, ALUWG, SMEM ? "smem" : "ALU ", quantile(per, 0.5),
          quantile(per, 0.1), quantile(per, 0.9), ALUWG ? quantile(alu, 0.5) : 0.0);
 }
 
@@ -408,6 +429,17 @@ int main(int argc, char** argv) {
     roles_run<true, 0, false, 4>(p.multiProcessorCount, dc, ds);
     roles_run<true, 0, false, 8>(p.multiProcessorCount, dc, ds);
     roles_run<true, 1, false, 4>(p.multiProcessorCount, dc, ds);
+    // Step 26's controls: the own work with A from shared memory, and with
+    // no wgmma at all (what it costs alone); the ALU warpgroups' rate with
+    // no wgmma beside them.
+    roles_run<true, 0, false, 4, MMA_SS>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 8, MMA_SS>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 1, MMA_NONE>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 4, MMA_NONE>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 8, MMA_NONE>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 1, false, 0, MMA_NONE>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 3, false, 0, MMA_NONE>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 3, false, 0, MMA_SS>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   sweep<true, true>(p.multiProcessorCount, dc, ds);
