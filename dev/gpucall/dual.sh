@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
+#   bash dev/gpucall/dual.sh ssa2 [TOTAL]        # weights=shared&decoders=2: ptxas, tests, paired with register weights and the best (dual), the best (group), its family combinations
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
@@ -70,7 +71,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap or ssa}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa or ssa2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -808,6 +809,27 @@ ssa)
 	TITLE="weights=shared (the producer decodes the weights into shared memory) against register weights on the same tile and against the best variant, both problems" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	knobfamily weights=shared 150
+	pack
+	;;
+ssa2)
+	# Step 26: weights=shared with two decoding warpgroups (decoders=2,
+	# WG_SSA=2, 512 threads): ptxas, tests, paired with the same tile with
+	# register weights and with the best variant (dual), with the best
+	# (group), then its family combinations (both problems).
+	bestvars
+	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
+	SS2="$S2&weights=shared&decoders=2"
+	ptxas ssa2 -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_SSA=2
+	ptxas gssa2 -DDUAL=0 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_SSA=2
+	ptxsummary
+	tests ssa2_tests nvfp4_dual_gemm "$SS2" "$S2"
+	BENCH_MAX=70 bench ssa2_s2 nvfp4_dual_gemm "$SS2" "$S2"
+	BENCH_MAX=70 bench ssa2_best nvfp4_dual_gemm "$SS2" "$D"
+	tests gssa2_tests nvfp4_group_gemm "$SS2" "$S2"
+	BENCH_MAX=130 bench gssa2_best nvfp4_group_gemm "$SS2" "$G"
+	TITLE="weights=shared with two decoding warpgroups against register weights on the same tile and the best variants" summarize
+	grep -E '^Geomean|^## ' "$OUT/summary.md"
+	knobfamily decoders=2 120
 	pack
 	;;
 overlap)

@@ -104,12 +104,14 @@
 #define WG_EXP 0
 #endif
 #ifndef WG_SSA
-// Weights from shared memory (kernel-notes step 25): 1 = the producer
+// Weights from shared memory (kernel-notes steps 25-26): 1 = the producer
 // warpgroup decodes each chunk's 128 weight rows (the dual GEMM: both
 // products' 64 each) into
 // an fp16 stage beside the token stage, with the token pass's row decode,
 // and the consumers issue SS wgmmas with nothing of their own between them;
-// 0 = each consumer decodes its weights into register fragments (RS).
+// 2 = the same with a second decoding warpgroup (the block's last), the two
+// taking the chunks in turn; 0 = each consumer decodes its weights into
+// register fragments (RS).
 #define WG_SSA 0
 #endif
 #ifndef WG_PP
@@ -311,7 +313,11 @@
                 WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP)
 #error "wg_group_gemm: WG_SSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, the halves' defaults"
 #endif
-#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
+#if WG_SSA > 2 || (WG_SSA == 2 && (WG_RS % 2 || STAGES % 2))
+#error "wg_group_gemm: WG_SSA is 0, 1 or 2 decoding warpgroups; two split the raw ring and the stages in halves"
+#endif
+// WG_SSA 2: the second decoding warpgroup is the block's last.
+#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1) + (WG_SSA == 2 ? 1 : 0)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
 #endif
@@ -1228,13 +1234,19 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 // bytes; rows that do not exist decode to zeros), and once the chunk's ring stage is free
 // each is decoded into the stage at dst(st), after before(st, it) (WG_SSA:
 // the chunk's token copy). The full barrier gets this thread's arrival.
-template <class Bytes, class Scales, class Dst, class Before>
+// PARTS warpgroups (WG_SSA 2) take the chunks in turn: this one (part) the
+// chunks whose running number q is part modulo PARTS, in ring slots part,
+// part + PARTS, ... of its own; q still counts every chunk.
+template <int PARTS = 1, class Bytes, class Scales, class Dst, class Before>
 static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, fg_u32 empty0, int tid, fg_u32& q,
                                                   int k0, int k1, int nrows, const Bytes& bytes, const Scales& scales,
-                                                  const Dst& dst, const Before& before) {
-  auto load = [&](int kc) {
+                                                  const Dst& dst, const Before& before, int part = 0) {
+  constexpr int R = WG_RS / PARTS; // this part's ring slots
+  // This part's i-th chunk of the piece, and its ring slot.
+  const int first = k0 + (PARTS == 1 ? 0 : (int)((fg_u32)(part + PARTS) - q % PARTS) % PARTS);
+  auto slot_of = [&](int i, int kc) { return PARTS == 1 ? kc % WG_RS : part + PARTS * (i % R); };
+  auto load = [&](int kc, int slot) {
     if (WG_EXP & 8) return;
-    const int slot = kc % WG_RS;
 #pragma unroll
     for (int r = tid; r < nrows; r += 128) {
       bool ok;
@@ -1246,18 +1258,22 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
     }
   };
 #pragma unroll
-  for (int s = 0; s < WG_RS - 1; ++s) {
-    if (k0 + s < k1) load(k0 + s);
+  for (int s = 0; s < R - 1; ++s) {
+    if (first + PARTS * s < k1) load(first + PARTS * s, slot_of(s, first + PARTS * s));
     wg_cp_commit();
   }
+  int i = 0; // this part's chunks so far
   for (int it = k0; it < k1; ++it, ++q) {
-    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+    if (PARTS > 1 && (int)(q % PARTS) != part) continue; // the other part's
+    const int kn = it + PARTS * (R - 1);
+    if (kn < k1) load(kn, slot_of(i + R - 1, kn));
     wg_cp_commit();
-    wg_cp_wait<WG_RS - 1>(); // this thread's copies of chunk it have landed
+    wg_cp_wait<R - 1>(); // this thread's copies of chunk it have landed
     const int st = q % STAGES;
     wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
     before(st, it);
-    const int slot = it % WG_RS;
+    const int slot = slot_of(i, it);
+    ++i;
 #pragma unroll
     for (int r = tid; r < nrows && !(WG_EXP & 9); r += 128)
       wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
@@ -1319,45 +1335,50 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   // The role, warp-uniform as far as ptxas can tell (setmaxnreg must be
   // reached by whole warpgroups).
   const int role = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  if (!WG_FOLD && role == 0) {
+  // WG_SSA 2: the block's last warpgroup decodes weights too (part 1).
+  if (!WG_FOLD && (role == 0 || (WG_SSA == 2 && role == WG_CONS + 1))) {
     // ---------------- producer warpgroup: token rows ----------------
 #if WG_CREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
 #endif
 #if WG_SSA
-    // Every producer thread decodes one weight row per chunk (the tile's
+    // Every decoding thread decodes one weight row per chunk (the tile's
     // 128 rows; the dual GEMM: rows 0-63 of the tile's B1 rows, 64-127 the
     // same rows of B2) from a cp.async ring of raw
     // rows into the chunk's weight stage, as the token pass decodes token
-    // rows; thread 0 also streams the chunk's decoded tokens in. The stage's
-    // full barrier counts the copy's arrival and the 128 decoders'.
+    // rows; its thread 0 also streams the chunk's decoded tokens in. The
+    // stage's full barrier counts the copy's arrival and the 128 decoders'.
+    // WG_SSA 2: two decoding warpgroups take the chunks in turn (part 0
+    // this one, part 1 the block's last), each with half the raw ring: the
+    // decode runs at about half its rate beside the wgmmas (step 26).
+    const int pt = tid & 127, part = role == 0 ? 0 : 1;
 #if WG_PDL
-    if (tid == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if (pt == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
     wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
       FgTile tile;
       FgGroup gp;
-      fetch(p.t, tile, gp, DUAL ? tid >> 6 : 0); // dual: consumer 0 sees B1, consumer 1 B2
-      const int n = tile.n0 + (DUAL ? tid & 63 : tid);
+      fetch(p.t, tile, gp, DUAL ? pt >> 6 : 0); // dual: consumer 0 sees B1, consumer 1 B2
+      const int n = tile.n0 + (DUAL ? pt & 63 : pt);
       const bool ok = n < gp.n;
       const fg_u8* const wsrc = gp.b + (size_t)(ok ? n : 0) * (size_t)(gp.k >> 1);
       const fg_u8* const ssrc = gp.sb + (size_t)(ok ? n : 0) * (size_t)(gp.k >> 4);
-      const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
-      wg_rows_ring(
-          sbase, full0, empty0, tid, q, p.k0, p.k1, TILE_N, // 128 rows: row tid only, fetched above
+      const fg_u8* const src = tok + (size_t)tile.pad * kch * WG_TOK_STAGE;
+      wg_rows_ring<WG_SSA>(
+          sbase, full0, empty0, pt, q, p.k0, p.k1, TILE_N, // 128 rows: row pt only, fetched above
           [&](int, int kc, bool& exists) {
             exists = ok;
             return wsrc + kc * 64;
           },
           [&](int, int kc) { return ssrc + kc * 8; },
           [&](int st) { return sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE; },
-          [&](int st, int) {
-            if (tid == 0) {
+          [&](int st, int it) {
+            if (pt == 0) {
               wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
-              wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
+              wg_bulk_load(sbase + st * WG_TOK_STAGE, src + (size_t)it * WG_TOK_STAGE, WG_TOK_STAGE, full0 + 8 * st);
             }
-            src += WG_TOK_STAGE;
-          });
+          },
+          part);
     });
 #elif WG_TOK
     // One thread streams the decoded stages of its pieces into the ring.
