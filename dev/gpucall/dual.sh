@@ -55,6 +55,7 @@
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
 #   bash dev/gpucall/dual.sh ssa2 [TOTAL]        # weights=shared&decoders=2: ptxas, tests, paired with register weights and the best (dual), the best (group), its family combinations
+#   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared with one and two decoders and register weights, dual narrow tile, bench2
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
@@ -71,7 +72,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa or ssa2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssa2 or ssaprof}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -189,7 +190,7 @@ ncudual() {
 	local ncu
 	ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
-	local m=sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_latency_issue_stalled_sleeping.ratio
+	local m=${NCU_EXTRA:+$NCU_EXTRA,}sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_latency_issue_stalled_sleeping.ratio
 	step ncu_dual "$cap" ncu_dual.txt "$ncu" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
 		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$m" \
 		./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$v" "$@" --shapes /tmp/b2.json \
@@ -830,6 +831,20 @@ ssa2)
 	TITLE="weights=shared with two decoding warpgroups against register weights on the same tile and the best variants" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	knobfamily decoders=2 120
+	pack
+	;;
+ssaprof)
+	# Step 26: what paces weights=shared (one and two decoders did the
+	# same): ncu of its dual narrow tile with one and two decoders and with
+	# register weights, bench2, one launch each; shared-memory bank
+	# conflicts besides ncudual's pipes and stalls.
+	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
+	export NCU_EXTRA=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_lsu.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed
+	for v in "$S2&weights=shared&decoders=2" "$S2&weights=shared" "$S2"; do
+		echo "### $v" >>"$OUT/ncu_dual.txt"
+		ncudual 150 "$v" --ungated
+	done
+	grep -E "^###|Duration|pipe_|bank_conflicts|wavefronts|inst_executed|stalled_(barrier|wait|long|math|short|mio)" "$OUT/ncu_dual.txt" | tee "$OUT/ssaprof.txt"
 	pack
 	;;
 overlap)
