@@ -201,7 +201,7 @@ var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "s
 // wgmmaDecodersKnob is how many warpgroups decode the weights with
 // weights=shared (WG_SSA 1 or 2).
 var wgmmaDecodersKnob = KnobSpec{Key: "decoders", Values: []string{"1", "2"}, Default: "1",
-	Doc: "with weights=shared, the warpgroups that copy and decode the weights: 1 = the producer warpgroup alone; 2 = the producer and a fourth warpgroup (512 threads, 128 registers each), taking the chunks in turn, each with half the raw ring, so each has two chunks' time for one chunk's decode (an H100 probe ran decode-like integer work beside wgmmas at 0.45 of its rate alone, docs/kernel-notes.md step 26); needs weights=shared"}
+	Doc: "with weights=shared, the warpgroups that copy and decode the weights: 1 = the producer warpgroup alone; 2 = the producer and a fourth warpgroup (512 threads, 128 registers each), each copying and decoding one 64-K block of every row of a chunk (its own scale ring, 4 KB more shared memory), so a chunk's decode takes half the time: with two stages only one is free to decode into at a time (taking the chunks in turn instead measured 0.97x one decoder on an H100, docs/kernel-notes.md step 26), and an H100 probe ran decode-like integer work beside wgmmas at 0.45 of its rate alone; needs weights=shared"}
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
@@ -482,10 +482,11 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	}
 	astg := 0
 	if wgmmaSharedA(k) {
-		// The producer's raw weight rows in the token ring's layout, and a
-		// decoded weight stage per token stage; no consumer ring.
+		// The decoders' raw weight rows in the token ring's layout (a scale
+		// ring per decoding warpgroup), and a decoded weight stage per
+		// token stage; no consumer ring.
 		wraw, wsc = 0, 0
-		traw, tsc = rs*tn*80, rs*tn*8
+		traw, tsc = rs*tn*80, wgmmaDecoders(k)*rs*tn*8
 		astg = k.Stages * tn * 256
 	}
 	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer

@@ -957,14 +957,15 @@ func TestKnobsSameValues(t *testing.T) {
 // tokens=once, with one and two decoding warpgroups: its defines (WG_SSA
 // the decoders, STAGES=2 and want), its block (a warpgroup more for the
 // second decoder), its shared memory as the kernel lays it out (two token
-// and two weight stages of 128 rows, the decoders' raw ring of 128 rows,
-// the epilogue's staging; the same for both), and that each of the specs,
+// and two weight stages of 128 rows, the decoders' raw ring of 128 rows
+// with a scale ring per decoder, the epilogue's staging), and that each of the specs,
 // with those three knobs added, is refused on weights, and decoders=2
 // without weights=shared on decoders.
 func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...string) {
 	t.Helper()
 	const base = "weights=shared&stages=2&tokens=once"
 	for dec, threads := range map[string]int{"1": 384, "2": 512} {
+		decoders := int(dec[0] - '0')
 		v, err := p.ResolveVariant("wgmma?" + base + "&overlap=pdl&decoders=" + dec)
 		if err != nil {
 			t.Fatal(err)
@@ -981,7 +982,7 @@ func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...
 		if n := WgmmaThreads(p.Name, v.Knobs); n != threads {
 			t.Errorf("%s decoders=%s: %d threads, want %d", p.Name, dec, n, threads)
 		}
-		tok, raw, sc, astg, ep := 2*128*256, 4*128*80, 4*128*8, 2*128*256, 2*128*(128+16)
+		tok, raw, sc, astg, ep := 2*128*256, 4*128*80, decoders*4*128*8, 2*128*256, 2*128*(128+16)
 		if sb, w := WgmmaSharedBytes(p.Name, v.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != w {
 			t.Errorf("%s weights=shared: %d bytes of shared memory, want %d", p.Name, sb, w)
 		}

@@ -815,8 +815,8 @@ ssa)
 ssa2)
 	# Step 26: weights=shared with two decoding warpgroups (decoders=2,
 	# WG_SSA=2, 512 threads): ptxas, tests, paired with the same tile with
-	# register weights and with the best variant (dual), with the best
-	# (group), then its family combinations (both problems).
+	# register weights, with one decoder and with the best variant (dual),
+	# with the best (group), then its family combinations (both problems).
 	bestvars
 	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	SS2="$S2&weights=shared&decoders=2"
@@ -825,6 +825,7 @@ ssa2)
 	ptxsummary
 	tests ssa2_tests nvfp4_dual_gemm "$SS2" "$S2"
 	BENCH_MAX=70 bench ssa2_s2 nvfp4_dual_gemm "$SS2" "$S2"
+	BENCH_MAX=70 bench ssa2_ss1 nvfp4_dual_gemm "$SS2" "$S2&weights=shared"
 	BENCH_MAX=70 bench ssa2_best nvfp4_dual_gemm "$SS2" "$D"
 	tests gssa2_tests nvfp4_group_gemm "$SS2" "$S2"
 	BENCH_MAX=130 bench gssa2_best nvfp4_group_gemm "$SS2" "$G"
