@@ -95,18 +95,6 @@ func wgmmaFold(problem string, k Knobs) bool { return k.Value("producer") == "fo
 // memory, decoded there by the producer warpgroup (WG_SSA).
 func wgmmaSharedA(k Knobs) bool { return k.Value("weights") == "shared" }
 
-// wgmmaDecoders is how many warpgroups decode the weights into shared
-// memory (WG_SSA): none with weights=registers, else the decoders knob.
-func wgmmaDecoders(k Knobs) int {
-	if !wgmmaSharedA(k) {
-		return 0
-	}
-	if k.Value("decoders") == "2" {
-		return 2
-	}
-	return 1
-}
-
 // wgmmaLaunchRegs is what each thread of the block gets at launch: 65536
 // registers over 128 x (1 + consumers) threads, a multiple of 8 (168 for
 // 384 threads, 128 for 512), as the kernel's WG_LREGS.
@@ -143,7 +131,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaPrefetchKnob,
 			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; needs producer=folded, whose 512 threads keep 128 registers each, and tile_n=128; measured 1.019x two consumers with a producer warpgroup on the same tile, whole tiles, once the folded refill came from a cursor (0.94-0.96x before; H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4)"},
 			wgmmaWeightsKnob,
-			wgmmaDecodersKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
 		}
 	}
@@ -161,7 +148,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaOverlapKnob,
 		wgmmaPrefetchKnob,
 		wgmmaWeightsKnob,
-		wgmmaDecodersKnob,
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 	}
 }
@@ -196,12 +182,7 @@ var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch"}
 
 // wgmmaWeightsKnob is where the weights are decoded (WG_SSA).
 var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared"}, Default: "registers",
-	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles on an H100, dev/gpucall/dual.sh ablate, docs/kernel-notes.md step 25); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; not yet run on a GPU"}
-
-// wgmmaDecodersKnob is how many warpgroups decode the weights with
-// weights=shared (WG_SSA 1 or 2).
-var wgmmaDecodersKnob = KnobSpec{Key: "decoders", Values: []string{"1", "2"}, Default: "1",
-	Doc: "with weights=shared, the warpgroups that copy and decode the weights: 1 = the producer warpgroup alone; 2 = the producer and a fourth warpgroup (512 threads, 128 registers each), each copying and decoding one 64-K block of every row of a chunk (its own scale ring, 4 KB more shared memory), so a chunk's decode takes half the time: with two stages only one is free to decode into at a time (taking the chunks in turn instead measured 0.97x one decoder on an H100, docs/kernel-notes.md step 26), and an H100 probe ran decode-like integer work beside wgmmas at 0.45 of its rate alone; needs weights=shared"}
+	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles on an H100, dev/gpucall/dual.sh ablate, docs/kernel-notes.md step 25); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; measured slower on an H100: 0.865x the same tile with register weights on the dual GEMM and 0.851x on the group's, 0.79x and 0.75x their best variants, with the one producer warpgroup's decode and its hand-offs on the critical path (a second decoding warpgroup, on alternate chunks or on half of each chunk, measured 0.97x and 0.63x; dev/gpucall/dual.sh ssa and ssaprof, docs/kernel-notes.md step 26)"}
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
@@ -266,14 +247,10 @@ func wgmmaEvenFragRegs(problem string, k Knobs) int {
 
 // wgmmaHeldRegs is how many accumulator and fragment registers a consumer
 // thread holds: tile_m/2 accumulators per 64-row block, and per block 32
-// fragment registers (two halves) or 64 (two whole chunks); none with the
-// weights decoded into shared memory.
+// fragment registers (two halves) or 64 (two whole chunks).
 func wgmmaHeldRegs(problem string, k Knobs) int {
 	frag := 32
-	switch {
-	case wgmmaSharedA(k):
-		frag = 0
-	case wgmmaChunks(k):
+	if wgmmaChunks(k) {
 		frag = 64
 	}
 	return wgmmaBlocks(problem, k) * (k.TileM/2 + frag)
@@ -460,7 +437,7 @@ func WgmmaThreads(problem string, k Knobs) int {
 	if wgmmaFold(problem, k) {
 		return 128 * wgmmaConsumers(problem, k)
 	}
-	return 128 * (1 + wgmmaConsumers(problem, k) + max(0, wgmmaDecoders(k)-1))
+	return 128 * (1 + wgmmaConsumers(problem, k))
 }
 
 // WgmmaSharedBytes mirrors the kernel's FG_SMEM_BYTES for knobs k of problem.
@@ -482,11 +459,10 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	}
 	astg := 0
 	if wgmmaSharedA(k) {
-		// The decoders' raw weight rows in the token ring's layout (a scale
-		// ring per decoding warpgroup), and a decoded weight stage per
-		// token stage; no consumer ring.
+		// The producer's raw weight rows in the token ring's layout, and a
+		// decoded weight stage per token stage; no consumer ring.
 		wraw, wsc = 0, 0
-		traw, tsc = rs*tn*80, wgmmaDecoders(k)*rs*tn*8
+		traw, tsc = rs*tn*80, rs*tn*8
 		astg = k.Stages * tn * 256
 	}
 	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer
@@ -512,9 +488,6 @@ func checkWgmma(problem string, k Knobs) error {
 		wgmmaFold(problem, k) || wgmmaFit(k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
 		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
 		return &KnobError{Knob: "weights", Value: "shared", Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
-	}
-	if k.Value("decoders") == "2" && !wgmmaSharedA(k) {
-		return &KnobError{Knob: "decoders", Value: "2", Reason: "a second decoding warpgroup decodes weights into shared memory: it needs weights=shared"}
 	}
 	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
@@ -589,7 +562,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		d["WG_FIT"] = "0"
 	}
 	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(problem, k))
-	d["WG_SSA"] = strconv.Itoa(wgmmaDecoders(k))
 	for def, on := range map[string]bool{
 		"WG_FOLD": wgmmaFold(problem, k),
 		"WG_DB":   wgmmaChunks(k),
@@ -598,6 +570,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PDL":  wgmmaOverlap(k),
 		"WG_RDY":  wgmmaReady(k),
 		"WG_PF":   k.Value("prefetch") == "next",
+		"WG_SSA":  wgmmaSharedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}

@@ -44,8 +44,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 6988 {
-		t.Errorf("wgmma combinations: %d, want 6988 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; 4 with weights=shared at each of 2 decoders)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 6984 {
+		t.Errorf("wgmma combinations: %d, want 6984 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; 4 with weights=shared)", n)
 	}
 	// weights=shared on the group's narrow tile: its 128 weight rows from
 	// one B, the same shared memory as the dual narrow tile's.
@@ -205,8 +205,8 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// four consumers at 128 columns, 128 tokens on 2 stages and 64 on 2-4
 	// (4): 128 more, 1568. The weights decoded into shared memory: the
 	// narrow tile at 2 stages, whole tiles, per decode and overlap: 4 more.
-	if n := len(d.VariantCombinations("wgmma")); n != 1576 {
-		t.Errorf("dual wgmma combinations: %d, want 1576 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded, 4 with shared weights at each of 2 decoders)", n)
+	if n := len(d.VariantCombinations("wgmma")); n != 1572 {
+		t.Errorf("dual wgmma combinations: %d, want 1572 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded, 4 with shared weights)", n)
 	}
 	// weights=shared on the narrow tile; the wide tile and stream-K refused.
 	sharedWeights(t, d, map[string]string{"WG_MB": "1", "WG_RS": "4"},
@@ -954,45 +954,29 @@ func TestKnobsSameValues(t *testing.T) {
 }
 
 // sharedWeights checks p's weights=shared variant at stages=2 with
-// tokens=once, with one and two decoding warpgroups: its defines (WG_SSA
-// the decoders, STAGES=2 and want), its block (a warpgroup more for the
-// second decoder), its shared memory as the kernel lays it out (two token
-// and two weight stages of 128 rows, the decoders' raw ring of 128 rows
-// with a scale ring per decoder, the epilogue's staging), and that each of the specs,
-// with those three knobs added, is refused on weights, and decoders=2
-// without weights=shared on decoders.
+// tokens=once: its defines (WG_SSA=1, STAGES=2 and want), its shared memory
+// as the kernel lays it out (two token and two weight stages of 128 rows,
+// the producer's raw ring of 128 rows, the epilogue's staging), and that
+// each of the specs, with those three knobs added, is refused on weights.
 func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...string) {
 	t.Helper()
 	const base = "weights=shared&stages=2&tokens=once"
-	for dec, threads := range map[string]int{"1": 384, "2": 512} {
-		decoders := int(dec[0] - '0')
-		v, err := p.ResolveVariant("wgmma?" + base + "&overlap=pdl&decoders=" + dec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		def := v.Defines()
-		for key, w := range want {
-			if def[key] != w {
-				t.Errorf("%s weights=shared: define %s = %q, want %q", p.Name, key, def[key], w)
-			}
-		}
-		if def["WG_SSA"] != dec || def["STAGES"] != "2" {
-			t.Errorf("%s decoders=%s: WG_SSA %q, STAGES %q", p.Name, dec, def["WG_SSA"], def["STAGES"])
-		}
-		if n := WgmmaThreads(p.Name, v.Knobs); n != threads {
-			t.Errorf("%s decoders=%s: %d threads, want %d", p.Name, dec, n, threads)
-		}
-		tok, raw, sc, astg, ep := 2*128*256, 4*128*80, decoders*4*128*8, 2*128*256, 2*128*(128+16)
-		if sb, w := WgmmaSharedBytes(p.Name, v.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != w {
-			t.Errorf("%s weights=shared: %d bytes of shared memory, want %d", p.Name, sb, w)
+	v, err := p.ResolveVariant("wgmma?" + base + "&overlap=pdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := v.Defines()
+	if def["WG_SSA"] != "1" || def["STAGES"] != "2" {
+		t.Errorf("%s weights=shared: WG_SSA %q, STAGES %q, want 1 and 2", p.Name, def["WG_SSA"], def["STAGES"])
+	}
+	for key, w := range want {
+		if def[key] != w {
+			t.Errorf("%s weights=shared: define %s = %q, want %q", p.Name, key, def[key], w)
 		}
 	}
-	var ke *KnobError
-	if _, err := p.ResolveVariant("wgmma?stages=2&tokens=once&decoders=2"); !errors.As(err, &ke) || ke.Knob != "decoders" {
-		t.Errorf("%s decoders=2 with register weights: %v, want a KnobError on decoders", p.Name, err)
-	}
-	if v, err := p.ResolveVariant("wgmma?stages=2&tokens=once"); err != nil || v.Defines()["WG_SSA"] != "0" {
-		t.Errorf("%s register weights: WG_SSA %q (%v), want 0", p.Name, v.Defines()["WG_SSA"], err)
+	tok, raw, sc, astg, ep := 2*128*256, 4*128*80, 4*128*8, 2*128*256, 2*128*(128+16)
+	if sb, w := WgmmaSharedBytes(p.Name, v.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != w {
+		t.Errorf("%s weights=shared: %d bytes of shared memory, want %d", p.Name, sb, w)
 	}
 	for _, spec := range refused {
 		var ke *KnobError

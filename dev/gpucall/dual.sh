@@ -54,14 +54,14 @@
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
-#   bash dev/gpucall/dual.sh ssa2 [TOTAL]        # weights=shared&decoders=2: ptxas, tests, paired with register weights and the best (dual), the best (group), its family combinations
-#   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared with one and two decoders and register weights, dual narrow tile, bench2
+#   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared and register weights, dual narrow tile, bench2
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
-# calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR);
+# calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
+# ssa2: the decoders knob, source at c8eb62e);
 # their source is at cdd09cb, the commands in docs/BENCHMARKS.md sections 19-20.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -72,7 +72,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssa2 or ssaprof}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa or ssaprof}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -812,36 +812,14 @@ ssa)
 	knobfamily weights=shared 150
 	pack
 	;;
-ssa2)
-	# Step 26: weights=shared with two decoding warpgroups (decoders=2,
-	# WG_SSA=2, 512 threads): ptxas, tests, paired with the same tile with
-	# register weights, with one decoder and with the best variant (dual),
-	# with the best (group), then its family combinations (both problems).
-	bestvars
-	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
-	SS2="$S2&weights=shared&decoders=2"
-	ptxas ssa2 -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_SSA=2
-	ptxas gssa2 -DDUAL=0 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_SSA=2
-	ptxsummary
-	tests ssa2_tests nvfp4_dual_gemm "$SS2" "$S2"
-	BENCH_MAX=70 bench ssa2_s2 nvfp4_dual_gemm "$SS2" "$S2"
-	BENCH_MAX=70 bench ssa2_ss1 nvfp4_dual_gemm "$SS2" "$S2&weights=shared"
-	BENCH_MAX=70 bench ssa2_best nvfp4_dual_gemm "$SS2" "$D"
-	tests gssa2_tests nvfp4_group_gemm "$SS2" "$S2"
-	BENCH_MAX=130 bench gssa2_best nvfp4_group_gemm "$SS2" "$G"
-	TITLE="weights=shared with two decoding warpgroups against register weights on the same tile and the best variants" summarize
-	grep -E '^Geomean|^## ' "$OUT/summary.md"
-	knobfamily decoders=2 120
-	pack
-	;;
 ssaprof)
-	# Step 26: what paces weights=shared (one and two decoders did the
-	# same): ncu of its dual narrow tile with one and two decoders and with
-	# register weights, bench2, one launch each; shared-memory bank
-	# conflicts besides ncudual's pipes and stalls.
+	# Step 26: what paces weights=shared: ncu of its dual narrow tile and
+	# of the same tile with register weights, bench2, one launch each;
+	# shared-memory bank conflicts besides ncudual's pipes and stalls.
+	# (Call 4 also ran decoders=2, whose source is at c8eb62e.)
 	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	export NCU_EXTRA=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_lsu.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed
-	for v in "$S2&weights=shared&decoders=2" "$S2&weights=shared" "$S2"; do
+	for v in "$S2&weights=shared" "$S2"; do
 		echo "### $v" >>"$OUT/ncu_dual.txt"
 		ncudual 150 "$v" --ungated
 	done

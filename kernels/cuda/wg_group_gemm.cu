@@ -104,14 +104,12 @@
 #define WG_EXP 0
 #endif
 #ifndef WG_SSA
-// Weights from shared memory (kernel-notes steps 25-26): 1 = the producer
+// Weights from shared memory (kernel-notes step 25): 1 = the producer
 // warpgroup decodes each chunk's 128 weight rows (the dual GEMM: both
 // products' 64 each) into
 // an fp16 stage beside the token stage, with the token pass's row decode,
 // and the consumers issue SS wgmmas with nothing of their own between them;
-// 2 = the same with a second decoding warpgroup (the block's last), the two
-// decoding one 64-K block of every row each; 0 = each consumer decodes its
-// weights into register fragments (RS).
+// 0 = each consumer decodes its weights into register fragments (RS).
 #define WG_SSA 0
 #endif
 #ifndef WG_PP
@@ -313,11 +311,7 @@
                 WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP)
 #error "wg_group_gemm: WG_SSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, the halves' defaults"
 #endif
-#if WG_SSA > 2
-#error "wg_group_gemm: WG_SSA is 0, 1 or 2 decoding warpgroups"
-#endif
-// WG_SSA 2: the second decoding warpgroup is the block's last.
-#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1) + (WG_SSA == 2 ? 1 : 0)))
+#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
 #endif
@@ -336,9 +330,7 @@
 #define WG_TRAW_STAGE (WG_SSA ? TILE_N * WG_TROWB : WG_TOK ? 0 : WG_TM * WG_TROWB)
 #define WG_OFF_TSC (WG_OFF_TRAW + WG_RS * WG_TRAW_STAGE)
 #define WG_TSC_STAGE (WG_SSA ? TILE_N * 8 : WG_TOK ? 0 : WG_TM * 8)
-// WG_SSA 2: a scale ring per decoding warpgroup, then the decoded weights,
-// one stage per token stage.
-#define WG_OFF_ASTG (WG_OFF_TSC + (WG_SSA == 2 ? 2 : 1) * WG_RS * WG_TSC_STAGE)
+#define WG_OFF_ASTG (WG_OFF_TSC + WG_RS * WG_TSC_STAGE) // WG_SSA: decoded weights, one per token stage
 #define WG_ASTG_STAGE (WG_SSA ? TILE_N * 256 : 0)      // two 64-K blocks of TILE_N rows x 128 B
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
@@ -625,15 +617,13 @@ __device__ __forceinline__ void wg_mma<256>(float (&d)[128], const fg_u32 (&a)[4
 
 // Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
 // scale bytes at sc) into decoded stage tok, row r, 128-byte swizzle.
-// C0..C1: the 16-byte output chunks decoded (8-15: the second 64-K block).
-template <int C0 = 0, int C1 = 16>
 static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, fg_u32 tok,
                                                        int r) {
   // s[i]: scale of physical K group i (16 values) of this chunk.
   const fg_u32 s[8] = {wg_scale<0>(s03), wg_scale<1>(s03), wg_scale<2>(s03), wg_scale<3>(s03),
                        wg_scale<0>(s47), wg_scale<1>(s47), wg_scale<2>(s47), wg_scale<3>(s47)};
 #pragma unroll
-  for (int c = C0; c < C1; ++c) {
+  for (int c = 0; c < 16; ++c) {
     fg_u32 h[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -650,26 +640,13 @@ static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg
     wg_sts128(wg_chunk_addr(tok, r, c), h[0], h[1], h[2], h[3]);
   }
 }
-// KH 0 or 1: only the row's 64-K block KH (raw words 4j + 2KH, +1;
-// wg_rows_ring).
-template <int KH = -1>
 static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u32 tok, int r) {
   fg_u32 w[16];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) wg_lds128(raw + 16 * j, w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]);
   fg_u32 s03, s47;
-  if constexpr (KH < 0) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) wg_lds128(raw + 16 * j, w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]);
-    wg_lds64(sc, s03, s47);
-    wg_decode_words(w, s03, s47, tok, r);
-  } else {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      wg_lds64(raw + 16 * j + 8 * KH, w[4 * j + 2 * KH], w[4 * j + 2 * KH + 1]);
-      w[4 * j + 2 - 2 * KH] = w[4 * j + 3 - 2 * KH] = 0u; // the other block's words: not read
-    }
-    wg_lds64(sc, s03, s47);
-    wg_decode_words<8 * KH, 8 * KH + 8>(w, s03, s47, tok, r);
-  }
+  wg_lds64(sc, s03, s47);
+  wg_decode_words(w, s03, s47, tok, r);
 }
 
 // Consumer: the A fragments of k16 steps 4H..4H+3 of one 128-wide chunk for
@@ -1251,15 +1228,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 // bytes; rows that do not exist decode to zeros), and once the chunk's ring stage is free
 // each is decoded into the stage at dst(st), after before(st, it) (WG_SSA:
 // the chunk's token copy). The full barrier gets this thread's arrival.
-// KH (WG_SSA 2, two decoding warpgroups): -1 the whole row; 0 or 1 only
-// the row's 64-K block KH (raw words 4j + 2KH and 4j + 2KH + 1, copied 8
-// bytes at a time; the scales into copy KH of the scale ring), so that the
-// two warpgroups share each chunk's rows and each decodes half of it.
-template <int KH = -1, class Bytes, class Scales, class Dst, class Before>
+template <class Bytes, class Scales, class Dst, class Before>
 static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, fg_u32 empty0, int tid, fg_u32& q,
                                                   int k0, int k1, int nrows, const Bytes& bytes, const Scales& scales,
                                                   const Dst& dst, const Before& before) {
-  constexpr fg_u32 scopy = KH > 0 ? WG_RS * WG_TSC_STAGE : 0; // this half's scale ring
   auto load = [&](int kc) {
     if (WG_EXP & 8) return;
     const int slot = kc % WG_RS;
@@ -1268,14 +1240,9 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
       bool ok;
       const fg_u8* src = bytes(r, kc, ok);
       const fg_u32 dst = sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB;
-      if constexpr (KH < 0) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, src + 16 * j, ok ? 16u : 0u);
-      } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) wg_cp8(dst + 16 * j + 8 * KH, src + 16 * j + 8 * KH, ok ? 8u : 0u);
-      }
-      wg_cp8(sbase + WG_OFF_TSC + scopy + slot * WG_TSC_STAGE + r * 8, scales(r, kc), ok ? 8u : 0u);
+      for (int j = 0; j < 4; ++j) wg_cp16(dst + 16 * j, src + 16 * j, ok ? 16u : 0u);
+      wg_cp8(sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, scales(r, kc), ok ? 8u : 0u);
     }
   };
 #pragma unroll
@@ -1293,8 +1260,8 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
     const int slot = it % WG_RS;
 #pragma unroll
     for (int r = tid; r < nrows && !(WG_EXP & 9); r += 128)
-      wg_decode_row<KH>(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
-                        sbase + WG_OFF_TSC + scopy + slot * WG_TSC_STAGE + r * 8, dst(st), r);
+      wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
+                    sbase + WG_OFF_TSC + slot * WG_TSC_STAGE + r * 8, dst(st), r);
     // The consumers' wgmma reads these rows through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     wg_bar_arrive(full0 + 8 * st);
@@ -1329,8 +1296,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
       // WG_TOK: one arrival with the copy's bytes; WG_SSA: and the 128
-      // decoding threads' of each decoding warpgroup.
-      wg_bar_init(full0 + 8 * s, WG_SSA ? 1 + 128 * WG_SSA : WG_TOK ? 1 : 128);
+      // decoding producer threads'.
+      wg_bar_init(full0 + 8 * s, WG_SSA ? 129 : WG_TOK ? 1 : 128);
 #if WG_FOLD
       *(fg_u32*)(sgen + WG_OFF_BAR + (STAGES + s) * 8) = 0u; // release count (wg_consume)
 #else
@@ -1352,57 +1319,45 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   // The role, warp-uniform as far as ptxas can tell (setmaxnreg must be
   // reached by whole warpgroups).
   const int role = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  // WG_SSA 2: the block's last warpgroup decodes weights too (part 1).
-  if (!WG_FOLD && (role == 0 || (WG_SSA == 2 && role == WG_CONS + 1))) {
+  if (!WG_FOLD && role == 0) {
     // ---------------- producer warpgroup: token rows ----------------
 #if WG_CREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_PREGS));
 #endif
 #if WG_SSA
-    // Every decoding thread decodes one weight row per chunk (the tile's
+    // Every producer thread decodes one weight row per chunk (the tile's
     // 128 rows; the dual GEMM: rows 0-63 of the tile's B1 rows, 64-127 the
     // same rows of B2) from a cp.async ring of raw
     // rows into the chunk's weight stage, as the token pass decodes token
-    // rows; its thread 0 also streams the chunk's decoded tokens in. The
-    // stage's full barrier counts the copy's arrival and the 128 decoders'.
-    // WG_SSA 2: two decoding warpgroups (part 0 this one, part 1 the
-    // block's last) share every chunk, each copying and decoding one 64-K
-    // block of its rows, so a chunk's decode takes half the time: with two
-    // stages only one is free to decode into at a time, and the decode runs
-    // at about half its rate beside the wgmmas (kernel-notes step 26).
-    // Part 0's thread 0 streams the tokens.
-    const int pt = tid & 127, part = WG_SSA == 2 && role != 0 ? 1 : 0;
+    // rows; thread 0 also streams the chunk's decoded tokens in. The stage's
+    // full barrier counts the copy's arrival and the 128 decoders'.
 #if WG_PDL
-    if (pt == 0 && part == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if (tid == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
     wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
       FgTile tile;
       FgGroup gp;
-      fetch(p.t, tile, gp, DUAL ? pt >> 6 : 0); // dual: consumer 0 sees B1, consumer 1 B2
-      const int n = tile.n0 + (DUAL ? pt & 63 : pt);
+      fetch(p.t, tile, gp, DUAL ? tid >> 6 : 0); // dual: consumer 0 sees B1, consumer 1 B2
+      const int n = tile.n0 + (DUAL ? tid & 63 : tid);
       const bool ok = n < gp.n;
       const fg_u8* const wsrc = gp.b + (size_t)(ok ? n : 0) * (size_t)(gp.k >> 1);
       const fg_u8* const ssrc = gp.sb + (size_t)(ok ? n : 0) * (size_t)(gp.k >> 4);
       const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
-      auto bytes = [&](int, int kc, bool& exists) {
-        exists = ok;
-        return wsrc + kc * 64;
-      };
-      auto scales = [&](int, int kc) { return ssrc + kc * 8; };
-      auto stage = [&](int st) { return sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE; };
-      auto copy = [&](int st, int) {
-        if (pt == 0 && part == 0) {
-          wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
-          wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
-        }
-        src += WG_TOK_STAGE;
-      };
-      // 128 rows: row pt only, fetched above; the K block this warpgroup
-      // decodes (-1: the whole row).
-      if (part)
-        wg_rows_ring<1>(sbase, full0, empty0, pt, q, p.k0, p.k1, TILE_N, bytes, scales, stage, copy);
-      else
-        wg_rows_ring<WG_SSA == 2 ? 0 : -1>(sbase, full0, empty0, pt, q, p.k0, p.k1, TILE_N, bytes, scales, stage, copy);
+      wg_rows_ring(
+          sbase, full0, empty0, tid, q, p.k0, p.k1, TILE_N, // 128 rows: row tid only, fetched above
+          [&](int, int kc, bool& exists) {
+            exists = ok;
+            return wsrc + kc * 64;
+          },
+          [&](int, int kc) { return ssrc + kc * 8; },
+          [&](int st) { return sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE; },
+          [&](int st, int) {
+            if (tid == 0) {
+              wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+              wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
+            }
+            src += WG_TOK_STAGE;
+          });
     });
 #elif WG_TOK
     // One thread streams the decoded stages of its pieces into the ring.
