@@ -95,6 +95,10 @@ func wgmmaFold(problem string, k Knobs) bool { return k.Value("producer") == "fo
 // memory, decoded there by the producer warpgroup (WG_SSA).
 func wgmmaSharedA(k Knobs) bool { return k.Value("weights") == "shared" }
 
+// wgmmaStagedA reports whether k's consumers decode their own weights into
+// fp16 A buffers in shared memory and issue SS wgmmas (WG_CSA).
+func wgmmaStagedA(k Knobs) bool { return k.Value("weights") == "staged" }
+
 // wgmmaLaunchRegs is what each thread of the block gets at launch: 65536
 // registers over 128 x (1 + consumers) threads, a multiple of 8 (168 for
 // 384 threads, 128 for 512), as the kernel's WG_LREGS.
@@ -181,8 +185,8 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", 
 var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch"}
 
 // wgmmaWeightsKnob is where the weights are decoded (WG_SSA).
-var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared"}, Default: "registers",
-	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles on an H100, dev/gpucall/dual.sh ablate, docs/kernel-notes.md step 25); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; measured slower on an H100: 0.865x the same tile with register weights on the dual GEMM and 0.851x on the group's, 0.79x and 0.75x their best variants, with the one producer warpgroup's decode and its hand-offs on the critical path (a second decoding warpgroup, on alternate chunks or on half of each chunk, measured 0.97x and 0.63x; dev/gpucall/dual.sh ssa and ssaprof, docs/kernel-notes.md step 26)"}
+var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared", "staged"}, Default: "registers",
+	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles on an H100, dev/gpucall/dual.sh ablate, docs/kernel-notes.md step 25); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; measured slower on an H100: 0.865x the same tile with register weights on the dual GEMM and 0.851x on the group's, 0.79x and 0.75x their best variants, with the one producer warpgroup's decode and its hand-offs on the critical path (a second decoding warpgroup, on alternate chunks or on half of each chunk, measured 0.97x and 0.63x; dev/gpucall/dual.sh ssa and ssaprof, docs/kernel-notes.md step 26); staged = each consumer copies its weight rows as with registers and decodes them into one of two fp16 A buffers in shared memory (the token stage's layout), the next chunk's while its eight SS wgmmas of this one run, since an H100 probe ran a warpgroup's own integer work at about half rate beside its SS wgmma chain and not at all beside a register-A chain (WG_CSA, kernel-notes step 27); the same tiles and knobs as shared, with two 32 KB A buffers in place of the weight stages"}
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
 var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
@@ -458,6 +462,9 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 		traw, tsc = 0, 0 // decoded ahead: no raw token ring
 	}
 	astg := 0
+	if wgmmaStagedA(k) {
+		astg = 2 * tn * 256 // the consumers' two A buffers
+	}
 	if wgmmaSharedA(k) {
 		// The producer's raw weight rows in the token ring's layout, and a
 		// decoded weight stage per token stage; no consumer ring.
@@ -484,10 +491,10 @@ func checkWgmma(problem string, k Knobs) error {
 			return &KnobError{Knob: "producer", Value: "folded", Reason: "the producer folded into consumer 0 needs tokens=once, overlap none or pdl, schedule=tiles, registers=even and pipeline=halves"}
 		}
 	}
-	if wgmmaSharedA(k) && (wgmmaBlocks(problem, k) != 1 || wgmmaConsumers(problem, k) != 2 || k.TileM != 128 || k.Stages != 2 ||
+	if (wgmmaSharedA(k) || wgmmaStagedA(k)) && (wgmmaBlocks(problem, k) != 1 || wgmmaConsumers(problem, k) != 2 || k.TileM != 128 || k.Stages != 2 ||
 		wgmmaFold(problem, k) || wgmmaFit(k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
 		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
-		return &KnobError{Knob: "weights", Value: "shared", Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
+		return &KnobError{Knob: "weights", Value: k.Value("weights"), Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
 	}
 	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
@@ -571,6 +578,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_RDY":  wgmmaReady(k),
 		"WG_PF":   k.Value("prefetch") == "next",
 		"WG_SSA":  wgmmaSharedA(k),
+		"WG_CSA":  wgmmaStagedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}

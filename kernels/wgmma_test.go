@@ -44,8 +44,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 6984 {
-		t.Errorf("wgmma combinations: %d, want 6984 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; 4 with weights=shared)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 6988 {
+		t.Errorf("wgmma combinations: %d, want 6988 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; 4 each with weights=shared and staged)", n)
 	}
 	// weights=shared on the group's narrow tile: its 128 weight rows from
 	// one B, the same shared memory as the dual narrow tile's.
@@ -203,22 +203,23 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// pdl), per decode, overlap and prefetch: two consumers at 64x64,
 	// 128x64 and 64x128 on 2-4 stages, 128x128 on 2-3, 256x64 on 2 (12);
 	// four consumers at 128 columns, 128 tokens on 2 stages and 64 on 2-4
-	// (4): 128 more, 1568. The weights decoded into shared memory: the
-	// narrow tile at 2 stages, whole tiles, per decode and overlap: 4 more.
-	if n := len(d.VariantCombinations("wgmma")); n != 1572 {
-		t.Errorf("dual wgmma combinations: %d, want 1572 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded, 4 with shared weights)", n)
+	// (4): 128 more, 1568. The weights decoded into shared memory (shared
+	// or staged): the narrow tile at 2 stages, whole tiles, per decode and
+	// overlap: 4 more each.
+	if n := len(d.VariantCombinations("wgmma")); n != 1576 {
+		t.Errorf("dual wgmma combinations: %d, want 1576 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded, 4 each with shared and staged weights)", n)
 	}
 	// weights=shared on the narrow tile; the wide tile and stream-K refused.
 	sharedWeights(t, d, map[string]string{"WG_MB": "1", "WG_RS": "4"},
 		"wgmma?tile_n=128&registers=split", "wgmma?schedule=streamk")
-	for _, spec := range []string{"wgmma?weights=shared&stages=2", "wgmma?weights=shared&tokens=once"} {
+	for _, spec := range []string{"wgmma?weights=shared&stages=2", "wgmma?weights=shared&tokens=once", "wgmma?weights=staged&stages=2", "wgmma?weights=staged&tokens=once"} {
 		var ke *KnobError // tokens=block; 3 stages
 		if _, err := d.ResolveVariant(spec); !errors.As(err, &ke) || ke.Knob != "weights" {
 			t.Errorf("%s: %v, want a KnobError on weights", spec, err)
 		}
 	}
-	if def := v.Defines(); def["WG_SSA"] != "0" {
-		t.Errorf("default WG_SSA = %q", def["WG_SSA"])
+	if def := v.Defines(); def["WG_SSA"] != "0" || def["WG_CSA"] != "0" {
+		t.Errorf("default WG_SSA = %q, WG_CSA = %q", def["WG_SSA"], def["WG_CSA"])
 	}
 	big, err := d.ResolveVariant("wgmma?tile_m=256&stages=2&registers=split&tokens=once")
 	if err != nil {
@@ -953,35 +954,44 @@ func TestKnobsSameValues(t *testing.T) {
 	}
 }
 
-// sharedWeights checks p's weights=shared variant at stages=2 with
-// tokens=once: its defines (WG_SSA=1, STAGES=2 and want), its shared memory
-// as the kernel lays it out (two token and two weight stages of 128 rows,
-// the producer's raw ring of 128 rows, the epilogue's staging), and that
-// each of the specs, with those three knobs added, is refused on weights.
+// sharedWeights checks p's weights=shared and weights=staged variants at
+// stages=2 with tokens=once: their defines (WG_SSA=1 or WG_CSA=1, STAGES=2
+// and want), their shared memory as the kernel lays it out (two token
+// stages and two stages or buffers of 128 decoded weight rows; shared: the
+// producer's raw ring of 128 rows in the token ring's layout; staged: the
+// consumers' own rings; the epilogue's staging), and that each of the
+// specs, with those three knobs added, is refused on weights.
 func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...string) {
 	t.Helper()
-	const base = "weights=shared&stages=2&tokens=once"
-	v, err := p.ResolveVariant("wgmma?" + base + "&overlap=pdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := v.Defines()
-	if def["WG_SSA"] != "1" || def["STAGES"] != "2" {
-		t.Errorf("%s weights=shared: WG_SSA %q, STAGES %q, want 1 and 2", p.Name, def["WG_SSA"], def["STAGES"])
-	}
-	for key, w := range want {
-		if def[key] != w {
-			t.Errorf("%s weights=shared: define %s = %q, want %q", p.Name, key, def[key], w)
+	for _, w := range []string{"shared", "staged"} {
+		base := "weights=" + w + "&stages=2&tokens=once"
+		v, err := p.ResolveVariant("wgmma?" + base + "&overlap=pdl")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	tok, raw, sc, astg, ep := 2*128*256, 4*128*80, 4*128*8, 2*128*256, 2*128*(128+16)
-	if sb, w := WgmmaSharedBytes(p.Name, v.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != w {
-		t.Errorf("%s weights=shared: %d bytes of shared memory, want %d", p.Name, sb, w)
-	}
-	for _, spec := range refused {
-		var ke *KnobError
-		if _, err := p.ResolveVariant(spec + "&" + base); !errors.As(err, &ke) || ke.Knob != "weights" {
-			t.Errorf("%s %s&%s: %v, want a KnobError on weights", p.Name, spec, base, err)
+		def := v.Defines()
+		ssa, csa := map[string]string{"shared": "1", "staged": "0"}[w], map[string]string{"shared": "0", "staged": "1"}[w]
+		if def["WG_SSA"] != ssa || def["WG_CSA"] != csa || def["STAGES"] != "2" {
+			t.Errorf("%s weights=%s: WG_SSA %q, WG_CSA %q, STAGES %q", p.Name, w, def["WG_SSA"], def["WG_CSA"], def["STAGES"])
+		}
+		for key, x := range want {
+			if def[key] != x {
+				t.Errorf("%s weights=%s: define %s = %q, want %q", p.Name, w, key, def[key], x)
+			}
+		}
+		tok, astg, ep := 2*128*256, 2*128*256, 2*128*(128+16)
+		raw, sc := 4*128*80, 4*128*8 // the producer's ring
+		if w == "staged" {
+			raw, sc = 4*128*64, 4*128*16 // the consumers' rings
+		}
+		if sb, x := WgmmaSharedBytes(p.Name, v.Knobs), tok+raw+sc+astg+ep+2*2*8+1024; sb != x {
+			t.Errorf("%s weights=%s: %d bytes of shared memory, want %d", p.Name, w, sb, x)
+		}
+		for _, spec := range refused {
+			var ke *KnobError
+			if _, err := p.ResolveVariant(spec + "&" + base); !errors.As(err, &ke) || ke.Knob != "weights" {
+				t.Errorf("%s %s&%s: %v, want a KnobError on weights", p.Name, spec, base, err)
+			}
 		}
 	}
 }

@@ -54,6 +54,7 @@
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
+#   bash dev/gpucall/dual.sh staged [TOTAL]      # weights=staged: ptxas, tests, paired with register weights and the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared and register weights, dual narrow tile, bench2
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
@@ -72,7 +73,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa or ssaprof}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof or staged}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -810,6 +811,27 @@ ssa)
 	TITLE="weights=shared (the producer decodes the weights into shared memory) against register weights on the same tile and against the best variant, both problems" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	knobfamily weights=shared 150
+	pack
+	;;
+staged)
+	# Step 27: weights=staged (WG_CSA: each consumer decodes its own weight
+	# rows into fp16 A buffers in shared memory, SS wgmmas): ptxas, tests,
+	# paired with the same tile with register weights and with the best,
+	# both problems, then its family combinations.
+	bestvars
+	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
+	ST="$S2&weights=staged"
+	ptxas staged -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_CSA=1
+	ptxas gstaged -DDUAL=0 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_CSA=1
+	ptxsummary
+	tests st_tests nvfp4_dual_gemm "$ST" "$S2"
+	BENCH_MAX=70 bench st_s2 nvfp4_dual_gemm "$ST" "$S2"
+	BENCH_MAX=70 bench st_best nvfp4_dual_gemm "$ST" "$D"
+	tests gst_tests nvfp4_group_gemm "$ST" "$S2"
+	BENCH_MAX=130 bench gst_s2 nvfp4_group_gemm "$ST" "$S2"
+	BENCH_MAX=130 bench gst_best nvfp4_group_gemm "$ST" "$G"
+	TITLE="weights=staged (each consumer decodes its weights into shared memory) against register weights on the same tile and the best variants" summarize
+	knobfamily weights=staged 100
 	pack
 	;;
 ssaprof)

@@ -112,6 +112,15 @@
 // 0 = each consumer decodes its weights into register fragments (RS).
 #define WG_SSA 0
 #endif
+#ifndef WG_CSA
+// Weights staged in shared memory by the consumers themselves (kernel-notes
+// step 27): 1 = each consumer decodes its own weight rows, from its cp.async
+// ring as with register weights, into an fp16 A buffer (two, used in turn)
+// and issues SS wgmmas, so its decode of the next chunk runs beside its
+// in-flight chain (a probe ran a warp's own integer work at about half
+// rate beside its SS chain, and not at all beside its register-A chain).
+#define WG_CSA 0
+#endif
 #ifndef WG_PP
 // Experiment (kernel-notes step 25): 1 = the dual GEMM's two consumers take
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
@@ -311,6 +320,10 @@
                 WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP)
 #error "wg_group_gemm: WG_SSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, the halves' defaults"
 #endif
+#if WG_CSA && (WG_SSA || WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || \
+               WG_FIT || WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP || STAGES != 2)
+#error "wg_group_gemm: WG_CSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, two stages, the halves' defaults"
+#endif
 #define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
@@ -330,8 +343,8 @@
 #define WG_TRAW_STAGE (WG_SSA ? TILE_N * WG_TROWB : WG_TOK ? 0 : WG_TM * WG_TROWB)
 #define WG_OFF_TSC (WG_OFF_TRAW + WG_RS * WG_TRAW_STAGE)
 #define WG_TSC_STAGE (WG_SSA ? TILE_N * 8 : WG_TOK ? 0 : WG_TM * 8)
-#define WG_OFF_ASTG (WG_OFF_TSC + WG_RS * WG_TSC_STAGE) // WG_SSA: decoded weights, one per token stage
-#define WG_ASTG_STAGE (WG_SSA ? TILE_N * 256 : 0)      // two 64-K blocks of TILE_N rows x 128 B
+#define WG_OFF_ASTG (WG_OFF_TSC + WG_RS * WG_TSC_STAGE) // WG_SSA: decoded weights, one per token stage; WG_CSA: two A buffers
+#define WG_ASTG_STAGE (WG_SSA || WG_CSA ? TILE_N * 256 : 0) // two 64-K blocks of TILE_N rows x 128 B
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_ASTG + STAGES * WG_ASTG_STAGE)
@@ -407,6 +420,9 @@ static __device__ __forceinline__ fg_u32 wg_lds32(fg_u32 addr) {
   fg_u32 v;
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
   return v;
+}
+static __device__ __forceinline__ void wg_sts32(fg_u32 addr, fg_u32 x) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(x) : "memory");
 }
 static __device__ __forceinline__ void wg_sts128(fg_u32 addr, fg_u32 x, fg_u32 y, fg_u32 z, fg_u32 w) {
   asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
@@ -974,6 +990,58 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         wg_mma_ss128(acc[0], wg_desc(wg_step_addr(wst, j)), wg_desc(wg_step_addr(tok, j)));
       wg_commit();
       release_prev();
+      prev = st;
+    }
+  }
+#elif WG_CSA
+  // This consumer decodes its own 64 weight rows of each chunk into one of
+  // two A buffers (the token stage's layout, its rows at c * 64), the next
+  // chunk's while this one's eight SS wgmmas run: lanes t = 0..3 of a quad
+  // hold 16 bytes of row lrow (words 4t..4t+3, physical K 32t..32t+31, as
+  // they copied them) and write fp16x2 t of each of the row's sixteen
+  // 16-byte units, the token pass's order (wg_decode_words), four bytes at
+  // a time (eight rows per warp store: one wavefront). Its copies are its
+  // own, so only the stores need a barrier before the wgmmas read them.
+  if constexpr (NW == 128) {
+    auto abuf = [&](int i) { return sbase + WG_OFF_ASTG + (i & 1) * WG_ASTG_STAGE; };
+    auto decode_a = [&](int kc, fg_u32 a) {
+      const int slot = kc % WG_RS;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = lrow(0, h);
+        fg_u32 x[4];
+        wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, x[0], x[1], x[2], x[3]);
+        const fg_u32 sc = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t) >> (16 * (t & 1));
+        const fg_u32 s0 = wg_scale<0>(sc), s1 = wg_scale<1>(sc);
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+          const fg_u32 v = (u & 3) == 0   ? wg_dec<0>(x[u >> 2])
+                           : (u & 3) == 1 ? wg_dec<1>(x[u >> 2])
+                           : (u & 3) == 2 ? wg_dec<2>(x[u >> 2])
+                                          : wg_dec<3>(x[u >> 2]);
+          wg_sts32(wg_chunk_addr(a, r, u) + 4 * t, wg_hmul2(v, u < 8 ? s0 : s1));
+        }
+      }
+      // The wgmmas read these stores through the async proxy, after every
+      // thread of this warpgroup has made them.
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+    };
+    decode_a(k0, abuf(0));
+    for (int it = k0; it < k1; ++it, ++q) {
+      int st;
+      const fg_u32 tok = tokens(st);
+      const fg_u32 a = abuf(it - k0) + c * 64 * 128; // this consumer's rows
+#pragma unroll
+      for (int j = 0; j < 8; ++j) wg_mma_ss128(acc[0], wg_desc(wg_step_addr(a, j)), wg_desc(wg_step_addr(tok, j)));
+      wg_commit();
+      release_prev(); // chunk it-1's wgmmas done: its stage and A buffer are free
+      if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+      wg_cp_commit();
+      if (it + 1 < k1) {
+        wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+        decode_a(it + 1, abuf(it + 1 - k0));
+      }
       prev = st;
     }
   }
