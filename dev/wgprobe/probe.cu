@@ -160,8 +160,11 @@ __global__ void __launch_bounds__(NW == 256 ? 256 : 512, 1) probe(int iters, u64
 // (wg_mma_ss128), 2 none: warpgroup 0 runs only its OWN work (the control
 // for what that work costs alone), or with OWN 0 spins on the clock for 64
 // cycles per iteration, so the ALU warpgroups' rate alone is measured.
+// OWNLDS (step 27): each OWN round is four 16-byte shared-memory loads
+// folded into the chains by one XOR each (what a consumer loading decoded
+// fragments with ldmatrix would do) instead of the ALU round.
 enum { MMA_RS = 0, MMA_SS = 1, MMA_NONE = 2 };
-template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0, int MMA = MMA_RS>
+template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0, int MMA = MMA_RS, bool OWNLDS = false>
 __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ volatile int stop;
@@ -213,11 +216,21 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
       // before it.
 #pragma unroll 1
       for (int r = 0; r < OWN; ++r) {
+        if constexpr (OWNLDS) {
 #pragma unroll
-        for (int c = 0; c < 8; ++c) {
-          own[c] = __byte_perm(own[c], seed, 0x5140u);
-          own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
-          oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
+          for (int c = 0; c < 8; c += 2) {
+            u32 w0, w1, w2, w3;
+            wg_lds128(base + 32768 + ((tid * 16 + (r * 4 + c) * 2048) & 16383), w0, w1, w2, w3);
+            own[c] ^= w0 ^ w1;
+            own[c + 1] ^= w2 ^ w3;
+          }
+        } else {
+#pragma unroll
+          for (int c = 0; c < 8; ++c) {
+            own[c] = __byte_perm(own[c], seed, 0x5140u);
+            own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
+            oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
+          }
         }
       }
       if (CHAIN) {
@@ -311,6 +324,8 @@ template __global__ void roles<true, 0, false, 4>(int, u64*, u32*, u32);
 template __global__ void roles<true, 0, false, 4, MMA_SS>(int, u64*, u32*, u32);
 template __global__ void roles<true, 0, false, 4, MMA_NONE>(int, u64*, u32*, u32);
 template __global__ void roles<true, 3, false, 0, MMA_NONE>(int, u64*, u32*, u32);
+template __global__ void roles<true, 0, false, 4, MMA_RS, true>(int, u64*, u32*, u32);
+template __global__ void roles<true, 3, true, 0, MMA_SS>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -375,11 +390,11 @@ static void sweep(int sms, u64* dc, u32* ds) {
   }
 }
 
-template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0, int MMA = MMA_RS>
+template <bool CHAIN, int ALUWG, bool SMEM = false, int OWN = 0, int MMA = MMA_RS, bool OWNLDS = false>
 static void roles_run(int sms, u64* dcycles, u32* dsink) {
   const int iters = 8192;
   std::vector<double> per, alu;
-  timed(roles<CHAIN, ALUWG, SMEM, OWN, MMA>, sms, 128 * (1 + ALUWG), iters, 2, dcycles, [&](const std::vector<u64>& c) {
+  timed(roles<CHAIN, ALUWG, SMEM, OWN, MMA, OWNLDS>, sms, 128 * (1 + ALUWG), iters, 2, dcycles, [&](const std::vector<u64>& c) {
     for (int b = 0; b < sms; ++b) {
       per.push_back((double)c[2 * b] / iters);
       // ALU loops per 1,000 cycles per warp (the SASS gives the
@@ -388,8 +403,8 @@ static void roles_run(int sms, u64* dcycles, u32* dsink) {
     }
   }, dsink, 1u);
   static const char* const mma[] = {"RS", "SS", "no"};
-  printf("roles: %s m64n128k16 %-13s own %2d + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
-         mma[MMA], CHAIN ? "4 per group" : "1 per group", OWN, ALUWG, SMEM ? "smem" : "ALU ", quantile(per, 0.5),
+  printf("roles: %s m64n128k16 %-13s own %2d%s + %d %s warpgroup(s): %6.1f cycles per wgmma (p10 %.1f, p90 %.1f), %.1f loops per kcycle per warp\n",
+         mma[MMA], CHAIN ? "4 per group" : "1 per group", OWN, OWNLDS ? " lds" : "", ALUWG, SMEM ? "smem" : "ALU ", quantile(per, 0.5),
          quantile(per, 0.1), quantile(per, 0.9), ALUWG ? quantile(alu, 0.5) : 0.0);
 }
 
@@ -440,6 +455,16 @@ int main(int argc, char** argv) {
     roles_run<true, 1, false, 0, MMA_NONE>(p.multiProcessorCount, dc, ds);
     roles_run<true, 3, false, 0, MMA_NONE>(p.multiProcessorCount, dc, ds);
     roles_run<true, 3, false, 0, MMA_SS>(p.multiProcessorCount, dc, ds);
+    // Step 27: SS chains beside shared-memory traffic (the SS designs'
+    // price), and the issuing warps' own shared-memory loads beside their
+    // chains, RS and SS, with the loads' time alone.
+    roles_run<true, 1, true, 0, MMA_SS>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 3, true, 0, MMA_SS>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 4, MMA_RS, true>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 4, MMA_SS, true>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 4, MMA_NONE, true>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 16, MMA_RS, true>(p.multiProcessorCount, dc, ds);
+    roles_run<true, 0, false, 16, MMA_NONE, true>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   sweep<true, true>(p.multiProcessorCount, dc, ds);
