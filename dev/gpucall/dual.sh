@@ -54,7 +54,6 @@
 #   bash dev/gpucall/dual.sh wgprobe [TOTAL]     # dev/wgprobe: a warpgroup's wgmma issue time, RS or SS, 1-4 warpgroups, ALU between wgmmas, widths 64-256
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
-#   bash dev/gpucall/dual.sh rot [TOTAL]         # WG_ROT (expbuild rot WG_ROT=1): tests, the four-consumer dual tile, the best dual and group variants against the baseline in both builds
 #   bash dev/gpucall/dual.sh staged [TOTAL]      # weights=staged: ptxas, tests, paired with register weights and the best (both problems), its family combinations
 #   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared and register weights, dual narrow tile, bench2
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
@@ -63,7 +62,8 @@
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
-# ssa2: the decoders knob, source at c8eb62e);
+# ssa2: the decoders knob, source at c8eb62e; rot: WG_ROT, source at
+# 7651b01);
 # their source is at cdd09cb, the commands in docs/BENCHMARKS.md sections 19-20.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -74,7 +74,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged or rot}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof or staged}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -812,27 +812,6 @@ ssa)
 	TITLE="weights=shared (the producer decodes the weights into shared memory) against register weights on the same tile and against the best variant, both problems" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	knobfamily weights=shared 150
-	pack
-	;;
-rot)
-	# Step 27: WG_ROT (the consumers issue whole chunks in a fixed rotation
-	# and decode while the others' chains run). Build: bash
-	# dev/gpucall/expbuild.sh rot WG_ROT=1. Every wgmma module of that
-	# build rotates, so each variant is paired with the baseline family in
-	# both builds: the dual four-consumer folded tile (F4), the best dual
-	# (two consumers) and the group's best (three consumers).
-	unpackexp
-	bestvars
-	F4='wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4&producer=folded'
-	WEB=./bin/web_rot tests rot_tests nvfp4_dual_gemm "$F4" "$D"
-	WEB=./bin/web_rot tests rot_gtests nvfp4_group_gemm "$G" baseline
-	WEB=./bin/web_rot BENCH_MAX=60 bench rot_f4 nvfp4_dual_gemm "$F4"
-	BENCH_MAX=60 bench plain_f4 nvfp4_dual_gemm "$F4"
-	WEB=./bin/web_rot BENCH_MAX=60 bench rot_d nvfp4_dual_gemm "$D"
-	BENCH_MAX=60 bench plain_d nvfp4_dual_gemm "$D"
-	WEB=./bin/web_rot BENCH_MAX=120 bench rot_g nvfp4_group_gemm "$G"
-	BENCH_MAX=120 bench plain_g nvfp4_group_gemm "$G"
-	TITLE="WG_ROT (whole chunks in rotation) against the same variants without it, each paired with the baseline" summarize
 	pack
 	;;
 staged)

@@ -121,17 +121,6 @@
 // rate beside its SS chain, and not at all beside its register-A chain).
 #define WG_CSA 0
 #endif
-#ifndef WG_ROT
-// Experiment (kernel-notes step 27): 1 = the consumers issue whole chunks in
-// a fixed rotation (consumer c after consumer c - 1's same chunk, consumer 0
-// after the last one's previous chunk, named barriers WG_ROT_ID + c), and
-// each waits for its own chain before decoding its next chunk, so that its
-// decode runs while the other consumers' chains are in the pipe: a probe
-// found a warpgroup's own loads and integer work serialized with its own
-// register-A chain, other warps' running beside it at about half rate.
-// Active only with the halves pipeline's registers (WG_ROT_ON).
-#define WG_ROT 0
-#endif
 #ifndef WG_PP
 // Experiment (kernel-notes step 25): 1 = the dual GEMM's two consumers take
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
@@ -295,8 +284,6 @@
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
 #define WG_XEMPTY(cl) (2 + WG_CONS + 2 * (cl))
 #define WG_PP_ID 13 // WG_PP's two named barriers (13, 14), above the hand-off's
-#define WG_ROT_ON (WG_ROT && WG_CONS >= 2 && !WG_DB && !WG_SSA && !WG_CSA && !WG_EXP && !WG_PP)
-#define WG_ROT_ID 9 // WG_ROT's named barriers 9..9 + WG_CONS - 1, above the hand-off's (5..8)
 #if WG_PP && (!DUAL || WG_CONS != 2 || WG_DB || WG_EXP || WG_SK || WG_FOLD)
 #error "wg_group_gemm: WG_PP is for the dual GEMM's two consumers in the halves pipeline, whole tiles, with a producer warpgroup"
 #endif
@@ -1130,42 +1117,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_named_arrive(WG_PP_ID + 1);
     }
   };
-#if WG_ROT_ON
-  // Both halves of a chunk decoded, then its eight wgmmas at this
-  // consumer's turn (consumer 0 skips its wait before the block's first
-  // chunk, the last consumer its arrival after the block's last), then
-  // the wait for them, the stage's release and the next chunk's decode.
-  frags_x(k0);
-  frags_y();
-  for (int it = k0; it < k1; ++it, ++q) {
-    int st;
-    const fg_u32 tok = tokens(st);
-    if (!(c == 0 && q == 0)) asm volatile("bar.sync %0, 256;\n" ::"r"(WG_ROT_ID + c) : "memory");
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
-#pragma unroll
-      for (int j = 0; j < 4; ++j) wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
-    }
-    wg_commit();
-    if (!(c == WG_CONS - 1 && !more && it + 1 == k1))
-      asm volatile("bar.arrive %0, 256;\n" ::"r"(WG_ROT_ID + (c + 1) % WG_CONS) : "memory");
-    wg_wait<0>(); // this chunk's wgmmas done: its stage and the fragments are free
-#if WG_FOLD
-    release(st);
-#else
-    wg_bar_arrive(empty0 + 8 * st);
-#endif
-    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
-    wg_cp_commit();
-    if (it + 1 < k1) {
-      wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
-      frags_x(it + 1);
-      frags_y();
-    }
-  }
-#else
   frags_x(k0);
   for (int it = k0; it < k1; ++it, ++q) {
     int st;
@@ -1205,7 +1156,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
     prev = st;
   }
-#endif // WG_ROT_ON
 #endif
 #if WG_PF
   // Every copy of this piece has landed (its last chunk is decoded), so the
