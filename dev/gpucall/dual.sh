@@ -120,9 +120,23 @@ foldvars() {
 # group bench1).
 bestvars() {
 	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	# The narrow tile with register weights, the peer of its weights= forms.
+	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
+}
+# narrowpair TAG VARIANT: a narrow-tile variant's tests and benches, paired
+# with the same tile with register weights (S2) and with the best variant
+# (bestvars: S2, D, G), the dual GEMM then the group's.
+narrowpair() {
+	local tag=$1 v=$2
+	tests "${tag}_tests" nvfp4_dual_gemm "$v" "$S2"
+	BENCH_MAX=80 bench "${tag}_s2" nvfp4_dual_gemm "$v" "$S2"
+	BENCH_MAX=80 bench "${tag}_best" nvfp4_dual_gemm "$v" "$D"
+	tests "g${tag}_tests" nvfp4_group_gemm "$v" "$S2"
+	BENCH_MAX=130 bench "g${tag}_s2" nvfp4_group_gemm "$v" "$S2"
+	BENCH_MAX=130 bench "g${tag}_best" nvfp4_group_gemm "$v" "$G"
 }
 # ncubench STEP CAP LOG PROBLEM VARIANT SHAPES NCU-OPTION...: ncu over an
 # A/A bench of VARIANT on the shapes file SHAPES, ungated (ncu serializes
@@ -794,7 +808,6 @@ ssa)
 	# (S2) and with the best variant, dual then group, then its family
 	# combinations (both problems; bin/engine.test).
 	bestvars
-	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	SS="$S2&weights=shared"
 	ptxas ssa -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_SSA=1
 	ptxsummary
@@ -802,13 +815,8 @@ ssa)
 		-o /tmp/wgprobe dev/wgprobe/probe.cu
 	step roles 60 wgprobe.txt /tmp/wgprobe roles
 	grep -E "^roles|C751" "$OUT/wgprobe.txt"
-	tests ssa_tests nvfp4_dual_gemm "$SS" "$S2"
-	BENCH_MAX=80 bench ssa_s2 nvfp4_dual_gemm "$SS" "$S2"
-	BENCH_MAX=80 bench ssa_best nvfp4_dual_gemm "$SS" "$D"
-	# The group's narrow tile (the same spec: tile_n=128 is its default).
-	tests gssa_tests nvfp4_group_gemm "$SS" "$S2"
-	BENCH_MAX=130 bench gssa_s2 nvfp4_group_gemm "$SS" "$S2"
-	BENCH_MAX=130 bench gssa_best nvfp4_group_gemm "$SS" "$G"
+	# The group's narrow tile is the same spec (tile_n=128 is its default).
+	narrowpair ssa "$SS"
 	TITLE="weights=shared (the producer decodes the weights into shared memory) against register weights on the same tile and against the best variant, both problems" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
 	knobfamily weights=shared 150
@@ -820,17 +828,11 @@ staged)
 	# paired with the same tile with register weights and with the best,
 	# both problems, then its family combinations.
 	bestvars
-	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	ST="$S2&weights=staged"
 	ptxas staged -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_CSA=1
 	ptxas gstaged -DDUAL=0 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_CSA=1
 	ptxsummary
-	tests st_tests nvfp4_dual_gemm "$ST" "$S2"
-	BENCH_MAX=70 bench st_s2 nvfp4_dual_gemm "$ST" "$S2"
-	BENCH_MAX=70 bench st_best nvfp4_dual_gemm "$ST" "$D"
-	tests gst_tests nvfp4_group_gemm "$ST" "$S2"
-	BENCH_MAX=130 bench gst_s2 nvfp4_group_gemm "$ST" "$S2"
-	BENCH_MAX=130 bench gst_best nvfp4_group_gemm "$ST" "$G"
+	narrowpair st "$ST"
 	TITLE="weights=staged (each consumer decodes its weights into shared memory) against register weights on the same tile and the best variants" summarize
 	knobfamily weights=staged 100
 	pack
@@ -840,7 +842,7 @@ ssaprof)
 	# of the same tile with register weights, bench2, one launch each;
 	# shared-memory bank conflicts besides ncudual's pipes and stalls.
 	# (Call 4 also ran decoders=2, whose source is at c8eb62e.)
-	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
+	bestvars
 	export NCU_EXTRA=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_lsu.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed
 	for v in "$S2&weights=shared" "$S2"; do
 		echo "### $v" >>"$OUT/ncu_dual.txt"
