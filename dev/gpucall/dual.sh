@@ -55,6 +55,7 @@
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
 #   bash dev/gpucall/dual.sh staged [TOTAL]      # weights=staged: ptxas, tests, paired with register weights and the best (both problems), its family combinations
+#   bash dev/gpucall/dual.sh stagedmarks [TOTAL] # WG_STAMP marks of weights=staged and of the same tile with register weights, bench2
 #   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared and register weights, dual narrow tile, bench2
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
@@ -74,7 +75,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof or staged}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged or stagedmarks}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -835,6 +836,19 @@ staged)
 	narrowpair st "$ST"
 	TITLE="weights=staged (each consumer decodes its weights into shared memory) against register weights on the same tile and the best variants" summarize
 	knobfamily weights=staged 100
+	pack
+	;;
+stagedmarks)
+	# Step 27's next step: where a weights=staged chunk spends its time
+	# (WG_STAMP marks 5-8 of both consumers; stamps.py --staged), with the
+	# same tile with register weights beside it, bench2.
+	# Build: bash dev/gpucall/expbuild.sh stamp WG_STAMP=1.
+	unpackexp
+	bestvars
+	stampbench st ./bin/web_stamp "$S2&weights=staged"
+	stampbench s2 ./bin/web_stamp "$S2"
+	python3 dev/gpucall/stamps.py --launch 0 --staged "$OUT/stamp_st.txt" | tee "$OUT/marks.txt"
+	python3 dev/gpucall/stamps.py --launch 0 "$OUT/stamp_s2.txt" | tee -a "$OUT/marks.txt"
 	pack
 	;;
 ssaprof)

@@ -9,8 +9,9 @@ token chunks j past the first STAGES (steady state), in SM clock cycles:
 Then, where the build marks the consumers' chunks (kinds 5-11 consumer 0,
 12-18 consumer 1), the median of each segment of each, and per chunk the
 cycles in which both consumers, one or neither is issuing wgmmas.
-Usage: stamps.py [--launch N] FILE... (lines "WGSTAMP launch j issue c0in c0out c1in c1out
-[marks 5-11 [marks 12-18]]")."""
+--staged: the marks of weights=staged (WG_CSA), kinds 5-8 (STAGED).
+Usage: stamps.py [--launch N] [--staged] FILE... (lines "WGSTAMP launch j issue c0in c0out c1in
+c1out [marks 5-11 [marks 12-18]]")."""
 import statistics
 import sys
 
@@ -26,6 +27,10 @@ def main():
     if len(args) >= 2 and args[0] == "--launch":
         only = int(args[1])
         args = args[2:]
+    segments, issues = SEGMENTS, ISSUES
+    if args and args[0] == "--staged":
+        segments, issues = STAGED, STAGED_ISSUES
+        args = args[1:]
     print("| file | launch | chunks | slack p50 | latency p50 / p90 | wait p50 / p90 / sum | c1 wait p50 / sum | period p50 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for path in args:
@@ -57,7 +62,7 @@ def main():
                 path.split("/")[-1], n, len(steady), statistics.median(slack), statistics.median(lat),
                 pct(lat, 0.9), statistics.median(wait), pct(wait, 0.9), sum(wait), statistics.median(c1), sum(c1),
                 statistics.median(per)))
-        timeline(path, runs)
+        timeline(path, runs, segments, issues)
         clocks, cycles = [], []
         for f in lines:
             if len(f) == 4 and f[0] == "WGCLOCK" and int(f[3]) > 0 and (only is None or int(f[1]) == only):
@@ -90,14 +95,26 @@ SEGMENTS = [
     ("decode X(j+1)", 10, 11),
     ("tokens(j+1)", 11, None),
 ]
+# Consumer 0's issue segments (start kind, end kind): X and Y.
+ISSUES = [(2, 5), (7, 8)]
+
+# weights=staged (WG_CSA): one issue of the chunk's eight SS wgmmas.
+STAGED = [
+    ("issue", 2, 5),
+    ("wait chunk j-1", 5, 6),
+    ("weights landed", 6, 7),
+    ("decode j+1", 7, 8),
+    ("tokens(j+1)", 8, None),
+]
+STAGED_ISSUES = [(2, 5)]
 
 
-def timeline(path, runs):
+def timeline(path, runs, segments, issues):
     """Medians over every printed launch's steady chunks of each segment of
     consumer 0's chunk, and of consumer 1's where the build marks it (kinds
     12-18: kind k of consumer 0 is k + 7 for consumer 1; its wait for the
     tokens ends at kind 4, not 2)."""
-    ks = [k for _, a, b in SEGMENTS for k in (a, b) if k is not None]
+    ks = [k for _, a, b in segments for k in (a, b) if k is not None]
     for c in (0, 1):
         shift = 7 * c
 
@@ -105,7 +122,7 @@ def timeline(path, runs):
             # Kind 2 (consumer 0's wait ended) is kind 4 for consumer 1.
             return row[4 if (c and k == 2) else (k + shift if k >= 5 else k)]
 
-        segs = {name: [] for name, _, _ in SEGMENTS}
+        segs = {name: [] for name, _, _ in segments}
         for _, rows in runs:
             for j in sorted(rows):
                 t = rows[j]
@@ -113,7 +130,7 @@ def timeline(path, runs):
                     continue
                 if any(at(t, k) == 0 for k in ks) or at(rows[j + 1], 2) == 0:
                     continue
-                for name, a, b in SEGMENTS:
+                for name, a, b in segments:
                     end = at(rows[j + 1], 2) if b is None else at(t, b)
                     segs[name].append(end - at(t, a))
         if not next(iter(segs.values())):
@@ -124,13 +141,14 @@ def timeline(path, runs):
         for name, v in segs.items():
             m = statistics.median(v)
             print("  %-16s %6d  %4.1f%%  (p90 %d)" % (name, m, 100.0 * m / total, pct(v, 0.9)))
-    overlap(path, runs)
+    overlap(path, runs, issues)
 
 
-def overlap(path, runs):
+def overlap(path, runs, issues):
     """Where both consumers mark their chunks: per steady chunk of consumer
     0 (from its tokens' wait ending to the next), the cycles in which both
-    are inside an issue segment (X: tokens' wait ended to kind 5; Y: kind 7
+    are inside an issue segment (issues: (start, end) kinds of consumer 0,
+    kind 2 being the tokens' wait ending; the halves' X is 2 to 5 and Y 7
     to 8), in which only one is, and in which neither is."""
     both, one, neither = [], [], []
     for _, rows in runs:
@@ -141,9 +159,9 @@ def overlap(path, runs):
                 t = rows[j]
                 if len(t) < 19:
                     return
-                x0 = t[4] if c else t[2]
-                s.append((x0, t[5 + 7 * c]))
-                s.append((t[7 + 7 * c], t[8 + 7 * c]))
+                for a, b in issues:
+                    start = (t[4] if c else t[2]) if a == 2 else t[a + 7 * c]
+                    s.append((start, t[b + 7 * c]))
             spans.append([(a, b) for a, b in s if a and b and b > a])
         for j in sorted(rows):
             if j < 3 or j + 1 not in rows:

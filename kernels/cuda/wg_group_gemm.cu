@@ -1005,6 +1005,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // a time (eight rows per warp store: one wavefront). Its copies are its
   // own, so only the stores need a barrier before the wgmmas read them.
   if constexpr (NW == 128) {
+    // WG_STAMP: consumers 0 and 1's first threads mark the chunk (kinds
+    // 5-8, consumer 1's 7 higher; stamps.py --staged): its wgmmas issued,
+    // the previous chunk's done, the next chunk's copies landed, its
+    // decode done.
+    auto mark = [&](int kind) {
+      if (WG_STAMP && c < 2 && (tid & 127) == 0) wg_stamp(kind + 7 * c, q);
+    };
     auto abuf = [&](int i) { return sbase + WG_OFF_ASTG + (i & 1) * WG_ASTG_STAGE; };
     auto decode_a = [&](int kc, fg_u32 a) {
       const int slot = kc % WG_RS;
@@ -1037,12 +1044,16 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int j = 0; j < 8; ++j) wg_mma_ss128(acc[0], wg_desc(wg_step_addr(a, j)), wg_desc(wg_step_addr(tok, j)));
       wg_commit();
+      mark(5);
       release_prev(); // chunk it-1's wgmmas done: its stage and A buffer are free
+      mark(6);
       if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
       wg_cp_commit();
       if (it + 1 < k1) {
         wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+        mark(7);
         decode_a(it + 1, abuf(it + 1 - k0));
+        mark(8);
       }
       prev = st;
     }
