@@ -55,6 +55,7 @@
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
 #   bash dev/gpucall/dual.sh staged [TOTAL]      # weights=staged: ptxas, tests, paired with register weights and the best (both problems), its family combinations
+#   bash dev/gpucall/dual.sh issueq [TOTAL]      # dev/wgprobe issue: when each of a chain's eight wgmma issues returns (RS, SS; one and two warpgroups)
 #   bash dev/gpucall/dual.sh stagedmarks [TOTAL] # WG_STAMP marks of weights=staged and of the same tile with register weights, bench2
 #   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared and register weights, dual narrow tile, bench2
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
@@ -75,7 +76,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged or stagedmarks}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks or issueq}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -836,6 +837,16 @@ staged)
 	narrowpair st "$ST"
 	TITLE="weights=staged (each consumer decodes its weights into shared memory) against register weights on the same tile and the best variants" summarize
 	knobfamily weights=staged 100
+	pack
+	;;
+issueq)
+	# Step 27's next step: how far a warpgroup's wgmma issue runs ahead of
+	# the pipe (dev/wgprobe issue: the cycles to each of a chain's eight
+	# issues returning, RS and SS, one and two warpgroups).
+	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
+		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	step issue 60 wgprobe.txt /tmp/wgprobe issue
+	grep -E "^issue|C751|rror" "$OUT/wgprobe.txt"
 	pack
 	;;
 stagedmarks)

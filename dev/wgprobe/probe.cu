@@ -7,7 +7,8 @@
 //     addresses turned out not to matter);
 //   roles  one warpgroup issuing the GEMMs' chains of four beside 0-3
 //     warpgroups of decode-like ALU work or shared-memory traffic, and with
-//     its own such work between chains (OWN).
+//     its own such work between chains (OWN);
+//   issue  when each of a chain's eight issues returns (issueq).
 // On the GPU machine, from the repository root:
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v -o /tmp/wgprobe dev/wgprobe/probe.cu && /tmp/wgprobe [data|roles]
 // (dev/gpucall/dual.sh wgprobe and roles do this). Check ptxas's output for
@@ -313,7 +314,60 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
 #endif
 }
 
+// Issue (kernel-notes step 27): how far ahead of the tensor pipe a
+// warpgroup's wgmma issue runs. NWG warpgroups each issue a chain of eight
+// m64n128k16 (register A if RS, from eight fragment sets, one per wgmma;
+// else A from shared memory), reading the clock after each issue returns,
+// then wait_group 0. Per warpgroup, the mean over iters chains of
+// the cycles from the chain's start to each issue's return and to the
+// wait's: if the issue queue is shallow, the later issues return only as
+// the pipe frees a place, and the issuing warps cannot start other work
+// until then (step 27's marks of weights=staged).
+template <int NWG, bool RS>
+__global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* sink) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const int tid = threadIdx.x;
+  const u32 base = probe_smem();
+  const u64 bdesc = wg_desc(base), adesc = wg_desc(base + 32768);
+  float d[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.f;
+  u32 a[8][4];
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[j][r] = (tid + 4 * j + r) * 0x3C00u;
+  u64 t[9];
+#pragma unroll
+  for (int j = 0; j < 9; ++j) t[j] = 0;
+  wg_fence();
+  __syncthreads();
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it) {
+    const u64 t0 = clock64();
+    wg_fence();
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      probe_mma<RS, 128>(d, a[j], adesc, bdesc);
+      t[j] += clock64() - t0;
+    }
+    wg_commit();
+    wg_wait<0>();
+    t[8] += clock64() - t0;
+  }
+  wg_pin(d); // after the last wait, as roles does
+  if (__float_as_uint(d[0]) == 0x12345678u) sink[tid] = 1u;
+  if ((tid & 127) == 0)
+#pragma unroll
+    for (int j = 0; j < 9; ++j) cycles[(blockIdx.x * NWG + (tid >> 7)) * 9 + j] = t[j] / (u64)iters;
+#else
+  asm volatile("trap;");
+#endif
+}
+
 #ifdef __CUDACC_RTC__
+template __global__ void issueq<2, true>(int, u64*, u32*);
+template __global__ void issueq<1, false>(int, u64*, u32*);
 template __global__ void probe<true, true, 16, 128>(int, u64*, u32*, u32, u32);
 template __global__ void probe<false, false, 0, 128>(int, u64*, u32*, u32, u32);
 template __global__ void probe<true, true, 0, 64>(int, u64*, u32*, u32, u32);
@@ -408,6 +462,21 @@ static void roles_run(int sms, u64* dcycles, u32* dsink) {
          quantile(per, 0.1), quantile(per, 0.9), ALUWG ? quantile(alu, 0.5) : 0.0);
 }
 
+template <int NWG, bool RS>
+static void issue_run(int sms, u64* dcycles, u32* dsink) {
+  const int iters = 512;
+  std::vector<std::vector<double>> at(9);
+  timed(issueq<NWG, RS>, sms, 128 * NWG, iters, 9 * NWG, dcycles, [&](const std::vector<u64>& c) {
+    for (int b = 0; b < sms; ++b)
+      for (int w = 0; w < NWG; ++w)
+        for (int j = 0; j < 9; ++j) at[j].push_back((double)c[(b * NWG + w) * 9 + j]);
+  }, dsink);
+  printf("issue: %s m64n128k16, %d warpgroup(s): cycles from a chain's start to each of its eight issues returning, then to wait_group 0:",
+         RS ? "RS" : "SS", NWG);
+  for (int j = 0; j < 9; ++j) printf(" %.0f", quantile(at[j], 0.5));
+  printf("\n");
+}
+
 int main(int argc, char** argv) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
@@ -417,6 +486,16 @@ int main(int argc, char** argv) {
   u32* ds;
   CK(cudaMalloc(&dc, p.multiProcessorCount * 4 * sizeof(u64)));
   CK(cudaMalloc(&ds, 512 * sizeof(u32)));
+  if (argc > 1 && std::string(argv[1]) == "issue") {
+    // Step 27: how far a warpgroup's issue runs ahead of the pipe.
+    u64* di;
+    CK(cudaMalloc(&di, p.multiProcessorCount * 18 * sizeof(u64)));
+    issue_run<1, true>(p.multiProcessorCount, di, ds);
+    issue_run<2, true>(p.multiProcessorCount, di, ds);
+    issue_run<1, false>(p.multiProcessorCount, di, ds);
+    issue_run<2, false>(p.multiProcessorCount, di, ds);
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "data") {
     // The same wgmmas on zeros, random fp16 and FP4 values, and B walking
     // a stage's k16 steps, one and two warpgroups.
