@@ -82,6 +82,21 @@ static __device__ __forceinline__ u32 probe_smem(u32 data = 0) {
 }
 #endif
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// A chain's registers: zero accumulators, and N register-A fragment sets,
+// one per wgmma, distinct as the GEMMs' are (B is zeros, so their values
+// do not matter).
+template <int N>
+static __device__ __forceinline__ void probe_chain_regs(float (&d)[64], u32 (&a)[N][4], u32 seed) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.f;
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[j][r] = (seed + threadIdx.x + 4 * j + r) * 0x3C00u;
+}
+#endif
+
 template <int N>
 static __device__ __forceinline__ void wg_pin(float (&d)[N]) {
 #pragma unroll
@@ -175,14 +190,9 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
   if (tid < 128) {
     const u64 bdesc = wg_desc(base), adesc = wg_desc(base + 32768);
     float d[64];
-#pragma unroll
-    for (int i = 0; i < 64; ++i) d[i] = 0.f;
     // Four fragment sets, one per wgmma of a chain, as the GEMMs' halves.
     u32 a[4][4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) a[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
+    probe_chain_regs(d, a, seed);
     u32 own[8], oh[8];
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
@@ -330,13 +340,8 @@ __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* si
   const u32 base = probe_smem();
   const u64 bdesc = wg_desc(base), adesc = wg_desc(base + 32768);
   float d[64];
-#pragma unroll
-  for (int i = 0; i < 64; ++i) d[i] = 0.f;
   u32 a[8][4];
-#pragma unroll
-  for (int j = 0; j < 8; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) a[j][r] = (tid + 4 * j + r) * 0x3C00u;
+  probe_chain_regs(d, a, 0u);
   u64 t[9];
 #pragma unroll
   for (int j = 0; j < 9; ++j) t[j] = 0;
