@@ -55,7 +55,7 @@
 #   bash dev/gpucall/dual.sh instmix [TOTAL]     # ncu: instructions executed per SASS line, the best variants (dual bench2, group bench1); the probe's SASS
 #   bash dev/gpucall/dual.sh ssa [TOTAL]         # weights=shared: ptxas, the probe's OWN form, tests, paired with register weights and the best variant (dual, group), its family combinations
 #   bash dev/gpucall/dual.sh staged [TOTAL]      # weights=staged: ptxas, tests, paired with register weights and the best (both problems), its family combinations
-#   bash dev/gpucall/dual.sh issueq [TOTAL]      # dev/wgprobe issue: when each of a chain's eight wgmma issues returns (RS, SS; one and two warpgroups)
+#   bash dev/gpucall/dual.sh issueq [TOTAL]      # dev/wgprobe issue: when each of a chain's eight wgmma issues returns (RS, SS; one and two warpgroups; empty pipe, or the previous chain in flight with and without the fence)
 #   bash dev/gpucall/dual.sh stagedmarks [TOTAL] # WG_STAMP marks of weights=staged and of the same tile with register weights, bench2
 #   bash dev/gpucall/dual.sh ssaprof [TOTAL]     # ncu: weights=shared and register weights, dual narrow tile, bench2
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)

@@ -333,7 +333,11 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
 // wait's: if the issue queue is shallow, the later issues return only as
 // the pipe frees a place, and the issuing warps cannot start other work
 // until then (step 27's marks of weights=staged).
-template <int NWG, bool RS>
+// INFLIGHT: each chain is issued while the previous one is still in the
+// pipe (commit, then wait_group 1, as the GEMMs' consumers do), so the
+// issue meets a busy pipe; FENCE: the chain starts with wgmma.fence, as
+// each of the GEMMs' chunks does. The last time is then wait_group 1's.
+template <int NWG, bool RS, bool INFLIGHT = false, bool FENCE = true>
 __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* sink) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int tid = threadIdx.x;
@@ -350,16 +354,20 @@ __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* si
 #pragma unroll 1
   for (int it = 0; it < iters; ++it) {
     const u64 t0 = clock64();
-    wg_fence();
+    if (FENCE) wg_fence();
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       probe_mma<RS, 128>(d, a[j], adesc, bdesc);
       t[j] += clock64() - t0;
     }
     wg_commit();
-    wg_wait<0>();
+    if (INFLIGHT)
+      wg_wait<1>();
+    else
+      wg_wait<0>();
     t[8] += clock64() - t0;
   }
+  wg_wait<0>();
   wg_pin(d); // after the last wait, as roles does
   if (__float_as_uint(d[0]) == 0x12345678u) sink[tid] = 1u;
   if ((tid & 127) == 0)
@@ -373,6 +381,8 @@ __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* si
 #ifdef __CUDACC_RTC__
 template __global__ void issueq<2, true>(int, u64*, u32*);
 template __global__ void issueq<1, false>(int, u64*, u32*);
+template __global__ void issueq<2, true, true, true>(int, u64*, u32*);
+template __global__ void issueq<2, false, true, false>(int, u64*, u32*);
 template __global__ void probe<true, true, 16, 128>(int, u64*, u32*, u32, u32);
 template __global__ void probe<false, false, 0, 128>(int, u64*, u32*, u32, u32);
 template __global__ void probe<true, true, 0, 64>(int, u64*, u32*, u32, u32);
@@ -467,17 +477,17 @@ static void roles_run(int sms, u64* dcycles, u32* dsink) {
          quantile(per, 0.1), quantile(per, 0.9), ALUWG ? quantile(alu, 0.5) : 0.0);
 }
 
-template <int NWG, bool RS>
+template <int NWG, bool RS, bool INFLIGHT = false, bool FENCE = true>
 static void issue_run(int sms, u64* dcycles, u32* dsink) {
   const int iters = 512;
   std::vector<std::vector<double>> at(9);
-  timed(issueq<NWG, RS>, sms, 128 * NWG, iters, 9 * NWG, dcycles, [&](const std::vector<u64>& c) {
+  timed(issueq<NWG, RS, INFLIGHT, FENCE>, sms, 128 * NWG, iters, 9 * NWG, dcycles, [&](const std::vector<u64>& c) {
     for (int b = 0; b < sms; ++b)
       for (int w = 0; w < NWG; ++w)
         for (int j = 0; j < 9; ++j) at[j].push_back((double)c[(b * NWG + w) * 9 + j]);
   }, dsink);
-  printf("issue: %s m64n128k16, %d warpgroup(s): cycles from a chain's start to each of its eight issues returning, then to wait_group 0:",
-         RS ? "RS" : "SS", NWG);
+  printf("issue: %s m64n128k16, %d warpgroup(s), %s, %s: cycles from a chain's start to each of its eight issues returning, then to wait_group %d:",
+         RS ? "RS" : "SS", NWG, INFLIGHT ? "previous chain in flight" : "empty pipe", FENCE ? "fence" : "no fence", INFLIGHT ? 1 : 0);
   for (int j = 0; j < 9; ++j) printf(" %.0f", quantile(at[j], 0.5));
   printf("\n");
 }
@@ -499,6 +509,13 @@ int main(int argc, char** argv) {
     issue_run<2, true>(p.multiProcessorCount, di, ds);
     issue_run<1, false>(p.multiProcessorCount, di, ds);
     issue_run<2, false>(p.multiProcessorCount, di, ds);
+    // The GEMMs' way: the previous chain still in the pipe, with and
+    // without the chunk's fence.
+    issue_run<1, true, true, true>(p.multiProcessorCount, di, ds);
+    issue_run<2, true, true, true>(p.multiProcessorCount, di, ds);
+    issue_run<2, true, true, false>(p.multiProcessorCount, di, ds);
+    issue_run<2, false, true, true>(p.multiProcessorCount, di, ds);
+    issue_run<2, false, true, false>(p.multiProcessorCount, di, ds);
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "data") {
