@@ -61,6 +61,7 @@
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
+#   bash dev/gpucall/dual.sh ablmarks [TOTAL]    # both dual consumers' WG_STAMP marks (narrow tile, bench2) in the full build and with WG_EXP 2, 8, 32
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -76,7 +77,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks or issueq}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq or ablmarks}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -918,6 +919,26 @@ pp)
 	done | tee "$OUT/pp.txt"
 	TITLE="WG_PP (the dual consumers take turns issuing halves) against the plain build, each paired with the baseline" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
+	pack
+	;;
+ablmarks)
+	# Eleventh session: where the chunk's time goes when a part of the
+	# consumers' work is taken out (step 25's ablation, whose whole-launch
+	# clocks did not add up): consumer 0 and 1's marks on the dual narrow
+	# tile, bench2, in the full WG_STAMP build and WG_EXP 2 (no weight
+	# decode), 8 (no copies, no decode) and 32 (no weight copies).
+	# Builds: bash dev/gpucall/expbuild.sh stamp WG_STAMP=1, and stampe2,
+	# stampe8, stampe32 with WG_STAMP=1 WG_EXP=2, 8, 32.
+	unpackexp
+	foldvars
+	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	for b in "" e2 e8 e32; do
+		stampbench "n$b" "./bin/web_stamp$b" "$N"
+	done
+	for f in "$OUT"/stamp_*.txt; do
+		echo "== $(basename "$f")"
+		python3 dev/gpucall/stamps.py --launch 0 "$f"
+	done | tee "$OUT/ablmarks.txt"
 	pack
 	;;
 ablate)
