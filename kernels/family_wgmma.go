@@ -188,9 +188,13 @@ var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch"}
 var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared", "staged"}, Default: "registers",
 	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles on an H100, dev/gpucall/dual.sh ablate, docs/kernel-notes.md step 25); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; measured slower on an H100: 0.865x the same tile with register weights on the dual GEMM and 0.851x on the group's, 0.79x and 0.75x their best variants, with the one producer warpgroup's decode and its hand-offs on the critical path (a second decoding warpgroup, on alternate chunks or on half of each chunk, measured 0.97x and 0.63x; dev/gpucall/dual.sh ssa and ssaprof, docs/kernel-notes.md step 26); staged = each consumer copies its weight rows as with registers and decodes them into one of two fp16 A buffers in shared memory (the token stage's layout), the next chunk's while its eight SS wgmmas of this one run, since an H100 probe ran a warpgroup's own integer work at about half rate beside its SS wgmma chain and not at all beside a register-A chain (WG_CSA); the same tiles and knobs as shared, with two 32 KB A buffers in place of the weight stages; measured slower on an H100: 0.806x the register tile on the dual GEMM and 0.814x on the group's, 0.740x and 0.716x the best variants (dev/gpucall/dual.sh staged, docs/kernel-notes.md step 27)"}
 
+// wgmmaProducerWeights reports whether the producer warpgroup fills the
+// consumers' weight ring (prefetch=producer, WG_PW).
+func wgmmaProducerWeights(k Knobs) bool { return k.Value("prefetch") == "producer" }
+
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
-var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next"}, Default: "none",
-	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF)"}
+var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next", "producer"}, Default: "none",
+	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF); producer = the producer warpgroup's three spare warps copy every chunk's weight rows into the ring, up to the ring's depth ahead of the consumers and across pieces, completing on a full mbarrier per slot that the consumers wait on and an empty one they give back, so the consumers neither issue the copies nor wait out a tile's first global load (WG_PW; needs tokens=once, whose producer is one thread, and a producer warpgroup); built because the dual narrow tile's chunk took 0.86x the cycles with the consumers' copies taken out (H100, dev/gpucall/dual.sh ablmarks, docs/kernel-notes.md step 28)"}
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
 func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" || wgmmaReady(k) }
@@ -473,7 +477,11 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 		astg = k.Stages * tn * 256
 	}
 	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer
-	return tok + wraw + wsc + traw + tsc + astg + ep + 2*k.Stages*8 + 1024
+	wbar := 0
+	if wgmmaProducerWeights(k) {
+		wbar = 2 * rs * 8 // the weight ring's full and empty mbarriers
+	}
+	return tok + wraw + wsc + traw + tsc + astg + ep + 2*k.Stages*8 + wbar + 1024
 }
 
 // checkWgmma keeps the family to combinations that fit: 384 threads get at
@@ -495,6 +503,9 @@ func checkWgmma(problem string, k Knobs) error {
 		wgmmaFold(problem, k) || wgmmaFit(k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
 		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
 		return &KnobError{Knob: "weights", Value: k.Value("weights"), Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
+	}
+	if wgmmaProducerWeights(k) && (!wgmmaTokensOnce(k) || wgmmaFold(problem, k)) {
+		return &KnobError{Knob: "prefetch", Value: "producer", Reason: "the producer warpgroup copies the weights only with tokens=once (the token pass's producer is one thread then) and producer=warpgroup"}
 	}
 	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
@@ -577,6 +588,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PDL":  wgmmaOverlap(k),
 		"WG_RDY":  wgmmaReady(k),
 		"WG_PF":   k.Value("prefetch") == "next",
+		"WG_PW":   wgmmaProducerWeights(k),
 		"WG_SSA":  wgmmaSharedA(k),
 		"WG_CSA":  wgmmaStagedA(k),
 	} {

@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,9 @@ func wgmmaProblem(t *testing.T) *Problem {
 // then also takes the split; and tail_width=fit64 (two widths) wherever
 // fit is allowed: 95 more. Five schedules (tiles, streamk, hybrid, auto,
 // autohybrid), two decodes: 2530; two prefetches: 5060; overlap=ready
-// (a third overlap beside none and pdl, wherever pdl is allowed): 6980.
+// (a third overlap beside none and pdl, wherever pdl is allowed): 6980;
+// prefetch=producer (the producer warpgroup copies the weights: tokens=once
+// only), 288 per decode and schedule: 9860.
 // The device test
 // checks every combination at the default decode, tokens, tail width and
 // prefetch, and a pairwise cover of the rest.
@@ -44,8 +47,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 6988 {
-		t.Errorf("wgmma combinations: %d, want 6988 (per decode, schedule and prefetch 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; 4 each with weights=shared and staged)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 9868 {
+		t.Errorf("wgmma combinations: %d, want 9868 (per decode, schedule and prefetch none or next 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; the 288 with tokens=once again at prefetch=producer; 4 each with weights=shared and staged)", n)
 	}
 	// weights=shared on the group's narrow tile: its 128 weight rows from
 	// one B, the same shared memory as the dual narrow tile's.
@@ -205,9 +208,10 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// four consumers at 128 columns, 128 tokens on 2 stages and 64 on 2-4
 	// (4): 128 more, 1568. The weights decoded into shared memory (shared
 	// or staged): the narrow tile at 2 stages, whole tiles, per decode and
-	// overlap: 4 more each.
-	if n := len(d.VariantCombinations("wgmma")); n != 1576 {
-		t.Errorf("dual wgmma combinations: %d, want 1576 (75 per decode and prefetch with tokens=block, 3 x 95 with once, 16 folded, 4 each with shared and staged weights)", n)
+	// overlap: 4 more each. prefetch=producer (tokens=once, a producer
+	// warpgroup): 3 x 95 per decode, 2146.
+	if n := len(d.VariantCombinations("wgmma")); n != 2146 {
+		t.Errorf("dual wgmma combinations: %d, want 2146 (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights)", n)
 	}
 	// weights=shared on the narrow tile; the wide tile and stream-K refused.
 	sharedWeights(t, d, map[string]string{"WG_MB": "1", "WG_RS": "4"},
@@ -697,8 +701,9 @@ func TestWgmmaPrefetch(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range p.Benchmarks {
-			var plans [2]*Plan
-			for i, spec := range []string{base, base + "&prefetch=next"} {
+			var plans [3]*Plan
+			rs := 0 // prefetch=producer's WG_RS
+			for i, spec := range []string{base, base + "&prefetch=next", base + "&prefetch=producer"} {
 				v, err := p.ResolveVariant(spec)
 				if err != nil {
 					t.Fatal(err)
@@ -707,25 +712,40 @@ func TestWgmmaPrefetch(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got, want := cv.Defines()["WG_PF"], []string{"0", "1"}[i]; got != want {
+				if got, want := cv.Defines()["WG_PF"], []string{"0", "1", "0"}[i]; got != want {
 					t.Errorf("%s %v: %s resolves to %s with WG_PF %q, want %s", name, s.M, spec, cv.Name, got, want)
 				}
+				if got, want := cv.Defines()["WG_PW"], []string{"0", "0", "1"}[i]; got != want {
+					t.Errorf("%s %v: %s resolves to %s with WG_PW %q, want %s", name, s.M, spec, cv.Name, got, want)
+				}
+				rs, _ = strconv.Atoi(cv.Defines()["WG_RS"])
 				if plans[i], err = cv.Plan(s, lim); err != nil {
 					t.Fatal(err)
 				}
 			}
-			a, b := plans[0], plans[1]
-			if len(a.Launches) != len(b.Launches) || a.WorkspaceBytes != b.WorkspaceBytes || string(a.TableBytes(noAddr)) != string(b.TableBytes(noAddr)) {
-				t.Errorf("%s %v: prefetch=next plans %+v, want prefetch=none's %+v", name, s.M, b, a)
-				continue
-			}
-			for i := range a.Launches {
-				if a.Launches[i].Grid != b.Launches[i].Grid || a.Launches[i].Block != b.Launches[i].Block || a.Launches[i].SharedBytes != b.Launches[i].SharedBytes {
-					t.Errorf("%s %v launch %d: %+v, want %+v", name, s.M, i, b.Launches[i], a.Launches[i])
+			// The same launches; prefetch=producer's blocks hold the
+			// weight ring's 2 x WG_RS mbarriers (8 bytes each) more.
+			a := plans[0]
+			for j, b := range plans[1:] {
+				if len(a.Launches) != len(b.Launches) || a.WorkspaceBytes != b.WorkspaceBytes || string(a.TableBytes(noAddr)) != string(b.TableBytes(noAddr)) {
+					t.Errorf("%s %v: plan %d %+v, want prefetch=none's %+v", name, s.M, j+1, b, a)
+					continue
+				}
+				for i := range a.Launches {
+					more := uint32(0)
+					if j == 1 && a.Launches[i].SharedBytes > 0 && a.Launches[i].Kernel != "wg_tokens" {
+						more = uint32(2 * rs * 8)
+					}
+					if a.Launches[i].Grid != b.Launches[i].Grid || a.Launches[i].Block != b.Launches[i].Block || a.Launches[i].SharedBytes+more != b.Launches[i].SharedBytes {
+						t.Errorf("%s %v launch %d: %+v, want %+v with %d more shared bytes", name, s.M, i, b.Launches[i], a.Launches[i], more)
+					}
 				}
 			}
 		}
-		wantKnobErrors(t, p, map[string]string{"wgmma?prefetch=always": "not allowed"})
+		wantKnobErrors(t, p, map[string]string{
+			"wgmma?prefetch=always":   "not allowed",
+			"wgmma?prefetch=producer": "tokens=once",
+		})
 	}
 }
 
@@ -774,6 +794,7 @@ func TestWgmmaFourDualConsumers(t *testing.T) {
 	wantKnobErrors(t, d, map[string]string{
 		"wgmma?tile_n=128&stages=2&consumers=4&tokens=once":                                  "producer=folded",
 		"wgmma?tile_n=128&stages=2&producer=folded":                                          "tokens=once",
+		"wgmma?tokens=once&producer=folded&prefetch=producer":                                "producer=warpgroup",
 		"wgmma?tile_n=128&stages=2&consumers=4&producer=folded&tokens=once&schedule=streamk": "schedule=tiles",
 		"wgmma?tile_n=128&stages=2&producer=folded&tokens=once&schedule=auto":                "schedule=tiles",
 		"wgmma?tile_n=128&stages=2&consumers=4&producer=folded&tokens=once&overlap=ready":    "overlap none or pdl",

@@ -61,6 +61,7 @@
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
+#   bash dev/gpucall/dual.sh pw [TOTAL]          # prefetch=producer: tests, paired with the best (both problems), the narrow tile's marks, its family combinations
 #   bash dev/gpucall/dual.sh ablmarks [TOTAL]    # both dual consumers' WG_STAMP marks (narrow tile, bench2) in the full build and with WG_EXP 2, 8, 32
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -77,7 +78,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq or ablmarks}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks or pw}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -919,6 +920,29 @@ pp)
 	done | tee "$OUT/pp.txt"
 	TITLE="WG_PP (the dual consumers take turns issuing halves) against the plain build, each paired with the baseline" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
+	pack
+	;;
+pw)
+	# Step 28: prefetch=producer (WG_PW: the producer warpgroup's warps 1-3
+	# copy the weights): tests and paired benches against the best variant
+	# of each problem; the dual narrow tile's marks with and without it;
+	# then its family combinations with what is left.
+	# Builds: bin/web, bin/engine.test; bash dev/gpucall/expbuild.sh stamp WG_STAMP=1.
+	unpackexp
+	bestvars
+	foldvars
+	tests d_pw_tests nvfp4_dual_gemm "$D&prefetch=producer" "$D"
+	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	grep -E "WRONG|FAIL|mismatch|error" "$OUT/tests.log" | head -5
+	BENCH_MAX=75 bench d_pw nvfp4_dual_gemm "$D&prefetch=producer" "$D"
+	BENCH_MAX=130 bench g_pw nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	stampbench n ./bin/web_stamp "$N"
+	stampbench npw ./bin/web_stamp "$N&prefetch=producer"
+	for f in "$OUT"/stamp_n.txt "$OUT"/stamp_npw.txt; do
+		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -v '^| stamp'
+	done | tee "$OUT/pwmarks.txt"
+	TITLE="prefetch=producer (WG_PW) against the best variants" summarize
+	knobfamily prefetch=producer 300
 	pack
 	;;
 ablmarks)

@@ -63,8 +63,9 @@ func TestBestVariantResources(t *testing.T) {
 // the device's sm_90a. The decodes differ only in wg_dec, one function
 // both operands call, so the cover tests the other decode's every use;
 // tokens=once changes only the producer and adds its first launch, which
-// every tile size, stage count and schedule of the cover meets; so does
-// prefetch=next, which changes only where a consumer's weight ring starts.
+// every tile size, stage count and schedule of the cover meets; so do
+// prefetch=next, which changes only where a consumer's weight ring starts,
+// and prefetch=producer, which changes only who fills it.
 func TestWgmmaFamily(t *testing.T) {
 	info := needDevice(t)
 	if info.Arch != "sm_90a" {

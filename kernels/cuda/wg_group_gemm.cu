@@ -231,6 +231,18 @@
 // ring bytes it copied itself, so its own cp.async groups order the reuse.
 #define WG_PF 0
 #endif
+#ifndef WG_PW
+// 1 (needs WG_TOK and a producer warpgroup): the producer warpgroup's warps
+// 1-3 fill the weight ring (raw rows and scales, the layout the consumers'
+// own copies use) for every chunk of the block's pieces, up to WG_RS chunks
+// ahead of the consumers and across pieces, each thread's cp.asyncs
+// completing on the slot's "full" mbarrier; the consumers wait on it,
+// decode, and give the slot back on its "empty" one. 0: each consumer
+// copies its own rows (cp.async, its own commit groups). Why: with the
+// copies taken out of the consumers, a chunk of the dual narrow tile took
+// 0.86x the cycles (eleventh session's marks, docs/kernel-notes.md step 28).
+#define WG_PW 0
+#endif
 #if WG_PDL && !WG_TOK
 #error "wg_group_gemm: WG_PDL overlaps the GEMM with wg_tokens: it needs WG_TOK"
 #endif
@@ -313,16 +325,19 @@
 #if WG_FOLD && (!WG_TOK || WG_SK || WG_RDY || WG_CREGS)
 #error "wg_group_gemm: the producer folded into consumer 0 (WG_FOLD) needs the tokens decoded ahead, whole tiles, the plain overlap and no setmaxnreg"
 #endif
+#if WG_PW && (!WG_TOK || WG_FOLD || WG_PF)
+#error "wg_group_gemm: the producer's weight ring (WG_PW) needs the tokens decoded ahead (its warps are free then), a producer warpgroup and no WG_PF"
+#endif
 
 #define TILE_M WG_TM
 #define TILE_N (64 * WG_MB * WG_CONS)
 #define WARPS_N (4 * WG_CONS) // for harness printouts: consumer warps
 #define WARPS_M 1
-#if WG_SSA && (WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || WG_FIT || \
+#if WG_SSA && (WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || WG_PW || WG_FIT || \
                 WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP)
 #error "wg_group_gemm: WG_SSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, the halves' defaults"
 #endif
-#if WG_CSA && (WG_SSA || WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || \
+#if WG_CSA && (WG_SSA || WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_DB || WG_RDY || WG_PF || WG_PW || \
                WG_FIT || WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP || STAGES != 2)
 #error "wg_group_gemm: WG_CSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, two stages, the halves' defaults"
 #endif
@@ -351,7 +366,9 @@
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_ASTG + STAGES * WG_ASTG_STAGE)
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
-#define FG_SMEM_BYTES (WG_OFF_BAR + 2 * STAGES * 8 + 1024) // + slack for the 1024-byte alignment
+#define WG_OFF_WBAR (WG_OFF_BAR + 2 * STAGES * 8) // WG_PW: the weight ring's full, then empty mbarriers
+#define WG_PW_THREADS 96                         // WG_PW: the producer's warps 1-3 copy the weights
+#define FG_SMEM_BYTES (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0) + 1024) // + slack for the 1024-byte alignment
 
 typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
@@ -821,7 +838,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot.
   auto load_of = [&](int n0, const FgGroup& g, int kc) {
-    if (WG_EXP & 40) return;
+    if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
     const int slot = kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
@@ -839,6 +856,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       }
   };
   auto load = [&](int kc) { load_of(tile.n0, gp, kc); };
+  // WG_PW: the producer fills weight ring slot n % WG_RS with the block's
+  // n-th chunk (n counts chunks as q does); the consumer waits for it to
+  // land and gives it back once its raw words are decoded.
+  const fg_u32 wfull0 = sbase + WG_OFF_WBAR, wempty0 = wfull0 + 8 * WG_RS;
+  auto wland = [&](fg_u32 n) { wg_bar_wait(wfull0 + 8 * (n % WG_RS), (n / WG_RS) & 1); };
+  auto wfree = [&](fg_u32 n) { wg_bar_arrive(wempty0 + 8 * (n % WG_RS)); };
   fg_u32 xa[WG_MB][4][4], ya[WG_MB][4][4];
   float acc[WG_MB][NW / 2];
 #pragma unroll
@@ -875,9 +898,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     hx0[b] = x0;
     hx1[b] = x1;
   };
-  // Raw words of chunk kc (its copies have landed): decode X, keep Y's.
-  auto frags_x = [&](int kc) {
-    const int slot = kc % WG_RS;
+  // Raw words of chunk kc, the block's n-th (its copies have landed):
+  // decode X, keep Y's.
+  auto frags_x = [&](int kc, fg_u32 n) {
+    const int slot = WG_PW ? (int)(n % WG_RS) : kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b) {
 #pragma unroll
@@ -905,7 +929,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
   };
-  if (!(WG_PF && warm) && !WG_SSA) {
+  if (!(WG_PF && warm) && !WG_SSA && !WG_PW) {
 #pragma unroll
     for (int s = 0; s < WG_RS - 1; ++s) {
       if (k0 + s < k1) load(k0 + s);
@@ -925,7 +949,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
   }
 #endif
-  if (!(WG_EXP & 64) && !WG_SSA) wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
+  if (WG_PW)
+    wland(q); // chunk k0 landed
+  else if (!(WG_EXP & 64) && !WG_SSA)
+    wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
   auto tokens = [&](int& st) {
@@ -1066,8 +1093,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // twice (it even, it odd) so that every set index is a constant and the
   // sets stay in registers.
   fg_u32 f0[WG_MB][2][4][4], f1[WG_MB][2][4][4];
-  auto frags = [&](int kc, fg_u32 (&f)[WG_MB][2][4][4]) {
-    frags_x(kc);
+  auto frags = [&](int kc, fg_u32 n, fg_u32 (&f)[WG_MB][2][4][4]) {
+    frags_x(kc, n);
+    if (WG_PW) wfree(n);
     frags_y();
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
@@ -1089,16 +1117,21 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         wg_mma<NW>(acc[b], cur[b][j >> 2][j & 3], wg_desc(wg_step_addr(tok, j)));
     wg_commit();
     release_prev(); // chunk it-1 done: nxt and its stage are free
-    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
-    wg_cp_commit();
+    if (!WG_PW) {
+      if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+      wg_cp_commit();
+    }
     if (it + 1 < k1) {
-      if (!(WG_EXP & 64)) wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
-      frags(it + 1, nxt);
+      if (WG_PW)
+        wland(q + 1);
+      else if (!(WG_EXP & 64))
+        wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+      frags(it + 1, q + 1, nxt);
     }
     prev = st;
     ++q;
   };
-  frags(k0, f0);
+  frags(k0, q, f0);
   for (int it = k0; it < k1; it += 2) {
     chunk(it, f0, f1);
     if (it + 1 < k1) chunk(it + 1, f1, f0);
@@ -1130,7 +1163,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_named_arrive(WG_PP_ID + 1);
     }
   };
-  frags_x(k0);
+  frags_x(k0, q);
+  if (WG_PW) wfree(q);
   for (int it = k0; it < k1; ++it, ++q) {
     int st;
     const fg_u32 tok = tokens(st);
@@ -1159,12 +1193,18 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     mark(8);
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
-    if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
-    wg_cp_commit();
+    if (!WG_PW) {
+      if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+      wg_cp_commit();
+    }
     if (it + 1 < k1) {
-      if (!(WG_EXP & 64)) wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+      if (WG_PW)
+        wland(q + 1);
+      else if (!(WG_EXP & 64))
+        wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
       mark(10);
-      frags_x(it + 1);
+      frags_x(it + 1, q + 1);
+      if (WG_PW) wfree(q + 1);
       mark(11);
     }
     prev = st;
@@ -1350,6 +1390,65 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
   wg_cp_wait<0>();
 }
 
+// WG_PW: the producer warpgroup's warps 1-3 (u = tid - 32, 0..95) fill the
+// weight ring for every chunk of the block's pieces, in the consumers'
+// order: slot n % WG_RS of the block's n-th chunk, once the consumers have
+// given it back; rows u, u + 96, ... of the tile, each as the consumers'
+// own copies laid it out (64 raw bytes at row * 64, the scale word of lane
+// t at row * 16 + 4t). Each thread's copies complete on the slot's full
+// barrier (cp.async.mbarrier.arrive.noinc: WG_PW_THREADS arrivals).
+template <class Fetch>
+static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, const Fetch& fetch, fg_u32 sbase, int u) {
+  constexpr int RPT = (TILE_N + WG_PW_THREADS - 1) / WG_PW_THREADS; // rows per thread
+  const fg_u32 wfull0 = sbase + WG_OFF_WBAR, wempty0 = wfull0 + 8 * WG_RS;
+  fg_u32 n = 0;
+  wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+    // This thread's rows of the piece's tile: consumer cr's row r, from
+    // its weights (the dual GEMM: B1 for the first half of the
+    // consumers, B2 for the rest, the same output rows).
+    const fg_u8* wsrc[RPT];
+    const fg_u8* ssrc[RPT];
+    fg_u32 bytes[RPT];
+#pragma unroll
+    for (int i = 0; i < RPT; ++i) {
+      const int r = u + WG_PW_THREADS * i;
+      wsrc[i] = ssrc[i] = nullptr;
+      bytes[i] = 0u;
+      if (r < TILE_N) {
+        const int cr = r / (64 * WG_MB);
+        FgTile tile;
+        FgGroup gp;
+        fetch(p.t, tile, gp, cr);
+        const int nrow = tile.n0 + r - (DUAL ? (cr - cr % WG_HALF) * WG_MB * 64 : 0);
+        const bool ok = nrow < gp.n;
+        const size_t nn = (size_t)(ok ? nrow : 0);
+        wsrc[i] = gp.b + nn * (size_t)(gp.k >> 1);
+        ssrc[i] = gp.sb + nn * (size_t)(gp.k >> 4);
+        bytes[i] = ok ? 16u : 0u; // rows past N are zero-filled
+      }
+    }
+    for (int kc = p.k0; kc < p.k1; ++kc, ++n) {
+      const int slot = n % WG_RS;
+      wg_bar_wait(wempty0 + 8 * slot, ((n / WG_RS) & 1) ^ 1);
+#pragma unroll
+      for (int i = 0; i < RPT; ++i) {
+        const int r = u + WG_PW_THREADS * i;
+        if (r < TILE_N) {
+          const fg_u32 dst = sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64;
+          const fg_u32 dsc = sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16;
+#pragma unroll
+          for (int t = 0; t < 4; ++t) {
+            wg_cp16(dst + 16 * t, wsrc[i] + kc * 64 + 16 * t, bytes[i]);
+            wg_cp4(dsc + 4 * t, ssrc[i] + kc * 8 + 4 * (t >> 1), bytes[i] >> 2);
+          }
+        }
+      }
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(wfull0 + 8 * slot) : "memory");
+    }
+  });
+  wg_cp_wait<0>(); // none of this thread's copies outlives it
+}
+
 // The kernel body of both entries: fetch(ti, tile, gp, role) gives tile ti
 // and its problem as role sees it (-1 producer, 0.. the consumers: the
 // dual GEMM's consumers WG_HALF.. see B2 as their weights).
@@ -1385,6 +1484,13 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
 #endif
     }
+#if WG_PW
+#pragma unroll
+    for (int s = 0; s < WG_RS; ++s) {
+      wg_bar_init(sbase + WG_OFF_WBAR + 8 * s, WG_PW_THREADS);                   // full: the copiers' arrivals
+      wg_bar_init(sbase + WG_OFF_WBAR + 8 * (WG_RS + s), 128 * WG_CONS); // empty: every consumer thread
+    }
+#endif
   }
   __syncthreads();
 
@@ -1483,6 +1589,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         }
       });
     }
+#if WG_PW
+    else if (tid >= 32) {
+      wg_weights_ring(num_tiles, kch, fetch, sbase, tid - 32);
+    }
+#endif
 #else
     wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
       FgTile tile;
