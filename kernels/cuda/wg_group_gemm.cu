@@ -861,7 +861,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // land and gives it back once its raw words are decoded.
   const fg_u32 wfull0 = sbase + WG_OFF_WBAR, wempty0 = wfull0 + 8 * WG_RS;
   auto wland = [&](fg_u32 n) { wg_bar_wait(wfull0 + 8 * (n % WG_RS), (n / WG_RS) & 1); };
-  auto wfree = [&](fg_u32 n) { wg_bar_arrive(wempty0 + 8 * (n % WG_RS)); };
+  // One arrival per warp, once all its lanes have read the slot: a
+  // barrier every thread arrives on takes 128 per warpgroup and chunk.
+  auto wfree = [&](fg_u32 n) {
+    __syncwarp();
+    if (lane == 0) wg_bar_arrive(wempty0 + 8 * (n % WG_RS));
+  };
   fg_u32 xa[WG_MB][4][4], ya[WG_MB][4][4];
   float acc[WG_MB][NW / 2];
 #pragma unroll
@@ -1488,7 +1493,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #pragma unroll
     for (int s = 0; s < WG_RS; ++s) {
       wg_bar_init(sbase + WG_OFF_WBAR + 8 * s, WG_PW_THREADS);                   // full: the copiers' arrivals
-      wg_bar_init(sbase + WG_OFF_WBAR + 8 * (WG_RS + s), 128 * WG_CONS); // empty: every consumer thread
+      wg_bar_init(sbase + WG_OFF_WBAR + 8 * (WG_RS + s), 4 * WG_CONS); // empty: every consumer warp
     }
 #endif
   }
