@@ -63,6 +63,7 @@
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
 #   bash dev/gpucall/dual.sh pw [TOTAL]          # prefetch=producer: tests, paired with the best (both problems), the narrow tile's marks, its family combinations
 #   bash dev/gpucall/dual.sh pw2 [TOTAL]         # the same with one release per warp: ptxas, tests, paired with the best, marks of the dual wide and group three-consumer tiles
+#   bash dev/gpucall/dual.sh pw3 [TOTAL]         # the same with the producer's copies coalesced: ptxas, tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh ablmarks [TOTAL]    # both dual consumers' WG_STAMP marks (narrow tile, bench2) in the full build and with WG_EXP 2, 8, 32
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -79,7 +80,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw or pw2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw, pw2 or pw3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -974,6 +975,25 @@ pw2)
 		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -v '^| stamp'
 	done | tee "$OUT/pwmarks.txt"
 	TITLE="prefetch=producer (WG_PW), per-warp release, against the best variants" summarize
+	pack
+	;;
+pw3)
+	# Step 28, third call: prefetch=producer with the copies coalesced as the
+	# consumers issued them (four threads per row): ptxas of the group's
+	# module, tests and paired benches against the best variants, its
+	# family combinations.
+	# Builds: bin/web, bin/engine.test.
+	bestvars
+	ptxas gpw -DDUAL=0 -DSTAGES=2 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
+	ptxas g -DDUAL=0 -DSTAGES=2 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_TM=128 -DWG_TOK=1
+	ptxsummary
+	tests d_pw_tests nvfp4_dual_gemm "$D&prefetch=producer" "$D"
+	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	grep -E "WRONG|FAIL|mismatch|error" "$OUT/tests.log" | head -5
+	BENCH_MAX=75 bench d_pw nvfp4_dual_gemm "$D&prefetch=producer" "$D"
+	BENCH_MAX=130 bench g_pw nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	TITLE="prefetch=producer (WG_PW), coalesced copies, against the best variants" summarize
+	knobfamily prefetch=producer 200
 	pack
 	;;
 ablmarks)

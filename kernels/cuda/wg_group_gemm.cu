@@ -1398,54 +1398,44 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
 // WG_PW: the producer warpgroup's warps 1-3 (u = tid - 32, 0..95) fill the
 // weight ring for every chunk of the block's pieces, in the consumers'
 // order: slot n % WG_RS of the block's n-th chunk, once the consumers have
-// given it back; rows u, u + 96, ... of the tile, each as the consumers'
-// own copies laid it out (64 raw bytes at row * 64, the scale word of lane
-// t at row * 16 + 4t). Each thread's copies complete on the slot's full
-// barrier (cp.async.mbarrier.arrive.noinc: WG_PW_THREADS arrivals).
+// given it back. Four threads per row, as the consumers copied them (lane
+// quad t: raw bytes 16t..16t+15 at row * 64 + 16t, the scale word of lane t
+// at row * 16 + 4t), 24 rows per pass: each copy instruction of a warp
+// covers eight whole 64-byte rows (one thread per row issued four times
+// the requests per row: call 5's first form, docs/kernel-notes.md step 28).
+// Each thread's copies complete on the slot's full barrier
+// (cp.async.mbarrier.arrive.noinc: WG_PW_THREADS arrivals).
 template <class Fetch>
 static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, const Fetch& fetch, fg_u32 sbase, int u) {
-  constexpr int RPT = (TILE_N + WG_PW_THREADS - 1) / WG_PW_THREADS; // rows per thread
+  constexpr int RPP = WG_PW_THREADS / 4;           // rows per pass
+  constexpr int PASSES = (TILE_N + RPP - 1) / RPP; // passes per chunk
   const fg_u32 wfull0 = sbase + WG_OFF_WBAR, wempty0 = wfull0 + 8 * WG_RS;
+  const int t = u & 3, r0 = u >> 2;
   fg_u32 n = 0;
   wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
-    // This thread's rows of the piece's tile: consumer cr's row r, from
-    // its weights (the dual GEMM: B1 for the first half of the
-    // consumers, B2 for the rest, the same output rows).
-    const fg_u8* wsrc[RPT];
-    const fg_u8* ssrc[RPT];
-    fg_u32 bytes[RPT];
-#pragma unroll
-    for (int i = 0; i < RPT; ++i) {
-      const int r = u + WG_PW_THREADS * i;
-      wsrc[i] = ssrc[i] = nullptr;
-      bytes[i] = 0u;
-      if (r < TILE_N) {
-        const int cr = r / (64 * WG_MB);
-        FgTile tile;
-        FgGroup gp;
-        fetch(p.t, tile, gp, cr);
-        const int nrow = tile.n0 + r - (DUAL ? (cr - cr % WG_HALF) * WG_MB * 64 : 0);
-        const bool ok = nrow < gp.n;
-        const size_t nn = (size_t)(ok ? nrow : 0);
-        wsrc[i] = gp.b + nn * (size_t)(gp.k >> 1);
-        ssrc[i] = gp.sb + nn * (size_t)(gp.k >> 4);
-        bytes[i] = ok ? 16u : 0u; // rows past N are zero-filled
-      }
-    }
+    // The tile's weights: the dual GEMM's first WG_HALF consumers read B1,
+    // the others the same output rows of B2.
+    FgTile tile;
+    FgGroup g1, g2;
+    fetch(p.t, tile, g1, 0);
+    if (DUAL) fetch(p.t, tile, g2, WG_HALF);
+    const size_t rowb = (size_t)(g1.k >> 1), srow = (size_t)(g1.k >> 4);
     for (int kc = p.k0; kc < p.k1; ++kc, ++n) {
       const int slot = n % WG_RS;
       wg_bar_wait(wempty0 + 8 * slot, ((n / WG_RS) & 1) ^ 1);
 #pragma unroll
-      for (int i = 0; i < RPT; ++i) {
-        const int r = u + WG_PW_THREADS * i;
+      for (int i = 0; i < PASSES; ++i) {
+        const int r = r0 + RPP * i;
         if (r < TILE_N) {
-          const fg_u32 dst = sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64;
-          const fg_u32 dsc = sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16;
-#pragma unroll
-          for (int t = 0; t < 4; ++t) {
-            wg_cp16(dst + 16 * t, wsrc[i] + kc * 64 + 16 * t, bytes[i]);
-            wg_cp4(dsc + 4 * t, ssrc[i] + kc * 8 + 4 * (t >> 1), bytes[i] >> 2);
-          }
+          const int c = r / (64 * WG_MB);
+          const bool b2 = DUAL && c >= WG_HALF;
+          const int nr = tile.n0 + r - (b2 ? WG_HALF * WG_MB * 64 : 0);
+          const bool ok = nr < g1.n;
+          const size_t nn = (size_t)(ok ? nr : 0);
+          wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, (b2 ? g2.b : g1.b) + nn * rowb + kc * 64 + 16 * t,
+                  ok ? 16u : 0u);
+          wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t,
+                 (b2 ? g2.sb : g1.sb) + nn * srow + kc * 8 + 4 * (t >> 1), ok ? 4u : 0u);
         }
       }
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(wfull0 + 8 * slot) : "memory");
