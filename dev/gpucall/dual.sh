@@ -978,14 +978,15 @@ pw2)
 	pack
 	;;
 pw3)
-	# Step 28, third call: prefetch=producer with the copies coalesced as the
+	# Step 28, calls 6-7: prefetch=producer with the copies coalesced as the
 	# consumers issued them (four threads per row): ptxas of the group's
-	# module, tests and paired benches against the best variants, its
-	# family combinations.
+	# and the wide dual tile's modules (call 7), tests and paired benches
+	# against the best variants, its family combinations.
 	# Builds: bin/web, bin/engine.test.
 	bestvars
 	ptxas gpw -DDUAL=0 -DSTAGES=2 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
-	ptxas g -DDUAL=0 -DSTAGES=2 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_TM=128 -DWG_TOK=1
+	ptxas dwpw -DDUAL=1 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_MB=2 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
+	ptxas dw -DDUAL=1 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_MB=2 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1
 	ptxsummary
 	tests d_pw_tests nvfp4_dual_gemm "$D&prefetch=producer" "$D"
 	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"

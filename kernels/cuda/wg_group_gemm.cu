@@ -1400,43 +1400,54 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
 // order: slot n % WG_RS of the block's n-th chunk, once the consumers have
 // given it back. Four threads per row, as the consumers copied them (lane
 // quad t: raw bytes 16t..16t+15 at row * 64 + 16t, the scale word of lane t
-// at row * 16 + 4t), 24 rows per pass: each copy instruction of a warp
-// covers eight whole 64-byte rows (one thread per row issued four times
-// the requests per row: call 5's first form, docs/kernel-notes.md step 28).
-// Each thread's copies complete on the slot's full barrier
-// (cp.async.mbarrier.arrive.noinc: WG_PW_THREADS arrivals).
+// at row * 16 + 4t), so each copy instruction of a warp covers eight whole
+// 64-byte rows; a thread's rows are u / 4, + 24, ... in a loop that is not
+// unrolled, its addresses computed per row. (docs/kernel-notes.md step 28:
+// one thread per row issued four times the requests per row, and the same
+// rows unrolled with their addresses kept spilled the producer's 32 or 56
+// registers, 0.34-0.42x.) Each thread's copies complete on the slot's full
+// barrier (cp.async.mbarrier.arrive.noinc: WG_PW_THREADS arrivals).
 template <class Fetch>
 static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, const Fetch& fetch, fg_u32 sbase, int u) {
-  constexpr int RPP = WG_PW_THREADS / 4;           // rows per pass
-  constexpr int PASSES = (TILE_N + RPP - 1) / RPP; // passes per chunk
+  constexpr int RPP = WG_PW_THREADS / 4; // rows per pass
   const fg_u32 wfull0 = sbase + WG_OFF_WBAR, wempty0 = wfull0 + 8 * WG_RS;
   const int t = u & 3, r0 = u >> 2;
   fg_u32 n = 0;
   wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
-    // The tile's weights: the dual GEMM's first WG_HALF consumers read B1,
-    // the others the same output rows of B2.
     FgTile tile;
-    FgGroup g1, g2;
-    fetch(p.t, tile, g1, 0);
-    if (DUAL) fetch(p.t, tile, g2, WG_HALF);
-    const size_t rowb = (size_t)(g1.k >> 1), srow = (size_t)(g1.k >> 4);
+    FgGroup g, g2;
+    fetch(p.t, tile, g, 0);
+    if (DUAL) fetch(p.t, tile, g2, WG_HALF); // the dual GEMM's B2 (the same tile)
+    const fg_u8* const w2 = DUAL ? g2.b : nullptr;
+    const fg_u8* const s2 = DUAL ? g2.sb : nullptr;
+    const fg_u32 rowb = (fg_u32)(g.k >> 1), srow = (fg_u32)(g.k >> 4);
+    // Rows [lo, hi) of the tile from weights w (scales sc), weight row
+    // n0 + r - lo for tile row r: this thread's r = r0 (mod RPP).
+    auto span = [&](int lo, int hi, const fg_u8* w, const fg_u8* sc, int kc, int slot) {
+      const fg_u32 dw = sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + 16 * t;
+      const fg_u32 ds = sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + 4 * t;
+      w += kc * 64 + 16 * t;
+      sc += kc * 8 + 4 * (t >> 1);
+      const int nb = tile.n0 - lo;
+#pragma unroll 1
+      for (int r = r0 + (lo > r0 ? (lo - r0 + RPP - 1) / RPP * RPP : 0); r < hi; r += RPP) {
+        const bool ok = nb + r < g.n;
+        const fg_u32 nn = ok ? (fg_u32)(nb + r) : 0u;
+        wg_cp16(dw + r * 64, w + (size_t)nn * rowb, ok ? 16u : 0u);
+        wg_cp4(ds + r * 16, sc + (size_t)nn * srow, ok ? 4u : 0u);
+      }
+    };
     for (int kc = p.k0; kc < p.k1; ++kc, ++n) {
       const int slot = n % WG_RS;
       wg_bar_wait(wempty0 + 8 * slot, ((n / WG_RS) & 1) ^ 1);
-#pragma unroll
-      for (int i = 0; i < PASSES; ++i) {
-        const int r = r0 + RPP * i;
-        if (r < TILE_N) {
-          const int c = r / (64 * WG_MB);
-          const bool b2 = DUAL && c >= WG_HALF;
-          const int nr = tile.n0 + r - (b2 ? WG_HALF * WG_MB * 64 : 0);
-          const bool ok = nr < g1.n;
-          const size_t nn = (size_t)(ok ? nr : 0);
-          wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, (b2 ? g2.b : g1.b) + nn * rowb + kc * 64 + 16 * t,
-                  ok ? 16u : 0u);
-          wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t,
-                 (b2 ? g2.sb : g1.sb) + nn * srow + kc * 8 + 4 * (t >> 1), ok ? 4u : 0u);
-        }
+      if (DUAL) {
+        // The first WG_HALF consumers' rows from B1, the others' (the same
+        // output rows) from B2.
+        constexpr int H = WG_HALF * WG_MB * 64;
+        span(0, H, g.b, g.sb, kc, slot);
+        span(H, TILE_N, w2, s2, kc, slot);
+      } else {
+        span(0, TILE_N, g.b, g.sb, kc, slot);
       }
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(wfull0 + 8 * slot) : "memory");
     }
