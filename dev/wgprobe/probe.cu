@@ -336,7 +336,9 @@ __global__ void __launch_bounds__(512, 1) roles(int iters, u64* cycles, u32* sin
 // INFLIGHT: each chain is issued while the previous one is still in the
 // pipe (commit, then wait_group 1, as the GEMMs' consumers do), so the
 // issue meets a busy pipe; FENCE: the chain starts with wgmma.fence, as
-// each of the GEMMs' chunks does. The last time is then wait_group 1's.
+// each of the GEMMs' chunks does (without it ptxas 13.0 injects one anyway,
+// C7519, so call 2's forms without it measured the same code). The last
+// time is then wait_group 1's.
 template <int NWG, bool RS, bool INFLIGHT = false, bool FENCE = true>
 __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* sink) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
