@@ -161,6 +161,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	spareProc := fs.Bool("spare-proc", true, "run Go's scheduler with one processor more than --max-inflight, so arriving requests are read (and the excess refused) while every slot is busy")
 	noPageCache := fs.Bool("no-page-cache", false, "compute every page per request (the page cache keeps pages per viewer until the next write)")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Second, "the most one request may take before it gets a 503 (event streams exempt; 0: no timeout)")
+	memLimit := byteSize(defaultMemoryLimit)
+	fs.Var(&memLimit, "memory-limit", "collect garbage when the heap nears this size (B, KiB, MiB, GiB) rather than each time it doubles; raised to twice the live heap if that reaches half of it (0: Go's default, or GOGC and GOMEMLIMIT when set)")
 	smtp := addSMTPFlags(fs)
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
@@ -197,6 +199,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		runtime.GOMAXPROCS(max(cpuProcs, *maxInFlight+1))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	gc := &gcPolicy{limit: int64(memLimit), log: log}
+	if !flagSet(fs, "memory-limit") && (os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "") {
+		gc.limit = 0 // the operator's own settings
+	}
+	defer gc.apply()()
+	gcCtx, stopGC := context.WithCancel(ctx)
+	gcDone := make(chan struct{})
+	go func() { defer close(gcDone); gc.watch(gcCtx, 10*time.Second) }()
+	defer func() { stopGC(); <-gcDone }() // before the limit is put back
 	devices, err := serveDevices(*devicesFlag, log)
 	if err != nil {
 		return usageError(stderr, "web serve: "+err.Error())

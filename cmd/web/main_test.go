@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,6 +94,8 @@ func TestUsageErrors(t *testing.T) {
 		{"serve", "--devices", "0,0"},
 		{"serve", "--devices", " , "},
 		{"serve", "--run-timeout", "0s"},
+		{"serve", "--memory-limit", "lots"},
+		{"serve", "--memory-limit", "-5MiB"},
 	} {
 		code, _, stderr := cli(t, "", args...)
 		if code != 2 || stderr == "" {
@@ -210,6 +214,12 @@ func TestServeLoadsDemoAndStops(t *testing.T) {
 	if got, want := runtime.GOMAXPROCS(0), cpuProcs+1; got != want {
 		t.Errorf("GOMAXPROCS %d while serving, want %d (%d CPUs + the spare)", got, want, cpuProcs)
 	}
+	// The collector waits for the default memory limit (unless the
+	// environment sets its own, which serve then leaves alone).
+	envGC := os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
+	if got := debug.SetMemoryLimit(-1); !envGC && got != defaultMemoryLimit {
+		t.Errorf("memory limit %d while serving, want %d", got, defaultMemoryLimit)
+	}
 	for _, want := range []string{"DEMO ONLY", "oracle", "demo-oracle", "admin"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("serve output lacks %q:\n%s", want, out.String())
@@ -229,6 +239,9 @@ func TestServeLoadsDemoAndStops(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop after its context was cancelled")
+	}
+	if got := debug.SetMemoryLimit(-1); !envGC && got != math.MaxInt64 {
+		t.Errorf("memory limit %d after serve returned, want Go's default back", got)
 	}
 
 	// A second start finds the demo there and does not load or print it again.

@@ -241,6 +241,8 @@
 // copies its own rows (cp.async, its own commit groups). Why: with the
 // copies taken out of the consumers, a chunk of the dual narrow tile took
 // 0.86x the cycles (eleventh session's marks, docs/kernel-notes.md step 28).
+// Measured against the best variants on an H100: dual 1.007x (narrow whole
+// tiles 1.04-1.09x), group 0.959x (its producer's 32 registers spill).
 #define WG_PW 0
 #endif
 #if WG_PDL && !WG_TOK
