@@ -20,7 +20,8 @@ import (
 // took 7% of the server's CPU in the standings overload pass, and a
 // refused request's parse allocates as much as a served one's. With the
 // collector deferred until the heap nears a memory limit, the standings
-// page kept 98% of its capacity at three times it offered, against 82%
+// page kept 88-98% of its capacity at three times it offered, against 82%
+// in the same minutes, and the pitch page's capacity rose by a fifth
 // (docs/BENCHMARKS.md section 12, eleventh session).
 
 // defaultMemoryLimit is --memory-limit's default: the heap may grow to this
