@@ -144,6 +144,19 @@ narrowpair() {
 	BENCH_MAX=130 bench "g${tag}_s2" nvfp4_group_gemm "$v" "$S2"
 	BENCH_MAX=130 bench "g${tag}_best" nvfp4_group_gemm "$v" "$G"
 }
+# pwpair: prefetch=producer's tests and benches, each problem's best
+# variant (bestvars: D, G) with it paired with the same without it.
+pwpair() {
+	tests d_pw_tests nvfp4_dual_gemm "$D&prefetch=producer" "$D"
+	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	grep -E "WRONG|FAIL|mismatch|error" "$OUT/tests.log" | head -5
+	BENCH_MAX=75 bench d_pw nvfp4_dual_gemm "$D&prefetch=producer" "$D"
+	BENCH_MAX=130 bench g_pw nvfp4_group_gemm "$G&prefetch=producer" "$G"
+}
+# ptxas defines of the group's best module (three consumers, fit64,
+# hybrid stream-K) and of the dual wide tile, for the ptxas step.
+GDEFS="-DDUAL=0 -DSTAGES=2 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_TM=128 -DWG_TOK=1"
+DWDEFS="-DDUAL=1 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_MB=2 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1"
 # ncubench STEP CAP LOG PROBLEM VARIANT SHAPES NCU-OPTION...: ncu over an
 # A/A bench of VARIANT on the shapes file SHAPES, ungated (ncu serializes
 # the launches), within NCU_MAX seconds (default 100).
@@ -933,11 +946,7 @@ pw)
 	unpackexp
 	bestvars
 	foldvars
-	tests d_pw_tests nvfp4_dual_gemm "$D&prefetch=producer" "$D"
-	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"
-	grep -E "WRONG|FAIL|mismatch|error" "$OUT/tests.log" | head -5
-	BENCH_MAX=75 bench d_pw nvfp4_dual_gemm "$D&prefetch=producer" "$D"
-	BENCH_MAX=130 bench g_pw nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	pwpair
 	stampbench n ./bin/web_stamp "$N"
 	stampbench npw ./bin/web_stamp "$N&prefetch=producer"
 	for f in "$OUT"/stamp_n.txt "$OUT"/stamp_npw.txt; do
@@ -958,15 +967,11 @@ pw2)
 	bestvars
 	foldvars
 	G3='wgmma?tile_n=auto&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&consumers=3'
-	ptxas gpw -DDUAL=0 -DSTAGES=2 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
-	ptxas dwpw -DDUAL=1 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_MB=2 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
+	ptxas gpw $GDEFS -DWG_PW=1
+	ptxas dwpw $DWDEFS -DWG_PW=1
 	ptxas dnpw -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
 	ptxsummary
-	tests d_pw_tests nvfp4_dual_gemm "$D&prefetch=producer" "$D"
-	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"
-	grep -E "WRONG|FAIL|mismatch|error" "$OUT/tests.log" | head -5
-	BENCH_MAX=75 bench d_pw nvfp4_dual_gemm "$D&prefetch=producer" "$D"
-	BENCH_MAX=130 bench g_pw nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	pwpair
 	stampbench w ./bin/web_stamp "$W"
 	stampbench wpw ./bin/web_stamp "$W&prefetch=producer"
 	stampbench g ./bin/web_stamp "$G3" nvfp4_group_gemm /tmp/g1.json
@@ -984,15 +989,11 @@ pw3)
 	# against the best variants, its family combinations.
 	# Builds: bin/web, bin/engine.test.
 	bestvars
-	ptxas gpw -DDUAL=0 -DSTAGES=2 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
-	ptxas dwpw -DDUAL=1 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_MB=2 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_PW=1
-	ptxas dw -DDUAL=1 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_MB=2 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1
+	ptxas gpw $GDEFS -DWG_PW=1
+	ptxas dwpw $DWDEFS -DWG_PW=1
+	ptxas dw $DWDEFS
 	ptxsummary
-	tests d_pw_tests nvfp4_dual_gemm "$D&prefetch=producer" "$D"
-	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"
-	grep -E "WRONG|FAIL|mismatch|error" "$OUT/tests.log" | head -5
-	BENCH_MAX=75 bench d_pw nvfp4_dual_gemm "$D&prefetch=producer" "$D"
-	BENCH_MAX=130 bench g_pw nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	pwpair
 	TITLE="prefetch=producer (WG_PW), coalesced copies, against the best variants" summarize
 	knobfamily prefetch=producer 200
 	pack
