@@ -64,6 +64,7 @@
 #   bash dev/gpucall/dual.sh pw [TOTAL]          # prefetch=producer: tests, paired with the best (both problems), the narrow tile's marks, its family combinations
 #   bash dev/gpucall/dual.sh pw2 [TOTAL]         # the same with one release per warp: ptxas, tests, paired with the best, marks of the dual wide and group three-consumer tiles
 #   bash dev/gpucall/dual.sh pw3 [TOTAL]         # the same with the producer's copies coalesced: ptxas, tests, paired with the best, its family combinations
+#   bash dev/gpucall/dual.sh pwg2 [TOTAL]        # prefetch=producer on the group's two-consumer tiles, paired with the group's best; the peers
 #   bash dev/gpucall/dual.sh ablmarks [TOTAL]    # both dual consumers' WG_STAMP marks (narrow tile, bench2) in the full build and with WG_EXP 2, 8, 32
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -80,7 +81,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw, pw2 or pw3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw, pw2, pw3 or pwg2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -996,6 +997,21 @@ pw3)
 	pwpair
 	TITLE="prefetch=producer (WG_PW), coalesced copies, against the best variants" summarize
 	knobfamily prefetch=producer 200
+	pack
+	;;
+pwg2)
+	# Step 28's last call: prefetch=producer on the group's two-consumer
+	# tiles (whose producer keeps 168 or 56 registers, where the three
+	# consumers' 32 spill), paired with the group's best (three consumers),
+	# and the same tiles without it; then the PyTorch peers.
+	# Builds: bin/web.
+	bestvars
+	G2='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl'
+	tests g2pw_tests nvfp4_group_gemm "$G2&prefetch=producer" "$G"
+	BENCH_MAX=130 bench g2pw nvfp4_group_gemm "$G2&prefetch=producer" "$G"
+	BENCH_MAX=130 bench g2 nvfp4_group_gemm "$G2" "$G"
+	TITLE="prefetch=producer on the group's two-consumer tiles against the group's best" summarize
+	peers
 	pack
 	;;
 ablmarks)
