@@ -65,6 +65,7 @@
 #   bash dev/gpucall/dual.sh pw2 [TOTAL]         # the same with one release per warp: ptxas, tests, paired with the best, marks of the dual wide and group three-consumer tiles
 #   bash dev/gpucall/dual.sh pw3 [TOTAL]         # the same with the producer's copies coalesced: ptxas, tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh pwg2 [TOTAL]        # prefetch=producer on the group's two-consumer tiles, paired with the group's best; the peers
+#   bash dev/gpucall/dual.sh pwg3 [TOTAL]        # the same on three group consumers at 152 registers (the producer 56): ptxas, tests, paired with the best
 #   bash dev/gpucall/dual.sh ablmarks [TOTAL]    # both dual consumers' WG_STAMP marks (narrow tile, bench2) in the full build and with WG_EXP 2, 8, 32
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -81,7 +82,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw, pw2, pw3 or pwg2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw, pw2, pw3, pwg2 or pwg3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1012,6 +1013,19 @@ pwg2)
 	BENCH_MAX=130 bench g2 nvfp4_group_gemm "$G2" "$G"
 	TITLE="prefetch=producer on the group's two-consumer tiles against the group's best" summarize
 	peers
+	pack
+	;;
+pwg3)
+	# Step 28, call 9: the group's three consumers with prefetch=producer at
+	# 152 registers each, leaving the producer 56: ptxas (the spill), tests,
+	# paired with the group's best.
+	# Builds: bin/web.
+	bestvars
+	ptxas gpw152 ${GDEFS/WG_CREGS=160/WG_CREGS=152} -DWG_PW=1
+	ptxsummary
+	tests g_pw_tests nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	BENCH_MAX=130 bench g_pw nvfp4_group_gemm "$G&prefetch=producer" "$G"
+	TITLE="prefetch=producer, three group consumers at 152 registers, against the group's best" summarize
 	pack
 	;;
 ablmarks)
