@@ -242,7 +242,8 @@
 // copies taken out of the consumers, a chunk of the dual narrow tile took
 // 0.86x the cycles (eleventh session's marks, docs/kernel-notes.md step 28).
 // Measured against the best variants on an H100: dual 1.007x (narrow whole
-// tiles 1.04-1.09x), group 0.959x (its producer's 32 registers spill).
+// tiles 1.04-1.09x), group ~0.99x (three consumers at 152 registers, the
+// producer at 56; two consumers gain 1.17x but stay under three).
 #define WG_PW 0
 #endif
 #if WG_PDL && !WG_TOK
