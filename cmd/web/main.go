@@ -199,15 +199,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		runtime.GOMAXPROCS(max(cpuProcs, *maxInFlight+1))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	gc := &gcPolicy{limit: int64(memLimit), log: log}
-	if !flagSet(fs, "memory-limit") && (os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "") {
-		gc.limit = 0 // the operator's own settings
-	}
-	defer gc.apply()()
-	gcCtx, stopGC := context.WithCancel(ctx)
-	gcDone := make(chan struct{})
-	go func() { defer close(gcDone); gc.watch(gcCtx, 10*time.Second) }()
-	defer func() { stopGC(); <-gcDone }() // before the limit is put back
+	defer startGC(ctx, int64(memLimit), flagSet(fs, "memory-limit"), log)()
 	devices, err := serveDevices(*devicesFlag, log)
 	if err != nil {
 		return usageError(stderr, "web serve: "+err.Error())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -136,6 +137,21 @@ func (p *gcPolicy) watch(ctx context.Context, interval time.Duration) {
 			debug.SetMemoryLimit(next)
 		}
 	}
+}
+
+// startGC applies the policy for --memory-limit's value (explicit: given
+// on the command line; if not, GOGC or GOMEMLIMIT in the environment win)
+// and watches the live heap until stop, which puts Go's settings back.
+func startGC(ctx context.Context, limit int64, explicit bool, log *slog.Logger) (stop func()) {
+	p := &gcPolicy{limit: limit, log: log}
+	if !explicit && (os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "") {
+		p.limit = 0 // the operator's own settings
+	}
+	restore := p.apply()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); p.watch(ctx, 10*time.Second) }()
+	return func() { cancel(); <-done; restore() }
 }
 
 // flagSet reports whether name was given on fs's command line.

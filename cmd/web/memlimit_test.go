@@ -91,3 +91,23 @@ func TestByteSizeString(t *testing.T) {
 		}
 	}
 }
+
+// GOGC or GOMEMLIMIT in the environment win over the default, not over a
+// --memory-limit given on the command line; stop puts Go's limit back.
+func TestStartGCEnvironment(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Setenv("GOGC", "200")
+	stop := startGC(context.Background(), 256<<20, false, nil)
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("with GOGC set and no --memory-limit: limit %d, want %d untouched", got, before)
+	}
+	stop()
+	stop = startGC(context.Background(), 256<<20, true, nil)
+	if got := debug.SetMemoryLimit(-1); got != 256<<20 {
+		t.Errorf("with --memory-limit given: limit %d, want 256 MiB", got)
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("after stop: limit %d, want %d", got, before)
+	}
+}
