@@ -33,12 +33,16 @@ const defaultMemoryLimit = 1 << 30
 // optional unit: B, KiB, MiB or GiB (GOMEMLIMIT's units).
 type byteSize int64
 
+// sizeUnits are byteSize's units, largest first (so "B" is tried last as
+// a suffix, and String picks the largest that divides).
+var sizeUnits = []struct {
+	suffix string
+	scale  int64
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+
 func (b *byteSize) String() string {
 	n := int64(*b)
-	for _, u := range []struct {
-		suffix string
-		scale  int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+	for _, u := range sizeUnits[:len(sizeUnits)-1] {
 		if n != 0 && n%u.scale == 0 {
 			return strconv.FormatInt(n/u.scale, 10) + u.suffix
 		}
@@ -59,10 +63,7 @@ func (b *byteSize) Set(s string) error {
 func parseByteSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	unit := int64(1)
-	for _, u := range []struct {
-		suffix string
-		scale  int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
+	for _, u := range sizeUnits {
 		if strings.HasSuffix(t, u.suffix) {
 			t, unit = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.scale
 			break

@@ -61,7 +61,6 @@
 #   bash dev/gpucall/dual.sh overlap [TOTAL]     # both consumers' WG_STAMP marks: the cycles per chunk in which both, one or neither issues (W, N, the group's tile)
 #   bash dev/gpucall/dual.sh pp [TOTAL]          # WG_PP (the dual consumers take turns issuing halves): tests, W and N against the baseline in both builds, stamps
 #   [ABL=...] bash dev/gpucall/dual.sh ablate [TOTAL] # WG_STAMP builds with WG_EXP 2, 4, 8 (no decode, no wgmma, wgmmas alone; ABL names others): whole-launch clocks, dual W and N, group three consumers
-#   bash dev/gpucall/dual.sh pw [TOTAL]          # prefetch=producer: tests, paired with the best (both problems), the narrow tile's marks, its family combinations
 #   bash dev/gpucall/dual.sh pw2 [TOTAL]         # the same with one release per warp: ptxas, tests, paired with the best, marks of the dual wide and group three-consumer tiles
 #   bash dev/gpucall/dual.sh pw3 [TOTAL]         # the same with the producer's copies coalesced: ptxas, tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh pwg2 [TOTAL]        # prefetch=producer on the group's two-consumer tiles, paired with the group's best; the peers
@@ -71,7 +70,8 @@
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
 # ssa2: the decoders knob, source at c8eb62e; rot: WG_ROT, source at
-# 7651b01);
+# 7651b01; pw: prefetch=producer's first form, a row per producer thread,
+# source at fe58daa, its steps now in pw2 and pw3);
 # their source is at cdd09cb, the commands in docs/BENCHMARKS.md sections 19-20.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
@@ -82,7 +82,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw, pw2, pw3, pwg2 or pwg3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2 or pwg3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -937,25 +937,6 @@ pp)
 	done | tee "$OUT/pp.txt"
 	TITLE="WG_PP (the dual consumers take turns issuing halves) against the plain build, each paired with the baseline" summarize
 	grep -E '^Geomean|^## ' "$OUT/summary.md"
-	pack
-	;;
-pw)
-	# Step 28: prefetch=producer (WG_PW: the producer warpgroup's warps 1-3
-	# copy the weights): tests and paired benches against the best variant
-	# of each problem; the dual narrow tile's marks with and without it;
-	# then its family combinations with what is left.
-	# Builds: bin/web, bin/engine.test; bash dev/gpucall/expbuild.sh stamp WG_STAMP=1.
-	unpackexp
-	bestvars
-	foldvars
-	pwpair
-	stampbench n ./bin/web_stamp "$N"
-	stampbench npw ./bin/web_stamp "$N&prefetch=producer"
-	for f in "$OUT"/stamp_n.txt "$OUT"/stamp_npw.txt; do
-		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -v '^| stamp'
-	done | tee "$OUT/pwmarks.txt"
-	TITLE="prefetch=producer (WG_PW) against the best variants" summarize
-	knobfamily prefetch=producer 300
 	pack
 	;;
 pw2)
