@@ -135,6 +135,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaPrefetchKnob,
 			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; needs producer=folded, whose 512 threads keep 128 registers each, and tile_n=128; measured 1.019x two consumers with a producer warpgroup on the same tile, whole tiles, once the folded refill came from a cursor (0.94-0.96x before; H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4)"},
 			wgmmaWeightsKnob,
+			wgmmaEpilogueKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
 		}
 	}
@@ -182,7 +183,11 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", 
 // each changes one corner of the kernel (the token producer, the tail
 // widths, where a consumer's weight ring starts), and the full product
 // would not fit those steps' time. A knob of that kind is added here once.
-var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch"}
+var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue"}
+
+// wgmmaEpilogueKnob is who gates and stores a dual tile (WG_EPI).
+var wgmmaEpilogueKnob = KnobSpec{Key: "epilogue", Values: []string{"one", "split"}, Default: "one",
+	Doc: "one = the B2 consumer hands its sums to the B1 consumer through shared memory, and the B1 consumer gates (SiLU with an IEEE division), stages and stores the whole tile while the B2 consumer starts its next one; split = the two trade halves, and each gates, stages and stores half the tile's tokens, with the SiLU's division a fast reciprocal (WG_EPI; built because consumer 0 spent ~10,000 cycles per tile between its last wgmma and the next tile's first against consumer 1's ~4,800: H100, dev/gpucall/dual.sh ablmarks, docs/kernel-notes.md steps 28-29)"}
 
 // wgmmaWeightsKnob is where the weights are decoded (WG_SSA, WG_CSA).
 var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared", "staged"}, Default: "registers",
@@ -594,6 +599,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_RDY":  wgmmaReady(k),
 		"WG_PF":   k.Value("prefetch") == "next",
 		"WG_PW":   wgmmaProducerWeights(k),
+		"WG_EPI":  k.Value("epilogue") == "split",
 		"WG_SSA":  wgmmaSharedA(k),
 		"WG_CSA":  wgmmaStagedA(k),
 	} {

@@ -209,9 +209,48 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// (4): 128 more, 1568. The weights decoded into shared memory (shared
 	// or staged): the narrow tile at 2 stages, whole tiles, per decode and
 	// overlap: 4 more each. prefetch=producer (tokens=once, a producer
-	// warpgroup): 3 x 95 per decode, 2146.
-	if n := len(d.VariantCombinations("wgmma")); n != 2146 {
-		t.Errorf("dual wgmma combinations: %d, want 2146 (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights)", n)
+	// warpgroup): 3 x 95 per decode, 2146. Both epilogues on every one
+	// (the split needs nothing of the others): 4292.
+	if n := len(d.VariantCombinations("wgmma")); n != 4292 {
+		t.Errorf("dual wgmma combinations: %d, want 4292 (2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights))", n)
+	}
+	// epilogue=split: WG_EPI, and the same shared memory and plans as the
+	// one-consumer epilogue (it stages in the buffers the hand-off used).
+	best := "wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl"
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	noAddr := func(Buffer, int) uint64 { return 0 }
+	for _, s := range d.Benchmarks {
+		var plans [2]*Plan
+		for i, spec := range []string{best, best + "&epilogue=split"} {
+			v, err := d.ResolveVariant(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cv, err := v.Resolve(s, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := cv.Defines()["WG_EPI"], []string{"0", "1"}[i]; got != want {
+				t.Errorf("%s %v: WG_EPI %q, want %s", spec, s.M, got, want)
+			}
+			if plans[i], err = cv.Plan(s, lim); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, b := plans[0], plans[1]
+		if len(a.Launches) != len(b.Launches) || a.WorkspaceBytes != b.WorkspaceBytes || string(a.TableBytes(noAddr)) != string(b.TableBytes(noAddr)) {
+			t.Errorf("%v: epilogue=split plans a different launch", s.M)
+		}
+		for j := range a.Launches {
+			if a.Launches[j].SharedBytes != b.Launches[j].SharedBytes {
+				t.Errorf("%v launch %d: shared bytes %d with the split, %d without", s.M, j, b.Launches[j].SharedBytes, a.Launches[j].SharedBytes)
+			}
+		}
+	}
+	if g, _ := LookupProblem("nvfp4_group_gemm"); g != nil {
+		if _, err := g.ResolveVariant("wgmma?epilogue=split"); err == nil {
+			t.Error("the group GEMM accepted epilogue=split, a knob of the dual GEMM's gate")
+		}
 	}
 	// weights=shared on the narrow tile; the wide tile and stream-K refused.
 	sharedWeights(t, d, map[string]string{"WG_MB": "1", "WG_RS": "4"},

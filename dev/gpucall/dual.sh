@@ -66,6 +66,7 @@
 #   bash dev/gpucall/dual.sh pwg2 [TOTAL]        # prefetch=producer on the group's two-consumer tiles, paired with the group's best; the peers
 #   bash dev/gpucall/dual.sh pwg3 [TOTAL]        # the same on three group consumers at 152 registers (the producer 56): ptxas, tests, paired with the best
 #   bash dev/gpucall/dual.sh ablmarks [TOTAL]    # both dual consumers' WG_STAMP marks (narrow tile, bench2) in the full build and with WG_EXP 2, 8, 32
+#   bash dev/gpucall/dual.sh epi [TOTAL]         # epilogue=split (WG_EPI): ptxas, tests, paired with the best; in the WG_RCP build (fast reciprocal in both) the split alone; peers; its family combinations
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -82,7 +83,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2 or pwg3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3 or epi}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1190,6 +1191,26 @@ regs)
 		--device 0 --cache-dir "$C" --max-time 120s --json "$R/prof_b1.json"
 	step ncu_page 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_b1.ncu-rep --page source --csv --print-source sass >\"$OUT/src_b1.csv\""
 	step ncu_details 60 ncu.log sh -c "\"$NCU\" -i /tmp/prof_b1.ncu-rep --page details >\"$OUT/details_b1.txt\""
+	pack
+	;;
+epi)
+	# Step 29: the dual epilogue split between the pair (both gate, stage
+	# and store half the tokens; the SiLU's fast reciprocal). bin/web_rcp
+	# has WG_RCP=1, the reciprocal in both forms, so its pairing is the
+	# split alone. Builds: bin/web, bin/engine.test, bin/web_rcp.gz
+	# (bash dev/gpucall/expbuild.sh rcp WG_RCP=1).
+	bestvars
+	unpackexp
+	ptxas dw $DWDEFS
+	ptxas dwepi $DWDEFS -DWG_EPI=1
+	ptxas dnepi -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1
+	ptxsummary
+	tests d_epi_tests nvfp4_dual_gemm "$D&epilogue=split" "$D"
+	BENCH_MAX=80 bench d_epi nvfp4_dual_gemm "$D&epilogue=split" "$D"
+	WEB=./bin/web_rcp BENCH_MAX=80 bench d_epi_rcp nvfp4_dual_gemm "$D&epilogue=split" "$D"
+	peers
+	TITLE="epilogue=split (WG_EPI) against the best dual variant; in the WG_RCP build the split alone" summarize
+	knobfamily epilogue=split 200 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
 *)

@@ -128,6 +128,21 @@
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
 #define WG_PP 0
 #endif
+#ifndef WG_EPI
+// The dual GEMM's epilogue (kernel-notes step 29): 0 = the B2 consumer
+// hands its sums to the B1 consumer, which gates, stages and stores the
+// whole tile while the B2 consumer starts its next one (consumer 0 spent
+// ~10,000 cycles per tile there against consumer 1's ~4,800, kernel-notes
+// step 28); 1 = the two trade halves, each gates, stages and stores half
+// the tile's tokens (the B1 consumer the first half), and the SiLU takes
+// a fast reciprocal.
+#define WG_EPI 0
+#endif
+#ifndef WG_RCP
+// Experiment: 1 = the SiLU's fast reciprocal without WG_EPI, to tell its
+// share of WG_EPI's gain from the split's.
+#define WG_RCP 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -509,16 +524,52 @@ static __device__ __forceinline__ fg_u32 wg_dec(fg_u32 w) {
 
 // silu(x) = x / (1 + e^-x) in fp32 (as fast_dual_gemm.cu): ex2.approx's
 // ~2 ulp are far under the fp16 rounding of the result.
+// WG_EPI and WG_RCP: times rcp.approx (~1 ulp) instead of the IEEE
+// division's subroutine; 1 + e = inf (x below about -88) gives -0 either way.
 static __device__ __forceinline__ float wg_silu(float x) {
   float e;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(-x * 1.4426950408889634f));
+#if WG_EPI || WG_RCP
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.f + e));
+  return x * r;
+#else
   return x / (1.f + e);
+#endif
 }
+
 static __device__ __forceinline__ void wg_named_sync(int id) {
   asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory");
 }
 static __device__ __forceinline__ void wg_named_arrive(int id) {
   asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory");
+}
+
+// WG_EPI: consumer H of a dual pair (0: B1, sums X; 1: B2, sums Y) gates
+// half H of the tile's tokens, the fragments acc[b][H*R .. H*R + R) (R =
+// NW/4: token rows 8j + 2t + {0, 1} for j in [H*NW/16, (H+1)*NW/16)). It
+// writes the other half of its sums to its own staging buffer (mine,
+// [value][thread]: conflict-free), and once both have (named barrier bar,
+// 256 threads) reads its partner's (theirs) for its half; the second
+// barrier keeps each buffer until its partner has read it, since the
+// epilogue then stages its fp16 rows there.
+template <int H, int NW>
+static __device__ __forceinline__ void wg_gate_half(float (&acc)[WG_MB][NW / 2], float* mine, const float* theirs,
+                                                    int lt, int bar) {
+  constexpr int R = NW / 4;
+#pragma unroll
+  for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+    for (int i = 0; i < R; ++i) mine[(b * R + i) * 128 + lt] = acc[b][(1 - H) * R + i];
+  wg_named_sync(bar);
+#pragma unroll
+  for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const float own = acc[b][H * R + i] * 16384.f, other = theirs[(b * R + i) * 128 + lt] * 16384.f;
+      acc[b][H * R + i] = H == 0 ? wg_silu(own) * other : wg_silu(other) * own;
+    }
+  wg_named_sync(bar);
 }
 
 // mbarriers (shared::cta, no cluster).
@@ -1288,7 +1339,20 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 
   // acc holds the sums times 2^-14; osc scales them back while staging.
   float osc = 16384.f;
-#if DUAL
+  int half = -1; // WG_EPI: the half of the tile's tokens this consumer stores (-1: all)
+#if DUAL && WG_EPI
+  {
+    const int cl = c % WG_HALF;
+    half = c / WG_HALF;
+    float* const mine = (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES);
+    const float* const theirs = (const float*)(sgen + WG_OFF_EP + (half ? cl : cl + WG_HALF) * WG_EP_BYTES);
+    if (half == 0)
+      wg_gate_half<0, NW>(acc, mine, theirs, tid & 127, WG_XFULL(cl));
+    else
+      wg_gate_half<1, NW>(acc, mine, theirs, tid & 127, WG_XFULL(cl));
+    osc = 1.f;
+  }
+#elif DUAL
   {
     // Consumer cl + WG_HALF (B2) hands its sums to consumer cl (B1, the
     // same output columns) in 2*WG_MB rounds of NW/4 floats per thread
@@ -1325,6 +1389,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
     for (int j = 0; j < NW / 8; ++j) {
+      if (half >= 0 && j / (NW / 16) != half) continue;
       const int n = b * 64 + 16 * w + g;
       const int m = 8 * j + 2 * t;
       fg_u16* row0 = (fg_u16*)(ep + m * WG_EP_STRIDE);
@@ -1337,8 +1402,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
   const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
-  for (int i = tid & 127; i < NW * CPR; i += 128) {
-    const int r = i / CPR, u = i % CPR;
+  const int r0 = half > 0 ? NW / 2 : 0, nr = half >= 0 ? NW / 2 : NW; // the staged rows this warpgroup stores
+  for (int i = tid & 127; i < nr * CPR; i += 128) {
+    const int r = r0 + i / CPR, u = i % CPR;
     const int m = tile.m0 + r, n = nb + u * 8;
     if (m < M && n < N) {
       fg_u32 x, y, z, v;
