@@ -187,7 +187,7 @@ var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue"
 
 // wgmmaEpilogueKnob is who gates and stores a dual tile (WG_EPI).
 var wgmmaEpilogueKnob = KnobSpec{Key: "epilogue", Values: []string{"one", "split"}, Default: "one",
-	Doc: "one = the B2 consumer hands its sums to the B1 consumer through shared memory, and the B1 consumer gates (SiLU with an IEEE division), stages and stores the whole tile while the B2 consumer starts its next one; split = the two trade halves, and each gates, stages and stores half the tile's tokens, with the SiLU's division a fast reciprocal (WG_EPI; built because consumer 0 spent ~10,000 cycles per tile between its last wgmma and the next tile's first against consumer 1's ~4,800: H100, dev/gpucall/dual.sh ablmarks, docs/kernel-notes.md steps 28-29)"}
+	Doc: "one = the B2 consumer hands its sums to the B1 consumer through shared memory, and the B1 consumer gates (SiLU with an IEEE division), stages and stores the whole tile while the B2 consumer starts its next one; split = the two trade halves, and each gates, stages and stores half the tile's tokens, with the SiLU's division a fast reciprocal (WG_EPI; built because consumer 0 spent ~10,000 cycles per tile between its last wgmma and the next tile's first against consumer 1's ~4,800: H100, dev/gpucall/dual.sh ablmarks); measured on an H100 1.0915x the dual best without it (every shape faster, 1.065-1.148x), of which the split alone 1.027x and the fast reciprocal 1.067x (dev/gpucall/dual.sh epi, docs/kernel-notes.md step 29)"}
 
 // wgmmaWeightsKnob is where the weights are decoded (WG_SSA, WG_CSA).
 var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared", "staged"}, Default: "registers",

@@ -130,6 +130,8 @@ foldvars() {
 # group bench1).
 bestvars() {
 	D='wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl'
+	# The dual best since session 12's step 29 (D was the best before it).
+	E="$D&epilogue=split"
 	# The narrow tile with register weights, the peer of its weights= forms.
 	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
@@ -1221,7 +1223,6 @@ epi2)
 	# folded consumers on the wide tile (each pair splits its epilogue).
 	# Builds: bin/web.
 	bestvars
-	E="$D&epilogue=split"
 	BENCH_MAX=75 bench d_epi_rung nvfp4_dual_gemm "$E"
 	BENCH_MAX=70 bench d_epi_pw nvfp4_dual_gemm "$E&prefetch=producer" "$E"
 	BENCH_MAX=70 bench d_epi_ah nvfp4_dual_gemm "${E/schedule=auto/schedule=autohybrid}" "$E"

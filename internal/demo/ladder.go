@@ -230,6 +230,11 @@ var ladderPitches = map[string]ladderPitch{
 		"GEMM start while the token decode finishes: its blocks set up and decode their first weights on the SMs the " +
 		"decode frees, and only the producer waits for the decoded tokens.\n\n" +
 		"- Saves the launch gap and the prologue, which the small shapes feel most."},
+	"nvfp4_dual_gemm wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split": {"epilogue", "Split " +
+		"the dual tile's epilogue between the pair: each consumer gates, stages and stores half the tokens, and the " +
+		"SiLU divides by a fast reciprocal.\n\n" +
+		"- The B1 consumer spends ~10,000 cycles per tile gating and storing the whole tile, the B2 consumer ~4,800.\n" +
+		"- The next tile's chunks need both, so the longer of the two is on the critical path."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own

@@ -31,7 +31,10 @@ func TestBestVariantResources(t *testing.T) {
 			"wgmma?tail_width=fit64&registers=split&decode=prmt&tokens=once&overlap=pdl")
 		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma", "wgmma?decode=prmt&tokens=once",
 			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once",
-			"wgmma?decode=prmt&tokens=once&overlap=pdl", "wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl")
+			"wgmma?decode=prmt&tokens=once&overlap=pdl", "wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl",
+			// ... and with epilogue=split (section 23).
+			"wgmma?decode=prmt&tokens=once&overlap=pdl&epilogue=split",
+			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split")
 	}
 	for _, p := range kernels.Problems() {
 		var vs []kernels.Variant
