@@ -68,6 +68,7 @@
 #   bash dev/gpucall/dual.sh ablmarks [TOTAL]    # both dual consumers' WG_STAMP marks (narrow tile, bench2) in the full build and with WG_EXP 2, 8, 32
 #   bash dev/gpucall/dual.sh epi [TOTAL]         # epilogue=split (WG_EPI): ptxas, tests, paired with the best; in the WG_RCP build (fast reciprocal in both) the split alone; peers; its family combinations
 #   bash dev/gpucall/dual.sh epi2 [TOTAL]        # epilogue=split against the baseline (the rung); the dual best with it paired with prefetch=producer, autohybrid and four folded consumers
+#   bash dev/gpucall/dual.sh epi3 [TOTAL]        # the dual best (E) against other tiles and schedules with epilogue=split: narrow autohybrid, narrow stream-K, 256-token tiles
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -84,7 +85,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi or epi2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2 or epi3}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1228,6 +1229,20 @@ epi2)
 	BENCH_MAX=70 bench d_epi_ah nvfp4_dual_gemm "${E/schedule=auto/schedule=autohybrid}" "$E"
 	BENCH_MAX=70 bench d_epi_f4 nvfp4_dual_gemm 'wgmma?tile_n=128&stages=2&decode=prmt&tokens=once&overlap=pdl&consumers=4&producer=folded&epilogue=split' "$E"
 	TITLE="epilogue=split: the rung, and the dual best with it against three forms" summarize
+	pack
+	;;
+epi3)
+	# Step 29, call 3: with the epilogue cheaper, narrow tiles (two
+	# epilogues per block) gained most (bench1 1.148x), so tile_n=auto's
+	# per-shape choices may have moved: E paired with the narrow tile under
+	# autohybrid and under stream-K, and with 256-token tiles.
+	# Builds: bin/web.
+	bestvars
+	T='decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	BENCH_MAX=70 bench d_epi_nah nvfp4_dual_gemm "wgmma?schedule=autohybrid&$T" "$E"
+	BENCH_MAX=70 bench d_epi_nsk nvfp4_dual_gemm "wgmma?schedule=streamk&$T" "$E"
+	BENCH_MAX=70 bench d_epi_t256 nvfp4_dual_gemm "wgmma?tile_m=256&stages=2&schedule=auto&registers=split&$T" "$E"
+	TITLE="the dual best with epilogue=split against other tiles and schedules with it" summarize
 	pack
 	;;
 *)
