@@ -69,6 +69,7 @@
 #   bash dev/gpucall/dual.sh epi [TOTAL]         # epilogue=split (WG_EPI): ptxas, tests, paired with the best; in the WG_RCP build (fast reciprocal in both) the split alone; peers; its family combinations
 #   bash dev/gpucall/dual.sh epi2 [TOTAL]        # epilogue=split against the baseline (the rung); the dual best with it paired with prefetch=producer, autohybrid and four folded consumers
 #   bash dev/gpucall/dual.sh epi3 [TOTAL]        # the dual best (E) against other tiles and schedules with epilogue=split: narrow autohybrid, narrow stream-K, 256-token tiles
+#   bash dev/gpucall/dual.sh g3sk [TOTAL]        # the group's three-consumer tile under autohybrid on every shape (stream-K on bench3-4) paired with the group best; the same tile with prefetch=producer
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -85,7 +86,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2 or epi3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3 or g3sk}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1243,6 +1244,19 @@ epi3)
 	BENCH_MAX=70 bench d_epi_nsk nvfp4_dual_gemm "wgmma?schedule=streamk&$T" "$E"
 	BENCH_MAX=70 bench d_epi_t256 nvfp4_dual_gemm "wgmma?tile_m=256&stages=2&schedule=auto&registers=split&$T" "$E"
 	TITLE="the dual best with epilogue=split against other tiles and schedules with it" summarize
+	pack
+	;;
+g3sk)
+	# Step 30: tile_n=auto takes the group's narrow two-consumer tile on
+	# bench3 and bench4 (the 192-row tiles fill 61% and 67% of the SMs),
+	# then whole tiles; the 192-row tile under stream-K there was never
+	# measured. W3 = that tile on every shape (autohybrid: hybrid on
+	# bench1-2 as G, stream-K on bench3-4), paired with G. Builds: bin/web.
+	bestvars
+	W3='wgmma?tile_n=192&tail_width=fit64&schedule=autohybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	tests g3sk_tests nvfp4_group_gemm "$W3" "$G"
+	BENCH_MAX=130 bench g3sk nvfp4_group_gemm "$W3" "$G"
+	TITLE="the group's 192-row tile under stream-K on bench3-4, against the group best" summarize
 	pack
 	;;
 *)
