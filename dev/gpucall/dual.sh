@@ -70,6 +70,7 @@
 #   bash dev/gpucall/dual.sh epi2 [TOTAL]        # epilogue=split against the baseline (the rung); the dual best with it paired with prefetch=producer, autohybrid and four folded consumers
 #   bash dev/gpucall/dual.sh epi3 [TOTAL]        # the dual best (E) against other tiles and schedules with epilogue=split: narrow autohybrid, narrow stream-K, 256-token tiles
 #   bash dev/gpucall/dual.sh g3sk [TOTAL]        # the group's three-consumer tile under autohybrid on every shape (stream-K on bench3-4) paired with the group best; the same tile with prefetch=producer
+#   bash dev/gpucall/dual.sh profepi [TOTAL]     # ncu: the dual best with and without epilogue=split, bench2 (pipes, issue slots, stalls)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -86,7 +87,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3 or g3sk}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk or profepi}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1261,6 +1262,18 @@ g3sk)
 	step g3sk34 110 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$W3" --baseline "$G" \
 		--shapes /tmp/g34.json --device 0 --cache-dir "$C" --max-time 100s --json "$R/g3sk34.json"
 	TITLE="the group's 192-row tile under stream-K on bench3-4, against the group best" summarize
+	pack
+	;;
+profepi)
+	# Step 29's profile: where the new dual best (E) stands on bench2 (the
+	# wide tile, where cuBLAS on pre-decoded operands is 1.07x faster),
+	# and D in the same call. Builds: bin/web.
+	bestvars
+	for v in "$E" "$D"; do
+		echo "### $v" >>"$OUT/ncu_dual.txt"
+		ncudual 130 "$v" --ungated
+	done
+	grep -E "^###|Duration|pipe_|inst_executed|cycles_elapsed|Issue Slots Busy|No Eligible|Eligible Warps|stalled_(barrier|wait|long|math|short|mio|dispatch|sleeping)" "$OUT/ncu_dual.txt" | tee "$OUT/profepi.txt"
 	pack
 	;;
 *)
