@@ -290,8 +290,9 @@ func TestCompileDeclaredSpace(t *testing.T) {
 				// one corner of the kernel, and the full product (702
 				// combinations, 444 modules) took this step 890 s on CI's two
 				// cores (2026-11-26). prefetch=next, which changes only where a
-				// consumer's weight ring starts, prefetch=producer and the dual
-				// GEMM's epilogue=split are in the cover, not the core.
+				// consumer's weight ring starts, prefetch=producer, the dual
+				// GEMM's epilogue=split and staging=stmatrix are in the cover,
+				// not the core.
 				n := len(vs)
 				var core, rest []kernels.Variant
 				for _, kv := range vs {
@@ -306,7 +307,7 @@ func TestCompileDeclaredSpace(t *testing.T) {
 				if len(rest) > 0 {
 					vs = append(vs, pairwise(rest[0], rest)...)
 				}
-				t.Logf("%s wgmma: %d of %d combinations (all at the default tokens, tail width, prefetch and epilogue, a pairwise cover of the rest)", p.Name, len(vs), n)
+				t.Logf("%s wgmma: %d of %d combinations (all at the default tokens, tail width, prefetch, epilogue and staging, a pairwise cover of the rest)", p.Name, len(vs), n)
 			}
 			for _, kv := range vs {
 				s.add(kv, archs)

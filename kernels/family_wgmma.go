@@ -136,6 +136,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			{Key: "consumers", Values: []string{"2", "4"}, Default: "2", Doc: "consumer warpgroups: 2 (one per product), or 4 (two per product, one 64-row block each, so a 128-column tile has four warps per scheduler instead of two; needs producer=folded, whose 512 threads keep 128 registers each, and tile_n=128; measured 1.019x two consumers with a producer warpgroup on the same tile, whole tiles, once the folded refill came from a cursor (0.94-0.96x before; H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4)"},
 			wgmmaWeightsKnob,
 			wgmmaEpilogueKnob,
+			wgmmaStagingKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
 		}
 	}
@@ -153,6 +154,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaOverlapKnob,
 		wgmmaPrefetchKnob,
 		wgmmaWeightsKnob,
+		wgmmaStagingKnob,
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 	}
 }
@@ -183,10 +185,14 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", 
 // each changes one corner of the kernel (the token producer, the tail
 // widths, where a consumer's weight ring starts), and the full product
 // would not fit those steps' time. A knob of that kind is added here once.
-var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue"}
+var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue", "staging"}
+
+// wgmmaStagingKnob is how the epilogue stages a tile's fp16 rows (WG_STM).
+var wgmmaStagingKnob = KnobSpec{Key: "staging", Values: []string{"scalar", "stmatrix"}, Default: "scalar", Free: true,
+	Doc: "how a consumer stages its fp16 output rows in shared memory before the 16-byte global stores: scalar = one conversion and one 16-bit store per value; stmatrix = two values per conversion (cvt f16x2) and stmatrix .x4 .trans, which stores four 8x8 blocks of the accumulator fragment transposed into the staged token rows (eight stores per 64-row block where scalar has 64 per thread) (WG_STM)"}
 
 // wgmmaEpilogueKnob is who gates and stores a dual tile (WG_EPI).
-var wgmmaEpilogueKnob = KnobSpec{Key: "epilogue", Values: []string{"one", "split"}, Default: "one",
+var wgmmaEpilogueKnob = KnobSpec{Key: "epilogue", Values: []string{"one", "split"}, Default: "one", Free: true,
 	Doc: "one = the B2 consumer hands its sums to the B1 consumer through shared memory, and the B1 consumer gates (SiLU with an IEEE division), stages and stores the whole tile while the B2 consumer starts its next one; split = the two trade halves, and each gates, stages and stores half the tile's tokens, with the SiLU's division a fast reciprocal (WG_EPI; built because consumer 0 spent ~10,000 cycles per tile between its last wgmma and the next tile's first against consumer 1's ~4,800: H100, dev/gpucall/dual.sh ablmarks); measured on an H100 1.0915x the dual best without it (every shape faster, 1.065-1.148x), of which the split alone 1.027x and the fast reciprocal 1.067x (dev/gpucall/dual.sh epi, docs/kernel-notes.md step 29)"}
 
 // wgmmaWeightsKnob is where the weights are decoded (WG_SSA, WG_CSA).
@@ -600,6 +606,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PF":   k.Value("prefetch") == "next",
 		"WG_PW":   wgmmaProducerWeights(k),
 		"WG_EPI":  k.Value("epilogue") == "split",
+		"WG_STM":  k.Value("staging") == "stmatrix",
 		"WG_SSA":  wgmmaSharedA(k),
 		"WG_CSA":  wgmmaStagedA(k),
 	} {

@@ -45,6 +45,12 @@ type KnobSpec struct {
 	Values  []string
 	Default string
 	Doc     string
+	// Free says that no combination rule refers to the knob: a combination
+	// is valid at each of its values or at none. Enumerating the space
+	// then checks each combination of the other knobs once (at the free
+	// knobs' defaults) before expanding it, instead of multiplying the
+	// rejected ones too (the dual wgmma space is ~10^6 raw combinations).
+	Free bool
 }
 
 // KnobError says which knob (or knob combination) a spec got wrong and what
@@ -399,16 +405,49 @@ func (p *Problem) combinations(f Family) []Knobs {
 	if len(space) == 0 {
 		return nil
 	}
+	var bound, free []KnobSpec
+	for _, ks := range space {
+		if ks.Free {
+			free = append(free, ks)
+		} else {
+			bound = append(bound, ks)
+		}
+	}
+	valid := func(vals map[string]string) (Knobs, bool) {
+		k, err := knobsFrom(p.Name, f, vals)
+		return k, err == nil && f.Check(p.Name, k) == nil
+	}
 	var out []Knobs
+	eachCombination(bound, func(vals map[string]string) {
+		for _, ks := range free {
+			vals[ks.Key] = ks.Default
+		}
+		if _, ok := valid(vals); !ok {
+			return // and at every value of the free knobs
+		}
+		eachCombination(free, func(fv map[string]string) {
+			for key, v := range fv {
+				vals[key] = v
+			}
+			if k, ok := valid(vals); ok {
+				out = append(out, k)
+			}
+		})
+	})
+	return out
+}
+
+// eachCombination calls fn with every combination of space's values (the
+// last knob varying fastest; one empty combination for an empty space).
+// fn may change the map it gets; the next call gets a fresh one.
+func eachCombination(space []KnobSpec, fn func(map[string]string)) {
 	idx := make([]int, len(space))
 	for {
-		vals := map[string]string{}
+		vals := make(map[string]string, len(space))
 		for i, ks := range space {
 			vals[ks.Key] = ks.Values[idx[i]]
 		}
-		if k, err := knobsFrom(p.Name, f, vals); err == nil && f.Check(p.Name, k) == nil {
-			out = append(out, k)
-		}
+		fn(vals)
 		i := len(space) - 1
 		for ; i >= 0; i-- {
 			idx[i]++
@@ -418,7 +457,7 @@ func (p *Problem) combinations(f Family) []Knobs {
 			idx[i] = 0
 		}
 		if i < 0 {
-			return out
+			return
 		}
 	}
 }

@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,8 +48,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 9868 {
-		t.Errorf("wgmma combinations: %d, want 9868 (per decode, schedule and prefetch none or next 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; the 288 with tokens=once again at prefetch=producer; 4 each with weights=shared and staged)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 19736 {
+		t.Errorf("wgmma combinations: %d, want 19736 (both stagings x (per decode, schedule and prefetch none or next 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; the 288 with tokens=once again at prefetch=producer; 4 each with weights=shared and staged))", n)
 	}
 	// weights=shared on the group's narrow tile: its 128 weight rows from
 	// one B, the same shared memory as the dual narrow tile's.
@@ -210,9 +211,9 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// or staged): the narrow tile at 2 stages, whole tiles, per decode and
 	// overlap: 4 more each. prefetch=producer (tokens=once, a producer
 	// warpgroup): 3 x 95 per decode, 2146. Both epilogues on every one
-	// (the split needs nothing of the others): 4292.
-	if n := len(d.VariantCombinations("wgmma")); n != 4292 {
-		t.Errorf("dual wgmma combinations: %d, want 4292 (2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights))", n)
+	// (the split needs nothing of the others): 4292; both stagings: 8584.
+	if n := len(d.VariantCombinations("wgmma")); n != 8584 {
+		t.Errorf("dual wgmma combinations: %d, want 8584 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights))", n)
 	}
 	// epilogue=split: WG_EPI, and the same shared memory and plans as the
 	// one-consumer epilogue (it stages in the buffers the hand-off used).
@@ -1051,6 +1052,105 @@ func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...
 			var ke *KnobError
 			if _, err := p.ResolveVariant(spec + "&" + base); !errors.As(err, &ke) || ke.Knob != "weights" {
 				t.Errorf("%s %s&%s: %v, want a KnobError on weights", p.Name, spec, base, err)
+			}
+		}
+	}
+}
+
+// The wgmma knobs declared Free (epilogue, staging) are in no combination
+// rule, which the enumeration relies on to skip a refused combination of
+// the other knobs at every free value: checked on a fixed sample of raw
+// combinations of both problems, refused and accepted alike, each at every
+// value of the free knobs.
+func TestWgmmaFreeKnobs(t *testing.T) {
+	f := families["wgmma"]
+	for _, p := range Problems() {
+		space := f.KnobSpace(p.Name)
+		var free []KnobSpec
+		for _, ks := range space {
+			if ks.Free {
+				free = append(free, ks)
+			}
+		}
+		if len(free) == 0 {
+			t.Fatalf("%s: no free wgmma knob declared", p.Name)
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(len(p.Name))))
+		refused := 0
+		for range 4000 {
+			vals := map[string]string{}
+			for _, ks := range space {
+				vals[ks.Key] = ks.Values[rng.IntN(len(ks.Values))]
+			}
+			want := ""
+			eachCombination(free, func(fv map[string]string) {
+				for key, v := range fv {
+					vals[key] = v
+				}
+				k, err := knobsFrom(p.Name, f, vals)
+				if err == nil {
+					err = f.Check(p.Name, k)
+				}
+				got := "valid"
+				if err != nil {
+					got = "refused"
+				}
+				if want == "" {
+					want = got
+				} else if got != want {
+					t.Errorf("%s %v: %s at these free values, %s at others", p.Name, vals, got, want)
+				}
+			})
+			if want == "refused" {
+				refused++
+			}
+		}
+		if refused == 0 || refused == 4000 {
+			t.Errorf("%s: %d of 4000 sampled combinations refused; the sample must hold both kinds", p.Name, refused)
+		}
+	}
+}
+
+// staging=stmatrix changes only how the epilogue stages its rows: WG_STM,
+// and the same launches and shared memory as scalar staging, for the best
+// variants of both problems on every benchmark shape.
+func TestWgmmaStaging(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	noAddr := func(Buffer, int) uint64 { return 0 }
+	for name, base := range map[string]string{
+		"nvfp4_group_gemm": "wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3",
+		"nvfp4_dual_gemm":  "wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split",
+	} {
+		p, err := LookupProblem(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Benchmarks {
+			var plans [2]*Plan
+			for i, spec := range []string{base, base + "&staging=stmatrix"} {
+				v, err := p.ResolveVariant(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cv, err := v.Resolve(s, lim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := cv.Defines()["WG_STM"], []string{"0", "1"}[i]; got != want {
+					t.Errorf("%s %v: %s has WG_STM %q, want %s", name, s.M, spec, got, want)
+				}
+				if plans[i], err = cv.Plan(s, lim); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, b := plans[0], plans[1]
+			if len(a.Launches) != len(b.Launches) || a.WorkspaceBytes != b.WorkspaceBytes || string(a.TableBytes(noAddr)) != string(b.TableBytes(noAddr)) {
+				t.Fatalf("%s %v: staging=stmatrix plans a different launch", name, s.M)
+			}
+			for j := range a.Launches {
+				if a.Launches[j].SharedBytes != b.Launches[j].SharedBytes {
+					t.Errorf("%s %v launch %d: shared bytes %d with stmatrix, %d without", name, s.M, j, b.Launches[j].SharedBytes, a.Launches[j].SharedBytes)
+				}
 			}
 		}
 	}

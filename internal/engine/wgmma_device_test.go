@@ -58,7 +58,7 @@ func TestBestVariantResources(t *testing.T) {
 }
 
 // TestWgmmaFamily: every combination of the wgmma family's declared space
-// at the default decode, token pass, tail width, prefetch and epilogue, and a pairwise cover
+// at the default decode, token pass, tail width, prefetch, epilogue and staging, and a pairwise cover
 // of the whole space (each of those with every value of every other knob),
 // group and dual GEMM, on
 // every test and benchmark shape (the test shapes include M = 1, odd M,
@@ -69,7 +69,8 @@ func TestBestVariantResources(t *testing.T) {
 // every tile size, stage count and schedule of the cover meets; so do
 // prefetch=next, which changes only where a consumer's weight ring starts,
 // prefetch=producer, which changes only who fills it, and the dual GEMM's
-// epilogue=split, which changes only who gates and stores a tile.
+// epilogue=split, which changes only who gates and stores a tile, and
+// staging=stmatrix, which changes only how the epilogue stages its rows.
 func TestWgmmaFamily(t *testing.T) {
 	info := needDevice(t)
 	if info.Arch != "sm_90a" {

@@ -138,6 +138,14 @@
 // a fast reciprocal.
 #define WG_EPI 0
 #endif
+#ifndef WG_STM
+// The epilogue's fp16 staging (kernel-notes step 31): 0 = one cvt and one
+// 16-bit shared store per value; 1 = two values per cvt (f16x2) and
+// stmatrix (.trans: the accumulator fragment's weight rows become the
+// staged token rows), 8 stores of four 8x8 matrices per 64-row block
+// where there were 64 of one value each.
+#define WG_STM 0
+#endif
 #ifndef WG_RCP
 // Experiment: 1 = the SiLU's fast reciprocal without WG_EPI, to tell its
 // share of WG_EPI's gain from the split's.
@@ -1385,6 +1393,32 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
   // fp16 [token][weight], then 16-byte stores of the rows of C that exist.
   fg_u8* ep = sgen + WG_OFF_EP + c * WG_EP_BYTES;
+#if WG_STM
+  {
+    // stmatrix.x4.trans over token groups j, j + 1: matrix q of the four is
+    // weights g + 8 (q & 1) by tokens 8 (j + q / 2) + {2t, 2t + 1}, this
+    // thread's two values per matrix packed low token first; lane L gives
+    // the address of row L % 8 (token 8 (j + L / 16) + L % 8) of matrix
+    // L / 8 (weights b*64 + 16w + 8 ((L / 8) & 1), 16 bytes).
+    const fg_u32 ep0 = wg_smem_addr(ep) + (8 * (lane >> 4) + (lane & 7)) * WG_EP_STRIDE + (16 * w + 8 * ((lane >> 3) & 1)) * 2;
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int j = 0; j < NW / 8; j += 2) {
+        if (half >= 0 && j / (NW / 16) != half) continue;
+        fg_u32 r[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int i = 4 * (j + q / 2) + 2 * (q & 1);
+          asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r[q]) : "f"(acc[b][i + 1] * osc), "f"(acc[b][i] * osc));
+        }
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                         ep0 + 8 * j * WG_EP_STRIDE + b * 128),
+                     "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                     : "memory");
+      }
+  }
+#else
 #pragma unroll
   for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
@@ -1399,6 +1433,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       row0[n + 8] = wg_f2h(acc[b][4 * j + 2] * osc);
       row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * osc);
     }
+#endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
   const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
