@@ -72,6 +72,7 @@
 #   bash dev/gpucall/dual.sh g3sk [TOTAL]        # the group's three-consumer tile under autohybrid on every shape (stream-K on bench3-4) paired with the group best; the same tile with prefetch=producer
 #   bash dev/gpucall/dual.sh profepi [TOTAL]     # ncu: the dual best with and without epilogue=split, bench2 (pipes, issue slots, stalls)
 #   bash dev/gpucall/dual.sh stm [TOTAL]         # staging=stmatrix (WG_STM): tests and paired with the best, both problems; its family combinations
+#   bash dev/gpucall/dual.sh stmrung [TOTAL]     # the group best with staging=stmatrix against the baseline (the rung)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -88,7 +89,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi or stm}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm or stmrung}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1289,6 +1290,14 @@ stm)
 	BENCH_MAX=170 bench g_stm nvfp4_group_gemm "$G&staging=stmatrix" "$G"
 	TITLE="staging=stmatrix (WG_STM) against the best variants" summarize
 	knobfamily staging=stmatrix 160
+	pack
+	;;
+stmrung)
+	# Step 31's rung: the group best with staging=stmatrix against the
+	# baseline. Builds: bin/web.
+	bestvars
+	BENCH_MAX=230 bench g_stm_rung nvfp4_group_gemm "$G&staging=stmatrix"
+	TITLE="staging=stmatrix: the group rung against the baseline" summarize
 	pack
 	;;
 *)
