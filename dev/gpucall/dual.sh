@@ -140,6 +140,8 @@ bestvars() {
 	# The narrow tile with register weights, the peer of its weights= forms.
 	S2='wgmma?stages=2&decode=prmt&tokens=once&overlap=pdl'
 	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
+	# The group best since session 12's step 31 (G was the best before it).
+	GS="$G&staging=stmatrix"
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
 }

@@ -235,6 +235,11 @@ var ladderPitches = map[string]ladderPitch{
 		"SiLU divides by a fast reciprocal.\n\n" +
 		"- The B1 consumer spends ~10,000 cycles per tile gating and storing the whole tile, the B2 consumer ~4,800.\n" +
 		"- The next tile's chunks need both, so the longer of the two is on the critical path."},
+	"nvfp4_group_gemm wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3": {"epilogue", "Stage " +
+		"the epilogue's fp16 rows with one conversion per two values and stmatrix, which stores four 8x8 blocks of the " +
+		"accumulator fragment transposed, instead of one conversion and one 16-bit store per value.\n\n" +
+		"- 64 conversions and 64 stores per thread per 64-row block today, on the conversion pipe's 16 per cycle.\n" +
+		"- Matters most on the short-K shapes (12 and 32 chunks per tile)."},
 }
 
 // roundLadder files the ladder of kernels/ladder.json as the team's own

@@ -28,7 +28,10 @@ func TestBestVariantResources(t *testing.T) {
 			// ... and with tail_width=fit64 (section 16).
 			"wgmma?tile_n=192&tail_width=fit64&consumers=3&registers=split&decode=prmt&tokens=once&overlap=pdl",
 			"wgmma?tile_n=192&tail_width=fit64&schedule=hybrid&consumers=3&registers=split&decode=prmt&tokens=once&overlap=pdl",
-			"wgmma?tail_width=fit64&registers=split&decode=prmt&tokens=once&overlap=pdl")
+			"wgmma?tail_width=fit64&registers=split&decode=prmt&tokens=once&overlap=pdl",
+			// ... and with staging=stmatrix (section 23).
+			"wgmma?tile_n=192&tail_width=fit64&schedule=hybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3",
+			"wgmma?tail_width=fit64&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix")
 		best["nvfp4_dual_gemm"] = append(best["nvfp4_dual_gemm"], "wgmma", "wgmma?decode=prmt&tokens=once",
 			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once",
 			"wgmma?decode=prmt&tokens=once&overlap=pdl", "wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl",
