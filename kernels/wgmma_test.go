@@ -215,39 +215,6 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	if n := len(d.VariantCombinations("wgmma")); n != 8584 {
 		t.Errorf("dual wgmma combinations: %d, want 8584 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights))", n)
 	}
-	// epilogue=split: WG_EPI, and the same shared memory and plans as the
-	// one-consumer epilogue (it stages in the buffers the hand-off used).
-	best := "wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl"
-	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
-	noAddr := func(Buffer, int) uint64 { return 0 }
-	for _, s := range d.Benchmarks {
-		var plans [2]*Plan
-		for i, spec := range []string{best, best + "&epilogue=split"} {
-			v, err := d.ResolveVariant(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cv, err := v.Resolve(s, lim)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := cv.Defines()["WG_EPI"], []string{"0", "1"}[i]; got != want {
-				t.Errorf("%s %v: WG_EPI %q, want %s", spec, s.M, got, want)
-			}
-			if plans[i], err = cv.Plan(s, lim); err != nil {
-				t.Fatal(err)
-			}
-		}
-		a, b := plans[0], plans[1]
-		if len(a.Launches) != len(b.Launches) || a.WorkspaceBytes != b.WorkspaceBytes || string(a.TableBytes(noAddr)) != string(b.TableBytes(noAddr)) {
-			t.Errorf("%v: epilogue=split plans a different launch", s.M)
-		}
-		for j := range a.Launches {
-			if a.Launches[j].SharedBytes != b.Launches[j].SharedBytes {
-				t.Errorf("%v launch %d: shared bytes %d with the split, %d without", s.M, j, b.Launches[j].SharedBytes, a.Launches[j].SharedBytes)
-			}
-		}
-	}
 	if g, _ := LookupProblem("nvfp4_group_gemm"); g != nil {
 		if _, err := g.ResolveVariant("wgmma?epilogue=split"); err == nil {
 			t.Error("the group GEMM accepted epilogue=split, a knob of the dual GEMM's gate")
@@ -744,24 +711,15 @@ func TestWgmmaPrefetch(t *testing.T) {
 			var plans [3]*Plan
 			rs := 0 // prefetch=producer's WG_RS
 			for i, spec := range []string{base, base + "&prefetch=next", base + "&prefetch=producer"} {
-				v, err := p.ResolveVariant(spec)
-				if err != nil {
-					t.Fatal(err)
+				var def map[string]string
+				def, plans[i] = resolvePlan(t, p, spec, s, lim)
+				if got, want := def["WG_PF"], []string{"0", "1", "0"}[i]; got != want {
+					t.Errorf("%s %v: %s has WG_PF %q, want %s", name, s.M, spec, got, want)
 				}
-				cv, err := v.Resolve(s, lim)
-				if err != nil {
-					t.Fatal(err)
+				if got, want := def["WG_PW"], []string{"0", "0", "1"}[i]; got != want {
+					t.Errorf("%s %v: %s has WG_PW %q, want %s", name, s.M, spec, got, want)
 				}
-				if got, want := cv.Defines()["WG_PF"], []string{"0", "1", "0"}[i]; got != want {
-					t.Errorf("%s %v: %s resolves to %s with WG_PF %q, want %s", name, s.M, spec, cv.Name, got, want)
-				}
-				if got, want := cv.Defines()["WG_PW"], []string{"0", "0", "1"}[i]; got != want {
-					t.Errorf("%s %v: %s resolves to %s with WG_PW %q, want %s", name, s.M, spec, cv.Name, got, want)
-				}
-				rs, _ = strconv.Atoi(cv.Defines()["WG_RS"])
-				if plans[i], err = cv.Plan(s, lim); err != nil {
-					t.Fatal(err)
-				}
+				rs, _ = strconv.Atoi(def["WG_RS"])
 			}
 			// The same launches; prefetch=producer's blocks hold the
 			// weight ring's 2 x WG_RS mbarriers (8 bytes each) more.
@@ -1111,47 +1069,56 @@ func TestWgmmaFreeKnobs(t *testing.T) {
 	}
 }
 
-// staging=stmatrix changes only how the epilogue stages its rows: WG_STM,
-// and the same launches and shared memory as scalar staging, for the best
-// variants of both problems on every benchmark shape.
-func TestWgmmaStaging(t *testing.T) {
+// epilogue=split (dual) and staging=stmatrix (both problems) change only
+// the epilogue's code: their define, and the launches, workspace, tables
+// and shared memory of the same variant without them, for the best
+// variants on every benchmark shape.
+func TestWgmmaEpilogueKnobs(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	noAddr := func(Buffer, int) uint64 { return 0 }
-	for name, base := range map[string]string{
-		"nvfp4_group_gemm": "wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3",
-		"nvfp4_dual_gemm":  "wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split",
+	group := "wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3"
+	dual := "wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl"
+	for _, c := range []struct{ problem, base, knob, define string }{
+		{"nvfp4_dual_gemm", dual, "epilogue=split", "WG_EPI"},
+		{"nvfp4_dual_gemm", dual + "&epilogue=split", "staging=stmatrix", "WG_STM"},
+		{"nvfp4_group_gemm", group, "staging=stmatrix", "WG_STM"},
 	} {
-		p, err := LookupProblem(name)
+		p, err := LookupProblem(c.problem)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range p.Benchmarks {
-			var plans [2]*Plan
-			for i, spec := range []string{base, base + "&staging=stmatrix"} {
-				v, err := p.ResolveVariant(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cv, err := v.Resolve(s, lim)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got, want := cv.Defines()["WG_STM"], []string{"0", "1"}[i]; got != want {
-					t.Errorf("%s %v: %s has WG_STM %q, want %s", name, s.M, spec, got, want)
-				}
-				if plans[i], err = cv.Plan(s, lim); err != nil {
-					t.Fatal(err)
-				}
+			defA, a := resolvePlan(t, p, c.base, s, lim)
+			defB, b := resolvePlan(t, p, c.base+"&"+c.knob, s, lim)
+			if defA[c.define] != "0" || defB[c.define] != "1" {
+				t.Errorf("%s %v: %s %q without %s, %q with it; want 0 and 1", c.problem, s.M, c.define, defA[c.define], c.knob, defB[c.define])
 			}
-			a, b := plans[0], plans[1]
 			if len(a.Launches) != len(b.Launches) || a.WorkspaceBytes != b.WorkspaceBytes || string(a.TableBytes(noAddr)) != string(b.TableBytes(noAddr)) {
-				t.Fatalf("%s %v: staging=stmatrix plans a different launch", name, s.M)
+				t.Fatalf("%s %v: %s plans a different launch", c.problem, s.M, c.knob)
 			}
 			for j := range a.Launches {
 				if a.Launches[j].SharedBytes != b.Launches[j].SharedBytes {
-					t.Errorf("%s %v launch %d: shared bytes %d with stmatrix, %d without", name, s.M, j, b.Launches[j].SharedBytes, a.Launches[j].SharedBytes)
+					t.Errorf("%s %v launch %d: shared bytes %d with %s, %d without", c.problem, s.M, j, b.Launches[j].SharedBytes, c.knob, a.Launches[j].SharedBytes)
 				}
 			}
 		}
 	}
+}
+
+// resolvePlan is spec's defines and plan on shape s.
+func resolvePlan(t *testing.T, p *Problem, spec string, s Shape, lim Limits) (map[string]string, *Plan) {
+	t.Helper()
+	v, err := p.ResolveVariant(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err := v.Resolve(s, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := cv.Plan(s, lim)
+	if err != nil {
+		t.Fatalf("%s %v: %v", spec, s.M, err)
+	}
+	return cv.Defines(), pl
 }
