@@ -122,7 +122,7 @@ func wgmmaRawStages(problem string, k Knobs) int {
 func wgmmaKnobSpace(problem string) []KnobSpec {
 	if isDual(problem) {
 		return []KnobSpec{
-			{Key: "tile_m", Values: []string{"64", "128", "256"}, Default: "128", Doc: "token rows (M) per tile = the wgmma N width; 256 (m64n256k16: each decoded weight register feeds twice the token columns) needs tokens=once, tile_n=64, registers=split and stages=2 (its 64 KB stages)"},
+			{Key: "tile_m", Values: []string{"64", "128", "256", "auto"}, Default: "128", Doc: "token rows (M) per tile = the wgmma N width; 256 (m64n256k16: each decoded weight register feeds twice the token columns) needs tokens=once, tile_n=64, registers=split and stages=2 (its 64 KB stages); auto (with tile_n=auto and tokens=once) = per shape, 256 by 64 where those tiles fill at least 70% of the SMs and compute no more token rows than 128-token tiles would, else tile_n=auto's 128-token tiles (wgmmaAutoTall; measured 1.025x and 1.017x the 128-token tiles on the M512 shapes, 0.77x and 0.89x on the M256 ones: H100, dev/gpucall/dual.sh epi3, docs/kernel-notes.md step 29)"},
 			{Key: "tile_n", Values: []string{"64", "128", "auto"}, Default: "64", Doc: "output columns per tile: consumer 0 holds these rows of B1, consumer 1 the same rows of B2 (one or two 64-row blocks each); auto = per shape, 128 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 64 (wgmmaAutoTile)"},
 			wgmmaStagesKnob,
 			{Key: "warp_roles", Values: []string{"producer_consumer"}, Default: "producer_consumer", Doc: "producer_consumer = warpgroup 0 decodes the tokens once per chunk for both products; warpgroup 1 multiplies by B1, warpgroup 2 by B2, and hands its sums to warpgroup 1 for the SiLU gate (sm_90a)"},
@@ -326,9 +326,13 @@ func (wgmmaFamily) candidates(problem string, k Knobs) []Knobs {
 func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
 	if k.TileN == TileAuto {
 		c := wgmmaTileCandidates(problem, k)
-		k = c[0]
-		if wgmmaAutoTile(wgmmaTiles(problem, s, c[1]), lim.SMs) {
+		switch {
+		case len(c) == 3 && wgmmaAutoTall(s.M[0], wgmmaTiles(problem, s, c[2]), lim.SMs):
+			k = c[2]
+		case wgmmaAutoTile(wgmmaTiles(problem, s, c[1]), lim.SMs):
 			k = c[1]
+		default:
+			k = c[0]
 		}
 	}
 	if !wgmmaAutoSchedule(k) {
@@ -354,9 +358,18 @@ func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs,
 // three consumers' 192 rows at 3 stages instead (measured 1.049x and
 // 1.062x the 256-row tile on bench1 and bench2, kernel-notes step 16), and
 // the narrow one keeps two. Concrete knobs give themselves.
+//
+// The dual GEMM's tile_m=auto adds a third, the tall tile: 256 tokens by 64
+// columns at 2 stages with the register split.
 func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 	if k.TileN != TileAuto {
 		return []Knobs{k}
+	}
+	if isDual(problem) && k.TileM == TileAuto {
+		k.TileM = 128
+		tall := k.withCustom("registers", "split")
+		tall.TileM, tall.TileN, tall.Stages = 256, 64, 2
+		return append(wgmmaTileCandidates(problem, k), tall)
 	}
 	if wgmmaConsumers(problem, k) == 3 {
 		narrow, wide := k.withCustom("consumers", "2"), k
@@ -389,6 +402,18 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 // 60 (bench3), 0.736x at 64 (bench4).
 func wgmmaAutoTile(wide, sms int) bool {
 	return sms > 0 && float64(wide) >= 0.7*float64(sms)
+}
+
+// wgmmaAutoTall is the dual GEMM's tile_m=auto rule for m token rows: the
+// tall tile (256 tokens, each decoded weight register feeding twice the
+// token columns) where its tiles fill at least 70% of the SMs, as
+// wgmmaAutoTile's, and it computes no more token rows than 128-token tiles
+// (m mod 256 is 0 or over 128). Measured on the H100 (kernel-notes step 29,
+// call 3), paired with tile_n=auto's pick: 1.025x at 128 tall tiles for 132
+// SMs (bench2, M 512), 1.017x at 96 under stream-K (bench4); 0.770x and
+// 0.886x at 64 and 48 (bench1 and bench3, M 256), which the fill excludes.
+func wgmmaAutoTall(m, tiles, sms int) bool {
+	return wgmmaAutoTile(tiles, sms) && ceilDiv(m, 256)*256 == ceilDiv(m, 128)*128
 }
 
 // wgmmaTiles is the number of output tiles of shape s.
@@ -540,9 +565,12 @@ func checkWgmma(problem string, k Knobs) error {
 			return &KnobError{Knob: "consumers,pipeline", Value: "3," + k.Value("pipeline"), Reason: "three consumers get 160 registers each: two whole-chunk fragment sets do not fit"}
 		}
 	}
+	if k.TileM == TileAuto && (!isDual(problem) || k.TileN != TileAuto || !wgmmaTokensOnce(k)) {
+		return &KnobError{Knob: "tile_m", Value: "auto", Reason: "tile_m=auto is the dual GEMM's, with tile_n=auto and tokens=once (its 256-token tile needs both)"}
+	}
 	if k.TileN == TileAuto {
-		if k.TileM != 128 || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
-			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto picks the stages and registers with the tile (narrow: 3 stages, even; wide: 2 stages, split): it needs tile_m=128 and stages, registers and pipeline at their defaults"}
+		if (k.TileM != 128 && k.TileM != TileAuto) || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
+			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto picks the stages and registers with the tile (narrow: 3 stages, even; wide: 2 stages, split): it needs tile_m=128 (or auto, dual) and stages, registers and pipeline at their defaults"}
 		}
 		for _, c := range wgmmaTileCandidates(problem, k) {
 			if err := checkWgmma(problem, c); err != nil {

@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -212,8 +213,11 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// overlap: 4 more each. prefetch=producer (tokens=once, a producer
 	// warpgroup): 3 x 95 per decode, 2146. Both epilogues on every one
 	// (the split needs nothing of the others): 4292; both stagings: 8584.
-	if n := len(d.VariantCombinations("wgmma")); n != 8584 {
-		t.Errorf("dual wgmma combinations: %d, want 8584 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights))", n)
+	// tile_m=auto (with tile_n=auto and tokens=once: five schedules, three
+	// overlaps, three prefetches per decode, 45) on every epilogue and
+	// staging: 360 more, 8944.
+	if n := len(d.VariantCombinations("wgmma")); n != 8944 {
+		t.Errorf("dual wgmma combinations: %d, want 8944 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights, 45 with tile_m=auto))", n)
 	}
 	if g, _ := LookupProblem("nvfp4_group_gemm"); g != nil {
 		if _, err := g.ResolveVariant("wgmma?epilogue=split"); err == nil {
@@ -1121,4 +1125,56 @@ func resolvePlan(t *testing.T, p *Problem, spec string, s Shape, lim Limits) (ma
 		t.Fatalf("%s %v: %v", spec, s.M, err)
 	}
 	return cv.Defines(), pl
+}
+
+// The dual GEMM's tile_m=auto: the tall 256x64 tile where its tiles fill
+// 70% of the SMs without more token rows than 128-token tiles, else
+// tile_n=auto's pick; refused without tile_n=auto or tokens=once, and on
+// the group GEMM.
+func TestWgmmaAutoTall(t *testing.T) {
+	d, err := LookupProblem("nvfp4_dual_gemm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	spec := "wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split"
+	v, err := d.ResolveVariant(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m, n int
+		want string // TileM x TileN
+	}{
+		{512, 4096, "256x64"},  // 128 tall tiles: 97% of the SMs (bench2)
+		{512, 3072, "256x64"},  // 96: 73% (bench4)
+		{256, 4096, "128x64"},  // 64 tall tiles: 48%; tile_n=auto's narrow tile (bench1)
+		{256, 3072, "128x64"},  // bench3
+		{300, 8192, "128x128"}, // 256 tall tiles, but 512 token rows where 128-token tiles compute 384: the wide tile
+		{640, 4096, "128x128"}, // 768 rows against 640: the wide tile (160 tiles)
+		{768, 4096, "256x64"},  // 192 tall tiles, 768 rows either way
+		{1024, 1024, "128x64"}, // 64 tall and 64 wide tiles (48%): the narrow tile
+	} {
+		s := Shape{M: []int{c.m}, N: c.n, K: 1024}
+		cv, err := v.Resolve(s, lim)
+		if err != nil {
+			t.Fatalf("M %d N %d: %v", c.m, c.n, err)
+		}
+		if got := fmt.Sprintf("%dx%d", cv.Knobs.TileM, cv.Knobs.TileN); got != c.want {
+			t.Errorf("M %d N %d: %s resolves to %s (%s), want %s", c.m, c.n, spec, got, cv.Name, c.want)
+		}
+	}
+	for _, bad := range []struct{ problem, spec string }{
+		{"nvfp4_dual_gemm", "wgmma?tile_m=auto&decode=prmt&tokens=once"},
+		{"nvfp4_dual_gemm", "wgmma?tile_m=auto&tile_n=auto"},
+		{"nvfp4_group_gemm", "wgmma?tile_m=auto&tile_n=auto&tokens=once"},
+	} {
+		p, err := LookupProblem(bad.problem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.ResolveVariant(bad.spec); err == nil {
+			t.Errorf("%s %s: accepted", bad.problem, bad.spec)
+		}
+	}
 }
