@@ -73,6 +73,7 @@
 #   bash dev/gpucall/dual.sh profepi [TOTAL]     # ncu: the dual best with and without epilogue=split, bench2 (pipes, issue slots, stalls)
 #   bash dev/gpucall/dual.sh stm [TOTAL]         # staging=stmatrix (WG_STM): tests and paired with the best, both problems; its family combinations
 #   bash dev/gpucall/dual.sh stmrung [TOTAL]     # the group best with staging=stmatrix against the baseline (the rung)
+#   bash dev/gpucall/dual.sh tall [TOTAL]        # step 32 (prepared in session 12, not yet run): ptxas of the dual with WG_STM; tile_m=auto's tests, its family combinations and its pairing with the dual best; the best variants' resources
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -89,7 +90,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm or stmrung}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung or tall}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1300,6 +1301,26 @@ stmrung)
 	bestvars
 	BENCH_MAX=230 bench g_stm_rung nvfp4_group_gemm "$G&staging=stmatrix"
 	TITLE="staging=stmatrix: the group rung against the baseline" summarize
+	pack
+	;;
+tall)
+	# Step 32 (kernel-notes): the dual GEMM's tile_m=auto paired with the
+	# dual best (E), after its tests; ptxas of the dual modules with
+	# WG_STM (step 31's unexplained 0.982x: the narrow tile at the even
+	# budget first); the best variants' resources, the group's new best
+	# included; tile_m=auto's family combinations with what is left.
+	# Builds: bin/web, bin/engine.test.
+	bestvars
+	ptxas dnstm -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1 -DWG_STM=1
+	ptxas dnepi -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1
+	ptxas dwstm $DWDEFS -DWG_EPI=1 -DWG_STM=1
+	ptxsummary
+	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split' # E with tile_m=auto
+	tests d_tall_tests nvfp4_dual_gemm "$T" "$E"
+	BENCH_MAX=70 bench d_tall nvfp4_dual_gemm "$T" "$E"
+	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
+	TITLE="tile_m=auto (the dual's 256-token tile per shape) against the dual best" summarize
+	knobfamily tile_m=auto 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
 *)
