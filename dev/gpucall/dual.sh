@@ -74,6 +74,7 @@
 #   bash dev/gpucall/dual.sh stm [TOTAL]         # staging=stmatrix (WG_STM): tests and paired with the best, both problems; its family combinations
 #   bash dev/gpucall/dual.sh stmrung [TOTAL]     # the group best with staging=stmatrix against the baseline (the rung)
 #   bash dev/gpucall/dual.sh tall [TOTAL]        # step 32 (prepared in session 12, not yet run): ptxas of the dual with WG_STM; tile_m=auto's tests, its family combinations and its pairing with the dual best; the best variants' resources
+#   bash dev/gpucall/dual.sh skprof [TOTAL]      # step 33: E against whole tiles on bench3-4, ncu of the stream-K shapes (~400 s)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1301,6 +1302,32 @@ stmrung)
 	bestvars
 	BENCH_MAX=230 bench g_stm_rung nvfp4_group_gemm "$G&staging=stmatrix"
 	TITLE="staging=stmatrix: the group rung against the baseline" summarize
+	pack
+	;;
+skprof)
+	# Step 33 (kernel-notes): where the dual's stream-K shapes lose. E
+	# against its own modules with whole tiles on bench3-4; ncu of E on
+	# bench2-4 and of the whole-tile modules (active cycles over the SMs,
+	# L2, stalls). Builds: bin/web.
+	bestvars
+	N3='wgmma?decode=prmt&tokens=once&overlap=pdl&epilogue=split'                                # E's narrow module, whole tiles
+	W4='wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split' # E's wide module, whole tiles
+	echo '[{"m":[256],"n":3072,"k":4096}]' >/tmp/b3.json
+	echo '[{"m":[512],"n":3072,"k":7168}]' >/tmp/b4.json
+	step d_b3_whole 70 bench.log ./bin/web bench --problem nvfp4_dual_gemm --variant "$N3" --baseline "$E" \
+		--shapes /tmp/b3.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/d_b3_whole.json"
+	step d_b4_whole 70 bench.log ./bin/web bench --problem nvfp4_dual_gemm --variant "$W4" --baseline "$E" \
+		--shapes /tmp/b4.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/d_b4_whole.json"
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	m=gpu__time_duration.sum,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active
+	for x in "E b4 $E" "W4 b4 $W4" "E b2 $E" "E b3 $E" "N3 b3 $N3"; do
+		set -- $x
+		echo "### $1 $2" >>"$OUT/ncu_sk.txt"
+		NCU_MAX=40 ncubench "ncu_$1_$2" 80 ncu_sk.txt nvfp4_dual_gemm "$3" "/tmp/$2.json" -k regex:wg_dual_gemm \
+			--launch-skip 10 --launch-count 1 --section SchedulerStats --section WarpStateStats --metrics "$m"
+	done
+	grep -E "^###|gpu__time|sm__cycles|lts__t_sector_hit|dram__bytes|pipe_|No Eligible|Eligible Warps|Active Warps|stalled_(barrier|wait|long|math|short|mio|dispatch|sleeping|branch|membar|lg)" "$OUT/ncu_sk.txt" >"$OUT/skprof.txt"
+	TITLE="skprof: whole tiles against stream-K on bench3-4" summarize
 	pack
 	;;
 tall)
