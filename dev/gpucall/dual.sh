@@ -75,6 +75,7 @@
 #   bash dev/gpucall/dual.sh stmrung [TOTAL]     # the group best with staging=stmatrix against the baseline (the rung)
 #   bash dev/gpucall/dual.sh tall [TOTAL]        # step 32 (prepared in session 12, not yet run): ptxas of the dual with WG_STM; tile_m=auto's tests, its family combinations and its pairing with the dual best; the best variants' resources
 #   bash dev/gpucall/dual.sh skprof [TOTAL]      # step 33: E against whole tiles on bench3-4, ncu of the stream-K shapes (~400 s)
+#   bash dev/gpucall/dual.sh tl [TOTAL]          # step 33: the WG_TL build's timeline marks, both best variants on bench1-4; tall's tests and pairing; the stmatrix dual ptxas
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1328,6 +1329,40 @@ skprof)
 	done
 	grep -E "^###|gpu__time|sm__cycles|lts__t_sector_hit|dram__bytes|pipe_|No Eligible|Eligible Warps|Active Warps|stalled_(barrier|wait|long|math|short|mio|dispatch|sleeping|branch|membar|lg)" "$OUT/ncu_sk.txt" >"$OUT/skprof.txt"
 	TITLE="skprof: whole tiles against stream-K on bench3-4" summarize
+	pack
+	;;
+tl)
+	# Step 33 (kernel-notes): where a launch's time goes outside the
+	# mainloop. The WG_TL build (bin/web_tl.gz: bash dev/gpucall/expbuild.sh
+	# tl WG_TL=1) prints each block's marks' spread (WGTL lines) at launches
+	# 2, 30 and 60: the dual best on bench1-4, the group best on bench1-4;
+	# then tall's tests and its pairing with the dual best, and the
+	# stmatrix dual modules' ptxas. Builds: bin/web, bin/web_tl.gz.
+	bestvars
+	unpackexp
+	python3 - <<'PY'
+import json
+for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
+    d = json.load(open("kernels/problems/%s.json" % prob))
+    for i, b in enumerate(d["benchmarks"]):
+        json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
+PY
+	for i in 1 2 3 4; do
+		step "tl_d$i" 60 tl.txt stdbuf -o0 ./bin/web_tl bench --problem nvfp4_dual_gemm --aa --baseline "$E" --ungated \
+			--shapes "/tmp/tl_b$i.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl_d$i.json"
+	done
+	for i in 1 2 3 4; do
+		step "tl_g$i" 60 tl.txt stdbuf -o0 ./bin/web_tl bench --problem nvfp4_group_gemm --aa --baseline "$GS" --ungated \
+			--shapes "/tmp/tl_g$i.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl_g$i.json"
+	done
+	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split' # E with tile_m=auto
+	tests d_tall_tests nvfp4_dual_gemm "$T" "$E"
+	BENCH_MAX=70 bench d_tall nvfp4_dual_gemm "$T" "$E"
+	ptxas dnstm -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1 -DWG_STM=1
+	ptxas dnepi -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1
+	ptxsummary
+	TITLE="tl: the launches' timelines; tile_m=auto against the dual best" summarize
 	pack
 	;;
 tall)

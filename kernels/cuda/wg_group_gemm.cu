@@ -151,6 +151,16 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
+#ifndef WG_TL
+// Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
+// GEMM and of wg_tokens records global-timer marks outside the mainloop
+// (block start, tokens visible to the producer, consumer 0's first tokens,
+// its last mainloop's end, its last store, block end), and the GEMM block
+// that ends last at the module's launches 2, 30 and 60 prints each mark's
+// minimum, median and maximum over the blocks, from the token pass's first
+// block start (WGTL lines, dev/gpucall/dual.sh tl reads them).
+#define WG_TL 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -416,6 +426,51 @@ static __device__ __forceinline__ void wg_stamp(int kind, fg_u32 j) {
 }
 #else
 static __device__ __forceinline__ void wg_stamp(int, fg_u32) {}
+#endif
+
+// WG_TL: marks 0-5 of the GEMM's blocks and the token pass's start and end
+// (global timer, ns), the launches counted by the GEMM's block 0 as it starts.
+#define WG_TL_MARKS 6
+#define WG_TL_BLOCKS 1024
+#if WG_TL
+__device__ unsigned long long wg_tl[WG_TL_MARKS][WG_TL_BLOCKS];
+__device__ unsigned long long wg_tl_tok[2][WG_TL_BLOCKS];
+__device__ unsigned wg_tl_launch, wg_tl_done, wg_tl_tokn;
+static __device__ __forceinline__ unsigned long long wg_gtime() {
+  unsigned long long g;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+  return g;
+}
+static __device__ __forceinline__ void wg_tl_mark(int k) {
+  if (blockIdx.x < WG_TL_BLOCKS) wg_tl[k][blockIdx.x] = wg_gtime();
+}
+// Sorts v[0..n) in place (one thread, a diagnostic launch only).
+static __device__ void wg_tl_sort(unsigned long long* v, unsigned n) {
+  for (unsigned i = 1; i < n; ++i) {
+    const unsigned long long x = v[i];
+    unsigned j = i;
+    for (; j > 0 && v[j - 1] > x; --j) v[j] = v[j - 1];
+    v[j] = x;
+  }
+}
+// Prints "WGTL launch blocks tokblocks" then per mark "name min p50 max"
+// in ns from t0, the earliest start (sorting the marks in place: they are
+// rewritten by the next launch).
+static __device__ void wg_tl_print(unsigned n, unsigned nb) {
+  const unsigned nt = wg_tl_tokn < WG_TL_BLOCKS ? wg_tl_tokn : WG_TL_BLOCKS;
+  for (int k = 0; k < WG_TL_MARKS; ++k) wg_tl_sort(wg_tl[k], nb);
+  for (int k = 0; k < 2; ++k) wg_tl_sort(wg_tl_tok[k], nt);
+  const unsigned long long t0 = nt > 0 && wg_tl_tok[0][0] < wg_tl[0][0] ? wg_tl_tok[0][0] : wg_tl[0][0];
+  printf("WGTL %u %u %u tok_start %llu %llu %llu tok_end %llu %llu %llu\n", n, nb, nt,
+         nt ? wg_tl_tok[0][0] - t0 : 0ull, nt ? wg_tl_tok[0][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[0][nt - 1] - t0 : 0ull,
+         nt ? wg_tl_tok[1][0] - t0 : 0ull, nt ? wg_tl_tok[1][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[1][nt - 1] - t0 : 0ull);
+  const char* names[WG_TL_MARKS] = {"start", "tokens", "first", "mainloop", "stored", "end"};
+  for (int k = 0; k < WG_TL_MARKS; ++k)
+    printf("WGTL %u %s %llu %llu %llu\n", n, names[k], wg_tl[k][0] - t0, wg_tl[k][nb / 2] - t0, wg_tl[k][nb - 1] - t0);
+  wg_tl_tokn = 0u;
+}
+#else
+static __device__ __forceinline__ void wg_tl_mark(int) {}
 #endif
 
 struct FgGroup {
@@ -1031,6 +1086,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_STAMP
     if (c < 2 && (tid & 127) == 0) wg_stamp(2 + 2 * c, q);
 #endif
+#if WG_TL
+    if (c == 0 && (tid & 127) == 0 && q == 0u) wg_tl_mark(2);
+#endif
     wg_fence();
     return sbase + st * WG_TOK_STAGE;
   };
@@ -1296,6 +1354,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
 #endif
   wg_wait<0>();
+#if WG_TL
+  if (c == 0 && (tid & 127) == 0) wg_tl_mark(3); // the last piece's, in the end
+#endif
   // The accumulators are register outputs of the wgmma asm statements, so
   // nothing stops the compiler from moving arithmetic on them (the epilogue's
   // conversions are plain asm) above the wait, while the tensor cores still
@@ -1572,6 +1633,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
   fg_u8* const sgen = wg_smem + (sbase - raw_base);
   const int tid = threadIdx.x;
+#if WG_TL
+  if (tid == 0) {
+    wg_tl_mark(0);
+    if (blockIdx.x == 0) atomicAdd(&wg_tl_launch, 1u);
+  }
+#endif
 #if WG_STAMP
   // Block 0's SM clock against the global timer over the whole block: the
   // clock rate the stamps' cycles ran at.
@@ -1665,6 +1732,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_PDL && !WG_RDY
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
+      wg_tl_mark(1);
       wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
@@ -1824,10 +1892,27 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           break;
       }
 #undef WG_CASE
+#if WG_TL
+      if (c == 0 && (tid & 127) == 0) wg_tl_mark(4); // the last piece's, in the end
+#endif
       if (k0 == 0) first = false;
       warm = WG_PF && more;
     });
   }
+#if WG_TL
+  // Every role has left its loop; the block that ends last prints.
+  __syncthreads();
+  if (tid == 0) {
+    wg_tl_mark(5);
+    __threadfence();
+    if (atomicAdd(&wg_tl_done, 1u) == gridDim.x - 1u) {
+      wg_tl_done = 0u;
+      const fg_u32 n = wg_tl_launch - 1u;
+      if (n == 2u || n == 30u || n == 60u) wg_tl_print(n, gridDim.x < WG_TL_BLOCKS ? gridDim.x : WG_TL_BLOCKS);
+      wg_tl_tokn = 0u; // the next launch's token pass counts its blocks again
+    }
+  }
+#endif
 #if WG_STAMP
   // Every role has left its loop (whole tiles only: no early return).
   __syncthreads();
@@ -1963,6 +2048,10 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
   // The GEMM, launched overlapped (WG_PDL), may start once every block of
   // this grid has passed here; it waits for this grid to finish before it
   // reads the stages, so signalling first costs nothing.
+#if WG_TL
+  unsigned long long tl0 = 0;
+  if (threadIdx.x == 0) tl0 = wg_gtime();
+#endif
 #if WG_PDL
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
@@ -2010,6 +2099,13 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ready + 2 * tt) : "memory");
 #else
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
+#endif
+#if WG_TL
+    if (u < WG_TL_BLOCKS) {
+      wg_tl_tok[0][u] = tl0;
+      wg_tl_tok[1][u] = wg_gtime();
+    }
+    atomicAdd(&wg_tl_tokn, 1u);
 #endif
   }
 #else
