@@ -156,7 +156,27 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaWeightsKnob,
 		wgmmaStagingKnob,
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
+		wgmmaRangesKnob,
 	}
+}
+
+// wgmmaRangesKnob says how stream-K cuts the group GEMM's chunks between
+// blocks (WG_RANGES).
+var wgmmaRangesKnob = KnobSpec{Key: "ranges", Values: []string{"chunks", "cost"}, Default: "chunks",
+	Doc: "chunks = stream-K gives every block the same number of K chunks; cost = the same estimated cost instead, its whole tiles included, where a chunk of a tail tile computed at a narrower wgmma width costs less (0.65 of a full-width chunk at 64 of 128 tokens: kernels.wgmmaChunkCost, an estimate), from a table of ranges the host builds per launch (WG_RANGES; costRanges); needs a schedule with stream-K (streamk, hybrid, auto, autohybrid) and tail_width fit or fit64, and not prefetch=producer, whose copiers walk equal ranges; on shapes that auto runs as whole tiles it changes nothing; built because group bench1's last block ended 16 us after the median block under equal ranges (H100, dev/gpucall/dual.sh tl, docs/kernel-notes.md step 33)"}
+
+// wgmmaCostRanges reports whether k's module takes cost-balanced stream-K
+// ranges (WG_RANGES): ranges=cost on a module that cuts tiles.
+func wgmmaCostRanges(k Knobs) bool { return k.Value("ranges") == "cost" && wgmmaStreamK(k) }
+
+// wgmmaWholeTiles is k run as whole tiles (an auto schedule's pick): its
+// stream-K ranges, if any, have nothing to cut.
+func wgmmaWholeTiles(k Knobs) Knobs {
+	k = k.withCustom("schedule", "tiles")
+	if k.Value("ranges") == "cost" {
+		k = k.withCustom("ranges", "chunks")
+	}
+	return k
 }
 
 // wgmmaRegistersKnob is the per-role register budget (WG_CREGS).
@@ -314,9 +334,9 @@ func (wgmmaFamily) candidates(problem string, k Knobs) []Knobs {
 	var out []Knobs
 	for _, c := range wgmmaTileCandidates(problem, k) {
 		if c.Value("schedule") == "autohybrid" {
-			out = append(out, c.withCustom("schedule", "tiles"), c.withCustom("schedule", "streamk"), c.withCustom("schedule", "hybrid"))
+			out = append(out, wgmmaWholeTiles(c), c.withCustom("schedule", "streamk"), c.withCustom("schedule", "hybrid"))
 		} else if c.Value("schedule") == "auto" {
-			out = append(out, c.withCustom("schedule", "tiles"), c.withCustom("schedule", "streamk"))
+			out = append(out, wgmmaWholeTiles(c), c.withCustom("schedule", "streamk"))
 		} else {
 			out = append(out, c)
 		}
@@ -345,7 +365,7 @@ func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs,
 	if wgmmaAutoStreamK(tiles, s.K/128, lim.SMs) {
 		return k.withCustom("schedule", "streamk"), nil
 	}
-	return k.withCustom("schedule", "tiles"), nil
+	return wgmmaWholeTiles(k), nil
 }
 
 // wgmmaTileCandidates is what tile_n=auto stands for: the narrow tile (one
@@ -545,6 +565,9 @@ func checkWgmma(problem string, k Knobs) error {
 		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
 		return &KnobError{Knob: "weights", Value: k.Value("weights"), Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
 	}
+	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
+		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
+	}
 	if wgmmaProducerWeights(k) && (!wgmmaTokensOnce(k) || wgmmaFold(problem, k)) {
 		return &KnobError{Knob: "prefetch", Value: "producer", Reason: "the producer warpgroup copies the weights only with tokens=once (the token pass's producer is one thread then) and producer=warpgroup"}
 	}
@@ -625,18 +648,19 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	}
 	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(problem, k))
 	for def, on := range map[string]bool{
-		"WG_FOLD": wgmmaFold(problem, k),
-		"WG_DB":   wgmmaChunks(k),
-		"WG_DEC":  k.Value("decode") == "prmt",
-		"WG_TOK":  wgmmaTokensOnce(k),
-		"WG_PDL":  wgmmaOverlap(k),
-		"WG_RDY":  wgmmaReady(k),
-		"WG_PF":   k.Value("prefetch") == "next",
-		"WG_PW":   wgmmaProducerWeights(k),
-		"WG_EPI":  k.Value("epilogue") == "split",
-		"WG_STM":  k.Value("staging") == "stmatrix",
-		"WG_SSA":  wgmmaSharedA(k),
-		"WG_CSA":  wgmmaStagedA(k),
+		"WG_FOLD":   wgmmaFold(problem, k),
+		"WG_DB":     wgmmaChunks(k),
+		"WG_DEC":    k.Value("decode") == "prmt",
+		"WG_TOK":    wgmmaTokensOnce(k),
+		"WG_PDL":    wgmmaOverlap(k),
+		"WG_RDY":    wgmmaReady(k),
+		"WG_PF":     k.Value("prefetch") == "next",
+		"WG_PW":     wgmmaProducerWeights(k),
+		"WG_EPI":    k.Value("epilogue") == "split",
+		"WG_STM":    k.Value("staging") == "stmatrix",
+		"WG_RANGES": wgmmaCostRanges(k),
+		"WG_SSA":    wgmmaSharedA(k),
+		"WG_CSA":    wgmmaStagedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}
@@ -814,8 +838,46 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 	}
 	pl.TableBytes = table
-	if n := flagBytes(g) + readyBytes(tokTiles); n > 0 {
-		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte { return append(table(addr), make([]byte, n)...) }
+	// ranges=cost: the blocks' stream-K ranges follow the flags and the
+	// ready counts (G, then G + 1 chunk indices, int32), the GEMM's last
+	// argument.
+	var ranges []byte
+	if wgmmaCostRanges(k) {
+		ranges = wgmmaRangesTable(s, k, tiles, g)
+		last.Args = append(last.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff + readyBytes(tokTiles))})
+	}
+	if n := flagBytes(g) + readyBytes(tokTiles); n > 0 || ranges != nil {
+		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
+			return append(append(table(addr), make([]byte, n)...), ranges...)
+		}
 	}
 	return pl, nil
+}
+
+// wgmmaFitWidth is the wgmma width of a tile with live token rows under k:
+// the kernel's wg_fit_width (rounded up to 32, or 64 with fit64, at most
+// tile_m), tile_m without tail_width=fit.
+func wgmmaFitWidth(k Knobs, live int) int {
+	q := map[string]int{"fit": 32, "fit64": 64}[k.TailWidth]
+	if q == 0 {
+		return k.TileM
+	}
+	return min(ceilDiv(live, q)*q, k.TileM)
+}
+
+// wgmmaRangesTable is ranges=cost's table for a grid of g blocks over the
+// group GEMM's tiles (table order): g, then costRanges' g + 1 chunk
+// indices, little-endian int32.
+func wgmmaRangesTable(s Shape, k Knobs, tiles []FusedTile, g int) []byte {
+	kch := s.K / 128
+	cost := make([]float64, len(tiles))
+	for i, t := range tiles {
+		cost[i] = wgmmaChunkCost(wgmmaFitWidth(k, min(k.TileM, s.M[t.Group]-t.M0)), k.TileM)
+	}
+	r := costRanges(cost, kch, g, wgmmaHybridStart(len(tiles), kch, g, k.Value("schedule") == "hybrid"))
+	b := binary.LittleEndian.AppendUint32(nil, uint32(g))
+	for _, x := range r {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Knobs are the declared, implemented tuning choices of a kernel family.
@@ -247,7 +248,68 @@ func (k Knobs) values() map[string]string {
 
 // Value is the knob key's value in its knob space's string form ("" when
 // k has none): how a family reads a knob that Knobs has no field for.
-func (k Knobs) Value(key string) string { return k.values()[key] }
+//
+// The rule checks read many knobs per combination over ~10^6 raw ones, so
+// this reads the one value without building values' map: Custom first (it
+// overrides a field, as in values), then the field.
+func (k Knobs) Value(key string) string {
+	if v, ok := customValue(k.Custom, key); ok {
+		return v
+	}
+	switch key {
+	case "tile_m":
+		return tileString(k.TileM)
+	case "tile_n":
+		return tileString(k.TileN)
+	case "tile_k":
+		return strconv.Itoa(k.TileK)
+	case "stages":
+		return strconv.Itoa(k.Stages)
+	case "epilogue":
+		return k.Epilogue
+	case "warp_roles":
+		return k.WarpRoles
+	case "launch":
+		return k.Launch
+	case "split_k":
+		return splitKString(k.SplitK)
+	case "swap_ab":
+		return strconv.FormatBool(k.SwapAB)
+	case "layout":
+		return k.Layout
+	case "blocks_per_sm":
+		return strconv.Itoa(k.BlocksPerSM)
+	case "grid":
+		return k.Grid
+	case "mode":
+		return k.Mode
+	case "tail_width":
+		return k.TailWidth
+	}
+	return ""
+}
+
+// customValue is key's first value in the encoded query q (url.Values'
+// Get, without parsing the rest), and whether q has it.
+func customValue(q, key string) (string, bool) {
+	for q != "" {
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		if strings.Contains(kv, ";") {
+			continue // url.ParseQuery drops such pairs
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != key {
+			continue
+		}
+		v, err := url.QueryUnescape(v)
+		if err != nil {
+			continue
+		}
+		return v, true
+	}
+	return "", false
+}
 
 // SameValues reports whether k and o agree on every knob in keys.
 func (k Knobs) SameValues(o Knobs, keys ...string) bool {
@@ -392,12 +454,28 @@ func (p *Problem) KnobCombinations() []Knobs { return p.VariantCombinations("bas
 // family base's declared space (the combination rules applied), in a
 // stable order. Launch-only differences are included; callers that
 // compile can dedupe by Defines.
+//
+// The enumeration walks every raw combination of the bound knobs (~10^6
+// for the wgmma family) and depends only on the problem's name and the
+// family, so it runs once per pair and callers get a copy.
 func (p *Problem) VariantCombinations(base string) []Knobs {
 	f, ok := families[base]
 	if !ok {
 		return nil
 	}
-	return p.combinations(f)
+	e, _ := combinationCache.LoadOrStore(p.Name+"\x00"+base, &combinationEntry{})
+	c := e.(*combinationEntry)
+	c.once.Do(func() { c.knobs = p.combinations(f) })
+	return slices.Clone(c.knobs)
+}
+
+// combinationCache holds VariantCombinations' enumerations by problem
+// name and family.
+var combinationCache sync.Map
+
+type combinationEntry struct {
+	once  sync.Once
+	knobs []Knobs
 }
 
 func (p *Problem) combinations(f Family) []Knobs {

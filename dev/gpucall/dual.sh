@@ -76,6 +76,7 @@
 #   bash dev/gpucall/dual.sh tall [TOTAL]        # step 32 (prepared in session 12, not yet run): ptxas of the dual with WG_STM; tile_m=auto's tests, its family combinations and its pairing with the dual best; the best variants' resources
 #   bash dev/gpucall/dual.sh skprof [TOTAL]      # step 33: E against whole tiles on bench3-4, ncu of the stream-K shapes (~400 s)
 #   bash dev/gpucall/dual.sh tl [TOTAL]          # step 33: the WG_TL build's timeline marks, both best variants on bench1-4; tall's tests and pairing; the stmatrix dual ptxas
+#   bash dev/gpucall/dual.sh ranges [TOTAL]      # step 33: ranges=cost on the group best: tests, paired on bench1-2, WG_TL marks, bench3 under stream-K, its family combinations
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1363,6 +1364,36 @@ PY
 	ptxas dnepi -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1
 	ptxsummary
 	TITLE="tl: the launches' timelines; tile_m=auto against the dual best" summarize
+	pack
+	;;
+ranges)
+	# Step 33 (kernel-notes): ranges=cost on the group best (GS): tests,
+	# paired with GS on bench1-2 (bench3-4 run whole tiles: the same
+	# module), the WG_TL marks with it, group bench3 under stream-K with it
+	# against whole tiles, its family combinations. Builds: bin/web,
+	# bin/engine.test, bin/web_tl.gz.
+	bestvars
+	unpackexp
+	GR="$GS&ranges=cost"
+	python3 - <<'PY'
+import json
+d = json.load(open("kernels/problems/nvfp4_group_gemm.json"))["benchmarks"]
+json.dump(d[:2], open("/tmp/g12.json", "w"))
+for i, b in enumerate(d):
+    json.dump([b], open("/tmp/tl_g%d.json" % (i + 1), "w"))
+PY
+	tests g_ranges_tests nvfp4_group_gemm "$GR" "$GS"
+	step g_ranges 110 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GR" --baseline "$GS" \
+		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 100s --json "$R/g_ranges.json"
+	for i in 1 2; do
+		step "tl_gr$i" 60 tl.txt stdbuf -o0 ./bin/web_tl bench --problem nvfp4_group_gemm --aa --baseline "$GR" --ungated \
+			--shapes "/tmp/tl_g$i.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl_gr$i.json"
+	done
+	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	step g3_skr 70 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "${GR/autohybrid/streamk}" --baseline "$GS" \
+		--shapes /tmp/tl_g3.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/g3_skr.json"
+	TITLE="ranges=cost against the group best" summarize
+	knobfamily ranges=cost 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
 	pack
 	;;
 tall)

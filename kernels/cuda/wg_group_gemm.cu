@@ -224,6 +224,17 @@
 // 2: hybrid. Whole tiles for the waves that fill the grid, stream-K (as
 // 1) only over the tiles of the last, partial wave: fewer tiles cut, and
 // so fewer partial sums and pipeline refills, than stream-K over all.
+#ifndef WG_RANGES
+// 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
+// launch table (the GEMM's last parameter) instead of equal chunk counts:
+// the host balances each block's estimated cost, whole tiles included, so
+// a block whose range falls on narrow tail tiles (WG_FIT) takes more of
+// them (kernels.WgmmaCostRanges). Table: G, then G + 1 ascending chunk
+// indices, block b's range [r[b], r[b + 1]), each at least one chunk; a
+// table that does not match the launch (its grid, its chunk count) is
+// ignored for equal ranges, so a wrong table costs balance, never sums.
+#define WG_RANGES 0
+#endif
 #ifndef WG_DB
 // Consumer pipeline. 0: each chunk's eight k16 steps in two commit groups of
 // four (fragment sets X and Y, 32 registers), one half decoded while the
@@ -360,6 +371,9 @@
 #endif
 #if WG_FOLD && (!WG_TOK || WG_SK || WG_RDY || WG_CREGS)
 #error "wg_group_gemm: the producer folded into consumer 0 (WG_FOLD) needs the tokens decoded ahead, whole tiles, the plain overlap and no setmaxnreg"
+#endif
+#if WG_RANGES && (!WG_SK || DUAL || WG_PW)
+#error "wg_group_gemm: WG_RANGES balances the group GEMM's stream-K ranges: it needs WG_SK, and the producer's weight ring (WG_PW) walks equal ranges"
 #endif
 #if WG_PW && (!WG_TOK || WG_FOLD || WG_PF)
 #error "wg_group_gemm: the producer's weight ring (WG_PW) needs the tokens decoded ahead (its warps are free then), a producer warpgroup and no WG_PF"
@@ -843,7 +857,18 @@ struct WgStream {
   fg_u32* flags;
   fg_u32* ready;    // WG_RDY: done and seen per token tile, else null
   unsigned readers; // WG_RDY: chunk reads per token tile (kch x its tiles)
+#if WG_RANGES
+  const int* ranges; // the stream-K ranges' table (WG_RANGES)
+#endif
 };
+// The stream-K ranges' table of sk (WG_RANGES), else null: equal ranges.
+static __device__ __forceinline__ const int* wg_ranges_of(const WgStream& sk) {
+#if WG_RANGES
+  return sk.ranges;
+#else
+  return nullptr;
+#endif
+}
 static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
   fg_u32 v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
@@ -873,8 +898,9 @@ struct WgPiece {
 // another piece follows in this block; next: that piece where WG_PF needs
 // it (and more), else zeros. (A value, not a callback: NVRTC 11.8 treats a
 // generic lambda's operator as host code.)
+// rng: WG_RANGES's table (null: equal ranges).
 template <class Fn>
-static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const Fn& fn) {
+static __device__ __forceinline__ void wg_pieces(const int* rng, int num_tiles, int kch, const Fn& fn) {
   const int G = gridDim.x, b = blockIdx.x;
 #if WG_SK
   // Stream-K over tiles [t0, num_tiles): WG_SK 1 all of them; WG_SK 2
@@ -892,7 +918,13 @@ static __device__ __forceinline__ void wg_pieces(int num_tiles, int kch, const F
   const int t0 = 0;
 #endif
   const long long I = (long long)(num_tiles - t0) * kch;
+#if WG_RANGES
+  const bool tab = rng != nullptr && rng[0] == G && rng[1 + G] == I;
+  auto begin = [&](int x) { return tab ? rng[1 + x] : (int)((long long)x * I / G); };
+#else
+  (void)rng;
   auto begin = [&](int x) { return (int)((long long)x * I / G); };
+#endif
   int cur = begin(b);
   const int end = begin(b + 1);
   // The stream-K piece that starts at chunk x (< end) of this block's range.
@@ -1578,7 +1610,7 @@ static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, c
   const fg_u32 wfull0 = sbase + WG_OFF_WBAR, wempty0 = wfull0 + 8 * WG_RS;
   const int t = u & 3, r0 = u >> 2;
   fg_u32 n = 0;
-  wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+  wg_pieces(nullptr, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) { // equal ranges: WG_RANGES refuses WG_PW
     FgTile tile;
     FgGroup g, g2;
     fetch(p.t, tile, g, 0);
@@ -1625,6 +1657,8 @@ static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, c
 // dual GEMM's consumers WG_HALF.. see B2 as their weights).
 // tok: the tokens decoded ahead (WG_TOK 1), stage (tile.pad, chunk) at
 // tok + (tile.pad * kch + chunk) * WG_TOK_STAGE; unused otherwise.
+// The stream-K ranges' table where wg_main's sk is in scope (WG_RANGES).
+#define WG_RNG wg_ranges_of(sk)
 template <class Fetch>
 static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch, const WgStream& sk,
                                                const fg_u8* tok) {
@@ -1698,7 +1732,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_PDL
     if (tid == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
-    wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+    wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
       FgTile tile;
       FgGroup gp;
       fetch(p.t, tile, gp, DUAL ? tid >> 6 : 0); // dual: consumer 0 sees B1, consumer 1 B2
@@ -1733,7 +1767,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
       wg_tl_mark(1);
-      wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+      wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
         fetch(p.t, tile, gp, -1);
@@ -1773,7 +1807,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     }
 #endif
 #else
-    wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+    wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
       FgTile tile;
       FgGroup gp;
       fetch(p.t, tile, gp, -1);
@@ -1861,7 +1895,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
-    wg_pieces(num_tiles, kch, [&](const WgPiece& p, bool more, const WgPiece& np) {
+    wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool more, const WgPiece& np) {
       const int k0 = p.k0, k1 = p.k1, last = p.last;
       FgTile tile;
       FgGroup gp;
@@ -1969,12 +2003,20 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 // overlap=ready's two trailing parameters of both GEMM entries (WG_RDY:
 // the ready counts and the chunk reads per token tile), and the stream
 // state each entry hands wg_main, null counts without them.
-#if WG_RDY
-#define WG_RDY_PARAMS , fg_u32 *__restrict__ ready, unsigned readers
-#define WG_STREAM WgStream{ws, flags, ready, readers}
+// WG_RANGES appends the ranges' table as the last parameter.
+#if WG_RANGES
+#define WG_RANGES_PARAM , const int *__restrict__ ranges
+#define WG_RANGES_FIELD , ranges
 #else
-#define WG_RDY_PARAMS
-#define WG_STREAM WgStream{ws, flags, nullptr, 0u}
+#define WG_RANGES_PARAM
+#define WG_RANGES_FIELD
+#endif
+#if WG_RDY
+#define WG_RDY_PARAMS , fg_u32 *__restrict__ ready, unsigned readers WG_RANGES_PARAM
+#define WG_STREAM WgStream{ws, flags, ready, readers WG_RANGES_FIELD}
+#else
+#define WG_RDY_PARAMS WG_RANGES_PARAM
+#define WG_STREAM WgStream{ws, flags, nullptr, 0u WG_RANGES_FIELD}
 #endif
 
 #if DUAL
