@@ -77,6 +77,7 @@
 #   bash dev/gpucall/dual.sh skprof [TOTAL]      # step 33: E against whole tiles on bench3-4, ncu of the stream-K shapes (~400 s)
 #   bash dev/gpucall/dual.sh tl [TOTAL]          # step 33: the WG_TL build's timeline marks, both best variants on bench1-4; tall's tests and pairing; the stmatrix dual ptxas
 #   bash dev/gpucall/dual.sh ranges [TOTAL]      # step 33: ranges=cost on the group best: tests, paired on bench1-2, WG_TL marks, bench3 under stream-K, its family combinations
+#   bash dev/gpucall/dual.sh tl2 [TOTAL]         # step 33: every block's WG_TL marks and SM (dual bench4, bench2, group bench1); tile_m=auto's rung and family combinations; the best variants' resources
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1394,6 +1395,34 @@ PY
 		--shapes /tmp/tl_g3.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/g3_skr.json"
 	TITLE="ranges=cost against the group best" summarize
 	knobfamily ranges=cost 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+	pack
+	;;
+tl2)
+	# Step 33 (kernel-notes): every block's WG_TL marks and SM (WG_TL=2,
+	# bin/web_tl2.gz: bash dev/gpucall/expbuild.sh tl2 WG_TL=2) for E on
+	# bench4 and bench2 and GS on bench1; then tile_m=auto's family
+	# combinations and rung against the baseline, and the best variants'
+	# resources. Builds: bin/web, bin/engine.test, bin/web_tl2.gz.
+	bestvars
+	unpackexp
+	python3 - <<'PY'
+import json
+for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
+    d = json.load(open("kernels/problems/%s.json" % prob))
+    for i, b in enumerate(d["benchmarks"]):
+        json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
+PY
+	for x in "d4 nvfp4_dual_gemm b4 $E" "d2 nvfp4_dual_gemm b2 $E" "g1 nvfp4_group_gemm g1 $GS"; do
+		set -- $x
+		step "tl2_$1" 60 tl.txt stdbuf -o0 ./bin/web_tl2 bench --problem "$2" --aa --baseline "$4" --ungated \
+			--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl2_$1.json"
+	done
+	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split' # E with tile_m=auto
+	BENCH_MAX=70 bench d_tall_rung nvfp4_dual_gemm "$T"
+	TITLE="tl2: every block's marks; tile_m=auto against the baseline" summarize
+	knobfamily tile_m=auto 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
 	pack
 	;;
 tall)

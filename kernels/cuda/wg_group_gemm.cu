@@ -158,7 +158,8 @@
 // its last mainloop's end, its last store, block end), and the GEMM block
 // that ends last at the module's launches 2, 30 and 60 prints each mark's
 // minimum, median and maximum over the blocks, from the token pass's first
-// block start (WGTL lines, dev/gpucall/dual.sh tl reads them).
+// block start (WGTL lines, dev/gpucall/dual.sh tl reads them); 2 = also
+// every block's marks and its SM (WGTLB lines) at launch 30.
 #define WG_TL 0
 #endif
 #ifndef WG_STAMP
@@ -450,6 +451,7 @@ static __device__ __forceinline__ void wg_stamp(int, fg_u32) {}
 __device__ unsigned long long wg_tl[WG_TL_MARKS][WG_TL_BLOCKS];
 __device__ unsigned long long wg_tl_tok[2][WG_TL_BLOCKS];
 __device__ unsigned wg_tl_launch, wg_tl_done, wg_tl_tokn;
+__device__ unsigned wg_tl_sm[WG_TL_BLOCKS]; // the SM each block ran on
 static __device__ __forceinline__ unsigned long long wg_gtime() {
   unsigned long long g;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
@@ -472,9 +474,15 @@ static __device__ void wg_tl_sort(unsigned long long* v, unsigned n) {
 // rewritten by the next launch).
 static __device__ void wg_tl_print(unsigned n, unsigned nb) {
   const unsigned nt = wg_tl_tokn < WG_TL_BLOCKS ? wg_tl_tokn : WG_TL_BLOCKS;
+  unsigned long long t0 = wg_tl[0][0];
+  for (unsigned b = 0; b < nb; ++b) t0 = wg_tl[0][b] < t0 ? wg_tl[0][b] : t0;
+  for (unsigned b = 0; b < nt; ++b) t0 = wg_tl_tok[0][b] < t0 ? wg_tl_tok[0][b] : t0;
+  if (WG_TL == 2 && n == 30u)
+    for (unsigned b = 0; b < nb; ++b)
+      printf("WGTLB %u %u %u %llu %llu %llu %llu %llu %llu\n", n, b, wg_tl_sm[b], wg_tl[0][b] - t0, wg_tl[1][b] - t0,
+             wg_tl[2][b] - t0, wg_tl[3][b] - t0, wg_tl[4][b] - t0, wg_tl[5][b] - t0);
   for (int k = 0; k < WG_TL_MARKS; ++k) wg_tl_sort(wg_tl[k], nb);
   for (int k = 0; k < 2; ++k) wg_tl_sort(wg_tl_tok[k], nt);
-  const unsigned long long t0 = nt > 0 && wg_tl_tok[0][0] < wg_tl[0][0] ? wg_tl_tok[0][0] : wg_tl[0][0];
   printf("WGTL %u %u %u tok_start %llu %llu %llu tok_end %llu %llu %llu\n", n, nb, nt,
          nt ? wg_tl_tok[0][0] - t0 : 0ull, nt ? wg_tl_tok[0][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[0][nt - 1] - t0 : 0ull,
          nt ? wg_tl_tok[1][0] - t0 : 0ull, nt ? wg_tl_tok[1][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[1][nt - 1] - t0 : 0ull);
@@ -1670,6 +1678,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_TL
   if (tid == 0) {
     wg_tl_mark(0);
+    if (blockIdx.x < WG_TL_BLOCKS) {
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+      wg_tl_sm[blockIdx.x] = sm;
+    }
     if (blockIdx.x == 0) atomicAdd(&wg_tl_launch, 1u);
   }
 #endif
