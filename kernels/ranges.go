@@ -13,12 +13,13 @@ import "sort"
 
 // wgmmaChunkOverhead is a chunk's cost that does not scale with its wgmma
 // width, in units of a full-width chunk's scaled part: the weight copies
-// and decode, which a chunk pays whatever its token count. 0.43 makes a
-// 64-token chunk 0.65 of a 128-token one. An estimate: the spread of group
-// bench1's blocks under equal ranges (max over median 1.106 on an H100,
-// kernel-notes step 33) fits 0.6-0.65; no chunk of either width was timed
-// alone.
-const wgmmaChunkOverhead = 0.43
+// and decode, which a chunk pays whatever its token count. 2.125 makes a
+// 64-token chunk 0.84 of a 128-token one: on an H100, group bench1's
+// blocks whose 47 stream-K chunks were all 64 tokens wide ended their
+// mainloop ~11 us before those whose chunks were all 128 wide, of ~103
+// chunks at ~1.45 us (WG_TL=2, kernel-notes step 33). A first guess of
+// 0.65 (0.43 here), fitted to the blocks' spread alone, overcorrected.
+const wgmmaChunkOverhead = 2.125
 
 // wgmmaChunkCost is the estimated cost of one K chunk of a tile computed at
 // wgmma width w of a tile_m-wide tile, relative to a full-width chunk.

@@ -78,6 +78,7 @@
 #   bash dev/gpucall/dual.sh tl [TOTAL]          # step 33: the WG_TL build's timeline marks, both best variants on bench1-4; tall's tests and pairing; the stmatrix dual ptxas
 #   bash dev/gpucall/dual.sh ranges [TOTAL]      # step 33: ranges=cost on the group best: tests, paired on bench1-2, WG_TL marks, bench3 under stream-K, its family combinations
 #   bash dev/gpucall/dual.sh tl2 [TOTAL]         # step 33: every block's WG_TL marks and SM (dual bench4, bench2, group bench1); tile_m=auto's rung and family combinations; the best variants' resources
+#   bash dev/gpucall/dual.sh ranges2 [TOTAL]     # step 33: WG_TL=2's piece marks (dual bench4, group bench1); ranges=cost at 0.84 paired with the group best; the best variants' resources
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1422,6 +1423,34 @@ PY
 	BENCH_MAX=70 bench d_tall_rung nvfp4_dual_gemm "$T"
 	TITLE="tl2: every block's marks; tile_m=auto against the baseline" summarize
 	knobfamily tile_m=auto 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
+	pack
+	;;
+ranges2)
+	# Step 33 (kernel-notes): WG_TL=2's piece marks (bin/web_tl2.gz) for E
+	# on bench4 and GS on bench1; GS&ranges=cost (a 64-token chunk at 0.84)
+	# paired with GS on bench1-2; the best variants' resources with the
+	# tall modules. Builds: bin/web, bin/engine.test, bin/web_tl2.gz.
+	bestvars
+	unpackexp
+	python3 - <<'PY'
+import json
+for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
+    d = json.load(open("kernels/problems/%s.json" % prob))
+    for i, b in enumerate(d["benchmarks"]):
+        json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
+    if tag == "g":
+        json.dump(d[:2], open("/tmp/g12.json", "w"))
+PY
+	for x in "d4 nvfp4_dual_gemm b4 $E" "g1 nvfp4_group_gemm g1 $GS"; do
+		set -- $x
+		step "tl2_$1" 60 tl.txt stdbuf -o0 ./bin/web_tl2 bench --problem "$2" --aa --baseline "$4" --ungated \
+			--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl2_$1.json"
+	done
+	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	step g_ranges2 110 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS&ranges=cost" --baseline "$GS" \
+		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 100s --json "$R/g_ranges2.json"
+	TITLE="ranges=cost at 0.84 against the group best" summarize
 	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
 	pack
 	;;

@@ -37,7 +37,12 @@ func TestBestVariantResources(t *testing.T) {
 			"wgmma?decode=prmt&tokens=once&overlap=pdl", "wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl",
 			// ... and with epilogue=split (section 23).
 			"wgmma?decode=prmt&tokens=once&overlap=pdl&epilogue=split",
-			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split")
+			"wgmma?tile_n=128&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split",
+			// ... and what tile_m=auto adds: the tall tile, whole and under
+			// stream-K, and the narrow stream-K module (section 24).
+			"wgmma?tile_m=256&stages=2&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split",
+			"wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split",
+			"wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split")
 	}
 	for _, p := range kernels.Problems() {
 		var vs []kernels.Variant

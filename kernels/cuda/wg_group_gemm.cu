@@ -155,7 +155,8 @@
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
 // (block start, tokens visible to the producer, consumer 0's first tokens,
-// its last mainloop's end, its last store, block end), and the GEMM block
+// its last mainloop's end, its last store, block end; the end of its first
+// piece, its last piece's entry and first tokens), and the GEMM block
 // that ends last at the module's launches 2, 30 and 60 prints each mark's
 // minimum, median and maximum over the blocks, from the token pass's first
 // block start (WGTL lines, dev/gpucall/dual.sh tl reads them); 2 = also
@@ -445,7 +446,7 @@ static __device__ __forceinline__ void wg_stamp(int, fg_u32) {}
 
 // WG_TL: marks 0-5 of the GEMM's blocks and the token pass's start and end
 // (global timer, ns), the launches counted by the GEMM's block 0 as it starts.
-#define WG_TL_MARKS 6
+#define WG_TL_MARKS 9
 #define WG_TL_BLOCKS 1024
 #if WG_TL
 __device__ unsigned long long wg_tl[WG_TL_MARKS][WG_TL_BLOCKS];
@@ -479,14 +480,15 @@ static __device__ void wg_tl_print(unsigned n, unsigned nb) {
   for (unsigned b = 0; b < nt; ++b) t0 = wg_tl_tok[0][b] < t0 ? wg_tl_tok[0][b] : t0;
   if (WG_TL == 2 && n == 30u)
     for (unsigned b = 0; b < nb; ++b)
-      printf("WGTLB %u %u %u %llu %llu %llu %llu %llu %llu\n", n, b, wg_tl_sm[b], wg_tl[0][b] - t0, wg_tl[1][b] - t0,
-             wg_tl[2][b] - t0, wg_tl[3][b] - t0, wg_tl[4][b] - t0, wg_tl[5][b] - t0);
+      printf("WGTLB %u %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n, b, wg_tl_sm[b], wg_tl[0][b] - t0,
+             wg_tl[1][b] - t0, wg_tl[2][b] - t0, wg_tl[3][b] - t0, wg_tl[4][b] - t0, wg_tl[5][b] - t0, wg_tl[6][b] - t0,
+             wg_tl[7][b] - t0, wg_tl[8][b] - t0);
   for (int k = 0; k < WG_TL_MARKS; ++k) wg_tl_sort(wg_tl[k], nb);
   for (int k = 0; k < 2; ++k) wg_tl_sort(wg_tl_tok[k], nt);
   printf("WGTL %u %u %u tok_start %llu %llu %llu tok_end %llu %llu %llu\n", n, nb, nt,
          nt ? wg_tl_tok[0][0] - t0 : 0ull, nt ? wg_tl_tok[0][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[0][nt - 1] - t0 : 0ull,
          nt ? wg_tl_tok[1][0] - t0 : 0ull, nt ? wg_tl_tok[1][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[1][nt - 1] - t0 : 0ull);
-  const char* names[WG_TL_MARKS] = {"start", "tokens", "first", "mainloop", "stored", "end"};
+  const char* names[WG_TL_MARKS] = {"start", "tokens", "first", "mainloop", "stored", "end", "piece1", "lastin", "lastfirst"};
   for (int k = 0; k < WG_TL_MARKS; ++k)
     printf("WGTL %u %s %llu %llu %llu\n", n, names[k], wg_tl[k][0] - t0, wg_tl[k][nb / 2] - t0, wg_tl[k][nb - 1] - t0);
   wg_tl_tokn = 0u;
@@ -1117,6 +1119,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
+#if WG_TL
+  bool tl_pf = true; // this piece's first tokens not yet marked
+#endif
   auto tokens = [&](int& st) {
     st = q % STAGES;
 #if WG_STAMP
@@ -1128,6 +1133,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
 #if WG_TL
     if (c == 0 && (tid & 127) == 0 && q == 0u) wg_tl_mark(2);
+    if (c == 0 && (tid & 127) == 0 && tl_pf) wg_tl_mark(8); // the last piece's, in the end
+    tl_pf = false;
 #endif
     wg_fence();
     return sbase + st * WG_TOK_STAGE;
@@ -1908,8 +1915,14 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
+#if WG_TL
+    bool tl_first = true; // WG_TL: the block's first piece
+#endif
     wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool more, const WgPiece& np) {
       const int k0 = p.k0, k1 = p.k1, last = p.last;
+#if WG_TL
+      if (c == 0 && (tid & 127) == 0) wg_tl_mark(7); // the last piece's entry, in the end
+#endif
       FgTile tile;
       FgGroup gp;
       fetch(p.t, tile, gp, c);
@@ -1940,7 +1953,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       }
 #undef WG_CASE
 #if WG_TL
-      if (c == 0 && (tid & 127) == 0) wg_tl_mark(4); // the last piece's, in the end
+      if (c == 0 && (tid & 127) == 0) {
+        wg_tl_mark(4); // the last piece's, in the end
+        if (tl_first) wg_tl_mark(6);
+      }
+      tl_first = false;
 #endif
       if (k0 == 0) first = false;
       warm = WG_PF && more;
