@@ -235,6 +235,11 @@ var ladderPitches = map[string]ladderPitch{
 		"SiLU divides by a fast reciprocal.\n\n" +
 		"- The B1 consumer spends ~10,000 cycles per tile gating and storing the whole tile, the B2 consumer ~4,800.\n" +
 		"- The next tile's chunks need both, so the longer of the two is on the critical path."},
+	"nvfp4_dual_gemm wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split": {"tiling", "Pick " +
+		"the dual tile's token width per shape: 256 tokens by 64 columns where those tiles still fill the SMs and " +
+		"compute no more token rows than 128-token tiles, the 128-token tiles elsewhere.\n\n" +
+		"- Each decoded weight register then feeds twice the tensor work.\n" +
+		"- Measured 1.025x and 1.017x on the M512 shapes, 0.77x and 0.89x on the M256 ones, where half the SMs would idle."},
 	"nvfp4_group_gemm wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3": {"epilogue", "Stage " +
 		"the epilogue's fp16 rows with one conversion per two values and stmatrix, which stores four 8x8 blocks of the " +
 		"accumulator fragment transposed, instead of one conversion and one 16-bit store per value.\n\n" +
