@@ -157,8 +157,14 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaStagingKnob,
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
+		wgmmaTokenRowsKnob,
 	}
 }
+
+// wgmmaTokenRowsKnob is which rows of a token stage the decode-ahead launch
+// writes (WG_TOKLIVE).
+var wgmmaTokenRowsKnob = KnobSpec{Key: "token_rows", Values: []string{"all", "live"}, Default: "all",
+	Doc: "all = wg_tokens writes every stage whole, with zeros for a token tile's rows past its group's M; live = only the rows that exist (one bulk store per 64-K block), the rest keeping what the workspace held, which a wgmma reads only into token columns no epilogue stores (WG_TOKLIVE); needs tokens=once; group bench1 and bench2 decode 1,408 and 1,664 token rows for the 1,024 that exist, and the GEMM waits for that launch"}
 
 // wgmmaRangesKnob says how stream-K cuts the group GEMM's chunks between
 // blocks (WG_RANGES).
@@ -565,6 +571,9 @@ func checkWgmma(problem string, k Knobs) error {
 		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
 		return &KnobError{Knob: "weights", Value: k.Value("weights"), Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
 	}
+	if k.Value("token_rows") == "live" && !wgmmaTokensOnce(k) {
+		return &KnobError{Knob: "token_rows", Value: "live", Reason: "only the decode-ahead launch writes token stages: token_rows=live needs tokens=once"}
+	}
 	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
 		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
 	}
@@ -648,19 +657,20 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 	}
 	d["WG_CREGS"] = strconv.Itoa(wgmmaConsumerRegs(problem, k))
 	for def, on := range map[string]bool{
-		"WG_FOLD":   wgmmaFold(problem, k),
-		"WG_DB":     wgmmaChunks(k),
-		"WG_DEC":    k.Value("decode") == "prmt",
-		"WG_TOK":    wgmmaTokensOnce(k),
-		"WG_PDL":    wgmmaOverlap(k),
-		"WG_RDY":    wgmmaReady(k),
-		"WG_PF":     k.Value("prefetch") == "next",
-		"WG_PW":     wgmmaProducerWeights(k),
-		"WG_EPI":    k.Value("epilogue") == "split",
-		"WG_STM":    k.Value("staging") == "stmatrix",
-		"WG_RANGES": wgmmaCostRanges(k),
-		"WG_SSA":    wgmmaSharedA(k),
-		"WG_CSA":    wgmmaStagedA(k),
+		"WG_FOLD":    wgmmaFold(problem, k),
+		"WG_DB":      wgmmaChunks(k),
+		"WG_DEC":     k.Value("decode") == "prmt",
+		"WG_TOK":     wgmmaTokensOnce(k),
+		"WG_PDL":     wgmmaOverlap(k),
+		"WG_RDY":     wgmmaReady(k),
+		"WG_PF":      k.Value("prefetch") == "next",
+		"WG_PW":      wgmmaProducerWeights(k),
+		"WG_EPI":     k.Value("epilogue") == "split",
+		"WG_STM":     k.Value("staging") == "stmatrix",
+		"WG_RANGES":  wgmmaCostRanges(k),
+		"WG_TOKLIVE": k.Value("token_rows") == "live",
+		"WG_SSA":     wgmmaSharedA(k),
+		"WG_CSA":     wgmmaStagedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}

@@ -49,8 +49,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 28120 {
-		t.Errorf("wgmma combinations: %d, want 28120 (both stagings x (per decode, schedule and prefetch none or next 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; the 288 with tokens=once again at prefetch=producer; 4 each with weights=shared and staged): 19736, and 8384 with ranges=cost, at fit or fit64 under the four schedules with stream-K)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 52328 {
+		t.Errorf("wgmma combinations: %d, want 52328 (both stagings x (per decode, schedule and prefetch none or next 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; the 288 with tokens=once again at prefetch=producer; 4 each with weights=shared and staged): 19736, and 8384 with ranges=cost, at fit or fit64 under the four schedules with stream-K: 28120; and again with token_rows=live, 24208 of them with tokens=once)", n)
 	}
 	// weights=shared on the group's narrow tile: its 128 weight rows from
 	// one B, the same shared memory as the dual narrow tile's.
@@ -107,6 +107,7 @@ func TestWgmmaRefusals(t *testing.T) {
 		"wgmma?warp_roles=uniform":    "not allowed",
 		"wgmma?split_k=2":             "unknown knob",
 		"wgmma?tile_m=64&tail_width=": "no value given",
+		"wgmma?token_rows=live":       "tokens=once",
 	})
 	for _, k := range p.VariantCombinations("wgmma") {
 		if sb := WgmmaSharedBytes(p.Name, k); sb > hopperSharedOptin {
@@ -1086,6 +1087,7 @@ func TestWgmmaEpilogueKnobs(t *testing.T) {
 		{"nvfp4_dual_gemm", dual, "epilogue=split", "WG_EPI"},
 		{"nvfp4_dual_gemm", dual + "&epilogue=split", "staging=stmatrix", "WG_STM"},
 		{"nvfp4_group_gemm", group, "staging=stmatrix", "WG_STM"},
+		{"nvfp4_group_gemm", group + "&staging=stmatrix", "token_rows=live", "WG_TOKLIVE"},
 	} {
 		p, err := LookupProblem(c.problem)
 		if err != nil {

@@ -79,6 +79,8 @@
 #   bash dev/gpucall/dual.sh ranges [TOTAL]      # step 33: ranges=cost on the group best: tests, paired on bench1-2, WG_TL marks, bench3 under stream-K, its family combinations
 #   bash dev/gpucall/dual.sh tl2 [TOTAL]         # step 33: every block's WG_TL marks and SM (dual bench4, bench2, group bench1); tile_m=auto's rung and family combinations; the best variants' resources
 #   bash dev/gpucall/dual.sh ranges2 [TOTAL]     # step 33: WG_TL=2's piece marks (dual bench4, group bench1); ranges=cost at 0.84 paired with the group best; the best variants' resources
+#   bash dev/gpucall/dual.sh final13 [TOTAL]     # session 13's close: the peers, then both best variants against the baseline
+#   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1440,7 +1442,7 @@ for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
     for i, b in enumerate(d["benchmarks"]):
         json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
     if tag == "g":
-        json.dump(d[:2], open("/tmp/g12.json", "w"))
+        json.dump(d["benchmarks"][:2], open("/tmp/g12.json", "w"))
 PY
 	for x in "d4 nvfp4_dual_gemm b4 $E" "g1 nvfp4_group_gemm g1 $GS"; do
 		set -- $x
@@ -1452,6 +1454,29 @@ PY
 		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 100s --json "$R/g_ranges2.json"
 	TITLE="ranges=cost at 0.84 against the group best" summarize
 	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
+	pack
+	;;
+final13)
+	# Session 13's closing call: the PyTorch peers, then each problem's
+	# best variant against the baseline in the same call (the dual's new
+	# best, tile_m=auto; the group's, unchanged since session 12).
+	# Builds: bin/web.
+	bestvars
+	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	peers
+	best 13 "$T" "$GS" 170
+	TITLE="session 13: the peers and the best variants against the baseline" summarize
+	pack
+	;;
+live)
+	# Step 34 (kernel-notes): token_rows=live on the group best (GS):
+	# tests, paired with GS on every benchmark shape, its family
+	# combinations. Builds: bin/web, bin/engine.test.
+	bestvars
+	tests g_live_tests nvfp4_group_gemm "$GS&token_rows=live" "$GS"
+	BENCH_MAX=170 bench g_live nvfp4_group_gemm "$GS&token_rows=live" "$GS"
+	TITLE="token_rows=live against the group best" summarize
+	knobfamily token_rows=live 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
 	pack
 	;;
 tall)

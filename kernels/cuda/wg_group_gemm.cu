@@ -226,6 +226,19 @@
 // 2: hybrid. Whole tiles for the waves that fill the grid, stream-K (as
 // 1) only over the tiles of the last, partial wave: fewer tiles cut, and
 // so fewer partial sums and pipeline refills, than stream-K over all.
+#ifndef WG_TOKLIVE
+// 1 (needs WG_TOK): wg_tokens writes only the stage rows that exist (a
+// token tile's first M_g - m0 rows, if under WG_TM: one bulk store of
+// those rows per 64-K block) instead of the whole stage with zeros past M_g.
+// The rows past M_g keep whatever the workspace held; a wgmma reads them
+// only into accumulator columns of token rows past M_g, which no epilogue
+// stores (every sum over K stays within its own token column). Group bench1
+// and bench2 decode 1,408 and 1,664 token rows for 1,024 that exist.
+#define WG_TOKLIVE 0
+#endif
+#if WG_TOKLIVE && !WG_TOK
+#error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
+#endif
 #ifndef WG_RANGES
 // 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
 // launch table (the GEMM's last parameter) instead of equal chunk counts:
@@ -2159,9 +2172,22 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
   if (r == 0) {
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
-                 "r"(stage), "n"(WG_TOK_STAGE)
-                 : "memory");
+#if WG_TOKLIVE
+    // The rows that exist, one bulk store per 64-K block (WG_TM rows of
+    // 128 bytes each); a whole tile in one, as without WG_TOKLIVE.
+    const int live = gp.m - (tt - t0) * WG_TM;
+    if (live < WG_TM) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
+                         out + (size_t)u * WG_TOK_STAGE + h * (WG_TM * 128)),
+                     "r"(stage + h * (WG_TM * 128)), "r"(live * 128)
+                     : "memory");
+    } else
+#endif
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
+                   "r"(stage), "n"(WG_TOK_STAGE)
+                   : "memory");
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #if WG_RDY
     // The stage's bytes written (not only read from shared memory), then
