@@ -256,37 +256,7 @@ func (k Knobs) Value(key string) string {
 	if v, ok := customValue(k.Custom, key); ok {
 		return v
 	}
-	switch key {
-	case "tile_m":
-		return tileString(k.TileM)
-	case "tile_n":
-		return tileString(k.TileN)
-	case "tile_k":
-		return strconv.Itoa(k.TileK)
-	case "stages":
-		return strconv.Itoa(k.Stages)
-	case "epilogue":
-		return k.Epilogue
-	case "warp_roles":
-		return k.WarpRoles
-	case "launch":
-		return k.Launch
-	case "split_k":
-		return splitKString(k.SplitK)
-	case "swap_ab":
-		return strconv.FormatBool(k.SwapAB)
-	case "layout":
-		return k.Layout
-	case "blocks_per_sm":
-		return strconv.Itoa(k.BlocksPerSM)
-	case "grid":
-		return k.Grid
-	case "mode":
-		return k.Mode
-	case "tail_width":
-		return k.TailWidth
-	}
-	return ""
+	return k.fieldValue(key)
 }
 
 // customValue is key's first value in the encoded query q (url.Values'
@@ -331,15 +301,53 @@ func (k Knobs) withCustom(key, value string) Knobs {
 	return k
 }
 
+// fieldKeys are the knobs Knobs has fields for.
+var fieldKeys = []string{"tile_m", "tile_n", "tile_k", "stages", "epilogue", "warp_roles", "launch", "split_k",
+	"swap_ab", "layout", "blocks_per_sm", "grid", "mode", "tail_width"}
+
 // fieldValues renders Knobs' own fields.
 func (k Knobs) fieldValues() map[string]string {
-	return map[string]string{
-		"tile_m": tileString(k.TileM), "tile_n": tileString(k.TileN), "tile_k": strconv.Itoa(k.TileK),
-		"stages": strconv.Itoa(k.Stages), "epilogue": k.Epilogue, "warp_roles": k.WarpRoles,
-		"launch": k.Launch, "split_k": splitKString(k.SplitK), "swap_ab": strconv.FormatBool(k.SwapAB),
-		"layout": k.Layout, "blocks_per_sm": strconv.Itoa(k.BlocksPerSM), "grid": k.Grid,
-		"mode": k.Mode, "tail_width": k.TailWidth,
+	m := make(map[string]string, len(fieldKeys))
+	for _, key := range fieldKeys {
+		m[key] = k.fieldValue(key)
 	}
+	return m
+}
+
+// fieldValue renders the field of knob key ("" for a knob Knobs has no
+// field for).
+func (k Knobs) fieldValue(key string) string {
+	switch key {
+	case "tile_m":
+		return tileString(k.TileM)
+	case "tile_n":
+		return tileString(k.TileN)
+	case "tile_k":
+		return strconv.Itoa(k.TileK)
+	case "stages":
+		return strconv.Itoa(k.Stages)
+	case "epilogue":
+		return k.Epilogue
+	case "warp_roles":
+		return k.WarpRoles
+	case "launch":
+		return k.Launch
+	case "split_k":
+		return splitKString(k.SplitK)
+	case "swap_ab":
+		return strconv.FormatBool(k.SwapAB)
+	case "layout":
+		return k.Layout
+	case "blocks_per_sm":
+		return strconv.Itoa(k.BlocksPerSM)
+	case "grid":
+		return k.Grid
+	case "mode":
+		return k.Mode
+	case "tail_width":
+		return k.TailWidth
+	}
+	return ""
 }
 
 // knobValues is k in the string form of family f's space.

@@ -158,7 +158,7 @@ func TestWgmmaRangesPlan(t *testing.T) {
 		t.Fatalf("ranges table %d bytes for grid %d (first word %d)", len(tb1)-len(tb0), grid, le.Uint32(tb1[off.Value:]))
 	}
 	kch, prev := s.K/128, -1
-	tiles := len(FusedTiles(s, mustKnobs(t, p, best, s, lim)))
+	tiles := len(FusedTiles(s, resolveFor(t, p, best, s, lim).Knobs))
 	for b := 0; b <= grid; b++ {
 		x := int(le.Uint32(tb1[int(off.Value)+4+4*b:]))
 		if x <= prev && b > 0 || b == 0 && x != 0 {
@@ -177,18 +177,4 @@ func TestWgmmaRangesPlan(t *testing.T) {
 	if d3["WG_RANGES"] != "0" || len(pl3.Launches[1].Args) != len(pl3b.Launches[1].Args) {
 		t.Errorf("whole tiles with ranges=cost: defines %v, %d args against %d", d3, len(pl3.Launches[1].Args), len(pl3b.Launches[1].Args))
 	}
-}
-
-// mustKnobs is spec's knobs resolved for shape s.
-func mustKnobs(t *testing.T, p *Problem, spec string, s Shape, lim Limits) Knobs {
-	t.Helper()
-	v, err := p.ResolveVariant(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cv, err := v.Resolve(s, lim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cv.Knobs
 }

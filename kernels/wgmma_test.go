@@ -1114,6 +1114,17 @@ func TestWgmmaEpilogueKnobs(t *testing.T) {
 // resolvePlan is spec's defines and plan on shape s.
 func resolvePlan(t *testing.T, p *Problem, spec string, s Shape, lim Limits) (map[string]string, *Plan) {
 	t.Helper()
+	cv := resolveFor(t, p, spec, s, lim)
+	pl, err := cv.Plan(s, lim)
+	if err != nil {
+		t.Fatalf("%s %v: %v", spec, s.M, err)
+	}
+	return cv.Defines(), pl
+}
+
+// resolveFor is spec resolved for shape s.
+func resolveFor(t *testing.T, p *Problem, spec string, s Shape, lim Limits) Variant {
+	t.Helper()
 	v, err := p.ResolveVariant(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -1122,11 +1133,7 @@ func resolvePlan(t *testing.T, p *Problem, spec string, s Shape, lim Limits) (ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := cv.Plan(s, lim)
-	if err != nil {
-		t.Fatalf("%s %v: %v", spec, s.M, err)
-	}
-	return cv.Defines(), pl
+	return cv
 }
 
 // The dual GEMM's tile_m=auto: the tall 256x64 tile where its tiles fill

@@ -203,6 +203,19 @@ stampbench() {
 	step "stamp_$1" 90 "stamp_$1.txt" stdbuf -o0 "$2" bench --problem "${4:-nvfp4_dual_gemm}" --aa --baseline "$3" \
 		--ungated --shapes "${5:-/tmp/b2.json}" --device 0 --cache-dir "$C" --max-time 15s --json "$R/stamp_$1.json"
 }
+# benchshapes: each benchmark shape alone, /tmp/tl_bN.json (dual) and
+# /tmp/tl_gN.json (group), and the group's first two, /tmp/g12.json.
+benchshapes() {
+	python3 - <<'PY'
+import json
+for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
+    d = json.load(open("kernels/problems/%s.json" % prob))["benchmarks"]
+    for i, b in enumerate(d):
+        json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
+    if tag == "g":
+        json.dump(d[:2], open("/tmp/g12.json", "w"))
+PY
+}
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
 	step "$1" 120 tests.log "${WEB:-./bin/web}" bench --problem "$2" --variant "$3" --baseline "$4" \
@@ -1345,13 +1358,7 @@ tl)
 	# stmatrix dual modules' ptxas. Builds: bin/web, bin/web_tl.gz.
 	bestvars
 	unpackexp
-	python3 - <<'PY'
-import json
-for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
-    d = json.load(open("kernels/problems/%s.json" % prob))
-    for i, b in enumerate(d["benchmarks"]):
-        json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
-PY
+	benchshapes
 	for i in 1 2 3 4; do
 		step "tl_d$i" 60 tl.txt stdbuf -o0 ./bin/web_tl bench --problem nvfp4_dual_gemm --aa --baseline "$E" --ungated \
 			--shapes "/tmp/tl_b$i.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl_d$i.json"
@@ -1379,13 +1386,7 @@ ranges)
 	bestvars
 	unpackexp
 	GR="$GS&ranges=cost"
-	python3 - <<'PY'
-import json
-d = json.load(open("kernels/problems/nvfp4_group_gemm.json"))["benchmarks"]
-json.dump(d[:2], open("/tmp/g12.json", "w"))
-for i, b in enumerate(d):
-    json.dump([b], open("/tmp/tl_g%d.json" % (i + 1), "w"))
-PY
+	benchshapes
 	tests g_ranges_tests nvfp4_group_gemm "$GR" "$GS"
 	step g_ranges 110 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GR" --baseline "$GS" \
 		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 100s --json "$R/g_ranges.json"
@@ -1408,13 +1409,7 @@ tl2)
 	# resources. Builds: bin/web, bin/engine.test, bin/web_tl2.gz.
 	bestvars
 	unpackexp
-	python3 - <<'PY'
-import json
-for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
-    d = json.load(open("kernels/problems/%s.json" % prob))
-    for i, b in enumerate(d["benchmarks"]):
-        json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
-PY
+	benchshapes
 	for x in "d4 nvfp4_dual_gemm b4 $E" "d2 nvfp4_dual_gemm b2 $E" "g1 nvfp4_group_gemm g1 $GS"; do
 		set -- $x
 		step "tl2_$1" 60 tl.txt stdbuf -o0 ./bin/web_tl2 bench --problem "$2" --aa --baseline "$4" --ungated \
@@ -1435,15 +1430,7 @@ ranges2)
 	# tall modules. Builds: bin/web, bin/engine.test, bin/web_tl2.gz.
 	bestvars
 	unpackexp
-	python3 - <<'PY'
-import json
-for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
-    d = json.load(open("kernels/problems/%s.json" % prob))
-    for i, b in enumerate(d["benchmarks"]):
-        json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
-    if tag == "g":
-        json.dump(d["benchmarks"][:2], open("/tmp/g12.json", "w"))
-PY
+	benchshapes
 	for x in "d4 nvfp4_dual_gemm b4 $E" "g1 nvfp4_group_gemm g1 $GS"; do
 		set -- $x
 		step "tl2_$1" 60 tl.txt stdbuf -o0 ./bin/web_tl2 bench --problem "$2" --aa --baseline "$4" --ungated \
