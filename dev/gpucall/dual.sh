@@ -81,6 +81,7 @@
 #   bash dev/gpucall/dual.sh ranges2 [TOTAL]     # step 33: WG_TL=2's piece marks (dual bench4, group bench1); ranges=cost at 0.84 paired with the group best; the best variants' resources
 #   bash dev/gpucall/dual.sh final13 [TOTAL]     # session 13's close: the peers, then both best variants against the baseline
 #   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
+#   bash dev/gpucall/dual.sh tokp [TOTAL]        # step 35: WG_TL marks with the token pass on 32 SMs (WG_TOKP=32) and on all, group bench1-2, dual bench1 and bench3
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1464,6 +1465,24 @@ live)
 	BENCH_MAX=170 bench g_live nvfp4_group_gemm "$GS&token_rows=live" "$GS"
 	TITLE="token_rows=live against the group best" summarize
 	knobfamily token_rows=live 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+	pack
+	;;
+tokp)
+	# Step 35 (kernel-notes): the token pass on 32 SMs (WG_TOKP=32) against
+	# all, WG_TL marks of the group best on bench1-2 and the dual best on
+	# bench1 and bench3. Builds: bin/web_tl.gz (expbuild.sh tl WG_TL=1),
+	# bin/web_tp32.gz (expbuild.sh tp32 WG_TL=1 WG_TOKP=32).
+	bestvars
+	unpackexp
+	benchshapes
+	for b in tl tp32; do
+		for x in "g1 nvfp4_group_gemm g1 $GS" "g2 nvfp4_group_gemm g2 $GS" "d1 nvfp4_dual_gemm b1 $E" "d3 nvfp4_dual_gemm b3 $E"; do
+			set -- $x
+			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
+				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 12s --json "$R/${b}_$1.json"
+		done
+	done
+	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
 	pack
 	;;
 tall)

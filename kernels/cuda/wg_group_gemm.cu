@@ -226,6 +226,12 @@
 // 2: hybrid. Whole tiles for the waves that fill the grid, stream-K (as
 // 1) only over the tiles of the last, partial wave: fewer tiles cut, and
 // so fewer partial sums and pipeline refills, than stream-K over all.
+#ifndef WG_TOKP
+// Experiment only (kernel-notes step 35): P > 0 = wg_tokens' first P blocks
+// decode every stage in turn, the rest exit at once (the GEMM gets their
+// SMs from the start); with WG_TL, to time the pass on P SMs.
+#define WG_TOKP 0
+#endif
 #ifndef WG_TOKLIVE
 // 1 (needs WG_TOK): wg_tokens writes only the stage rows that exist (a
 // token tile's first M_g - m0 rows, if under WG_TM: one bulk store of
@@ -2144,66 +2150,80 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
   const fg_u32 raw_base = wg_smem_addr(wg_tok_smem);
   const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
   const int K = groups[0].k, kch = K >> 7;
-  const int u = blockIdx.x, tt = u / kch, kc = u % kch;
-  int g = 0, t0 = 0;
-  for (; g + 1 < ngroups; ++g) {
-    const int n = (groups[g].m + WG_TM - 1) / WG_TM;
-    if (tt < t0 + n) break;
-    t0 += n;
-  }
-  const FgGroup gp = groups[g];
-  const int r = threadIdx.x, m = (tt - t0) * WG_TM + r;
-  fg_u32 w[16], s03 = 0u, s47 = 0u;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) w[j] = 0u;
-  if (m < gp.m) {
-    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                   : "=r"(w[4 * j]), "=r"(w[4 * j + 1]), "=r"(w[4 * j + 2]), "=r"(w[4 * j + 3])
-                   : "l"(src + 16 * j));
-    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
-                 : "=r"(s03), "=r"(s47)
-                 : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
-  }
-  wg_decode_words(w, s03, s47, stage, r);
-  // The bulk copy reads the stage through the async proxy.
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  __syncthreads();
-  if (r == 0) {
-#if WG_TOKLIVE
-    // The rows that exist, one bulk store per 64-K block (WG_TM rows of
-    // 128 bytes each); a whole tile in one, as without WG_TOKLIVE.
-    const int live = gp.m - (tt - t0) * WG_TM;
-    if (live < WG_TM) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
-                         out + (size_t)u * WG_TOK_STAGE + h * (WG_TM * 128)),
-                     "r"(stage + h * (WG_TM * 128)), "r"(live * 128)
-                     : "memory");
-    } else
-#endif
-      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
-                   "r"(stage), "n"(WG_TOK_STAGE)
-                   : "memory");
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#if WG_RDY
-    // The stage's bytes written (not only read from shared memory), then
-    // counted done for its token tile (tt), released to the producers.
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-    asm volatile("fence.proxy.async.global;\n" ::: "memory");
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ready + 2 * tt) : "memory");
+#if WG_TOKP
+  // Experiment (kernel-notes step 35): the first WG_TOKP blocks decode
+  // every stage in turn and the others exit at once, freeing their SMs for
+  // the GEMM; the grid is still one block per stage.
+  if (blockIdx.x >= WG_TOKP) return;
+  for (int u = blockIdx.x; u < (int)gridDim.x; u += WG_TOKP) {
 #else
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
+  {
+    const int u = blockIdx.x;
+#endif
+    const int tt = u / kch, kc = u % kch;
+    int g = 0, t0 = 0;
+    for (; g + 1 < ngroups; ++g) {
+      const int n = (groups[g].m + WG_TM - 1) / WG_TM;
+      if (tt < t0 + n) break;
+      t0 += n;
+    }
+    const FgGroup gp = groups[g];
+    const int r = threadIdx.x, m = (tt - t0) * WG_TM + r;
+    fg_u32 w[16], s03 = 0u, s47 = 0u;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) w[j] = 0u;
+    if (m < gp.m) {
+      const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(w[4 * j]), "=r"(w[4 * j + 1]), "=r"(w[4 * j + 2]), "=r"(w[4 * j + 3])
+                     : "l"(src + 16 * j));
+      asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
+                   : "=r"(s03), "=r"(s47)
+                   : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
+    }
+    wg_decode_words(w, s03, s47, stage, r);
+    // The bulk copy reads the stage through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (r == 0) {
+#if WG_TOKLIVE
+      // The rows that exist, one bulk store per 64-K block (WG_TM rows of
+      // 128 bytes each); a whole tile in one, as without WG_TOKLIVE.
+      const int live = gp.m - (tt - t0) * WG_TM;
+      if (live < WG_TM) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
+                           out + (size_t)u * WG_TOK_STAGE + h * (WG_TM * 128)),
+                       "r"(stage + h * (WG_TM * 128)), "r"(live * 128)
+                       : "memory");
+      } else
+#endif
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
+                     "r"(stage), "n"(WG_TOK_STAGE)
+                     : "memory");
+      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#if WG_RDY
+      // The stage's bytes written (not only read from shared memory), then
+      // counted done for its token tile (tt), released to the producers.
+      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+      asm volatile("fence.proxy.async.global;\n" ::: "memory");
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ready + 2 * tt) : "memory");
+#else
+      asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
 #endif
 #if WG_TL
-    if (u < WG_TL_BLOCKS) {
-      wg_tl_tok[0][u] = tl0;
-      wg_tl_tok[1][u] = wg_gtime();
+      if (u < WG_TL_BLOCKS) {
+        wg_tl_tok[0][u] = tl0;
+        wg_tl_tok[1][u] = wg_gtime();
+      }
+      atomicAdd(&wg_tl_tokn, 1u);
+#endif
     }
-    atomicAdd(&wg_tl_tokn, 1u);
+#if WG_TOKP
+    __syncthreads(); // the next stage overwrites this one once thread 0's copy has read it
 #endif
   }
 #else
