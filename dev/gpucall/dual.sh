@@ -82,6 +82,7 @@
 #   bash dev/gpucall/dual.sh final13 [TOTAL]     # session 13's close: the peers, then both best variants against the baseline
 #   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
 #   bash dev/gpucall/dual.sh tokp [TOTAL]        # step 35: WG_TL marks with the token pass on 32 SMs (WG_TOKP=32) and on all, group bench1-2, dual bench1 and bench3
+#   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1483,6 +1484,23 @@ tokp)
 		done
 	done
 	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	pack
+	;;
+tokblock)
+	# Step 36 (kernel-notes): tokens=block (no token pass) against each
+	# problem's best on its short shapes and one long one. Builds: bin/web.
+	bestvars
+	benchshapes
+	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	for x in "d3 nvfp4_dual_gemm b3 wgmma?schedule=streamk&decode=prmt&epilogue=split $T" \
+		"d1 nvfp4_dual_gemm b1 wgmma?decode=prmt&epilogue=split $T" \
+		"g4 nvfp4_group_gemm g4 wgmma?tail_width=fit64&registers=split&decode=prmt&staging=stmatrix $GS" \
+		"g3 nvfp4_group_gemm g3 wgmma?tail_width=fit64&registers=split&decode=prmt&staging=stmatrix $GS"; do
+		set -- $x
+		step "tb_$1" 60 bench.log ./bin/web bench --problem "$2" --variant "$4" --baseline "$5" \
+			--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 50s --json "$R/tb_$1.json"
+	done
+	TITLE="tokens=block against the best on single shapes" summarize
 	pack
 	;;
 tall)
