@@ -226,6 +226,15 @@
 // 2: hybrid. Whole tiles for the waves that fill the grid, stream-K (as
 // 1) only over the tiles of the last, partial wave: fewer tiles cut, and
 // so fewer partial sums and pipeline refills, than stream-K over all.
+#ifndef WG_TOKDIRECT
+// Experiment only (kernel-notes step 37): 1 = wg_tokens' threads store their
+// decoded rows straight to the workspace (st.global, the stage's swizzled
+// layout) instead of through a shared stage and one bulk copy.
+#define WG_TOKDIRECT 0
+#endif
+#if WG_TOKDIRECT && (WG_RDY || WG_LAYOUT != 0 || WG_TOKLIVE)
+#error "wg_group_gemm: WG_TOKDIRECT is an experiment on the plain decode-ahead pass (no WG_RDY, WG_TOKLIVE; WG_LAYOUT 0)"
+#endif
 #ifndef WG_TOKP
 // Experiment only (kernel-notes step 35): P > 0 = wg_tokens' first P blocks
 // decode every stage in turn, the rest exit at once (the GEMM gets their
@@ -812,8 +821,18 @@ __device__ __forceinline__ void wg_mma<256>(float (&d)[128], const fg_u32 (&a)[4
 
 // Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
 // scale bytes at sc) into decoded stage tok, row r, 128-byte swizzle.
+// wg_decode_each: the same decode, handing each logical 16-byte chunk c of
+// the row to put(c, four fp16x2 words) (WG_TOKDIRECT stores them to global).
+template <class Put>
+static __device__ __forceinline__ void wg_decode_each(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, const Put& put);
 static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, fg_u32 tok,
                                                        int r) {
+  wg_decode_each(w, s03, s47, [&](int c, fg_u32 h0, fg_u32 h1, fg_u32 h2, fg_u32 h3) {
+    wg_sts128(wg_chunk_addr(tok, r, c), h0, h1, h2, h3);
+  });
+}
+template <class Put>
+static __device__ __forceinline__ void wg_decode_each(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, const Put& put) {
   // s[i]: scale of physical K group i (16 values) of this chunk.
   const fg_u32 s[8] = {wg_scale<0>(s03), wg_scale<1>(s03), wg_scale<2>(s03), wg_scale<3>(s03),
                        wg_scale<0>(s47), wg_scale<1>(s47), wg_scale<2>(s47), wg_scale<3>(s47)};
@@ -832,7 +851,7 @@ static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg
       }
       h[j] = wg_hmul2(v, s[2 * j + (c >> 3)]);
     }
-    wg_sts128(wg_chunk_addr(tok, r, c), h[0], h[1], h[2], h[3]);
+    put(c, h[0], h[1], h[2], h[3]);
   }
 }
 static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u32 tok, int r) {
@@ -2183,6 +2202,20 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
                    : "=r"(s03), "=r"(s47)
                    : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
     }
+#if WG_TOKDIRECT
+    // Each thread stores its row's 16-byte chunks straight to the stage's
+    // place in the workspace, in the shared stage's swizzled layout: no
+    // shared memory, no bulk copy to wait for.
+    fg_u8* const dst = out + (size_t)u * WG_TOK_STAGE;
+    wg_decode_each(w, s03, s47, [&](int c, fg_u32 h0, fg_u32 h1, fg_u32 h2, fg_u32 h3) {
+      asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(dst + (c >> 3) * (WG_TM * 128) + r * 128 +
+                                                                   (((c & 7) ^ (r & 7)) << 4)),
+                   "r"(h0), "r"(h1), "r"(h2), "r"(h3)
+                   : "memory");
+    });
+    (void)stage;
+    if (r == 0) {
+#else
     wg_decode_words(w, s03, s47, stage, r);
     // The bulk copy reads the stage through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -2214,6 +2247,7 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
 #else
       asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
 #endif
+#endif // WG_TOKDIRECT
 #if WG_TL
       if (u < WG_TL_BLOCKS) {
         wg_tl_tok[0][u] = tl0;
