@@ -84,6 +84,7 @@
 #   bash dev/gpucall/dual.sh tokp [TOTAL]        # step 35: WG_TL marks with the token pass on 32 SMs (WG_TOKP=32) and on all, group bench1-2, dual bench1 and bench3
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh tokdirect [TOTAL]   # step 37: WG_TL marks and A/A medians with the token pass storing straight to global memory and through a shared stage
+#   bash dev/gpucall/dual.sh toksm [TOTAL]       # step 38: WG_TL marks with the token pass on 32 SMs, several stages in flight on each, and on all SMs
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1514,6 +1515,24 @@ tokdirect)
 	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
 	for b in tl td; do
 		for x in "d1 nvfp4_dual_gemm b1 $T" "d3 nvfp4_dual_gemm b3 $T" "g2 nvfp4_group_gemm g2 $GS" "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS"; do
+			set -- $x
+			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
+				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/${b}_$1.json"
+		done
+	done
+	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	pack
+	;;
+toksm)
+	# Step 38 (kernel-notes): WG_TL marks with the token pass on 32 SMs,
+	# several stages in flight on each (bin/web_ts32.gz: expbuild.sh ts32
+	# WG_TL=1 WG_TOKSM=32), and on all SMs (bin/web_tl.gz).
+	bestvars
+	unpackexp
+	benchshapes
+	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	for b in tl ts32; do
+		for x in "g1 nvfp4_group_gemm g1 $GS" "g2 nvfp4_group_gemm g2 $GS" "g4 nvfp4_group_gemm g4 $GS" "d1 nvfp4_dual_gemm b1 $T" "d3 nvfp4_dual_gemm b3 $T"; do
 			set -- $x
 			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
 				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/${b}_$1.json"

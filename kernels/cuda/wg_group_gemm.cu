@@ -235,6 +235,18 @@
 #if WG_TOKDIRECT && (WG_RDY || WG_LAYOUT != 0 || WG_TOKLIVE)
 #error "wg_group_gemm: WG_TOKDIRECT is an experiment on the plain decode-ahead pass (no WG_RDY, WG_TOKLIVE; WG_LAYOUT 0)"
 #endif
+#ifndef WG_TOKSM
+// Experiment only (kernel-notes step 38): S > 0 = wg_tokens' blocks on SMs
+// S and above exit at once and the rest, several per SM as the block
+// scheduler placed them, take stages from a counter until none are left:
+// the pass on S SMs with ~4-5 stages in flight on each, the other SMs free
+// for the GEMM from the start. Not with WG_TOKP.
+#define WG_TOKSM 0
+#endif
+#if WG_TOKSM
+__device__ int wg_tok_next;      // the next stage to take
+__device__ unsigned wg_tok_exit; // blocks of this launch that have left
+#endif
 #ifndef WG_TOKP
 // Experiment only (kernel-notes step 35): P > 0 = wg_tokens' first P blocks
 // decode every stage in turn, the rest exit at once (the GEMM gets their
@@ -2169,7 +2181,18 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
   const fg_u32 raw_base = wg_smem_addr(wg_tok_smem);
   const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
   const int K = groups[0].k, kch = K >> 7;
-#if WG_TOKP
+#if WG_TOKSM
+  // Experiment (kernel-notes step 38); the block that leaves last resets
+  // both counters for the next launch.
+  __shared__ int tok_u;
+  unsigned tok_sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(tok_sm));
+  for (;;) {
+    if (threadIdx.x == 0) tok_u = tok_sm < WG_TOKSM ? atomicAdd(&wg_tok_next, 1) : (int)gridDim.x;
+    __syncthreads();
+    const int u = tok_u;
+    if (u >= (int)gridDim.x) break;
+#elif WG_TOKP
   // Experiment (kernel-notes step 35): the first WG_TOKP blocks decode
   // every stage in turn and the others exit at once, freeing their SMs for
   // the GEMM; the grid is still one block per stage.
@@ -2256,10 +2279,16 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
       atomicAdd(&wg_tl_tokn, 1u);
 #endif
     }
-#if WG_TOKP
+#if WG_TOKP || WG_TOKSM
     __syncthreads(); // the next stage overwrites this one once thread 0's copy has read it
 #endif
   }
+#if WG_TOKSM
+  if (threadIdx.x == 0 && atomicAdd(&wg_tok_exit, 1u) == gridDim.x - 1u) {
+    wg_tok_next = 0;
+    wg_tok_exit = 0u;
+  }
+#endif
 #else
   asm volatile("trap;");
 #endif
