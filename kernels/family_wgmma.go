@@ -202,8 +202,8 @@ var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"},
 	Doc: "block = the producer warpgroup copies and decodes each chunk of a tile's token rows in every block that uses them; once = a first launch (wg_tokens) decodes every token tile's chunks once into the workspace, byte for byte the shared-memory stage, and one producer thread fills each stage with one bulk async copy (cp.async.bulk, completing on the stage's mbarrier)"}
 
 // wgmmaOverlapKnob is how the GEMM follows the decode-ahead launch.
-var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", "ready"}, Default: "none",
-	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per token tile instead of for the whole token pass: each wg_tokens block counts its token tile done in the launch table (release) once its bulk store has completed, the producer acquires all of a token tile's blocks done before a piece's first copy and counts the chunks read, and the last reader sets both counts back to zero, so every launch leaves them zero (WG_RDY)"}
+var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", "ready", "prologue"}, Default: "none",
+	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per token tile instead of for the whole token pass: each wg_tokens block counts its token tile done in the launch table (release) once its bulk store has completed, the producer acquires all of a token tile's blocks done before a piece's first copy and counts the chunks read, and the last reader sets both counts back to zero, so every launch leaves them zero (WG_RDY); prologue = no wg_tokens launch: the GEMM's own blocks decode the token stages at their start, every warpgroup of every block a stage at a time in chunk-major order (every token tile's first chunks first), into the same workspace, each stage released by a flag with the launch's epoch that the producer acquires before copying it, until every block has counted its prologue done (WG_PRO); no kernel boundary and no hand-over of SMs, and the weights' first copies run beside the decode; needs tokens=once and a producer warpgroup, not weights=shared or staged; built because the GEMM's first wgmma came 6-16 us into every launch, its blocks waiting for the SMs the token pass held (H100, dev/gpucall/dual.sh tl, docs/kernel-notes.md steps 33 and 39)"}
 
 // WgmmaPairwiseKnobs are the wgmma knobs whose other values the exhaustive
 // compile (kernels' TestCompileDeclaredSpace) and the device family test
@@ -235,6 +235,10 @@ var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
 func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" || wgmmaReady(k) }
+
+// wgmmaPrologue reports whether k's GEMM decodes the tokens itself at its
+// start, with no wg_tokens launch (WG_PRO).
+func wgmmaPrologue(k Knobs) bool { return k.Value("overlap") == "prologue" }
 
 // wgmmaReady reports whether k's producer waits per stage on the token
 // pass's ready counts (WG_RDY) rather than for the whole pass.
@@ -555,20 +559,20 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 // most 168 registers each (a consumer 216 or 224 with registers=split,
 // wgmmaConsumerRegs), and a consumer holds what wgmmaHeldRegs counts.
 func checkWgmma(problem string, k Knobs) error {
-	if wgmmaOverlap(k) && !wgmmaTokensOnce(k) {
+	if (wgmmaOverlap(k) || wgmmaPrologue(k)) && !wgmmaTokensOnce(k) {
 		return &KnobError{Knob: "overlap", Value: k.Value("overlap"), Reason: "the overlap is with the decode-ahead launch: it needs tokens=once"}
 	}
 	if wgmmaFold(problem, k) {
 		// The folded producer walks whole tiles only (WG_FOLD): no
 		// stream-K, no per-tile ready counts, no setmaxnreg (whole
 		// warpgroups would have to give registers up).
-		if !wgmmaTokensOnce(k) || wgmmaReady(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" || wgmmaChunks(k) {
+		if !wgmmaTokensOnce(k) || wgmmaReady(k) || wgmmaPrologue(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" || wgmmaChunks(k) {
 			return &KnobError{Knob: "producer", Value: "folded", Reason: "the producer folded into consumer 0 needs tokens=once, overlap none or pdl, schedule=tiles, registers=even and pipeline=halves"}
 		}
 	}
 	if (wgmmaSharedA(k) || wgmmaStagedA(k)) && (wgmmaBlocks(problem, k) != 1 || wgmmaConsumers(problem, k) != 2 || k.TileM != 128 || k.Stages != 2 ||
 		wgmmaFold(problem, k) || wgmmaFit(k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
-		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || k.Value("prefetch") != "none") {
+		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || wgmmaPrologue(k) || k.Value("prefetch") != "none") {
 		return &KnobError{Knob: "weights", Value: k.Value("weights"), Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
 	}
 	if k.Value("token_rows") == "live" && !wgmmaTokensOnce(k) {
@@ -663,6 +667,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_TOK":     wgmmaTokensOnce(k),
 		"WG_PDL":     wgmmaOverlap(k),
 		"WG_RDY":     wgmmaReady(k),
+		"WG_PRO":     wgmmaPrologue(k),
 		"WG_PF":      k.Value("prefetch") == "next",
 		"WG_PW":      wgmmaProducerWeights(k),
 		"WG_EPI":     k.Value("epilogue") == "split",
@@ -748,6 +753,9 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 		stage := k.TileM * 256
 		pl.WorkspaceBytes = tokOff + int64(tokTiles*kch*stage)
+		if wgmmaPrologue(k) {
+			return tokOff // the GEMM decodes the stages itself
+		}
 		tl := Launch{Kernel: "wg_tokens", Grid: [3]uint32{uint32(tokTiles * kch), 1, 1},
 			Block: [3]uint32{uint32(k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
 			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}
@@ -779,6 +787,20 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 			gemm.Args = append(gemm.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)}, i32(kch*tilesPerTokenTile))
 		}
 	}
+	// overlap=prologue: a flag per token stage after the other table parts
+	// (uploaded as zeros; the kernel's epochs make them reusable), and the
+	// GEMM's last two arguments, the number of groups and the flags.
+	proBytes := func(tokTiles int) int {
+		if !wgmmaPrologue(k) {
+			return 0
+		}
+		return tokTiles * kch * 4
+	}
+	withPrologue := func(gemm *Launch, proOff int) {
+		if wgmmaPrologue(k) {
+			gemm.Args = append(gemm.Args, i32(len(s.M)), Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(proOff)})
+		}
+	}
 	if isDual(v.Problem) {
 		m := s.M[0]
 		tiles := wgmmaTiles(v.Problem, s, k)
@@ -802,7 +824,8 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		last := &pl.Launches[len(pl.Launches)-1]
 		last.Args = append(last.Args, args(flagsOff, tokOff)...)
 		withReady(last, readyOff, ceilDiv(s.N, k.TileN))
-		if n := flagBytes(g) + readyBytes(tokTiles); group != nil || n > 0 {
+		withPrologue(last, readyOff+readyBytes(tokTiles))
+		if n := flagBytes(g) + readyBytes(tokTiles) + proBytes(tokTiles); group != nil || n > 0 {
 			pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
 				var b []byte
 				if group != nil {
@@ -852,13 +875,16 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 	// ready counts (G, then G + 1 chunk indices, int32), the GEMM's last
 	// argument.
 	var ranges []byte
+	rangesOff := readyOff + readyBytes(tokTiles)
 	if wgmmaCostRanges(k) {
 		ranges = wgmmaRangesTable(s, k, tiles, g)
-		last.Args = append(last.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff + readyBytes(tokTiles))})
+		last.Args = append(last.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(rangesOff)})
 	}
-	if n := flagBytes(g) + readyBytes(tokTiles); n > 0 || ranges != nil {
+	withPrologue(last, rangesOff+len(ranges))
+	if n := flagBytes(g) + readyBytes(tokTiles); n > 0 || ranges != nil || proBytes(tokTiles) > 0 {
+		pro := make([]byte, proBytes(tokTiles))
 		pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
-			return append(append(table(addr), make([]byte, n)...), ranges...)
+			return append(append(append(table(addr), make([]byte, n)...), ranges...), pro...)
 		}
 	}
 	return pl, nil

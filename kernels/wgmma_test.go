@@ -49,8 +49,8 @@ func TestWgmmaFamilyDeclared(t *testing.T) {
 	if k.TileM != 128 || k.TileN != 128 || k.Stages != 3 || k.TailWidth != "full" || k.WarpRoles != "producer_consumer" || v.MinArch != 90 {
 		t.Errorf("wgmma defaults %+v, MinArch %d", k, v.MinArch)
 	}
-	if n := len(p.VariantCombinations("wgmma")); n != 52328 {
-		t.Errorf("wgmma combinations: %d, want 52328 (both stagings x (per decode, schedule and prefetch none or next 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; the 288 with tokens=once again at prefetch=producer; 4 each with weights=shared and staged): 19736, and 8384 with ranges=cost, at fit or fit64 under the four schedules with stream-K: 28120; and again with token_rows=live, 24208 of them with tokens=once)", n)
+	if n := len(p.VariantCombinations("wgmma")); n != 68456 {
+		t.Errorf("wgmma combinations: %d, want 68456 (both stagings x (per decode, schedule and prefetch none or next 38 with tokens=block, 135 with once at three overlaps, 45 with three consumers, 131 at fit64; the 288 with tokens=once again at prefetch=producer; 4 each with weights=shared and staged): 19736, and 8384 with ranges=cost, at fit or fit64 under the four schedules with stream-K: 28120; and again with token_rows=live, 24208 of them with tokens=once: 52328; and 16128 with overlap=prologue)", n)
 	}
 	// weights=shared on the group's narrow tile: its 128 weight rows from
 	// one B, the same shared memory as the dual narrow tile's.
@@ -217,8 +217,8 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// tile_m=auto (with tile_n=auto and tokens=once: five schedules, three
 	// overlaps, three prefetches per decode, 45) on every epilogue and
 	// staging: 360 more, 8944.
-	if n := len(d.VariantCombinations("wgmma")); n != 8944 {
-		t.Errorf("dual wgmma combinations: %d, want 8944 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights, 45 with tile_m=auto))", n)
+	if n := len(d.VariantCombinations("wgmma")); n != 11344 {
+		t.Errorf("dual wgmma combinations: %d, want 11344 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights, 45 with tile_m=auto)); 8944, and 2400 with overlap=prologue", n)
 	}
 	if g, _ := LookupProblem("nvfp4_group_gemm"); g != nil {
 		if _, err := g.ResolveVariant("wgmma?epilogue=split"); err == nil {
@@ -1186,4 +1186,59 @@ func TestWgmmaAutoTall(t *testing.T) {
 			t.Errorf("%s %s: accepted", bad.problem, bad.spec)
 		}
 	}
+}
+
+// overlap=prologue: no wg_tokens launch; the GEMM (WG_PRO, without
+// WG_PDL) takes the number of groups and a table offset as its last two
+// arguments, where the table ends with a zero flag per token stage; the
+// workspace is tokens=once's. Refused without tokens=once, folded or with
+// weights in shared memory.
+func TestWgmmaProloguePlan(t *testing.T) {
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	noAddr := func(Buffer, int) uint64 { return 0 }
+	for _, c := range []struct{ problem, spec string }{
+		{"nvfp4_group_gemm", "wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&consumers=3"},
+		{"nvfp4_dual_gemm", "wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&epilogue=split"},
+	} {
+		p, err := LookupProblem(c.problem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Benchmarks {
+			dp, pdl := resolvePlan(t, p, c.spec+"&overlap=pdl", s, lim)
+			dq, pro := resolvePlan(t, p, c.spec+"&overlap=prologue", s, lim)
+			if dq["WG_PRO"] != "1" || dq["WG_PDL"] != "0" || dp["WG_PRO"] != "0" {
+				t.Fatalf("%s %v: defines %v", c.problem, s.M, dq)
+			}
+			if len(pdl.Launches) != 2 || len(pro.Launches) != 1 || pro.Launches[0].Kernel != pdl.Launches[1].Kernel {
+				t.Fatalf("%s %v: %d launches with prologue, %d with pdl", c.problem, s.M, len(pro.Launches), len(pdl.Launches))
+			}
+			if pro.WorkspaceBytes != pdl.WorkspaceBytes {
+				t.Errorf("%s %v: workspace %d, pdl's %d", c.problem, s.M, pro.WorkspaceBytes, pdl.WorkspaceBytes)
+			}
+			g, gp := pro.Launches[0], pdl.Launches[1]
+			if len(g.Args) != len(gp.Args)+2 || g.Args[len(g.Args)-2] != i32(len(s.M)) {
+				t.Fatalf("%s %v: args %+v against %+v", c.problem, s.M, g.Args, gp.Args)
+			}
+			tb, tbp := pro.TableBytes(noAddr), pdl.TableBytes(noAddr)
+			tokTiles := 0
+			for _, m := range s.M {
+				tokTiles += ceilDiv(m, resolveFor(t, p, c.spec, s, lim).Knobs.TileM)
+			}
+			off := g.Args[len(g.Args)-1]
+			if off.Buf != BufTable || off.Value != int64(len(tbp)) || len(tb) != len(tbp)+4*tokTiles*(s.K/128) ||
+				string(tb[:len(tbp)]) != string(tbp) || strings.Trim(string(tb[len(tbp):]), "\x00") != "" {
+				t.Errorf("%s %v: flags at %+v, table %d bytes after pdl's %d", c.problem, s.M, off, len(tb), len(tbp))
+			}
+		}
+	}
+	p := wgmmaProblem(t)
+	wantKnobErrors(t, p, map[string]string{
+		"wgmma?overlap=prologue":                                     "tokens=once",
+		"wgmma?stages=2&tokens=once&overlap=prologue&weights=staged": "weights",
+	})
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	wantKnobErrors(t, d, map[string]string{
+		"wgmma?tile_n=128&tokens=once&overlap=prologue&consumers=4&producer=folded": "folded",
+	})
 }

@@ -85,6 +85,7 @@
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh tokdirect [TOTAL]   # step 37: WG_TL marks and A/A medians with the token pass storing straight to global memory and through a shared stage
 #   bash dev/gpucall/dual.sh toksm [TOTAL]       # step 38: WG_TL marks with the token pass on 32 SMs, several stages in flight on each, and on all SMs
+#   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1539,6 +1540,22 @@ toksm)
 		done
 	done
 	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	pack
+	;;
+pro)
+	# Step 39 (kernel-notes): overlap=prologue in each best in place of
+	# overlap=pdl: tests, paired with the best (both problems), its family
+	# combinations. Builds: bin/web, bin/engine.test.
+	bestvars
+	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	TP=${T/overlap=pdl/overlap=prologue}
+	GP=${GS/overlap=pdl/overlap=prologue}
+	tests d_pro_tests nvfp4_dual_gemm "$TP" "$T"
+	tests g_pro_tests nvfp4_group_gemm "$GP" "$GS"
+	BENCH_MAX=70 bench d_pro nvfp4_dual_gemm "$TP" "$T"
+	BENCH_MAX=150 bench g_pro nvfp4_group_gemm "$GP" "$GS"
+	TITLE="overlap=prologue against each best" summarize
+	knobfamily overlap=prologue 120
 	pack
 	;;
 tall)

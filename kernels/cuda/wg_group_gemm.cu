@@ -226,6 +226,26 @@
 // 2: hybrid. Whole tiles for the waves that fill the grid, stream-K (as
 // 1) only over the tiles of the last, partial wave: fewer tiles cut, and
 // so fewer partial sums and pipeline refills, than stream-K over all.
+#ifndef WG_PRO
+// 1 (needs WG_TOK, not WG_PDL/WG_RDY/WG_FOLD/WG_SSA/WG_CSA): no wg_tokens
+// launch; the GEMM's own blocks decode the token stages at their start
+// (overlap=prologue, kernel-notes step 39). Before the roles split, every
+// warpgroup of every block decodes stages in chunk-major order (round j of
+// the grid covers the next G x warpgroups stages: every token tile's first
+// chunks come first) into a scratch stage in its shared memory, bulk-stores
+// it to the workspace and releases the stage's flag with this launch's
+// epoch. The producer then copies a stage once its flag holds the epoch,
+// acquiring flags only until every block has counted its prologue done.
+// No kernel boundary and no hand-over of SMs between the decode and the
+// GEMM, and the weights' first copies run beside it. The epoch, the count
+// of prologues done and of blocks left are module globals; the block that
+// leaves last advances the epoch, so the flags (in the launch table) are
+// never reset.
+#define WG_PRO 0
+#endif
+#if WG_PRO && (!WG_TOK || WG_PDL || WG_RDY || WG_FOLD || WG_SSA || WG_CSA)
+#error "wg_group_gemm: WG_PRO decodes the tokens inside the GEMM: it needs WG_TOK's workspace and its one-thread producer, without WG_PDL, WG_RDY, WG_FOLD, WG_SSA or WG_CSA"
+#endif
 #ifndef WG_TOKDIRECT
 // Experiment only (kernel-notes step 37): 1 = wg_tokens' threads store their
 // decoded rows straight to the workspace (st.global, the stage's swizzled
@@ -919,6 +939,11 @@ struct WgStream {
   unsigned readers; // WG_RDY: chunk reads per token tile (kch x its tiles)
 #if WG_RANGES
   const int* ranges; // the stream-K ranges' table (WG_RANGES)
+#endif
+#if WG_PRO
+  const FgGroup* pro_groups; // the token operand's groups (WG_PRO)
+  int pro_ng;
+  fg_u32* pro_flags; // a flag per stage, in the launch table
 #endif
 };
 // The stream-K ranges' table of sk (WG_RANGES), else null: equal ranges.
@@ -1722,6 +1747,89 @@ static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, c
 // dual GEMM's consumers WG_HALF.. see B2 as their weights).
 // tok: the tokens decoded ahead (WG_TOK 1), stage (tile.pad, chunk) at
 // tok + (tile.pad * kch + chunk) * WG_TOK_STAGE; unused otherwise.
+#if WG_PRO
+// WG_PRO's module globals: this launch's epoch is wg_pro_epoch + 1 (the
+// value a stage's flag holds once it is written), wg_pro_cnt the blocks
+// whose prologue is done, wg_pro_left the blocks that have ended; the last
+// to end advances the epoch and zeroes the counts for the next launch.
+__device__ unsigned wg_pro_epoch, wg_pro_cnt, wg_pro_left;
+
+// The prologue of block blockIdx.x: its warpgroups decode token stages in
+// chunk-major order, the grid's round j covering the next G x PW of them,
+// each warpgroup through its own scratch stage at the start of shared
+// memory (nothing else uses it before the roles start); the decode is
+// wg_tokens', a row per thread and round of 128 rows.
+static __device__ __forceinline__ void wg_prologue(const FgGroup* groups, int ng, fg_u8* out, fg_u32 sbase,
+                                                   int tid, fg_u32 epoch, fg_u32* flags) {
+  // Warpgroups with a scratch stage: all of them, where the stages fit
+  // below the barriers.
+  constexpr int W = FG_THREADS / 128;
+  constexpr int PW = WG_OFF_BAR / WG_TOK_STAGE < W ? WG_OFF_BAR / WG_TOK_STAGE : W;
+  const int w = tid >> 7, lt = tid & 127;
+  if (w >= PW) return;
+  const int K = groups[0].k, kch = K >> 7;
+  int tiles = 0;
+  for (int g = 0; g < ng; ++g) tiles += (groups[g].m + WG_TM - 1) / WG_TM;
+  const int S = tiles * kch, G = gridDim.x;
+  const fg_u32 stage = sbase + w * WG_TOK_STAGE;
+  for (int s = blockIdx.x * PW + w; s < S; s += G * PW) {
+    const int kc = s / tiles, tt = s % tiles, u = tt * kch + kc;
+    int g = 0, t0 = 0;
+    for (; g + 1 < ng; ++g) {
+      const int n = (groups[g].m + WG_TM - 1) / WG_TM;
+      if (tt < t0 + n) break;
+      t0 += n;
+    }
+    const FgGroup gp = groups[g];
+    for (int r = lt; r < WG_TM; r += 128) {
+      const int m = (tt - t0) * WG_TM + r;
+      fg_u32 wd[16], s03 = 0u, s47 = 0u;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) wd[j] = 0u;
+      if (m < gp.m) {
+        const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                       : "=r"(wd[4 * j]), "=r"(wd[4 * j + 1]), "=r"(wd[4 * j + 2]), "=r"(wd[4 * j + 3])
+                       : "l"(src + 16 * j));
+        asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
+                     : "=r"(s03), "=r"(s47)
+                     : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
+      }
+      wg_decode_words(wd, s03, s47, stage, r);
+    }
+    // The bulk copy reads the stage through the async proxy; its bytes
+    // written, the flag releases them to the other blocks' producers.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+    if (lt == 0) {
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
+                   "r"(stage), "n"(WG_TOK_STAGE)
+                   : "memory");
+      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+      asm volatile("fence.proxy.async.global;\n" ::: "memory");
+      wg_st_release(flags + u, epoch);
+    }
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory"); // the next stage overwrites this one
+  }
+}
+
+// The producer's wait for stage u (WG_PRO): its flag's epoch, acquired
+// only until every block has counted its prologue done (all then set).
+static __device__ __forceinline__ void wg_pro_wait(const fg_u32* flags, int u, fg_u32 epoch, bool& all) {
+  if (all) return;
+  if (wg_ld_acquire(&wg_pro_cnt) >= gridDim.x) {
+    all = true;
+  } else {
+    while (wg_ld_acquire(flags + u) != epoch) {
+    }
+  }
+  asm volatile("fence.proxy.async.global;\n" ::: "memory"); // the stage's bytes before the copy reads them
+}
+#endif
+
 // The stream-K ranges' table where wg_main's sk is in scope (WG_RANGES).
 #define WG_RNG wg_ranges_of(sk)
 template <class Fetch>
@@ -1750,6 +1858,16 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
   // This launch's number: block 0 counts the module's launches as it starts.
   const fg_u32 nl = blockIdx.x == 0 && tid == 0 ? atomicAdd(&wg_stamp_launch, 1u) : 0u;
+#endif
+#if WG_PRO
+  const fg_u32 pro_epoch = *(volatile fg_u32*)&wg_pro_epoch + 1u;
+  wg_prologue(sk.pro_groups, sk.pro_ng, (fg_u8*)tok, sbase, tid, pro_epoch, sk.pro_flags);
+  __syncthreads();
+  if (tid == 0) {
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(&wg_pro_cnt) : "memory");
+  }
+  bool pro_all = false; // the producer: every stage known written
 #endif
   const fg_u32 full0 = sbase + WG_OFF_BAR;
   const fg_u32 empty0 = full0 + STAGES * 8;
@@ -1865,6 +1983,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
 #if WG_STAMP
           wg_stamp(0, q);
+#endif
+#if WG_PRO
+          wg_pro_wait(sk.pro_flags, tile.pad * kch + it, pro_epoch, pro_all);
 #endif
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
@@ -2013,6 +2134,20 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       warm = WG_PF && more;
     });
   }
+#if WG_PRO
+  // Every role has left its loop; the block that ends last sets up the
+  // next launch's epoch.
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    if (atomicAdd(&wg_pro_left, 1u) == gridDim.x - 1u) {
+      wg_pro_left = 0u;
+      wg_pro_cnt = 0u;
+      wg_pro_epoch = pro_epoch;
+      __threadfence();
+    }
+  }
+#endif
 #if WG_TL
   // Every role has left its loop; the block that ends last prints.
   __syncthreads();
@@ -2083,13 +2218,22 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 // overlap=ready's two trailing parameters of both GEMM entries (WG_RDY:
 // the ready counts and the chunk reads per token tile), and the stream
 // state each entry hands wg_main, null counts without them.
-// WG_RANGES appends the ranges' table as the last parameter.
-#if WG_RANGES
-#define WG_RANGES_PARAM , const int *__restrict__ ranges
-#define WG_RANGES_FIELD , ranges
+// WG_RANGES appends the ranges' table as a parameter, WG_PRO the number of
+// groups and the stages' flags (the dual GEMM passes its one token operand
+// as pro_g0).
+#if WG_PRO
+#define WG_PRO_PARAM , int pro_ng, fg_u32 *__restrict__ pro_flags
+#define WG_PRO_FIELD , WG_PRO_GROUPS, pro_ng, pro_flags
 #else
-#define WG_RANGES_PARAM
-#define WG_RANGES_FIELD
+#define WG_PRO_PARAM
+#define WG_PRO_FIELD
+#endif
+#if WG_RANGES
+#define WG_RANGES_PARAM , const int *__restrict__ ranges WG_PRO_PARAM
+#define WG_RANGES_FIELD , ranges WG_PRO_FIELD
+#else
+#define WG_RANGES_PARAM WG_PRO_PARAM
+#define WG_RANGES_FIELD WG_PRO_FIELD
 #endif
 #if WG_RDY
 #define WG_RDY_PARAMS , fg_u32 *__restrict__ ready, unsigned readers WG_RANGES_PARAM
@@ -2110,6 +2254,14 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
   // tiles that share weight rows run side by side (L2 reuse of B1, B2).
   const int mt = (M + WG_TM - 1) / WG_TM;
   const int num_tiles = mt * ((N + WG_DN - 1) / WG_DN);
+#if WG_PRO
+  FgGroup pro_g0;
+  pro_g0.a = a;
+  pro_g0.sa = sa;
+  pro_g0.m = M;
+  pro_g0.k = K;
+#define WG_PRO_GROUPS &pro_g0
+#endif
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int role) {
     t.group = 0;
     t.m0 = (ti % mt) * WG_TM;
@@ -2139,6 +2291,10 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
                   float* __restrict__ ws, fg_u32* __restrict__ flags,
                   const fg_u8* __restrict__ tok WG_RDY_PARAMS) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if WG_PRO
+#undef WG_PRO_GROUPS
+#define WG_PRO_GROUPS groups
+#endif
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
