@@ -155,6 +155,8 @@ bestvars() {
 	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
 	# The group best since session 12's step 31 (G was the best before it).
 	GS="$G&staging=stmatrix"
+	# The dual best since session 13's step 33 (E was the best before it).
+	DT='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
 }
@@ -220,6 +222,21 @@ for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
     if tag == "g":
         json.dump(d[:2], open("/tmp/g12.json", "w"))
 PY
+}
+# tlruns "BUILD..." "TAG PROBLEM SHAPE VARIANT"...: ungated A/A benches of
+# each VARIANT on /tmp/tl_SHAPE.json in each experiment build bin/web_BUILD
+# (WG_TL marks into $OUT/tl.txt, then $OUT/tl_marks.txt).
+tlruns() {
+	local builds=$1 b x
+	shift
+	for b in $builds; do
+		for x in "$@"; do
+			set -- $x
+			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
+				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/${b}_$1.json"
+		done
+	done
+	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
 }
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
@@ -1513,15 +1530,8 @@ tokdirect)
 	bestvars
 	unpackexp
 	benchshapes
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	for b in tl td; do
-		for x in "d1 nvfp4_dual_gemm b1 $T" "d3 nvfp4_dual_gemm b3 $T" "g2 nvfp4_group_gemm g2 $GS" "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS"; do
-			set -- $x
-			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
-				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/${b}_$1.json"
-		done
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	tlruns "tl td" "d1 nvfp4_dual_gemm b1 $DT" "d3 nvfp4_dual_gemm b3 $DT" "g2 nvfp4_group_gemm g2 $GS" \
+		"g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS"
 	pack
 	;;
 toksm)
@@ -1531,15 +1541,8 @@ toksm)
 	bestvars
 	unpackexp
 	benchshapes
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	for b in tl ts32; do
-		for x in "g1 nvfp4_group_gemm g1 $GS" "g2 nvfp4_group_gemm g2 $GS" "g4 nvfp4_group_gemm g4 $GS" "d1 nvfp4_dual_gemm b1 $T" "d3 nvfp4_dual_gemm b3 $T"; do
-			set -- $x
-			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
-				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/${b}_$1.json"
-		done
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	tlruns "tl ts32" "g1 nvfp4_group_gemm g1 $GS" "g2 nvfp4_group_gemm g2 $GS" "g4 nvfp4_group_gemm g4 $GS" \
+		"d1 nvfp4_dual_gemm b1 $DT" "d3 nvfp4_dual_gemm b3 $DT"
 	pack
 	;;
 pro)

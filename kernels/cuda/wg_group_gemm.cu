@@ -1747,6 +1747,41 @@ static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, c
 // dual GEMM's consumers WG_HALF.. see B2 as their weights).
 // tok: the tokens decoded ahead (WG_TOK 1), stage (tile.pad, chunk) at
 // tok + (tile.pad * kch + chunk) * WG_TOK_STAGE; unused otherwise.
+#if WG_TOK
+// Token tile tt's group (token tiles numbered group by group) and, in t0,
+// the group's first token tile: the decode-ahead pass's lookup.
+static __device__ __forceinline__ int wg_token_group(const FgGroup* groups, int ng, int tt, int& t0) {
+  int g = 0, t = 0;
+  for (; g + 1 < ng; ++g) {
+    const int n = (groups[g].m + WG_TM - 1) / WG_TM;
+    if (tt < t + n) break;
+    t += n;
+  }
+  t0 = t;
+  return g;
+}
+// The raw FP4 words and scales of K chunk kc of token row m of gp (zeros
+// past its M), as the decode-ahead pass loads them.
+static __device__ __forceinline__ void wg_token_row(const FgGroup& gp, int m, int K, int kc, fg_u32 (&w)[16],
+                                                    fg_u32& s03, fg_u32& s47) {
+  s03 = 0u;
+  s47 = 0u;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) w[j] = 0u;
+  if (m < gp.m) {
+    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(w[4 * j]), "=r"(w[4 * j + 1]), "=r"(w[4 * j + 2]), "=r"(w[4 * j + 3])
+                   : "l"(src + 16 * j));
+    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
+                 : "=r"(s03), "=r"(s47)
+                 : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
+  }
+}
+#endif
+
 #if WG_PRO
 // WG_PRO's module globals: this launch's epoch is wg_pro_epoch + 1 (the
 // value a stage's flag holds once it is written), wg_pro_cnt the blocks
@@ -1774,29 +1809,11 @@ static __device__ __forceinline__ void wg_prologue(const FgGroup* groups, int ng
   const fg_u32 stage = sbase + w * WG_TOK_STAGE;
   for (int s = blockIdx.x * PW + w; s < S; s += G * PW) {
     const int kc = s / tiles, tt = s % tiles, u = tt * kch + kc;
-    int g = 0, t0 = 0;
-    for (; g + 1 < ng; ++g) {
-      const int n = (groups[g].m + WG_TM - 1) / WG_TM;
-      if (tt < t0 + n) break;
-      t0 += n;
-    }
-    const FgGroup gp = groups[g];
+    int t0;
+    const FgGroup gp = groups[wg_token_group(groups, ng, tt, t0)];
     for (int r = lt; r < WG_TM; r += 128) {
-      const int m = (tt - t0) * WG_TM + r;
-      fg_u32 wd[16], s03 = 0u, s47 = 0u;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) wd[j] = 0u;
-      if (m < gp.m) {
-        const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                       : "=r"(wd[4 * j]), "=r"(wd[4 * j + 1]), "=r"(wd[4 * j + 2]), "=r"(wd[4 * j + 3])
-                       : "l"(src + 16 * j));
-        asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
-                     : "=r"(s03), "=r"(s47)
-                     : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
-      }
+      fg_u32 wd[16], s03, s47;
+      wg_token_row(gp, (tt - t0) * WG_TM + r, K, kc, wd, s03, s47);
       wg_decode_words(wd, s03, s47, stage, r);
     }
     // The bulk copy reads the stage through the async proxy; its bytes
@@ -2359,28 +2376,11 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
     const int u = blockIdx.x;
 #endif
     const int tt = u / kch, kc = u % kch;
-    int g = 0, t0 = 0;
-    for (; g + 1 < ngroups; ++g) {
-      const int n = (groups[g].m + WG_TM - 1) / WG_TM;
-      if (tt < t0 + n) break;
-      t0 += n;
-    }
-    const FgGroup gp = groups[g];
-    const int r = threadIdx.x, m = (tt - t0) * WG_TM + r;
-    fg_u32 w[16], s03 = 0u, s47 = 0u;
-#pragma unroll
-    for (int j = 0; j < 16; ++j) w[j] = 0u;
-    if (m < gp.m) {
-      const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(w[4 * j]), "=r"(w[4 * j + 1]), "=r"(w[4 * j + 2]), "=r"(w[4 * j + 3])
-                     : "l"(src + 16 * j));
-      asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
-                   : "=r"(s03), "=r"(s47)
-                   : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
-    }
+    int t0;
+    const FgGroup gp = groups[wg_token_group(groups, ngroups, tt, t0)];
+    const int r = threadIdx.x;
+    fg_u32 w[16], s03, s47;
+    wg_token_row(gp, (tt - t0) * WG_TM + r, K, kc, w, s03, s47);
 #if WG_TOKDIRECT
     // Each thread stores its row's 16-byte chunks straight to the stage's
     // place in the workspace, in the shared stage's swizzled layout: no
