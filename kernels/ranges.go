@@ -1,7 +1,5 @@
 package kernels
 
-import "sort"
-
 // Cost-balanced stream-K ranges (ranges=cost, WG_RANGES): the group GEMM's
 // stream-K part cuts its chunks into one contiguous range per block. With
 // equal chunk counts a block whose range falls on narrow tail tiles
@@ -62,31 +60,34 @@ func costRanges(cost []float64, kch, grid, t0 int) []int {
 		return r // whole waves only: no stream-K part
 	}
 	chunk := func(x int) float64 { return cost[t0+x/kch] }
-	var part, unit float64
+	var part float64
 	for x := 0; x < n; x++ {
 		part += chunk(x)
 	}
-	unit = part / float64(n) // a mean chunk: the least a block's share is
+	unit := part / float64(n) // a mean chunk: the least a block's share is
 	share := func(L float64, b int) float64 { return max(L-whole[b], unit) }
-	// The level: the shares grow with L, so bisect on their sum.
-	hi := part
+	// The level: the shares grow with it, so bisect on their sum.
+	lo, hi := 0.0, part
 	for _, w := range whole {
 		hi = max(hi, w+part)
 	}
-	L := sort.Search(1<<20, func(i int) bool {
-		var s float64
+	sumAt := func(L float64) (t float64) {
 		for b := range grid {
-			s += share(hi*float64(i)/(1<<20), b)
+			t += share(L, b)
 		}
-		return s >= part
-	})
-	level := hi * float64(L) / (1 << 20)
-	// The bisection's step, summed over the blocks, would drift the cuts:
-	// scale the shares to add up to the part exactly.
-	var sum float64
-	for b := range grid {
-		sum += share(level, b)
+		return t
 	}
+	for range 60 {
+		if mid := (lo + hi) / 2; sumAt(mid) >= part {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	level := hi
+	// The bisection's last step, summed over the blocks, would drift the
+	// cuts: scale the shares to add up to the part exactly.
+	sum := sumAt(level)
 	r[grid] = n
 	x, acc, want := 0, 0.0, 0.0
 	for b := range grid {

@@ -81,10 +81,7 @@
 #   bash dev/gpucall/dual.sh ranges2 [TOTAL]     # step 33: WG_TL=2's piece marks (dual bench4, group bench1); ranges=cost at 0.84 paired with the group best; the best variants' resources
 #   bash dev/gpucall/dual.sh final13 [TOTAL]     # session 13's close: the peers, then both best variants against the baseline
 #   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
-#   bash dev/gpucall/dual.sh tokp [TOTAL]        # step 35: WG_TL marks with the token pass on 32 SMs (WG_TOKP=32) and on all, group bench1-2, dual bench1 and bench3
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
-#   bash dev/gpucall/dual.sh tokdirect [TOTAL]   # step 37: WG_TL marks and A/A medians with the token pass storing straight to global memory and through a shared stage
-#   bash dev/gpucall/dual.sh toksm [TOTAL]       # step 38: WG_TL marks with the token pass on 32 SMs, several stages in flight on each, and on all SMs
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -92,7 +89,11 @@
 # ssa2: the decoders knob, source at c8eb62e; rot: WG_ROT, source at
 # 7651b01; pw: prefetch=producer's first form, a row per producer thread,
 # source at fe58daa, its steps now in pw2 and pw3);
-# their source is at cdd09cb, the commands in docs/BENCHMARKS.md sections 19-20.
+# their source is at cdd09cb, the commands in docs/BENCHMARKS.md sections 19-20;
+# tokp, tokdirect and toksm (WG_TOKP, WG_TOKDIRECT, WG_TOKSM: the token pass
+# on 32 SMs, storing straight to global memory, on 32 SMs with stages in
+# flight; all refuted) were removed after session 13's calls 10, 12 and 13,
+# their source at 5f44451, the commands in docs/BENCHMARKS.md section 24.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -233,7 +234,7 @@ tlruns() {
 		for x in "$@"; do
 			set -- $x
 			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
-				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/${b}_$1.json"
+				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/${b}_$1.json"
 		done
 	done
 	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
@@ -1381,18 +1382,10 @@ tl)
 	bestvars
 	unpackexp
 	benchshapes
-	for i in 1 2 3 4; do
-		step "tl_d$i" 60 tl.txt stdbuf -o0 ./bin/web_tl bench --problem nvfp4_dual_gemm --aa --baseline "$E" --ungated \
-			--shapes "/tmp/tl_b$i.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl_d$i.json"
-	done
-	for i in 1 2 3 4; do
-		step "tl_g$i" 60 tl.txt stdbuf -o0 ./bin/web_tl bench --problem nvfp4_group_gemm --aa --baseline "$GS" --ungated \
-			--shapes "/tmp/tl_g$i.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl_g$i.json"
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split' # E with tile_m=auto
-	tests d_tall_tests nvfp4_dual_gemm "$T" "$E"
-	BENCH_MAX=70 bench d_tall nvfp4_dual_gemm "$T" "$E"
+	tlruns tl "d1 nvfp4_dual_gemm b1 $E" "d2 nvfp4_dual_gemm b2 $E" "d3 nvfp4_dual_gemm b3 $E" "d4 nvfp4_dual_gemm b4 $E" \
+		"g1 nvfp4_group_gemm g1 $GS" "g2 nvfp4_group_gemm g2 $GS" "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS"
+	tests d_tall_tests nvfp4_dual_gemm "$DT" "$E"
+	BENCH_MAX=70 bench d_tall nvfp4_dual_gemm "$DT" "$E"
 	ptxas dnstm -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1 -DWG_STM=1
 	ptxas dnepi -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1
 	ptxsummary
@@ -1412,11 +1405,7 @@ ranges)
 	tests g_ranges_tests nvfp4_group_gemm "$GR" "$GS"
 	step g_ranges 110 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GR" --baseline "$GS" \
 		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 100s --json "$R/g_ranges.json"
-	for i in 1 2; do
-		step "tl_gr$i" 60 tl.txt stdbuf -o0 ./bin/web_tl bench --problem nvfp4_group_gemm --aa --baseline "$GR" --ungated \
-			--shapes "/tmp/tl_g$i.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl_gr$i.json"
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	tlruns tl "gr1 nvfp4_group_gemm g1 $GR" "gr2 nvfp4_group_gemm g2 $GR"
 	step g3_skr 70 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "${GR/autohybrid/streamk}" --baseline "$GS" \
 		--shapes /tmp/tl_g3.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/g3_skr.json"
 	TITLE="ranges=cost against the group best" summarize
@@ -1432,14 +1421,8 @@ tl2)
 	bestvars
 	unpackexp
 	benchshapes
-	for x in "d4 nvfp4_dual_gemm b4 $E" "d2 nvfp4_dual_gemm b2 $E" "g1 nvfp4_group_gemm g1 $GS"; do
-		set -- $x
-		step "tl2_$1" 60 tl.txt stdbuf -o0 ./bin/web_tl2 bench --problem "$2" --aa --baseline "$4" --ungated \
-			--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl2_$1.json"
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split' # E with tile_m=auto
-	BENCH_MAX=70 bench d_tall_rung nvfp4_dual_gemm "$T"
+	tlruns tl2 "d4 nvfp4_dual_gemm b4 $E" "d2 nvfp4_dual_gemm b2 $E" "g1 nvfp4_group_gemm g1 $GS"
+	BENCH_MAX=70 bench d_tall_rung nvfp4_dual_gemm "$DT"
 	TITLE="tl2: every block's marks; tile_m=auto against the baseline" summarize
 	knobfamily tile_m=auto 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
@@ -1453,12 +1436,7 @@ ranges2)
 	bestvars
 	unpackexp
 	benchshapes
-	for x in "d4 nvfp4_dual_gemm b4 $E" "g1 nvfp4_group_gemm g1 $GS"; do
-		set -- $x
-		step "tl2_$1" 60 tl.txt stdbuf -o0 ./bin/web_tl2 bench --problem "$2" --aa --baseline "$4" --ungated \
-			--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/tl2_$1.json"
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+	tlruns tl2 "d4 nvfp4_dual_gemm b4 $E" "g1 nvfp4_group_gemm g1 $GS"
 	step g_ranges2 110 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS&ranges=cost" --baseline "$GS" \
 		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 100s --json "$R/g_ranges2.json"
 	TITLE="ranges=cost at 0.84 against the group best" summarize
@@ -1471,9 +1449,8 @@ final13)
 	# best, tile_m=auto; the group's, unchanged since session 12).
 	# Builds: bin/web.
 	bestvars
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
 	peers
-	best 13 "$T" "$GS" 170
+	best 13 "$DT" "$GS" 170
 	TITLE="session 13: the peers and the best variants against the baseline" summarize
 	pack
 	;;
@@ -1488,32 +1465,13 @@ live)
 	knobfamily token_rows=live 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
 	pack
 	;;
-tokp)
-	# Step 35 (kernel-notes): the token pass on 32 SMs (WG_TOKP=32) against
-	# all, WG_TL marks of the group best on bench1-2 and the dual best on
-	# bench1 and bench3. Builds: bin/web_tl.gz (expbuild.sh tl WG_TL=1),
-	# bin/web_tp32.gz (expbuild.sh tp32 WG_TL=1 WG_TOKP=32).
-	bestvars
-	unpackexp
-	benchshapes
-	for b in tl tp32; do
-		for x in "g1 nvfp4_group_gemm g1 $GS" "g2 nvfp4_group_gemm g2 $GS" "d1 nvfp4_dual_gemm b1 $E" "d3 nvfp4_dual_gemm b3 $E"; do
-			set -- $x
-			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
-				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 12s --json "$R/${b}_$1.json"
-		done
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
-	pack
-	;;
 tokblock)
 	# Step 36 (kernel-notes): tokens=block (no token pass) against each
 	# problem's best on its short shapes and one long one. Builds: bin/web.
 	bestvars
 	benchshapes
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	for x in "d3 nvfp4_dual_gemm b3 wgmma?schedule=streamk&decode=prmt&epilogue=split $T" \
-		"d1 nvfp4_dual_gemm b1 wgmma?decode=prmt&epilogue=split $T" \
+	for x in "d3 nvfp4_dual_gemm b3 wgmma?schedule=streamk&decode=prmt&epilogue=split $DT" \
+		"d1 nvfp4_dual_gemm b1 wgmma?decode=prmt&epilogue=split $DT" \
 		"g4 nvfp4_group_gemm g4 wgmma?tail_width=fit64&registers=split&decode=prmt&staging=stmatrix $GS" \
 		"g3 nvfp4_group_gemm g3 wgmma?tail_width=fit64&registers=split&decode=prmt&staging=stmatrix $GS"; do
 		set -- $x
@@ -1523,39 +1481,16 @@ tokblock)
 	TITLE="tokens=block against the best on single shapes" summarize
 	pack
 	;;
-tokdirect)
-	# Step 37 (kernel-notes): WG_TL marks and A/A medians with the token
-	# pass storing straight to global memory (bin/web_td.gz: expbuild.sh td
-	# WG_TL=1 WG_TOKDIRECT=1) and through a shared stage (bin/web_tl.gz).
-	bestvars
-	unpackexp
-	benchshapes
-	tlruns "tl td" "d1 nvfp4_dual_gemm b1 $DT" "d3 nvfp4_dual_gemm b3 $DT" "g2 nvfp4_group_gemm g2 $GS" \
-		"g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS"
-	pack
-	;;
-toksm)
-	# Step 38 (kernel-notes): WG_TL marks with the token pass on 32 SMs,
-	# several stages in flight on each (bin/web_ts32.gz: expbuild.sh ts32
-	# WG_TL=1 WG_TOKSM=32), and on all SMs (bin/web_tl.gz).
-	bestvars
-	unpackexp
-	benchshapes
-	tlruns "tl ts32" "g1 nvfp4_group_gemm g1 $GS" "g2 nvfp4_group_gemm g2 $GS" "g4 nvfp4_group_gemm g4 $GS" \
-		"d1 nvfp4_dual_gemm b1 $DT" "d3 nvfp4_dual_gemm b3 $DT"
-	pack
-	;;
 pro)
 	# Step 39 (kernel-notes): overlap=prologue in each best in place of
 	# overlap=pdl: tests, paired with the best (both problems), its family
 	# combinations. Builds: bin/web, bin/engine.test.
 	bestvars
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	TP=${T/overlap=pdl/overlap=prologue}
+	TP=${DT/overlap=pdl/overlap=prologue}
 	GP=${GS/overlap=pdl/overlap=prologue}
-	tests d_pro_tests nvfp4_dual_gemm "$TP" "$T"
+	tests d_pro_tests nvfp4_dual_gemm "$TP" "$DT"
 	tests g_pro_tests nvfp4_group_gemm "$GP" "$GS"
-	BENCH_MAX=70 bench d_pro nvfp4_dual_gemm "$TP" "$T"
+	BENCH_MAX=70 bench d_pro nvfp4_dual_gemm "$TP" "$DT"
 	BENCH_MAX=150 bench g_pro nvfp4_group_gemm "$GP" "$GS"
 	TITLE="overlap=prologue against each best" summarize
 	knobfamily overlap=prologue 120
@@ -1573,9 +1508,8 @@ tall)
 	ptxas dnepi -DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1
 	ptxas dwstm $DWDEFS -DWG_EPI=1 -DWG_STM=1
 	ptxsummary
-	T='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split' # E with tile_m=auto
-	tests d_tall_tests nvfp4_dual_gemm "$T" "$E"
-	BENCH_MAX=70 bench d_tall nvfp4_dual_gemm "$T" "$E"
+	tests d_tall_tests nvfp4_dual_gemm "$DT" "$E"
+	BENCH_MAX=70 bench d_tall nvfp4_dual_gemm "$DT" "$E"
 	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
 	TITLE="tile_m=auto (the dual's 256-token tile per shape) against the dual best" summarize
 	knobfamily tile_m=auto 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'

@@ -246,33 +246,6 @@
 #if WG_PRO && (!WG_TOK || WG_PDL || WG_RDY || WG_FOLD || WG_SSA || WG_CSA)
 #error "wg_group_gemm: WG_PRO decodes the tokens inside the GEMM: it needs WG_TOK's workspace and its one-thread producer, without WG_PDL, WG_RDY, WG_FOLD, WG_SSA or WG_CSA"
 #endif
-#ifndef WG_TOKDIRECT
-// Experiment only (kernel-notes step 37): 1 = wg_tokens' threads store their
-// decoded rows straight to the workspace (st.global, the stage's swizzled
-// layout) instead of through a shared stage and one bulk copy.
-#define WG_TOKDIRECT 0
-#endif
-#if WG_TOKDIRECT && (WG_RDY || WG_LAYOUT != 0 || WG_TOKLIVE)
-#error "wg_group_gemm: WG_TOKDIRECT is an experiment on the plain decode-ahead pass (no WG_RDY, WG_TOKLIVE; WG_LAYOUT 0)"
-#endif
-#ifndef WG_TOKSM
-// Experiment only (kernel-notes step 38): S > 0 = wg_tokens' blocks on SMs
-// S and above exit at once and the rest, several per SM as the block
-// scheduler placed them, take stages from a counter until none are left:
-// the pass on S SMs with ~4-5 stages in flight on each, the other SMs free
-// for the GEMM from the start. Not with WG_TOKP.
-#define WG_TOKSM 0
-#endif
-#if WG_TOKSM
-__device__ int wg_tok_next;      // the next stage to take
-__device__ unsigned wg_tok_exit; // blocks of this launch that have left
-#endif
-#ifndef WG_TOKP
-// Experiment only (kernel-notes step 35): P > 0 = wg_tokens' first P blocks
-// decode every stage in turn, the rest exit at once (the GEMM gets their
-// SMs from the start); with WG_TL, to time the pass on P SMs.
-#define WG_TOKP 0
-#endif
 #ifndef WG_TOKLIVE
 // 1 (needs WG_TOK): wg_tokens writes only the stage rows that exist (a
 // token tile's first M_g - m0 rows, if under WG_TM: one bulk store of
@@ -853,18 +826,8 @@ __device__ __forceinline__ void wg_mma<256>(float (&d)[128], const fg_u32 (&a)[4
 
 // Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
 // scale bytes at sc) into decoded stage tok, row r, 128-byte swizzle.
-// wg_decode_each: the same decode, handing each logical 16-byte chunk c of
-// the row to put(c, four fp16x2 words) (WG_TOKDIRECT stores them to global).
-template <class Put>
-static __device__ __forceinline__ void wg_decode_each(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, const Put& put);
 static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, fg_u32 tok,
                                                        int r) {
-  wg_decode_each(w, s03, s47, [&](int c, fg_u32 h0, fg_u32 h1, fg_u32 h2, fg_u32 h3) {
-    wg_sts128(wg_chunk_addr(tok, r, c), h0, h1, h2, h3);
-  });
-}
-template <class Put>
-static __device__ __forceinline__ void wg_decode_each(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, const Put& put) {
   // s[i]: scale of physical K group i (16 values) of this chunk.
   const fg_u32 s[8] = {wg_scale<0>(s03), wg_scale<1>(s03), wg_scale<2>(s03), wg_scale<3>(s03),
                        wg_scale<0>(s47), wg_scale<1>(s47), wg_scale<2>(s47), wg_scale<3>(s47)};
@@ -883,7 +846,7 @@ static __device__ __forceinline__ void wg_decode_each(const fg_u32 (&w)[16], fg_
       }
       h[j] = wg_hmul2(v, s[2 * j + (c >> 3)]);
     }
-    put(c, h[0], h[1], h[2], h[3]);
+    wg_sts128(wg_chunk_addr(tok, r, c), h[0], h[1], h[2], h[3]);
   }
 }
 static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u32 tok, int r) {
@@ -2354,97 +2317,51 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
   const fg_u32 raw_base = wg_smem_addr(wg_tok_smem);
   const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
   const int K = groups[0].k, kch = K >> 7;
-#if WG_TOKSM
-  // Experiment (kernel-notes step 38); the block that leaves last resets
-  // both counters for the next launch.
-  __shared__ int tok_u;
-  unsigned tok_sm;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(tok_sm));
-  for (;;) {
-    if (threadIdx.x == 0) tok_u = tok_sm < WG_TOKSM ? atomicAdd(&wg_tok_next, 1) : (int)gridDim.x;
-    __syncthreads();
-    const int u = tok_u;
-    if (u >= (int)gridDim.x) break;
-#elif WG_TOKP
-  // Experiment (kernel-notes step 35): the first WG_TOKP blocks decode
-  // every stage in turn and the others exit at once, freeing their SMs for
-  // the GEMM; the grid is still one block per stage.
-  if (blockIdx.x >= WG_TOKP) return;
-  for (int u = blockIdx.x; u < (int)gridDim.x; u += WG_TOKP) {
-#else
-  {
-    const int u = blockIdx.x;
-#endif
-    const int tt = u / kch, kc = u % kch;
-    int t0;
-    const FgGroup gp = groups[wg_token_group(groups, ngroups, tt, t0)];
-    const int r = threadIdx.x;
-    fg_u32 w[16], s03, s47;
-    wg_token_row(gp, (tt - t0) * WG_TM + r, K, kc, w, s03, s47);
-#if WG_TOKDIRECT
-    // Each thread stores its row's 16-byte chunks straight to the stage's
-    // place in the workspace, in the shared stage's swizzled layout: no
-    // shared memory, no bulk copy to wait for.
-    fg_u8* const dst = out + (size_t)u * WG_TOK_STAGE;
-    wg_decode_each(w, s03, s47, [&](int c, fg_u32 h0, fg_u32 h1, fg_u32 h2, fg_u32 h3) {
-      asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(dst + (c >> 3) * (WG_TM * 128) + r * 128 +
-                                                                   (((c & 7) ^ (r & 7)) << 4)),
-                   "r"(h0), "r"(h1), "r"(h2), "r"(h3)
-                   : "memory");
-    });
-    (void)stage;
-    if (r == 0) {
-#else
-    wg_decode_words(w, s03, s47, stage, r);
-    // The bulk copy reads the stage through the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();
-    if (r == 0) {
+  const int u = blockIdx.x, tt = u / kch, kc = u % kch;
+  int t0;
+  const FgGroup gp = groups[wg_token_group(groups, ngroups, tt, t0)];
+  const int r = threadIdx.x;
+  fg_u32 w[16], s03, s47;
+  wg_token_row(gp, (tt - t0) * WG_TM + r, K, kc, w, s03, s47);
+  wg_decode_words(w, s03, s47, stage, r);
+  // The bulk copy reads the stage through the async proxy.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  if (r == 0) {
 #if WG_TOKLIVE
-      // The rows that exist, one bulk store per 64-K block (WG_TM rows of
-      // 128 bytes each); a whole tile in one, as without WG_TOKLIVE.
-      const int live = gp.m - (tt - t0) * WG_TM;
-      if (live < WG_TM) {
+    // The rows that exist, one bulk store per 64-K block (WG_TM rows of
+    // 128 bytes each); a whole tile in one, as without WG_TOKLIVE.
+    const int live = gp.m - (tt - t0) * WG_TM;
+    if (live < WG_TM) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
-                           out + (size_t)u * WG_TOK_STAGE + h * (WG_TM * 128)),
-                       "r"(stage + h * (WG_TM * 128)), "r"(live * 128)
-                       : "memory");
-      } else
-#endif
-        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
-                     "r"(stage), "n"(WG_TOK_STAGE)
+      for (int h = 0; h < 2; ++h)
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
+                         out + (size_t)u * WG_TOK_STAGE + h * (WG_TM * 128)),
+                     "r"(stage + h * (WG_TM * 128)), "r"(live * 128)
                      : "memory");
-      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    } else
+#endif
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(out + (size_t)u * WG_TOK_STAGE),
+                   "r"(stage), "n"(WG_TOK_STAGE)
+                   : "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #if WG_RDY
-      // The stage's bytes written (not only read from shared memory), then
-      // counted done for its token tile (tt), released to the producers.
-      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-      asm volatile("fence.proxy.async.global;\n" ::: "memory");
-      asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ready + 2 * tt) : "memory");
+    // The stage's bytes written (not only read from shared memory), then
+    // counted done for its token tile (tt), released to the producers.
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ready + 2 * tt) : "memory");
 #else
-      asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); // the stage outlives the copy's reads
 #endif
-#endif // WG_TOKDIRECT
 #if WG_TL
-      if (u < WG_TL_BLOCKS) {
-        wg_tl_tok[0][u] = tl0;
-        wg_tl_tok[1][u] = wg_gtime();
-      }
-      atomicAdd(&wg_tl_tokn, 1u);
-#endif
+    if (u < WG_TL_BLOCKS) {
+      wg_tl_tok[0][u] = tl0;
+      wg_tl_tok[1][u] = wg_gtime();
     }
-#if WG_TOKP || WG_TOKSM
-    __syncthreads(); // the next stage overwrites this one once thread 0's copy has read it
+    atomicAdd(&wg_tl_tokn, 1u);
 #endif
   }
-#if WG_TOKSM
-  if (threadIdx.x == 0 && atomicAdd(&wg_tok_exit, 1u) == gridDim.x - 1u) {
-    wg_tok_next = 0;
-    wg_tok_exit = 0u;
-  }
-#endif
 #else
   asm volatile("trap;");
 #endif
