@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -266,6 +267,19 @@ func wantNotContains(t *testing.T, body string, subs ...string) {
 	for _, s := range subs {
 		if strings.Contains(body, s) {
 			t.Fatalf("body contains %q", s)
+		}
+	}
+}
+
+// wantNoJSONNumber fails when a JSON body holds, as a value, a number that
+// matches one of the patterns (regular expressions over the number's text).
+// A plain substring check would fail at random: timestamps carry
+// fractional seconds, so "3.24" or "100" turn up in one run in a hundred.
+func wantNoJSONNumber(t *testing.T, body string, patterns ...string) {
+	t.Helper()
+	for _, p := range patterns {
+		if m := regexp.MustCompile(`:\s*(` + p + `)\s*[,}\]]`).FindString(body); m != "" {
+			t.Fatalf("body holds the value %q (pattern %s)", m, p)
 		}
 	}
 }
