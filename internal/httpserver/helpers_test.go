@@ -271,14 +271,20 @@ func wantNotContains(t *testing.T, body string, subs ...string) {
 	}
 }
 
-// wantNoJSONNumber fails when a JSON body holds, as a value, a number that
-// matches one of the patterns (regular expressions over the number's text).
-// A plain substring check would fail at random: timestamps carry
-// fractional seconds, so "3.24" or "100" turn up in one run in a hundred.
+// jsonNumber finds, in a JSON body, a value whose number matches pattern
+// (a regular expression over the number's text). A plain substring check
+// fails at random: timestamps carry fractional seconds, so "3.24" or "100"
+// turn up in one run in a hundred.
+func jsonNumber(body, pattern string) string {
+	return regexp.MustCompile(`:\s*(` + pattern + `)\s*[,}\]]`).FindString(body)
+}
+
+// wantNoJSONNumber fails when a JSON body holds a value that matches one of
+// the patterns (see jsonNumber).
 func wantNoJSONNumber(t *testing.T, body string, patterns ...string) {
 	t.Helper()
 	for _, p := range patterns {
-		if m := regexp.MustCompile(`:\s*(` + p + `)\s*[,}\]]`).FindString(body); m != "" {
+		if m := jsonNumber(body, p); m != "" {
 			t.Fatalf("body holds the value %q (pattern %s)", m, p)
 		}
 	}
