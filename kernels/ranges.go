@@ -102,3 +102,116 @@ func costRanges(cost []float64, kch, grid, t0 int) []int {
 	}
 	return r
 }
+
+// Stream-K's costs per piece (ranges=pieces), in chunks of the tile: on an
+// H100 (dual bench4's tall tiles under stream-K, WG_TL=2 marks, kernel-notes
+// step 33) the blocks with two pieces ended their mainloop 4.9 us after
+// those with one, at ~2.2 us per chunk, and an owner took 4.5-5.4 us from
+// its mainloop's end to its stores against 2.4 us for a whole tile: its
+// fixup waits for and adds the other pieces' partial sums.
+const (
+	wgmmaPieceChange = 2.25 // a block's second and later pieces, each
+	wgmmaOwnerFixup  = 1.1  // a block whose last piece owns a cut tile
+)
+
+// pieceCoster prices a block's work for pieceRanges: its whole tiles, then
+// stream-K chunks [x, y) of the part after them.
+type pieceCoster struct {
+	kch           int
+	prefix        []float64 // prefix[x]: the part's chunks [0, x) summed
+	whole         []float64 // each block's whole tiles (hybrid)
+	wholeN        []int     // and how many
+	change, fixup float64
+}
+
+// cost is block b's estimated time with stream-K chunks [x, y): whole
+// tiles, chunks, a change per piece after its first, and an owner's fixup
+// when its last piece starts a tile and stops short of the tile's end.
+func (p *pieceCoster) cost(b, x, y int) float64 {
+	c := p.whole[b] + p.prefix[y] - p.prefix[x]
+	pieces := p.wholeN[b] + (y-1)/p.kch - x/p.kch + 1
+	c += p.change * float64(pieces-1)
+	last := (y - 1) / p.kch * p.kch // the last piece's tile starts here
+	if x <= last && y < last+p.kch {
+		c += p.fixup // it starts the tile and stops short: an owner
+	}
+	return c
+}
+
+// cut assigns the part's n chunks to the blocks in order, each taking as
+// many as fit in budget (at least one, and one left for each block after
+// it) into r; it reports whether every block fits.
+func (p *pieceCoster) cut(n, grid int, budget float64, r []int) bool {
+	x := 0
+	for b := range grid {
+		r[b] = x
+		limit := n - (grid - 1 - b)
+		if b == grid-1 {
+			limit = n
+		}
+		y := x + 1
+		for z := x + 2; z <= limit; z++ {
+			if p.prefix[z]-p.prefix[x]+p.whole[b] > budget {
+				break // the chunks alone are over: no later end fits
+			}
+			if p.cost(b, x, z) <= budget {
+				y = z
+			}
+		}
+		if b == grid-1 {
+			y = n
+		}
+		if p.cost(b, x, y) > budget {
+			return false
+		}
+		x = y
+	}
+	r[grid] = n
+	return x == n
+}
+
+// pieceRanges cuts the stream-K part as costRanges does, but prices each
+// block with its piece changes and its owner's fixup (wgmmaPieceChange,
+// wgmmaOwnerFixup), which equal ranges and costRanges leave out: it finds
+// the least budget that every block's cost fits in, cutting greedily in
+// block order. cost, kch, grid and t0 are costRanges'.
+func pieceRanges(cost []float64, kch, grid, t0 int, change, fixup float64) []int {
+	p := newPieceCoster(cost, kch, grid, t0, change, fixup)
+	n := len(p.prefix) - 1
+	r := make([]int, grid+1)
+	if n == 0 {
+		return r
+	}
+	// Every block's cost fits in hi: all pieces, every fixup, all whole tiles.
+	hi := p.prefix[n] + change*float64(n+t0) + fixup
+	for b := range grid {
+		hi += p.whole[b]
+	}
+	lo := 0.0
+	for range 50 {
+		mid := (lo + hi) / 2
+		if p.cut(n, grid, mid, r) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	p.cut(n, grid, hi, r)
+	return r
+}
+
+// newPieceCoster prices blocks of a launch as pieceRanges does: tiles
+// [0, t0) whole (tile t on block t % grid), then the stream-K part.
+func newPieceCoster(cost []float64, kch, grid, t0 int, change, fixup float64) *pieceCoster {
+	p := &pieceCoster{kch: kch, whole: make([]float64, grid), wholeN: make([]int, grid), change: change, fixup: fixup}
+	for t := 0; t < t0; t++ {
+		p.whole[t%grid] += float64(kch) * cost[t]
+		p.wholeN[t%grid]++
+	}
+	n := (len(cost) - t0) * kch
+	p.prefix = make([]float64, n+1)
+	for x := range n {
+		p.prefix[x+1] = p.prefix[x] + cost[t0+x/kch]
+	}
+	return p
+}

@@ -178,3 +178,165 @@ func TestWgmmaRangesPlan(t *testing.T) {
 		t.Errorf("whole tiles with ranges=cost: defines %v, %d args against %d", d3, len(pl3.Launches[1].Args), len(pl3b.Launches[1].Args))
 	}
 }
+
+// pieceMax is the most loaded block's and the mean block's estimated cost
+// under ranges r, priced as pieceRanges prices them.
+func pieceMax(p *pieceCoster, grid int, r []int) (most, mean float64) {
+	for b := range grid {
+		c := p.cost(b, r[b], r[b+1])
+		most = max(most, c)
+		mean += c / float64(grid)
+	}
+	return most, mean
+}
+
+func equalRanges(n, grid int) []int {
+	r := make([]int, grid+1)
+	for b := range r {
+		r[b] = b * n / grid
+	}
+	return r
+}
+
+// pieceRanges' contract on random launches: costRanges' shape (grid + 1
+// ascending indices over the part, no empty range), the most loaded block
+// never above equal ranges' under the same prices, and with free pieces
+// and equal chunks the least possible maximum, ceil(n / grid) chunks.
+func TestPieceRanges(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for i := range 300 {
+		grid := 1 + rng.Intn(140)
+		kch := 1 + rng.Intn(60)
+		tiles := 1 + rng.Intn(300)
+		if tiles*kch < grid {
+			continue
+		}
+		t0 := wgmmaHybridStart(tiles, kch, grid, i%2 == 0)
+		if t0 < 0 {
+			continue
+		}
+		cost := make([]float64, tiles)
+		for j := range cost {
+			cost[j] = wgmmaChunkCost(64*(1+rng.Intn(2)), 128)
+		}
+		change, fixup := 3*rng.Float64(), 2*rng.Float64()
+		if i%7 == 0 {
+			change, fixup = 0, 0
+			for j := range cost {
+				cost[j] = 1
+			}
+		}
+		r := pieceRanges(cost, kch, grid, t0, change, fixup)
+		n := (tiles - t0) * kch
+		if len(r) != grid+1 || r[0] != 0 || r[grid] != n {
+			t.Fatalf("case %d: %d ranges from %d to %d, want %d from 0 to %d", i, len(r), r[0], r[len(r)-1], grid+1, n)
+		}
+		if n == 0 {
+			continue // whole waves only
+		}
+		for b := range grid {
+			if r[b+1] <= r[b] {
+				t.Fatalf("case %d (grid %d, %d chunks): block %d's range [%d, %d) is empty", i, grid, n, b, r[b], r[b+1])
+			}
+		}
+		p := newPieceCoster(cost, kch, grid, t0, change, fixup)
+		got, _ := pieceMax(p, grid, r)
+		want, _ := pieceMax(p, grid, equalRanges(n, grid))
+		if got > want+1e-9 {
+			t.Errorf("case %d (grid %d, kch %d, %d tiles from %d, change %.2f, fixup %.2f): most loaded block %.3f, equal ranges' %.3f",
+				i, grid, kch, tiles, t0, change, fixup, got, want)
+		}
+		if i%7 == 0 && t0 == 0 {
+			if most := float64(ceilDiv(n, grid)); got != most {
+				t.Errorf("case %d: free pieces, equal chunks: most loaded block %.0f chunks, want %.0f", i, got, most)
+			}
+		}
+	}
+}
+
+// On the dual best's stream-K shapes (bench3: 96 tiles of 32 chunks,
+// bench4: 96 of 56, 132 SMs) the balanced ranges lower the estimated
+// longest block: the prediction kernel-notes step 40 made before its run.
+func TestPieceRangesDualBench(t *testing.T) {
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	dt := "wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split&ranges=pieces"
+	for _, c := range []struct {
+		s        Shape
+		min, max float64 // equal ranges' longest block over the balanced one
+	}{
+		{Shape{M: []int{256}, N: 3072, K: 4096}, 1.005, 1.02},
+		{Shape{M: []int{512}, N: 3072, K: 7168}, 1.015, 1.03},
+	} {
+		d0, pl := resolvePlan(t, d, dt, c.s, lim)
+		if d0["WG_RANGES"] != "1" || d0["WG_SK"] != "1" {
+			t.Fatalf("%v: defines %v", c.s, d0)
+		}
+		k := resolveFor(t, d, dt, c.s, lim).Knobs
+		tiles, kch, grid := wgmmaTiles(d.Name, c.s, k), c.s.K/128, int(pl.Launches[1].Grid[0])
+		cost := make([]float64, tiles)
+		for i := range cost {
+			cost[i] = 1
+		}
+		p := newPieceCoster(cost, kch, grid, 0, wgmmaPieceChange, wgmmaOwnerFixup)
+		bal, _ := pieceMax(p, grid, pieceRanges(cost, kch, grid, 0, wgmmaPieceChange, wgmmaOwnerFixup))
+		eq, _ := pieceMax(p, grid, equalRanges(tiles*kch, grid))
+		if g := eq / bal; g < c.min || g > c.max {
+			t.Errorf("%v (%d tiles of %d chunks on %d blocks): equal ranges' longest block %.2f, balanced %.2f: %.3fx, want %.3f-%.3f",
+				c.s, tiles, kch, grid, eq, bal, g, c.min, c.max)
+		}
+	}
+}
+
+// ranges=pieces on the dual GEMM: the rule, the define and the table after
+// the flags as the GEMM's last argument on stream-K shapes, the same
+// launch as without it where auto runs whole tiles.
+func TestWgmmaDualRangesPlan(t *testing.T) {
+	d, _ := LookupProblem("nvfp4_dual_gemm")
+	if _, err := d.ResolveVariant("wgmma?schedule=tiles&ranges=pieces"); err == nil || !strings.Contains(err.Error(), "ranges") {
+		t.Errorf("whole tiles with ranges=pieces: %v, want a refusal naming ranges", err)
+	}
+	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
+	dt := "wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split"
+	s4 := Shape{M: []int{512}, N: 3072, K: 7168}
+	d0, pl0 := resolvePlan(t, d, dt, s4, lim)
+	d1, pl1 := resolvePlan(t, d, dt+"&ranges=pieces", s4, lim)
+	if d0["WG_RANGES"] != "0" || d1["WG_RANGES"] != "1" {
+		t.Fatalf("defines: without %v, with %v", d0, d1)
+	}
+	g0, g1 := pl0.Launches[1], pl1.Launches[1]
+	if len(g1.Args) != len(g0.Args)+1 {
+		t.Fatalf("GEMM args: %d with ranges=pieces, %d without", len(g1.Args), len(g0.Args))
+	}
+	addr := func(Buffer, int) uint64 { return 1 }
+	tb0, tb1 := pl0.TableBytes(addr), pl1.TableBytes(addr)
+	off := g1.Args[len(g1.Args)-1]
+	if off.Kind != ArgPtr || off.Buf != BufTable || off.Value != int64(len(tb0)) || string(tb1[:len(tb0)]) != string(tb0) {
+		t.Fatalf("ranges at %+v, table %d bytes after %d unchanged ones", off, len(tb1), len(tb0))
+	}
+	le := binary.LittleEndian
+	grid := int(g1.Grid[0])
+	if len(tb1) != len(tb0)+4*(grid+2) || int(le.Uint32(tb1[off.Value:])) != grid {
+		t.Fatalf("ranges table %d bytes for grid %d", len(tb1)-len(tb0), grid)
+	}
+	prev := -1
+	for b := 0; b <= grid; b++ {
+		x := int(le.Uint32(tb1[int(off.Value)+4+4*b:]))
+		if x <= prev || b == 0 && x != 0 {
+			t.Fatalf("range start %d of block %d after %d", x, b, prev)
+		}
+		prev = x
+	}
+	k := resolveFor(t, d, dt, s4, lim).Knobs
+	if want := wgmmaTiles(d.Name, s4, k) * s4.K / 128; prev != want {
+		t.Errorf("ranges end at chunk %d, want %d", prev, want)
+	}
+	// Bench2 runs whole tiles under auto: the same module and launch.
+	s2 := Shape{M: []int{512}, N: 4096, K: 7168}
+	d2, pl2 := resolvePlan(t, d, dt+"&ranges=pieces", s2, lim)
+	_, pl2b := resolvePlan(t, d, dt, s2, lim)
+	if d2["WG_RANGES"] != "0" || len(pl2.Launches[1].Args) != len(pl2b.Launches[1].Args) ||
+		string(pl2.TableBytes(addr)) != string(pl2b.TableBytes(addr)) {
+		t.Errorf("whole tiles with ranges=pieces: defines %v, %d args against %d", d2, len(pl2.Launches[1].Args), len(pl2b.Launches[1].Args))
+	}
+}
