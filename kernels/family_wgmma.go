@@ -138,7 +138,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaEpilogueKnob,
 			wgmmaStagingKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
-			wgmmaDualRangesKnob,
 		}
 	}
 	return []KnobSpec{
@@ -169,31 +168,18 @@ var wgmmaTokenRowsKnob = KnobSpec{Key: "token_rows", Values: []string{"all", "li
 
 // wgmmaRangesKnob says how stream-K cuts the group GEMM's chunks between
 // blocks (WG_RANGES).
-var wgmmaRangesKnob = KnobSpec{Key: "ranges", Values: []string{"chunks", "cost", "pieces"}, Default: "chunks",
-	Doc: "chunks = stream-K gives every block the same number of K chunks; cost = the same estimated cost instead, its whole tiles included, where a chunk of a tail tile computed at a narrower wgmma width costs less (0.84 of a full-width chunk at 64 of 128 tokens: kernels.wgmmaChunkCost, from group bench1's blocks on an H100), from a table of ranges the host builds per launch (WG_RANGES; costRanges); needs a schedule with stream-K (streamk, hybrid, auto, autohybrid) and tail_width fit or fit64, and not prefetch=producer, whose copiers walk equal ranges; on shapes that auto runs as whole tiles it changes nothing; built because group bench1's last block ended 16 us after the median block under equal ranges; measured on an H100 against the group best: 0.970x and 0.978x on bench1-2 with a 64-token chunk at 0.65, 0.997x and 1.003x at 0.84 (dev/gpucall/dual.sh ranges, ranges2; docs/kernel-notes.md step 33); pieces = " + wgmmaPiecesDoc}
+var wgmmaRangesKnob = KnobSpec{Key: "ranges", Values: []string{"chunks", "cost"}, Default: "chunks",
+	Doc: "chunks = stream-K gives every block the same number of K chunks; cost = the same estimated cost instead, its whole tiles included, where a chunk of a tail tile computed at a narrower wgmma width costs less (0.84 of a full-width chunk at 64 of 128 tokens: kernels.wgmmaChunkCost, from group bench1's blocks on an H100), from a table of ranges the host builds per launch (WG_RANGES; costRanges); needs a schedule with stream-K (streamk, hybrid, auto, autohybrid) and tail_width fit or fit64, and not prefetch=producer, whose copiers walk equal ranges; on shapes that auto runs as whole tiles it changes nothing; built because group bench1's last block ended 16 us after the median block under equal ranges; measured on an H100 against the group best: 0.970x and 0.978x on bench1-2 with a 64-token chunk at 0.65, 0.997x and 1.003x at 0.84 (dev/gpucall/dual.sh ranges, ranges2; docs/kernel-notes.md step 33)"}
 
-// wgmmaPiecesDoc says what ranges=pieces does, for both problems' knobs.
-const wgmmaPiecesDoc = "the blocks' estimated time balanced instead, with each piece after a block's first priced at 2.25 chunks and an owner's fixup of a cut tile at 1.1 (kernels.pieceRanges: the least budget every block fits in, cut greedily in block order), and on the group GEMM cost's chunk widths where tail_width is fit or fit64; from a table of ranges the host builds per launch (WG_RANGES); needs a schedule with stream-K and not prefetch=producer; built because on dual bench4 (H100, WG_TL=2 marks) the blocks with two pieces ended their mainloop 4.9 us after those with one, and an owner took 4.5-5.4 us to its stores against 2.4 us for a whole tile (docs/kernel-notes.md steps 33 and 40)"
-
-// wgmmaDualRangesKnob says how stream-K cuts the dual GEMM's chunks between
-// blocks (WG_RANGES); its tiles all run at full width, so only the pieces
-// differ in cost.
-var wgmmaDualRangesKnob = KnobSpec{Key: "ranges", Values: []string{"chunks", "pieces"}, Default: "chunks",
-	Doc: "chunks = stream-K gives every block the same number of K chunks; pieces = " + wgmmaPiecesDoc}
-
-// wgmmaTabledRanges reports whether k's module takes its stream-K ranges
-// from a table (WG_RANGES): ranges=cost or pieces on a module that cuts
-// tiles.
-func wgmmaTabledRanges(k Knobs) bool {
-	r := k.Value("ranges")
-	return (r == "cost" || r == "pieces") && wgmmaStreamK(k)
-}
+// wgmmaCostRanges reports whether k's module takes cost-balanced stream-K
+// ranges (WG_RANGES): ranges=cost on a module that cuts tiles.
+func wgmmaCostRanges(k Knobs) bool { return k.Value("ranges") == "cost" && wgmmaStreamK(k) }
 
 // wgmmaWholeTiles is k run as whole tiles (an auto schedule's pick): its
 // stream-K ranges, if any, have nothing to cut.
 func wgmmaWholeTiles(k Knobs) Knobs {
 	k = k.withCustom("schedule", "tiles")
-	if r := k.Value("ranges"); r != "" && r != "chunks" {
+	if k.Value("ranges") == "cost" {
 		k = k.withCustom("ranges", "chunks")
 	}
 	return k
@@ -592,9 +578,6 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.Value("token_rows") == "live" && !wgmmaTokensOnce(k) {
 		return &KnobError{Knob: "token_rows", Value: "live", Reason: "only the decode-ahead launch writes token stages: token_rows=live needs tokens=once"}
 	}
-	if k.Value("ranges") == "pieces" && (k.Value("schedule") == "tiles" || wgmmaProducerWeights(k)) {
-		return &KnobError{Knob: "ranges", Value: "pieces", Reason: "ranges balanced by their pieces cut stream-K's chunks: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid) and a prefetch other than producer (its copiers walk equal ranges)"}
-	}
 	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
 		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
 	}
@@ -689,7 +672,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PW":      wgmmaProducerWeights(k),
 		"WG_EPI":     k.Value("epilogue") == "split",
 		"WG_STM":     k.Value("staging") == "stmatrix",
-		"WG_RANGES":  wgmmaTabledRanges(k),
+		"WG_RANGES":  wgmmaCostRanges(k),
 		"WG_TOKLIVE": k.Value("token_rows") == "live",
 		"WG_SSA":     wgmmaSharedA(k),
 		"WG_CSA":     wgmmaStagedA(k),
@@ -841,27 +824,14 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		last := &pl.Launches[len(pl.Launches)-1]
 		last.Args = append(last.Args, args(flagsOff, tokOff)...)
 		withReady(last, readyOff, ceilDiv(s.N, k.TileN))
-		// ranges=pieces: the blocks' stream-K ranges after the ready
-		// counts, every chunk the same cost (dual tiles run at full width).
-		var ranges []byte
-		rangesOff := readyOff + readyBytes(tokTiles)
-		if wgmmaTabledRanges(k) {
-			cost := make([]float64, tiles)
-			for i := range cost {
-				cost[i] = 1
-			}
-			ranges = wgmmaRangesTable(k, cost, kch, g)
-			last.Args = append(last.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(rangesOff)})
-		}
-		withPrologue(last, rangesOff+len(ranges))
-		if n := flagBytes(g) + readyBytes(tokTiles); group != nil || n > 0 || ranges != nil || proBytes(tokTiles) > 0 {
-			pro := make([]byte, proBytes(tokTiles))
+		withPrologue(last, readyOff+readyBytes(tokTiles))
+		if n := flagBytes(g) + readyBytes(tokTiles) + proBytes(tokTiles); group != nil || n > 0 {
 			pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
 				var b []byte
 				if group != nil {
 					b = group(addr)
 				}
-				return append(append(append(b, make([]byte, n)...), ranges...), pro...)
+				return append(b, make([]byte, n)...)
 			}
 		}
 		return pl, nil
@@ -901,13 +871,13 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		}
 	}
 	pl.TableBytes = table
-	// ranges=cost or pieces: the blocks' stream-K ranges follow the flags and the
+	// ranges=cost: the blocks' stream-K ranges follow the flags and the
 	// ready counts (G, then G + 1 chunk indices, int32), the GEMM's last
 	// argument.
 	var ranges []byte
 	rangesOff := readyOff + readyBytes(tokTiles)
-	if wgmmaTabledRanges(k) {
-		ranges = wgmmaRangesTable(k, wgmmaGroupCosts(s, k, tiles), kch, g)
+	if wgmmaCostRanges(k) {
+		ranges = wgmmaRangesTable(s, k, tiles, g)
 		last.Args = append(last.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(rangesOff)})
 	}
 	withPrologue(last, rangesOff+len(ranges))
@@ -931,31 +901,19 @@ func wgmmaFitWidth(k Knobs, live int) int {
 	return min(ceilDiv(live, q)*q, k.TileM)
 }
 
-// wgmmaRangesTable is WG_RANGES's table for a grid of g blocks over tiles
-// whose chunks cost cost[t] each (table order, kch chunks per tile): g,
-// then the g + 1 chunk indices of costRanges (ranges=cost) or pieceRanges
-// (ranges=pieces), little-endian int32.
-func wgmmaRangesTable(k Knobs, cost []float64, kch, g int) []byte {
-	t0 := wgmmaHybridStart(len(cost), kch, g, k.Value("schedule") == "hybrid")
-	var r []int
-	if k.Value("ranges") == "pieces" {
-		r = pieceRanges(cost, kch, g, t0, wgmmaPieceChange, wgmmaOwnerFixup)
-	} else {
-		r = costRanges(cost, kch, g, t0)
+// wgmmaRangesTable is ranges=cost's table for a grid of g blocks over the
+// group GEMM's tiles (table order): g, then costRanges' g + 1 chunk
+// indices, little-endian int32.
+func wgmmaRangesTable(s Shape, k Knobs, tiles []FusedTile, g int) []byte {
+	kch := s.K / 128
+	cost := make([]float64, len(tiles))
+	for i, t := range tiles {
+		cost[i] = wgmmaChunkCost(wgmmaFitWidth(k, min(k.TileM, s.M[t.Group]-t.M0)), k.TileM)
 	}
+	r := costRanges(cost, kch, g, wgmmaHybridStart(len(tiles), kch, g, k.Value("schedule") == "hybrid"))
 	b := binary.LittleEndian.AppendUint32(nil, uint32(g))
 	for _, x := range r {
 		b = binary.LittleEndian.AppendUint32(b, uint32(x))
 	}
 	return b
-}
-
-// wgmmaGroupCosts is each group GEMM tile's cost per chunk (table order):
-// its wgmma width's share (wgmmaChunkCost), 1 without tail_width=fit.
-func wgmmaGroupCosts(s Shape, k Knobs, tiles []FusedTile) []float64 {
-	cost := make([]float64, len(tiles))
-	for i, t := range tiles {
-		cost[i] = wgmmaChunkCost(wgmmaFitWidth(k, min(k.TileM, s.M[t.Group]-t.M0)), k.TileM)
-	}
-	return cost
 }

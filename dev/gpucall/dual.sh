@@ -83,7 +83,6 @@
 #   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
-#   bash dev/gpucall/dual.sh pieces [TOTAL]      # step 40: ranges=pieces in each best, paired with it on the stream-K shapes (dual bench3-4, group bench1-2)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -94,7 +93,10 @@
 # tokp, tokdirect and toksm (WG_TOKP, WG_TOKDIRECT, WG_TOKSM: the token pass
 # on 32 SMs, storing straight to global memory, on 32 SMs with stages in
 # flight; all refuted) were removed after session 13's calls 10, 12 and 13,
-# their source at 5f44451, the commands in docs/BENCHMARKS.md section 24.
+# their source at 5f44451, the commands in docs/BENCHMARKS.md section 24;
+# pieces (ranges=pieces: stream-K ranges priced by their pieces, refuted in
+# session 14's call 1) was removed with the knob value, its source at
+# 5627ab4, the command in docs/BENCHMARKS.md section 25.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -104,7 +106,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, pieces or the modes listed above}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung or tall}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1464,24 +1466,6 @@ live)
 	BENCH_MAX=170 bench g_live nvfp4_group_gemm "$GS&token_rows=live" "$GS"
 	TITLE="token_rows=live against the group best" summarize
 	knobfamily token_rows=live 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
-	pack
-	;;
-pieces)
-	# Step 40 (kernel-notes): ranges=pieces (stream-K ranges priced by their
-	# pieces) in each best, paired with DT on the dual's stream-K shapes
-	# (bench3-4), then with GS on the group's hybrid ones (bench1-2); bench
-	# checks each shape's result. No test-suite step: this session had ~5
-	# minutes of device time, and NVRTC 13 takes ~20 s per module on a
-	# fresh machine (the test shapes run whole tiles under auto, where the
-	# module is the best's own). Builds: bin/web.
-	bestvars
-	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_dual_gemm.json"))["benchmarks"]; json.dump(d[2:4], open("/tmp/b34.json","w"))'
-	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168},{"m":[40,76,168,72,164,148,196,160],"n":7168,"k":2048}]' >/tmp/g12.json
-	step d_pieces 75 bench.log ./bin/web bench --problem nvfp4_dual_gemm --variant "$DT&ranges=pieces" --baseline "$DT" \
-		--shapes /tmp/b34.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/d_pieces.json"
-	step g_pieces 75 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS&ranges=pieces" --baseline "$GS" \
-		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/g_pieces.json"
-	TITLE="ranges=pieces against each best" summarize
 	pack
 	;;
 tokblock)

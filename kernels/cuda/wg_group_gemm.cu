@@ -260,12 +260,11 @@
 #error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
 #endif
 #ifndef WG_RANGES
-// 1 (needs WG_SK): the blocks' stream-K ranges come from the launch table
-// (the GEMM's last parameter before WG_PRO's) instead of equal chunk
-// counts: the host balances each block's estimated cost, whole tiles
-// included, so a block whose range falls on narrow tail tiles (WG_FIT)
-// takes more of them (kernels.costRanges), or one whose range holds more
-// pieces takes fewer chunks (kernels.pieceRanges). Table: G, then G + 1 ascending chunk
+// 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
+// launch table (the GEMM's last parameter) instead of equal chunk counts:
+// the host balances each block's estimated cost, whole tiles included, so
+// a block whose range falls on narrow tail tiles (WG_FIT) takes more of
+// them (kernels.WgmmaCostRanges). Table: G, then G + 1 ascending chunk
 // indices, block b's range [r[b], r[b + 1]), each at least one chunk; a
 // table that does not match the launch (its grid, its chunk count) is
 // ignored for equal ranges, so a wrong table costs balance, never sums.
@@ -408,8 +407,8 @@
 #if WG_FOLD && (!WG_TOK || WG_SK || WG_RDY || WG_CREGS)
 #error "wg_group_gemm: the producer folded into consumer 0 (WG_FOLD) needs the tokens decoded ahead, whole tiles, the plain overlap and no setmaxnreg"
 #endif
-#if WG_RANGES && (!WG_SK || WG_PW)
-#error "wg_group_gemm: WG_RANGES balances the stream-K ranges: it needs WG_SK, and the producer's weight ring (WG_PW) walks equal ranges"
+#if WG_RANGES && (!WG_SK || DUAL || WG_PW)
+#error "wg_group_gemm: WG_RANGES balances the group GEMM's stream-K ranges: it needs WG_SK, and the producer's weight ring (WG_PW) walks equal ranges"
 #endif
 #if WG_PW && (!WG_TOK || WG_FOLD || WG_PF)
 #error "wg_group_gemm: the producer's weight ring (WG_PW) needs the tokens decoded ahead (its warps are free then), a producer warpgroup and no WG_PF"
