@@ -44,6 +44,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +56,7 @@ import (
 )
 
 type options struct {
+	engine    string // the overload pass's generator engine: epoll or goroutines
 	web       string
 	scales    []int
 	d         time.Duration
@@ -96,11 +99,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keep := fs.String("keep", "", "keep the seeded databases in this folder (default: a temporary one, removed)")
 	overloadRepeat := fs.Int("overload-repeat", 1, "overload pass: passes per page, each offering three times the capacity measured just before it and taking its ratio to the mean of the capacities just before and after (the machine's speed drifts; the median ratio is reported)")
 	serverCPUs := fs.String("server-cpus", "", "pin the servers to these CPUs with taskset -c (e.g. 0); run the generator itself under taskset on the others")
+	engine := fs.String("engine", "epoll", "overload pass: the generator's engine: epoll (one goroutine over non-blocking sockets; Linux) or goroutines (a goroutine per request, Go's netpoller)")
+	genProcs := fs.Int("gen-procs", 0, "the generator's GOMAXPROCS (0: Go's default); the servers it starts keep theirs")
+	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile (pprof) to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadbench: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "loadbench: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *engine != "epoll" && *engine != "goroutines" {
+		fmt.Fprintf(stderr, "loadbench: -engine: %q is not epoll or goroutines\n", *engine)
+		return 2
+	}
+	if *genProcs > 0 {
+		runtime.GOMAXPROCS(*genProcs)
+	}
 	o := options{web: *web, d: *d, conns: *conns, rate: *rate, repeat: max(1, *repeat), login: *login,
-		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs, overloadRepeat: max(1, *overloadRepeat)}
+		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs, overloadRepeat: max(1, *overloadRepeat), engine: *engine}
 	if *only != "" {
 		o.only = set(*only)
 	}
@@ -176,7 +202,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 	}
 	fmt.Fprintf(stderr, "%dx: seeded in %s\n", scale, time.Since(t0).Round(time.Millisecond))
 
-	base, stop, err := startServer(ctx, o.serverCmd(web), path, "", o.serveArgs)
+	base, stop, _, err := startServer(ctx, o.serverCmd(web), path, "", o.serveArgs)
 	if err != nil {
 		return err
 	}
@@ -281,19 +307,23 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		if o.overloadNoCache {
 			args, what = append([]string{"--no-page-cache"}, o.serveArgs...), "--no-page-cache"
 		}
-		obase, ostop, err := startServer(ctx, o.serverCmd(web), path, ".overload", args)
+		obase, ostop, opid, err := startServer(ctx, o.serverCmd(web), path, ".overload", args)
 		if err != nil {
 			return err
 		}
 		defer ostop()
-		oc := newClient(1024, 10*time.Second)
+		var lp loops = newGoroutineLoops(o.conns, 10*time.Second)
+		if o.engine == "epoll" {
+			lp = newEpollLoops(10 * time.Second)
+		}
 		if o.serverCPUs != "" {
 			what += ", pinned to CPUs " + o.serverCPUs
 		}
+		what += "; generator engine " + o.engine
 		limit := inFlight(o.serveArgs, o.serverCPUs)
-		fmt.Fprintf(stdout, "Overload (server %s). For each page: the closed loop at %v connections (-conns, the server's in-flight limit and twice that) that serves the most is chosen; then, in turn, that closed loop measures capacity, three times it is offered open loop, and the closed loop measures capacity again. A pass's capacity is the mean of the closed loops just before and just after it, so a drift in the machine's speed between passes cancels, and the chosen loop's own best-of-three is not used as a measurement:\n\n", what, capacityConns(o.conns, limit))
-		fmt.Fprintln(stdout, "| page | capacity before / after (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | generator lag p50 / p99 (ms) | failed or not sent |")
-		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		fmt.Fprintf(stdout, "Overload (server %s). For each page: the closed loop at %v connections (-conns, the server's in-flight limit and twice that) that serves the most is chosen; then, in turn, that closed loop measures capacity, three times it is offered open loop, and the closed loop measures capacity again. A pass's capacity is the mean of the closed loops just before and just after it, so a drift in the machine's speed between passes cancels, and the chosen loop's own best-of-three is not used as a measurement. The last two columns are the CPU each request cost the server (from /proc) and this generator (getrusage), in the capacity loop before the pass and in the pass itself, in microseconds per request answered:\n\n", what, capacityConns(o.conns, limit))
+		fmt.Fprintln(stdout, "| page | capacity before / after (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | generator lag p50 / p99 (ms) | failed or not sent | CPU per request, capacity loop before: server / generator (us) | CPU per request, overload: server / generator (us) |")
+		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, name := range o.overload {
 			var t target
 			for _, x := range targets {
@@ -304,7 +334,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			if t.name == "" {
 				continue
 			}
-			overloadPage(ctx, o, c, oc, obase, t, limit, scale, stdout, stderr)
+			overloadPage(ctx, o, lp, obase, opid, t, limit, scale, stdout, stderr)
 		}
 		fmt.Fprintln(stdout)
 	}
@@ -322,21 +352,21 @@ func (o options) serverCmd(web string) []string {
 	return []string{"taskset", "-c", o.serverCPUs, web}
 }
 
-func startServer(ctx context.Context, cmd []string, path, logSuffix string, extra []string) (base string, stop func(), err error) {
+func startServer(ctx context.Context, cmd []string, path, logSuffix string, extra []string) (base string, stop func(), pid int, err error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	args := append(append(slices.Clone(cmd[1:]), "serve", "--addr", addr, "--db", path, "--no-demo", "--devices", "cpu"), extra...)
 	srv := exec.Command(cmd[0], args...)
 	logf, err := os.Create(path + logSuffix + ".log")
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	srv.Stdout, srv.Stderr = logf, logf
 	if err := srv.Start(); err != nil {
 		logf.Close()
-		return "", nil, fmt.Errorf("start web serve: %w", err)
+		return "", nil, 0, fmt.Errorf("start web serve: %w", err)
 	}
 	var once sync.Once
 	stop = func() {
@@ -356,9 +386,11 @@ func startServer(ctx context.Context, cmd []string, path, logSuffix string, extr
 	base = "http://" + addr
 	if err := waitHealthy(ctx, base, 30*time.Second); err != nil {
 		stop()
-		return "", nil, err
+		return "", nil, 0, err
 	}
-	return base, stop, nil
+	// With -server-cpus the command is taskset, which execs web in place:
+	// the same process.
+	return base, stop, srv.Process.Pid, nil
 }
 
 // overloadPage measures one page's goodput at three times its capacity,
@@ -367,21 +399,26 @@ func startServer(ctx context.Context, cmd []string, path, logSuffix string, extr
 // requests, which costs CPU; as many as the server admits leave an idle
 // gap between an answer and the next request); each pass is bracketed by
 // a closed loop before and after it, and its ratio is taken to their mean.
-func overloadPage(ctx context.Context, o options, c, oc *client, base string, t target, limit, scale int, stdout, stderr io.Writer) {
+func overloadPage(ctx context.Context, o options, lp loops, base string, pid int, t target, limit, scale int, stdout, stderr io.Writer) {
 	best, n := 0.0, 0
 	for _, k := range capacityConns(o.conns, limit) {
-		g := closedLoop(ctx, c, base, t, k, o.d).goodput()
+		g := lp.closed(ctx, base, t, k, o.d).goodput()
 		fmt.Fprintf(stderr, "%dx: overload %s: choosing the capacity loop: %.0f rps at %d connections\n", scale, t.name, g, k)
 		if g > best {
 			best, n = g, k
 		}
 	}
 	if best == 0 {
-		fmt.Fprintf(stdout, "| %s | 0 | | | | | | | | |\n", t.name)
+		fmt.Fprintf(stdout, "| %s | 0 | | | | | | | | | | |\n", t.name)
 		return
 	}
+	// capCPU is the CPU per request of the last capacity loop.
+	var capCPU string
 	capacity := func() float64 {
-		g := closedLoop(ctx, c, base, t, n, o.d).goodput()
+		m := startCPU(pid)
+		r := lp.closed(ctx, base, t, n, o.d)
+		capCPU = usPair(m.perRequest(len(r.samples)))
+		g := r.goodput()
 		fmt.Fprintf(stderr, "%dx: overload %s: capacity %.0f rps at %d connections\n", scale, t.name, g, n)
 		return g
 	}
@@ -394,7 +431,10 @@ func overloadPage(ctx context.Context, o options, c, oc *client, base string, t 
 		}
 		offered := 3 * before
 		fmt.Fprintf(stderr, "%dx: overload %s at %.0f rps\n", scale, label, offered)
-		r := openLoop(ctx, oc, base, t, offered, o.d, 1024)
+		cpuBefore := capCPU
+		m := startCPU(pid)
+		r := lp.open(ctx, base, t, offered, o.d, 1024)
+		openCPU := usPair(m.perRequest(len(r.samples)))
 		after := capacity()
 		mean := (before + after) / 2
 		ok := r.percentiles(isOK, 0.5, 0.99)
@@ -405,13 +445,13 @@ func overloadPage(ctx context.Context, o options, c, oc *client, base string, t 
 			ratios = append(ratios, r.goodput()/mean)
 		}
 		refP99 = append(refP99, float64(ref[1])/1e6)
-		fmt.Fprintf(stdout, "| %s | %.0f / %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %s / %s | %d |\n", label, before, after, offered,
+		fmt.Fprintf(stdout, "| %s | %.0f / %.0f | %.0f | %.0f | %.0f%% | %s / %s | %d | %s / %s | %s / %s | %d | %s | %s |\n", label, before, after, offered,
 			r.goodput(), 100*r.goodput()/mean, ms(ok[0]), ms(ok[1]), refused, ms(ref[0]), ms(ref[1]), ms(lag[0]), ms(lag[1]),
-			len(r.samples)-r.count(isOK)-refused+r.late)
+			len(r.samples)-r.count(isOK)-refused+r.late, cpuBefore, openCPU)
 		before = after
 	}
 	if len(ratios) > 1 {
-		fmt.Fprintf(stdout, "| **%s, median of %d** | | | | **%.0f%%** | | | / %.1f | | |\n", t.name, len(ratios), 100*median(ratios), median(refP99))
+		fmt.Fprintf(stdout, "| **%s, median of %d** | | | | **%.0f%%** | | | / %.1f | | | | |\n", t.name, len(ratios), 100*median(ratios), median(refP99))
 	}
 }
 
