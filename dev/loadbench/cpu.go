@@ -9,12 +9,13 @@ import (
 	"time"
 )
 
-// CPU accounting for the overload pass. At three times capacity the pass's
-// goodput / capacity is (s - 3r) / (s - r), with s the machine's CPU per
-// served request and r per refused one, the generator's share included
-// (docs/BENCHMARKS.md section 12): the ratio says how far from 90% a page
-// is, the CPU per request says whose cost to cut. These read it directly:
-// the server's from /proc, the generator's own from getrusage.
+// CPU accounting for the overload pass. Where the machine is saturated at
+// three times capacity, the pass's goodput / capacity is about
+// (s - 3r) / (s - r), with s the machine's CPU per served request and r per
+// refused one, the generator's share included (docs/BENCHMARKS.md section
+// 12): the ratio says how far from 90% a page is, the CPU per request whose
+// cost would have to fall. These read it directly: the server's from /proc,
+// the generator's own from getrusage.
 
 // clockTick is the unit of /proc/PID/stat's utime and stime: USER_HZ,
 // which Linux fixes at 100 for user space whatever the kernel's HZ.

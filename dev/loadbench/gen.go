@@ -245,18 +245,9 @@ func (t target) withRequest(base string) target {
 	return t
 }
 
-// answerReader is what readAnswer reads a response from: a bufio.Reader
-// on a connection (the goroutine engine), or the bytes an event loop has
-// received so far (answerBytes).
-type answerReader interface {
-	io.Reader
-	ReadSlice(delim byte) ([]byte, error)
-	Discard(n int) (int, error)
-}
-
 // readAnswer reads one HTTP/1.1 response from br and discards its body
 // (Content-Length or chunked); keep says whether the connection stays open.
-func readAnswer(br answerReader) (status int, keep bool, err error) {
+func readAnswer(br *bufio.Reader) (status int, keep bool, err error) {
 	line, err := readLine(br)
 	if err != nil {
 		return 0, false, err
@@ -313,12 +304,8 @@ func readAnswer(br answerReader) (status int, keep bool, err error) {
 			if _, err := br.Discard(int(n)); err != nil {
 				return 0, false, err
 			}
-			l, err := readLine(br)
-			if err != nil {
-				return 0, false, err
-			}
-			if l != "" {
-				return 0, false, fmt.Errorf("loadbench: chunk followed by %q, not CRLF", l)
+			if l, err := readLine(br); err != nil || l != "" {
+				return 0, false, fmt.Errorf("loadbench: chunk not followed by CRLF: %v", err)
 			}
 		}
 		for { // trailers, then the blank line
@@ -345,7 +332,7 @@ func readAnswer(br answerReader) (status int, keep bool, err error) {
 }
 
 // readLine is one CRLF-terminated line without its CRLF.
-func readLine(br answerReader) (string, error) {
+func readLine(br *bufio.Reader) (string, error) {
 	b, err := br.ReadSlice('\n')
 	if err != nil {
 		return "", err

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,18 +20,6 @@ import (
 // counts what the server answered, the open loop sends about rate x d
 // requests and times each, and refusals are told apart from successes.
 func TestGenerator(t *testing.T) {
-	for _, e := range []struct {
-		name string
-		lp   func() loops
-	}{
-		{"goroutines", func() loops { return newGoroutineLoops(8, 5*time.Second) }},
-		{"epoll", func() loops { return newEpollLoops(5 * time.Second) }},
-	} {
-		t.Run(e.name, func(t *testing.T) { testGenerator(t, e.lp) })
-	}
-}
-
-func testGenerator(t *testing.T, newLoops func() loops) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := hits.Add(1)
@@ -45,8 +31,9 @@ func testGenerator(t *testing.T, newLoops func() loops) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
+	c := newClient(8, 5*time.Second)
 
-	r := newLoops().closed(ctx, srv.URL, target{path: "/"}, 4, 300*time.Millisecond)
+	r := closedLoop(ctx, c, srv.URL, target{path: "/"}, 4, 300*time.Millisecond)
 	if got := int64(len(r.samples)); got == 0 || got > hits.Load() {
 		t.Fatalf("closed loop recorded %d requests, server saw %d", got, hits.Load())
 	}
@@ -59,7 +46,7 @@ func testGenerator(t *testing.T, newLoops func() loops) {
 	}
 
 	hits.Store(0)
-	o := newLoops().open(ctx, srv.URL, target{path: "/busy"}, 200, 500*time.Millisecond, 64)
+	o := openLoop(ctx, newClient(64, 5*time.Second), srv.URL, target{path: "/busy"}, 200, 500*time.Millisecond, 64)
 	if n := len(o.samples) + o.late; n != 100 {
 		t.Fatalf("open loop at 200 rps for 0.5 s scheduled %d requests, want 100", n)
 	}
@@ -172,44 +159,6 @@ func TestReadAnswer(t *testing.T) {
 	}
 }
 
-// parseAnswer agrees with readAnswer on every case of TestReadAnswer, says
-// every proper prefix of a response is incomplete, and takes exactly the
-// first response's bytes.
-func TestParseAnswer(t *testing.T) {
-	const next = "HTTP/1.1 204 No Content\r\n\r\n"
-	for _, in := range []string{
-		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
-		"HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3;x=y\r\nabc\r\n0\r\nTrailer: t\r\n\r\n",
-		"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
-	} {
-		for i := 0; i < len(in); i++ {
-			if _, _, _, err := parseAnswer([]byte(in[:i]), false); !errors.Is(err, errIncomplete) {
-				t.Fatalf("%q cut at %d: %v, want errIncomplete", in, i, err)
-			}
-		}
-		st, keep, err := readAnswer(bufio.NewReader(strings.NewReader(in)))
-		pst, pkeep, n, perr := parseAnswer([]byte(in+next), false)
-		if err != nil || perr != nil || st != pst || keep != pkeep || n != len(in) {
-			t.Errorf("%q: parseAnswer %d %v %d %v, readAnswer %d %v %v", in, pst, pkeep, n, perr, st, keep, err)
-		}
-	}
-	// A body that runs to the end of the connection is complete once the
-	// peer has closed it, and a malformed answer is an error, not a wait.
-	body := "HTTP/1.0 200 OK\r\n\r\nbody to the end"
-	if _, _, _, err := parseAnswer([]byte(body), false); !errors.Is(err, errIncomplete) {
-		t.Errorf("to EOF, open: %v", err)
-	}
-	if st, keep, n, err := parseAnswer([]byte(body), true); err != nil || st != 200 || keep || n != len(body) {
-		t.Errorf("to EOF, closed: %d %v %d %v", st, keep, n, err)
-	}
-	if _, _, _, err := parseAnswer([]byte("HTTP/1.1 2x0 OK\r\n\r\n"), false); err == nil || errors.Is(err, errIncomplete) {
-		t.Errorf("bad status: %v", err)
-	}
-	if _, _, _, err := parseAnswer([]byte("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello"), true); err == nil || errors.Is(err, errIncomplete) {
-		t.Errorf("a short body on a closed connection: %v", err)
-	}
-}
-
 // parseStatCPU reads fields 14 and 15 after a command name that holds
 // spaces and parentheses, and refuses lines it cannot read.
 func TestParseStatCPU(t *testing.T) {
@@ -228,42 +177,5 @@ func TestParseStatCPU(t *testing.T) {
 	}
 	if selfCPU() <= 0 {
 		t.Error("selfCPU is zero after running tests")
-	}
-}
-
-// The epoll engine against a server that closes every connection after
-// one answer (each request then dials anew), and against an address that
-// refuses connections: the loops end on time and count the failures.
-func TestEpollLoopsClosingAndRefusing(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Connection", "close")
-		_, _ = w.Write([]byte("bye"))
-	}))
-	defer srv.Close()
-	ctx := context.Background()
-	lp := newEpollLoops(2 * time.Second)
-	r := lp.closed(ctx, srv.URL, target{path: "/"}, 2, 200*time.Millisecond)
-	if r.count(isOK) < 10 || r.count(isOK) != len(r.samples) {
-		t.Errorf("closing server, closed loop: %d ok of %d", r.count(isOK), len(r.samples))
-	}
-	o := lp.open(ctx, srv.URL, target{path: "/"}, 100, 200*time.Millisecond, 8)
-	if o.count(isOK) != 20 {
-		t.Errorf("closing server, open loop: %d ok of %d (late %d), want 20", o.count(isOK), len(o.samples), o.late)
-	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String()
-	ln.Close()
-	start := time.Now()
-	r = lp.closed(ctx, dead, target{path: "/"}, 4, 100*time.Millisecond)
-	if el := time.Since(start); el > time.Second || len(r.samples) == 0 || r.count(isOK) != 0 {
-		t.Errorf("refusing address, closed loop: %d samples, %d ok, %v", len(r.samples), r.count(isOK), el)
-	}
-	o = lp.open(ctx, dead, target{path: "/"}, 100, 100*time.Millisecond, 8)
-	if len(o.samples) != 10 || o.count(isOK) != 0 {
-		t.Errorf("refusing address, open loop: %d samples (late %d), %d ok; want 10 failed", len(o.samples), o.late, o.count(isOK))
 	}
 }

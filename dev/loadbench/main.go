@@ -17,7 +17,7 @@
 //	go run ./dev/loadbench [-scales 1,10,100] [-d 10s] [-conns 16] [-rate 300] \
 //	    [-repeat 1] [-modes closed,open,overload] [-overload round,pitch,standings] \
 //	    [-overload-cache] [-pages round,pitch] [-login viewer] [-serve-args '--max-inflight 8'] [-keep DIR] \
-//	    [-server-cpus 0] [-overload-repeat 3]
+//	    [-server-cpus 0] [-overload-repeat 3] [-cpuprofile gen.prof]
 //
 // -server-cpus pins every server it starts to those CPUs (taskset -c; the
 // server's GOMAXPROCS and default in-flight limit follow). Run the generator
@@ -44,7 +44,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -56,7 +55,6 @@ import (
 )
 
 type options struct {
-	engine    string // the overload pass's generator engine: epoll or goroutines
 	web       string
 	scales    []int
 	d         time.Duration
@@ -99,8 +97,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keep := fs.String("keep", "", "keep the seeded databases in this folder (default: a temporary one, removed)")
 	overloadRepeat := fs.Int("overload-repeat", 1, "overload pass: passes per page, each offering three times the capacity measured just before it and taking its ratio to the mean of the capacities just before and after (the machine's speed drifts; the median ratio is reported)")
 	serverCPUs := fs.String("server-cpus", "", "pin the servers to these CPUs with taskset -c (e.g. 0); run the generator itself under taskset on the others")
-	engine := fs.String("engine", "epoll", "overload pass: the generator's engine: epoll (one goroutine over non-blocking sockets; Linux) or goroutines (a goroutine per request, Go's netpoller)")
-	genProcs := fs.Int("gen-procs", 0, "the generator's GOMAXPROCS (0: Go's default); the servers it starts keep theirs")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile (pprof) to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -118,15 +114,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *engine != "epoll" && *engine != "goroutines" {
-		fmt.Fprintf(stderr, "loadbench: -engine: %q is not epoll or goroutines\n", *engine)
-		return 2
-	}
-	if *genProcs > 0 {
-		runtime.GOMAXPROCS(*genProcs)
-	}
 	o := options{web: *web, d: *d, conns: *conns, rate: *rate, repeat: max(1, *repeat), login: *login,
-		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs, overloadRepeat: max(1, *overloadRepeat), engine: *engine}
+		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs, overloadRepeat: max(1, *overloadRepeat)}
 	if *only != "" {
 		o.only = set(*only)
 	}
@@ -312,14 +301,10 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			return err
 		}
 		defer ostop()
-		var lp loops = newGoroutineLoops(o.conns, 10*time.Second)
-		if o.engine == "epoll" {
-			lp = newEpollLoops(10 * time.Second)
-		}
+		oc := newClient(1024, 10*time.Second)
 		if o.serverCPUs != "" {
 			what += ", pinned to CPUs " + o.serverCPUs
 		}
-		what += "; generator engine " + o.engine
 		limit := inFlight(o.serveArgs, o.serverCPUs)
 		fmt.Fprintf(stdout, "Overload (server %s). For each page: the closed loop at %v connections (-conns, the server's in-flight limit and twice that) that serves the most is chosen; then, in turn, that closed loop measures capacity, three times it is offered open loop, and the closed loop measures capacity again. A pass's capacity is the mean of the closed loops just before and just after it, so a drift in the machine's speed between passes cancels, and the chosen loop's own best-of-three is not used as a measurement. The last two columns are the CPU each request cost the server (from /proc) and this generator (getrusage), in the capacity loop before the pass and in the pass itself, in microseconds per request answered:\n\n", what, capacityConns(o.conns, limit))
 		fmt.Fprintln(stdout, "| page | capacity before / after (rps) | offered (rps) | goodput (rps) | goodput / capacity | served p50 / p99 (ms) | refused | refused p50 / p99 (ms) | generator lag p50 / p99 (ms) | failed or not sent | CPU per request, capacity loop before: server / generator (us) | CPU per request, overload: server / generator (us) |")
@@ -334,7 +319,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			if t.name == "" {
 				continue
 			}
-			overloadPage(ctx, o, lp, obase, opid, t, limit, scale, stdout, stderr)
+			overloadPage(ctx, o, c, oc, obase, opid, t, limit, scale, stdout, stderr)
 		}
 		fmt.Fprintln(stdout)
 	}
@@ -399,10 +384,10 @@ func startServer(ctx context.Context, cmd []string, path, logSuffix string, extr
 // requests, which costs CPU; as many as the server admits leave an idle
 // gap between an answer and the next request); each pass is bracketed by
 // a closed loop before and after it, and its ratio is taken to their mean.
-func overloadPage(ctx context.Context, o options, lp loops, base string, pid int, t target, limit, scale int, stdout, stderr io.Writer) {
+func overloadPage(ctx context.Context, o options, c, oc *client, base string, pid int, t target, limit, scale int, stdout, stderr io.Writer) {
 	best, n := 0.0, 0
 	for _, k := range capacityConns(o.conns, limit) {
-		g := lp.closed(ctx, base, t, k, o.d).goodput()
+		g := closedLoop(ctx, c, base, t, k, o.d).goodput()
 		fmt.Fprintf(stderr, "%dx: overload %s: choosing the capacity loop: %.0f rps at %d connections\n", scale, t.name, g, k)
 		if g > best {
 			best, n = g, k
@@ -416,7 +401,7 @@ func overloadPage(ctx context.Context, o options, lp loops, base string, pid int
 	var capCPU string
 	capacity := func() float64 {
 		m := startCPU(pid)
-		r := lp.closed(ctx, base, t, n, o.d)
+		r := closedLoop(ctx, c, base, t, n, o.d)
 		capCPU = usPair(m.perRequest(len(r.samples)))
 		g := r.goodput()
 		fmt.Fprintf(stderr, "%dx: overload %s: capacity %.0f rps at %d connections\n", scale, t.name, g, n)
@@ -433,7 +418,7 @@ func overloadPage(ctx context.Context, o options, lp loops, base string, pid int
 		fmt.Fprintf(stderr, "%dx: overload %s at %.0f rps\n", scale, label, offered)
 		cpuBefore := capCPU
 		m := startCPU(pid)
-		r := lp.open(ctx, base, t, offered, o.d, 1024)
+		r := openLoop(ctx, oc, base, t, offered, o.d, 1024)
 		openCPU := usPair(m.perRequest(len(r.samples)))
 		after := capacity()
 		mean := (before + after) / 2
