@@ -212,9 +212,8 @@ func knobsFrom(problem string, f Family, vals map[string]string) (Knobs, error) 
 	// Custom, so adding a family never touches this file: the family
 	// reads them with Knobs.Value.
 	var extra []string
-	fields := k.fieldValues()
 	for key, v := range vals {
-		if _, known := fields[key]; !known {
+		if !isFieldKey[key] {
 			extra = append(extra, url.QueryEscape(key)+"="+url.QueryEscape(v))
 		}
 	}
@@ -262,6 +261,9 @@ func (k Knobs) Value(key string) string {
 // customValue is key's first value in the encoded query q (url.Values'
 // Get, without parsing the rest), and whether q has it.
 func customValue(q, key string) (string, bool) {
+	if key != "" && strings.IndexByte(q, '%') < 0 && strings.IndexByte(q, '+') < 0 && strings.IndexByte(q, ';') < 0 {
+		return plainValue(q, key)
+	}
 	for q != "" {
 		var kv string
 		kv, q, _ = strings.Cut(q, "&")
@@ -269,14 +271,49 @@ func customValue(q, key string) (string, bool) {
 			continue // url.ParseQuery drops such pairs
 		}
 		k, v, _ := strings.Cut(kv, "=")
-		if k, err := url.QueryUnescape(k); err != nil || k != key {
-			continue
+		// An encoded key without '%' or '+' is its own decoding: compare it
+		// as it is (the knob spaces' keys all are; this runs ~30 times per
+		// combination when the knob space is enumerated).
+		if k != key {
+			if strings.IndexByte(k, '%') < 0 && strings.IndexByte(k, '+') < 0 {
+				continue
+			}
+			if k, err := url.QueryUnescape(k); err != nil || k != key {
+				continue
+			}
 		}
 		v, err := url.QueryUnescape(v)
 		if err != nil {
 			continue
 		}
 		return v, true
+	}
+	return "", false
+}
+
+// plainValue is customValue for a query with nothing escaped and no ';'
+// (every query knobsFrom builds from a knob space's values): key's first
+// pair found by substring search, without splitting the query. Checking a
+// combination reads ~30 values, and the knob space has ~10^6 combinations.
+func plainValue(q, key string) (string, bool) {
+	for off := 0; off < len(q); {
+		i := strings.Index(q[off:], key)
+		if i < 0 {
+			return "", false
+		}
+		i += off
+		end := i + len(key)
+		if (i == 0 || q[i-1] == '&') && (end == len(q) || q[end] == '=' || q[end] == '&') {
+			if end == len(q) || q[end] == '&' {
+				return "", true // "key" alone: an empty value
+			}
+			v := q[end+1:]
+			if j := strings.IndexByte(v, '&'); j >= 0 {
+				v = v[:j]
+			}
+			return v, true
+		}
+		off = i + 1
 	}
 	return "", false
 }
@@ -304,6 +341,15 @@ func (k Knobs) withCustom(key, value string) Knobs {
 // fieldKeys are the knobs Knobs has fields for.
 var fieldKeys = []string{"tile_m", "tile_n", "tile_k", "stages", "epilogue", "warp_roles", "launch", "split_k",
 	"swap_ab", "layout", "blocks_per_sm", "grid", "mode", "tail_width"}
+
+// isFieldKey says which knobs Knobs has fields for (fieldKeys as a set).
+var isFieldKey = func() map[string]bool {
+	m := make(map[string]bool, len(fieldKeys))
+	for _, k := range fieldKeys {
+		m[k] = true
+	}
+	return m
+}()
 
 // fieldValues renders Knobs' own fields.
 func (k Knobs) fieldValues() map[string]string {

@@ -1,6 +1,11 @@
 package kernels
 
-import "testing"
+import (
+	"math/rand"
+	"net/url"
+	"strings"
+	"testing"
+)
 
 // Value reads the same value as the map of every knob (values), for every
 // key of every valid wgmma and fused combination and for hand-made Custom
@@ -34,6 +39,35 @@ func TestKnobsValueMatchesValues(t *testing.T) {
 		for _, key := range keys {
 			if got := k.Value(key); got != m[key] {
 				t.Fatalf("%+v: Value(%q) = %q, values has %q", k, key, got, m[key])
+			}
+		}
+	}
+}
+
+// plainValue agrees with url.ParseQuery's Get (and its "has") on random
+// unescaped queries whose keys are prefixes, suffixes and repeats of each
+// other, with empty values and pairs without '='.
+func TestPlainValue(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	keys := []string{"a", "ab", "b", "ba", "tile", "tile_n", "n", "x_tile", "e"}
+	vals := []string{"", "1", "a", "ab=c", "tile", "x"}
+	for i := range 5000 {
+		var pairs []string
+		for range rng.Intn(6) {
+			k := keys[rng.Intn(len(keys))]
+			switch rng.Intn(4) {
+			case 0:
+				pairs = append(pairs, k)
+			default:
+				pairs = append(pairs, k+"="+vals[rng.Intn(len(vals))])
+			}
+		}
+		q := strings.Join(pairs, "&")
+		want, _ := url.ParseQuery(q)
+		for _, k := range keys {
+			got, ok := plainValue(q, k)
+			if got != want.Get(k) || ok != want.Has(k) {
+				t.Fatalf("case %d: plainValue(%q, %q) = %q, %v; ParseQuery has %q, %v", i, q, k, got, ok, want.Get(k), want.Has(k))
 			}
 		}
 	}
