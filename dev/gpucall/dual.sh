@@ -83,6 +83,7 @@
 #   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
+#   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1466,6 +1467,27 @@ live)
 	BENCH_MAX=170 bench g_live nvfp4_group_gemm "$GS&token_rows=live" "$GS"
 	TITLE="token_rows=live against the group best" summarize
 	knobfamily token_rows=live 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+	pack
+	;;
+srcbest)
+	# Session 14's next step for the main loop (kernel-notes, "Where session
+	# 14 leaves issue 11"): stall samples and executed instructions per SASS
+	# line of each best variant's main loop, one launch each: the dual best
+	# on bench1 (whole narrow tiles), the group best on bench1 (hybrid),
+	# summarized per opcode (dev/gpucall/srcsum.py) into $OUT/srcsum.txt; the
+	# CSVs go into results.tar.gz. Builds: bin/web.
+	bestvars
+	benchshapes
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	for v in "d1|nvfp4_dual_gemm|wg_dual_gemm|b1|$DT" "g1|nvfp4_group_gemm|wg_group_gemm|g1|$GS"; do
+		IFS='|' read -r name prob kern shp var <<<"$v"
+		step "ncu_src_$name" 150 ncu.log "$NCU" -k "regex:$kern" --launch-skip 10 --launch-count 1 \
+			--section WarpStateStats --section SourceCounters --section SchedulerStats --import-source no -f -o "/tmp/src_$name" \
+			./bin/web bench --problem "$prob" --aa --baseline "$var" --ungated --shapes "/tmp/tl_$shp.json" \
+			--device 0 --cache-dir "$C" --max-time 100s --json "$R/src_$name.json"
+		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/src_$name.ncu-rep --page source --csv --print-source sass >\"$R/src_$name.csv\""
+		python3 dev/gpucall/srcsum.py --top 20 "$R/src_$name.csv" >>"$OUT/srcsum.txt" 2>&1
+	done
 	pack
 	;;
 tokblock)
