@@ -52,6 +52,13 @@ type KnobSpec struct {
 	// knobs' defaults) before expanding it, instead of multiplying the
 	// rejected ones too (the dual wgmma space is ~10^6 raw combinations).
 	Free bool
+	// Narrows says that the knob's other values only add rules: a
+	// combination refused at its default is refused at every value (a
+	// value may be refused where the default is not). Enumeration treats it
+	// as Free, checking each of its values where the rest is valid at the
+	// default, so a knob that only narrows does not double the raw
+	// combinations walked.
+	Narrows bool
 }
 
 // KnobError says which knob (or knob combination) a spec got wrong and what
@@ -537,9 +544,11 @@ func (p *Problem) combinations(f Family) []Knobs {
 	if len(space) == 0 {
 		return nil
 	}
+	// Free and narrowing knobs are expanded only where the others are valid
+	// at their defaults; every expansion is checked again.
 	var bound, free []KnobSpec
 	for _, ks := range space {
-		if ks.Free {
+		if ks.Free || ks.Narrows {
 			free = append(free, ks)
 		} else {
 			bound = append(bound, ks)
@@ -555,7 +564,7 @@ func (p *Problem) combinations(f Family) []Knobs {
 			vals[ks.Key] = ks.Default
 		}
 		if _, ok := valid(vals); !ok {
-			return // and at every value of the free knobs
+			return // and at every value of the free and narrowing knobs
 		}
 		eachCombination(free, func(fv map[string]string) {
 			for key, v := range fv {

@@ -83,6 +83,7 @@
 #   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
+#   bash dev/gpucall/dual.sh bfix [TOTAL]        # step 41: fixup=bulk in each best: paired on the stream-K shapes, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -1467,6 +1468,23 @@ live)
 	BENCH_MAX=170 bench g_live nvfp4_group_gemm "$GS&token_rows=live" "$GS"
 	TITLE="token_rows=live against the group best" summarize
 	knobfamily token_rows=live 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+	pack
+	;;
+bfix)
+	# Step 41 (kernel-notes): fixup=bulk (the owner's fixup by bulk copy,
+	# WG_BFIX) in each best, paired with it on the shapes that cut tiles
+	# (dual bench3-4 under stream-K, group bench1-2 under hybrid; bench
+	# checks each shape's result), then its family combinations (correctness
+	# on every test and edge shape). Builds: bin/web, bin/engine.test.
+	bestvars
+	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_dual_gemm.json"))["benchmarks"]; json.dump(d[2:4], open("/tmp/b34.json","w"))'
+	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168},{"m":[40,76,168,72,164,148,196,160],"n":7168,"k":2048}]' >/tmp/g12.json
+	step d_bfix 100 bench.log ./bin/web bench --problem nvfp4_dual_gemm --variant "$DT&fixup=bulk" --baseline "$DT" \
+		--shapes /tmp/b34.json --device 0 --cache-dir "$C" --max-time 90s --json "$R/d_bfix.json"
+	step g_bfix 130 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS&fixup=bulk" --baseline "$GS" \
+		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g_bfix.json"
+	TITLE="fixup=bulk against each best" summarize
+	knobfamily fixup=bulk 200
 	pack
 	;;
 srcbest)

@@ -259,6 +259,24 @@
 #if WG_TOKLIVE && !WG_TOK
 #error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
 #endif
+#ifndef WG_BFIX
+// 1 (needs WG_SK): an owner's fixup copies each partner's partial sums into
+// shared memory with one bulk copy (cp.async.bulk, completing on an
+// mbarrier of the consumer's own) and adds them from there, instead of 64
+// or 128 scalar L2 loads per thread in register-limited batches: session
+// 13's WG_TL=2 marks put an owner's fixup at ~3.2 us for 128 KB, ~40 GB/s
+// per SM (docs/kernel-notes.md steps 40-41). The buffer is the token ring,
+// free once every consumer of the block has left its last chunk (a named
+// barrier over the consumers: an owner's piece is its block's last); each
+// consumer takes ring / WG_CONS bytes, so a larger slot goes in rounds.
+// The mbarrier lives in the consumer's epilogue staging, initialized for
+// the fixup and invalidated before the epilogue writes there.
+#define WG_BFIX 0
+#endif
+#if WG_BFIX && !WG_SK
+#error "wg_group_gemm: WG_BFIX is stream-K's fixup: it needs WG_SK"
+#endif
+#define WG_BFIX_BAR 15 // WG_BFIX's named barrier over the consumers (the ring is free)
 #ifndef WG_RANGES
 // 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
 // launch table (the GEMM's last parameter) instead of equal chunk counts:
@@ -1476,6 +1494,55 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
       return; // the owner finishes the tile
     }
+#if WG_BFIX
+    if (last > (int)blockIdx.x) {
+      // Values [i0, i0 + RV) of a slot per round: RV x 512 bytes, the most
+      // this consumer's part of the ring holds.
+      constexpr int PART = STAGES * WG_TOK_STAGE / WG_CONS;
+      constexpr int RV = PART / 512 < F ? PART / 512 : F;
+      constexpr int ROUNDS = (F + RV - 1) / RV;
+      const fg_u32 buf = sbase + c * PART;
+      const fg_u32 fbar = sbase + WG_OFF_EP + c * WG_EP_BYTES;
+      // Every consumer has left the ring, and no epilogue staging is being
+      // read: the block's last tile is this one, its epilogue after this.
+      asm volatile("bar.sync %0, %1;\n" ::"r"(WG_BFIX_BAR), "r"(128 * WG_CONS) : "memory");
+      if (lt == 0) {
+        wg_bar_init(fbar, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+      }
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+      fg_u32 phase = 0;
+      for (int s = blockIdx.x + 1; s <= last; ++s) {
+        const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
+        if (lt == 0) {
+          fg_u32* const flag = sk.flags + s * WG_CONS + c;
+          while (wg_ld_acquire(flag) == 0u) {
+          }
+          *flag = 0u; // cleared for the next launch
+          // The partner's stores, acquired through the flag, before the
+          // bulk copy reads them through the async proxy.
+          asm volatile("fence.proxy.async.global;\n" ::: "memory");
+        }
+#pragma unroll
+        for (int r = 0; r < ROUNDS; ++r) {
+          const int i0 = r * RV, n = F - i0 < RV ? F - i0 : RV;
+          if (lt == 0) {
+            wg_bar_expect(fbar, (fg_u32)n * 512u);
+            wg_bulk_load(buf, src + (size_t)i0 * 128, (fg_u32)n * 512u, fbar);
+          }
+          wg_bar_wait(fbar, phase);
+          phase ^= 1u;
+#pragma unroll
+          for (int i = 0; i < F; ++i)
+            if (i >= i0 && i < i0 + n) flat[i] += __uint_as_float(wg_lds32(buf + ((i - i0) * 128 + lt) * 4));
+          // Every thread has read this round before the next copy lands.
+          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        }
+      }
+      if (lt == 0) asm volatile("mbarrier.inval.shared.b64 [%0];\n" ::"r"(fbar) : "memory");
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+    }
+#else
     for (int s = blockIdx.x + 1; s <= last; ++s) {
       fg_u32* const flag = sk.flags + s * WG_CONS + c;
       if (lt == 0) {
@@ -1488,6 +1555,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
     }
+#endif
   }
 #endif
 
