@@ -1021,6 +1021,31 @@ func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...
 	}
 }
 
+// sampleKnobs calls fn with 4,000 random raw combinations of problem p's
+// wgmma knob space (seeded by seed) and the knobs that have the property
+// (Free or Narrows); it fails the test where p declares none.
+func sampleKnobs(t *testing.T, p *Problem, seed uint64, property string, has func(KnobSpec) bool, fn func(vals map[string]string, marked []KnobSpec)) {
+	t.Helper()
+	space := families["wgmma"].KnobSpace(p.Name)
+	var marked []KnobSpec
+	for _, ks := range space {
+		if has(ks) {
+			marked = append(marked, ks)
+		}
+	}
+	if len(marked) == 0 {
+		t.Fatalf("%s: no %s wgmma knob declared", p.Name, property)
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(len(p.Name))))
+	for range 4000 {
+		vals := map[string]string{}
+		for _, ks := range space {
+			vals[ks.Key] = ks.Values[rng.IntN(len(ks.Values))]
+		}
+		fn(vals, marked)
+	}
+}
+
 // The wgmma knobs declared Free (epilogue, staging) are in no combination
 // rule, which the enumeration relies on to skip a refused combination of
 // the other knobs at every free value: checked on a fixed sample of raw
@@ -1029,23 +1054,8 @@ func sharedWeights(t *testing.T, p *Problem, want map[string]string, refused ...
 func TestWgmmaFreeKnobs(t *testing.T) {
 	f := families["wgmma"]
 	for _, p := range Problems() {
-		space := f.KnobSpace(p.Name)
-		var free []KnobSpec
-		for _, ks := range space {
-			if ks.Free {
-				free = append(free, ks)
-			}
-		}
-		if len(free) == 0 {
-			t.Fatalf("%s: no free wgmma knob declared", p.Name)
-		}
-		rng := rand.New(rand.NewPCG(1, uint64(len(p.Name))))
 		refused := 0
-		for range 4000 {
-			vals := map[string]string{}
-			for _, ks := range space {
-				vals[ks.Key] = ks.Values[rng.IntN(len(ks.Values))]
-			}
+		sampleKnobs(t, p, 1, "free", func(ks KnobSpec) bool { return ks.Free }, func(vals map[string]string, free []KnobSpec) {
 			want := ""
 			eachCombination(free, func(fv map[string]string) {
 				for key, v := range fv {
@@ -1068,7 +1078,7 @@ func TestWgmmaFreeKnobs(t *testing.T) {
 			if want == "refused" {
 				refused++
 			}
-		}
+		})
 		if refused == 0 || refused == 4000 {
 			t.Errorf("%s: %d of 4000 sampled combinations refused; the sample must hold both kinds", p.Name, refused)
 		}
@@ -1082,32 +1092,17 @@ func TestWgmmaFreeKnobs(t *testing.T) {
 func TestWgmmaNarrowingKnobs(t *testing.T) {
 	f := families["wgmma"]
 	for _, p := range Problems() {
-		space := f.KnobSpace(p.Name)
-		var narrow []KnobSpec
-		for _, ks := range space {
-			if ks.Narrows {
-				narrow = append(narrow, ks)
-			}
-		}
-		if len(narrow) == 0 {
-			t.Fatalf("%s: no narrowing wgmma knob declared", p.Name)
-		}
 		valid := func(vals map[string]string) bool {
 			k, err := knobsFrom(p.Name, f, vals)
 			return err == nil && f.Check(p.Name, k) == nil
 		}
-		rng := rand.New(rand.NewPCG(2, uint64(len(p.Name))))
 		refused := 0
-		for range 4000 {
-			vals := map[string]string{}
-			for _, ks := range space {
-				vals[ks.Key] = ks.Values[rng.IntN(len(ks.Values))]
-			}
+		sampleKnobs(t, p, 2, "narrowing", func(ks KnobSpec) bool { return ks.Narrows }, func(vals map[string]string, narrow []KnobSpec) {
 			for _, ks := range narrow {
 				vals[ks.Key] = ks.Default
 			}
 			if valid(vals) {
-				continue
+				return
 			}
 			refused++
 			for _, ks := range narrow {
@@ -1119,7 +1114,7 @@ func TestWgmmaNarrowingKnobs(t *testing.T) {
 					}
 				}
 			}
-		}
+		})
 		if refused == 0 {
 			t.Errorf("%s: no sampled combination was refused", p.Name)
 		}
