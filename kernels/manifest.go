@@ -278,16 +278,8 @@ func customValue(q, key string) (string, bool) {
 			continue // url.ParseQuery drops such pairs
 		}
 		k, v, _ := strings.Cut(kv, "=")
-		// An encoded key without '%' or '+' is its own decoding: compare it
-		// as it is (the knob spaces' keys all are; this runs ~30 times per
-		// combination when the knob space is enumerated).
-		if k != key {
-			if strings.IndexByte(k, '%') < 0 && strings.IndexByte(k, '+') < 0 {
-				continue
-			}
-			if k, err := url.QueryUnescape(k); err != nil || k != key {
-				continue
-			}
+		if k, err := url.QueryUnescape(k); err != nil || k != key {
+			continue
 		}
 		v, err := url.QueryUnescape(v)
 		if err != nil {
@@ -516,9 +508,10 @@ func (p *Problem) KnobCombinations() []Knobs { return p.VariantCombinations("bas
 // stable order. Launch-only differences are included; callers that
 // compile can dedupe by Defines.
 //
-// The enumeration walks every raw combination of the bound knobs (~10^6
-// for the wgmma family) and depends only on the problem's name and the
-// family, so it runs once per pair and callers get a copy.
+// The enumeration walks every raw combination of the bound knobs (a few
+// 10^5 for the wgmma family, its free and narrowing knobs expanded late)
+// and depends only on the problem's name and the family, so it runs once
+// per pair and callers get a copy.
 func (p *Problem) VariantCombinations(base string) []Knobs {
 	f, ok := families[base]
 	if !ok {
