@@ -138,7 +138,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaEpilogueKnob,
 			wgmmaStagingKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
-			wgmmaFixupKnob,
 		}
 	}
 	return []KnobSpec{
@@ -159,14 +158,8 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
-		wgmmaFixupKnob,
 	}
 }
-
-// wgmmaFixupKnob is how a stream-K owner reads its partners' partial sums
-// (WG_BFIX).
-var wgmmaFixupKnob = KnobSpec{Key: "fixup", Values: []string{"loads", "bulk"}, Default: "loads", Narrows: true,
-	Doc: "how a stream-K owner adds its partners' partial sums: loads = each thread loads its 64 or 128 values from L2 (ld.global.cg), in register-limited batches; bulk = one bulk copy per partner (and per round of ring / consumers bytes) into the token ring, free once every consumer has left its last chunk, completing on an mbarrier in the consumer's epilogue staging, and the adds from shared memory (WG_BFIX); built because on an H100 an owner took ~5.7 us from its mainloop's end to its stores against 2.4 us for a whole tile, ~3.2 us of fixup for 128 KB, ~40 GB/s per SM (session 13's WG_TL=2 marks, dual bench4; docs/kernel-notes.md step 41); needs a schedule with stream-K, and is offered with tokens=once and overlap=pdl only, the best variants' settings, to keep the knob space that the tests enumerate small (WG_BFIX itself works in any stream-K module); not measured yet"}
 
 // wgmmaTokenRowsKnob is which rows of a token stage the decode-ahead launch
 // writes (WG_TOKLIVE).
@@ -183,7 +176,7 @@ var wgmmaRangesKnob = KnobSpec{Key: "ranges", Values: []string{"chunks", "cost"}
 func wgmmaCostRanges(k Knobs) bool { return k.Value("ranges") == "cost" && wgmmaStreamK(k) }
 
 // wgmmaStreamKKnobs only change a module that cuts tiles.
-var wgmmaStreamKKnobs = []KnobSpec{wgmmaRangesKnob, wgmmaFixupKnob}
+var wgmmaStreamKKnobs = []KnobSpec{wgmmaRangesKnob}
 
 // wgmmaWholeTiles is k run as whole tiles (an auto schedule's pick): the
 // stream-K-only knobs at their defaults, so it is the whole-tile module.
@@ -590,9 +583,6 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.Value("token_rows") == "live" && !wgmmaTokensOnce(k) {
 		return &KnobError{Knob: "token_rows", Value: "live", Reason: "only the decode-ahead launch writes token stages: token_rows=live needs tokens=once"}
 	}
-	if k.Value("fixup") == "bulk" && (k.Value("schedule") == "tiles" || !wgmmaTokensOnce(k) || k.Value("overlap") != "pdl") {
-		return &KnobError{Knob: "fixup", Value: "bulk", Reason: "the bulk fixup is stream-K's: it needs a schedule with stream-K (streamk, hybrid, auto or autohybrid), and is offered with tokens=once and overlap=pdl, the best variants' settings"}
-	}
 	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
 		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
 	}
@@ -688,7 +678,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_EPI":     k.Value("epilogue") == "split",
 		"WG_STM":     k.Value("staging") == "stmatrix",
 		"WG_RANGES":  wgmmaCostRanges(k),
-		"WG_BFIX":    k.Value("fixup") == "bulk" && wgmmaStreamK(k),
 		"WG_TOKLIVE": k.Value("token_rows") == "live",
 		"WG_SSA":     wgmmaSharedA(k),
 		"WG_CSA":     wgmmaStagedA(k),

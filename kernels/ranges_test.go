@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -177,53 +176,5 @@ func TestWgmmaRangesPlan(t *testing.T) {
 	_, pl3b := resolvePlan(t, p, best, s3, lim)
 	if d3["WG_RANGES"] != "0" || len(pl3.Launches[1].Args) != len(pl3b.Launches[1].Args) {
 		t.Errorf("whole tiles with ranges=cost: defines %v, %d args against %d", d3, len(pl3.Launches[1].Args), len(pl3b.Launches[1].Args))
-	}
-}
-
-// fixup=bulk: the define on the modules that cut tiles (both problems),
-// the same module and launch as without it where auto runs whole tiles,
-// and the refusals.
-func TestWgmmaBulkFixup(t *testing.T) {
-	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
-	d, _ := LookupProblem("nvfp4_dual_gemm")
-	g := wgmmaProblem(t)
-	dt := "wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split"
-	gs := "wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3"
-	addr := func(Buffer, int) uint64 { return 1 }
-	for _, c := range []struct {
-		p     *Problem
-		spec  string
-		s     Shape
-		bfix  string
-		sched string
-	}{
-		{d, dt, Shape{M: []int{512}, N: 3072, K: 7168}, "1", "1"},
-		{d, dt, Shape{M: []int{256}, N: 3072, K: 4096}, "1", "1"},
-		{d, dt, Shape{M: []int{512}, N: 4096, K: 7168}, "0", "0"},
-		{g, gs, Shape{M: []int{80, 176, 128, 72, 64, 248, 96, 160}, N: 4096, K: 7168}, "1", "2"},
-		{g, gs, Shape{M: []int{192, 320}, N: 3072, K: 4096}, "0", "0"},
-	} {
-		d0, pl0 := resolvePlan(t, c.p, c.spec, c.s, lim)
-		d1, pl1 := resolvePlan(t, c.p, c.spec+"&fixup=bulk", c.s, lim)
-		if d0["WG_BFIX"] != "0" || d1["WG_BFIX"] != c.bfix || d1["WG_SK"] != c.sched {
-			t.Errorf("%s on %v: WG_BFIX %s without, %s with (WG_SK %s); want 0 and %s (WG_SK %s)", c.p.Name, c.s, d0["WG_BFIX"], d1["WG_BFIX"], d1["WG_SK"], c.bfix, c.sched)
-		}
-		delete(d0, "WG_BFIX")
-		delete(d1, "WG_BFIX")
-		if fmt.Sprint(d0) != fmt.Sprint(d1) || fmt.Sprint(pl0.Launches) != fmt.Sprint(pl1.Launches) ||
-			string(pl0.TableBytes(addr)) != string(pl1.TableBytes(addr)) {
-			t.Errorf("%s on %v: fixup=bulk changed more than WG_BFIX", c.p.Name, c.s)
-		}
-	}
-	for _, spec := range []string{
-		"wgmma?schedule=tiles&tokens=once&overlap=pdl&fixup=bulk",
-		"wgmma?schedule=streamk&fixup=bulk",
-		"wgmma?schedule=streamk&tokens=once&fixup=bulk",
-	} {
-		for _, p := range []*Problem{d, g} {
-			if _, err := p.ResolveVariant(spec); err == nil || !strings.Contains(err.Error(), "fixup") {
-				t.Errorf("%s %s: %v, want a refusal naming fixup", p.Name, spec, err)
-			}
-		}
 	}
 }

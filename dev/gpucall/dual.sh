@@ -83,8 +83,9 @@
 #   bash dev/gpucall/dual.sh live [TOTAL]        # step 34: token_rows=live on the group best: tests, paired on every shape, its family combinations
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
-#   bash dev/gpucall/dual.sh bfix [TOTAL]        # step 41: fixup=bulk in each best: paired on the stream-K shapes, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
+#   bash dev/gpucall/dual.sh lean [TOTAL]        # step 42: WG_LEAN's build: both bests' tests, their SASS lines, each against the baseline, resources
+#   bash dev/gpucall/dual.sh lean2 [TOTAL]       # step 42: the same pairings in bin/web (the old loop), then the peers
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -243,6 +244,23 @@ tlruns() {
 		done
 	done
 	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
+}
+# srcprof TAG: ncu source counters of DT on dual bench1 and GS on group
+# bench1 in ${WEB:-./bin/web}, one launch each, summarized per opcode
+# (srcsum.py) into $OUT/srcsum.txt; the CSVs go to $R/src_TAGd1.csv and
+# src_TAGg1.csv. Needs bestvars and benchshapes.
+srcprof() {
+	local NCU v name prob kern shp var
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	for v in "$1d1|nvfp4_dual_gemm|wg_dual_gemm|b1|$DT" "$1g1|nvfp4_group_gemm|wg_group_gemm|g1|$GS"; do
+		IFS='|' read -r name prob kern shp var <<<"$v"
+		step "ncu_src_$name" 150 ncu.log "$NCU" -k "regex:$kern" --launch-skip 10 --launch-count 1 \
+			--section WarpStateStats --section SourceCounters --section SchedulerStats --import-source no -f -o "/tmp/src_$name" \
+			"${WEB:-./bin/web}" bench --problem "$prob" --aa --baseline "$var" --ungated --shapes "/tmp/tl_$shp.json" \
+			--device 0 --cache-dir "$C" --max-time 100s --json "$R/src_$name.json"
+		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/src_$name.ncu-rep --page source --csv --print-source sass >\"$R/src_$name.csv\""
+		python3 dev/gpucall/srcsum.py --top 20 "$R/src_$name.csv" >>"$OUT/srcsum.txt" 2>&1
+	done
 }
 # tests NAME PROBLEM VARIANT BASELINE: correctness on every test shape.
 tests() {
@@ -1470,23 +1488,6 @@ live)
 	knobfamily token_rows=live 150 '^TestWgmmaFamily$/^nvfp4_group_gemm$'
 	pack
 	;;
-bfix)
-	# Step 41 (kernel-notes): fixup=bulk (the owner's fixup by bulk copy,
-	# WG_BFIX) in each best, paired with it on the shapes that cut tiles
-	# (dual bench3-4 under stream-K, group bench1-2 under hybrid; bench
-	# checks each shape's result), then its family combinations (correctness
-	# on every test and edge shape). Builds: bin/web, bin/engine.test.
-	bestvars
-	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_dual_gemm.json"))["benchmarks"]; json.dump(d[2:4], open("/tmp/b34.json","w"))'
-	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168},{"m":[40,76,168,72,164,148,196,160],"n":7168,"k":2048}]' >/tmp/g12.json
-	step d_bfix 100 bench.log ./bin/web bench --problem nvfp4_dual_gemm --variant "$DT&fixup=bulk" --baseline "$DT" \
-		--shapes /tmp/b34.json --device 0 --cache-dir "$C" --max-time 90s --json "$R/d_bfix.json"
-	step g_bfix 130 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS&fixup=bulk" --baseline "$GS" \
-		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g_bfix.json"
-	TITLE="fixup=bulk against each best" summarize
-	knobfamily fixup=bulk 200
-	pack
-	;;
 srcbest)
 	# Session 14's next step for the main loop (kernel-notes, "Where session
 	# 14 leaves issue 11"): stall samples and executed instructions per SASS
@@ -1496,16 +1497,36 @@ srcbest)
 	# CSVs go into results.tar.gz. Builds: bin/web.
 	bestvars
 	benchshapes
-	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	for v in "d1|nvfp4_dual_gemm|wg_dual_gemm|b1|$DT" "g1|nvfp4_group_gemm|wg_group_gemm|g1|$GS"; do
-		IFS='|' read -r name prob kern shp var <<<"$v"
-		step "ncu_src_$name" 150 ncu.log "$NCU" -k "regex:$kern" --launch-skip 10 --launch-count 1 \
-			--section WarpStateStats --section SourceCounters --section SchedulerStats --import-source no -f -o "/tmp/src_$name" \
-			./bin/web bench --problem "$prob" --aa --baseline "$var" --ungated --shapes "/tmp/tl_$shp.json" \
-			--device 0 --cache-dir "$C" --max-time 100s --json "$R/src_$name.json"
-		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/src_$name.ncu-rep --page source --csv --print-source sass >\"$R/src_$name.csv\""
-		python3 dev/gpucall/srcsum.py --top 20 "$R/src_$name.csv" >>"$OUT/srcsum.txt" 2>&1
-	done
+	srcprof ""
+	pack
+	;;
+lean)
+	# Step 42 (kernel-notes): WG_LEAN, the consumers' chunk loop with fewer
+	# instructions, in an experiment build (bin/web_lean.gz and
+	# bin/engine_lean.test.gz: EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh
+	# lean WG_LEAN=1): both best variants' tests, their instructions per
+	# SASS line (srcsum), each best against the baseline, the resources.
+	# lean2 runs the same pairings in bin/web (the old loop) and the peers:
+	# the ratio of the two builds' speedups over the one baseline is the
+	# step's measurement. Builds: bin/web_lean.gz, bin/engine_lean.test.gz.
+	bestvars
+	benchshapes
+	unpackexp
+	WEB=./bin/web_lean tests d_lean_tests nvfp4_dual_gemm "$DT" baseline
+	WEB=./bin/web_lean tests g_lean_tests nvfp4_group_gemm "$GS" baseline
+	WEB=./bin/web_lean srcprof lean
+	WEB=./bin/web_lean best lean "$DT" "$GS" 120
+	TITLE="WG_LEAN (experiment build): both bests against the baseline" summarize
+	step resources 90 resources.log ./bin/engine_lean.test -test.v -test.timeout 90s -test.run '^TestBestVariantResources$'
+	pack
+	;;
+lean2)
+	# Step 42's second call: the same pairings in bin/web (the old loop),
+	# then the PyTorch peers. Builds: bin/web.
+	bestvars
+	best old "$DT" "$GS" 120
+	peers
+	TITLE="the old loop: both bests against the baseline; the peers" summarize
 	pack
 	;;
 tokblock)

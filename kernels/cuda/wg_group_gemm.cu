@@ -259,24 +259,20 @@
 #if WG_TOKLIVE && !WG_TOK
 #error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
 #endif
-#ifndef WG_BFIX
-// 1 (needs WG_SK): an owner's fixup copies each partner's partial sums into
-// shared memory with one bulk copy (cp.async.bulk, completing on an
-// mbarrier of the consumer's own) and adds them from there, instead of 64
-// or 128 scalar L2 loads per thread in register-limited batches: session
-// 13's WG_TL=2 marks put an owner's fixup at ~3.2 us for 128 KB, ~40 GB/s
-// per SM (docs/kernel-notes.md steps 40-41). The buffer is the token ring,
-// free once every consumer of the block has left its last chunk (a named
-// barrier over the consumers: an owner's piece is its block's last); each
-// consumer takes ring / WG_CONS bytes, so a larger slot goes in rounds.
-// The mbarrier lives in the consumer's epilogue staging, initialized for
-// the fixup and invalidated before the epilogue writes there.
-#define WG_BFIX 0
+#ifndef WG_LEAN
+// 1: fewer instructions in the consumers' chunk loop, the same values
+// (kernel-notes step 42: on an H100 an SM's cycles there are about its
+// tensor cycles plus the instructions its schedulers issue, and ncu found
+// 288 SASS instructions per dual chunk and consumer warp, 48 of them
+// descriptor arithmetic). Each wgmma's B descriptor is the chunk's first
+// plus a constant, not rebuilt from the address; a consumer's weight scale
+// is one cvt.rn.f16x2.e4m3x2 of the raw byte pair (scale * 1, not * 2^7:
+// the weight operand is value * scale * 2^-14, still exact in fp16, and the
+// epilogue's factor is 2^21); the raw words' and scales' shared addresses
+// and the copies' sources are the thread's row bases plus the slot's or
+// chunk's offset.
+#define WG_LEAN 0
 #endif
-#if WG_BFIX && !WG_SK
-#error "wg_group_gemm: WG_BFIX is stream-K's fixup: it needs WG_SK"
-#endif
-#define WG_BFIX_BAR 15 // WG_BFIX's named barrier over the consumers (the ring is free)
 #ifndef WG_RANGES
 // 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
 // launch table (the GEMM's last parameter) instead of equal chunk counts:
@@ -626,6 +622,26 @@ static __device__ __forceinline__ fg_u32 wg_scale(fg_u32 x) {
   const fg_u32 h = ((z & 0x007F007Fu) << 7) | ((z & 0x00800080u) << 8);
   return wg_hmul2(h, 0x78007800u);
 }
+// A consumer's weight scale (WG_LEAN): byte B of x (an e4m3 scale) as an
+// fp16x2 holding the scale in both halves, exactly (fp16 holds every e4m3
+// value), by one byte permute and one conversion: the operand is then
+// value * scale * 2^-14, every product a multiple of 2^-24 at most 6 * 448
+// * 2^-14, exact in fp16 down to its subnormals, and WG_ACC_SCALE is 2^21.
+template <int B>
+static __device__ __forceinline__ fg_u32 wg_wscale(fg_u32 x) {
+#if WG_LEAN
+  const fg_u32 z = wg_prmt(x, 0u, B * 0x11u); // byte B -> bytes 0 and 1
+  fg_u32 d;
+  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(d) : "r"(z));
+  return d;
+#else
+  return wg_scale<B>(x);
+#endif
+}
+// What the accumulators hold: the sums times 2^-14 (both operands at
+// 2^-7), or 2^-21 with WG_LEAN's weight scales at 1 (not with WG_SSA,
+// whose weights the producer decodes as the tokens, at 2^-7).
+#define WG_ACC_SCALE (WG_LEAN && !WG_SSA ? 2097152.f : 16384.f)
 // Pair P of w's eight FP4 values as an fp16x2: magnitude to fp16 bits 9..11
 // (value e2m1 * 2^-14), sign to bit 15, and the low byte zero. WG_DEC 0:
 // nibbles P and P+4 (low half from nibble P). WG_DEC 1: nibbles (0,2),
@@ -704,7 +720,7 @@ static __device__ __forceinline__ void wg_gate_half(float (&acc)[WG_MB][NW / 2],
   for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const float own = acc[b][H * R + i] * 16384.f, other = theirs[(b * R + i) * 128 + lt] * 16384.f;
+      const float own = acc[b][H * R + i] * WG_ACC_SCALE, other = theirs[(b * R + i) * 128 + lt] * WG_ACC_SCALE;
       acc[b][H * R + i] = H == 0 ? wg_silu(own) * other : wg_silu(other) * own;
     }
   wg_named_sync(bar);
@@ -760,6 +776,18 @@ static __device__ __forceinline__ fg_u32 wg_step_addr(fg_u32 tok, int s) {
   return tok + (s >> 2) * (WG_TM * 128) + (s & 3) * 32;
 #else
   return tok + s * 256;
+#endif
+}
+// The descriptor of k16 step s (0..7) of the decoded stage at tok
+// (WG_LEAN): the stage's descriptor plus the step's offset >> 4 in its
+// address field, which cannot carry out of it (shared addresses are under
+// 2^18), so a chunk builds one descriptor and each wgmma adds a constant.
+static __device__ __forceinline__ fg_u64 wg_tdesc(fg_u32 tok, int s) {
+#if WG_LEAN
+  const fg_u64 d0 = wg_desc(tok);
+  return (d0 & 0xFFFFFFFF00000000ull) | (fg_u32)((fg_u32)d0 + (wg_step_addr(0u, s) >> 4));
+#else
+  return wg_desc(wg_step_addr(tok, s));
 #endif
 }
 // Shared address of logical 16-byte chunk c (K 8c..8c+7) of token row r.
@@ -1050,6 +1078,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
   // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
   auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
+#if WG_LEAN
+  // This thread's raw words and scale word of row lrow(0, 0) in ring slot 0.
+  const fg_u32 wraw0 = sbase + WG_OFF_WRAW + lrow(0, 0) * 64 + 16 * t;
+  const fg_u32 wsc0 = sbase + WG_OFF_WSC + lrow(0, 0) * 16 + 4 * t;
+#endif
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot.
   auto load_of = [&](int n0, const FgGroup& g, int kc) {
@@ -1102,12 +1135,22 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       x1 = x0 ^ 0x0101u;
       return;
     }
+#if WG_LEAN
+    // Rows lrow(b, 0) and lrow(b, 1) = lrow(0, 0) + 64b (+ 8): the bases
+    // plus the slot's offset, the rest immediates.
+    const fg_u32 ra = wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64, sa = wsc0 + slot * WG_WSC_STAGE + b * 64 * 16;
+    wg_lds128(ra, w0[0], w0[1], w0[2], w0[3]);
+    wg_lds128(ra + 8 * 64, w1[0], w1[1], w1[2], w1[3]);
+    x0 = wg_lds32(sa) >> (16 * (t & 1));
+    x1 = wg_lds32(sa + 8 * 16) >> (16 * (t & 1));
+#else
     const int r0 = lrow(b, 0), r1 = lrow(b, 1);
     wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
     wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
     // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
     x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
     x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
+#endif
   };
   // Block b's words 2, 3 and scale pairs, kept for the Y half.
   auto hold = [&](int b, const fg_u32 (&w0)[4], const fg_u32 (&w1)[4], fg_u32 x0, fg_u32 x1) {
@@ -1134,7 +1177,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b) {
       fg_u32 w0[4], w1[4], x0, x1;
       raw(b, slot, w0, w1, x0, x1);
-      wg_frags_half(xa[b], w0[0], w0[1], w1[0], w1[1], wg_scale<0>(x0), wg_scale<0>(x1));
+      wg_frags_half(xa[b], w0[0], w0[1], w1[0], w1[1], wg_wscale<0>(x0), wg_wscale<0>(x1));
       hold(b, w0, w1, x0, x1);
     }
   };
@@ -1147,7 +1190,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         for (int i = 0; i < 4; ++i) ya[b][j][i] = hw0[b][0] + (fg_u32)(j + i);
 #pragma unroll
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
-      wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_scale<1>(hx0[b]), wg_scale<1>(hx1[b]));
+      wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_wscale<1>(hx0[b]), wg_wscale<1>(hx1[b]));
   };
   if (!(WG_PF && warm) && !WG_SSA && !WG_PW) {
 #pragma unroll
@@ -1244,7 +1287,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       const fg_u32 wst = sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE + c * 64 * 128; // this consumer's rows
 #pragma unroll
       for (int j = 0; j < 8; ++j)
-        wg_mma_ss128(acc[0], wg_desc(wg_step_addr(wst, j)), wg_desc(wg_step_addr(tok, j)));
+        wg_mma_ss128(acc[0], wg_tdesc(wst, j), wg_tdesc(tok, j));
       wg_commit();
       release_prev();
       prev = st;
@@ -1276,7 +1319,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         fg_u32 x[4];
         wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, x[0], x[1], x[2], x[3]);
         const fg_u32 sc = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t) >> (16 * (t & 1));
-        const fg_u32 s0 = wg_scale<0>(sc), s1 = wg_scale<1>(sc);
+        const fg_u32 s0 = wg_wscale<0>(sc), s1 = wg_wscale<1>(sc);
 #pragma unroll
         for (int u = 0; u < 16; ++u) {
           const fg_u32 v = (u & 3) == 0   ? wg_dec<0>(x[u >> 2])
@@ -1297,7 +1340,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       const fg_u32 tok = tokens(st);
       const fg_u32 a = abuf(it - k0) + c * 64 * 128; // this consumer's rows
 #pragma unroll
-      for (int j = 0; j < 8; ++j) wg_mma_ss128(acc[0], wg_desc(wg_step_addr(a, j)), wg_desc(wg_step_addr(tok, j)));
+      for (int j = 0; j < 8; ++j) wg_mma_ss128(acc[0], wg_tdesc(a, j), wg_tdesc(tok, j));
       wg_commit();
       mark(5);
       release_prev(); // chunk it-1's wgmmas done: its stage and A buffer are free
@@ -1342,7 +1385,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 8 && !(WG_EXP & 4); ++j)
-        wg_mma<NW>(acc[b], cur[b][j >> 2][j & 3], wg_desc(wg_step_addr(tok, j)));
+        wg_mma<NW>(acc[b], cur[b][j >> 2][j & 3], wg_tdesc(tok, j));
     wg_commit();
     release_prev(); // chunk it-1 done: nxt and its stage are free
     if (!WG_PW) {
@@ -1401,7 +1444,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4) && !((WG_EXP & 16) && c != 0); ++j)
-        wg_mma<NW>(acc[b], xa[b][j], wg_desc(wg_step_addr(tok, j)));
+        wg_mma<NW>(acc[b], xa[b][j], wg_tdesc(tok, j));
     wg_commit();
     pass(false);
     mark(5);
@@ -1415,7 +1458,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int j = 0; j < 4 && !(WG_EXP & 4) && !((WG_EXP & 16) && c != 0); ++j)
-        wg_mma<NW>(acc[b], ya[b][j], wg_desc(wg_step_addr(tok, 4 + j)));
+        wg_mma<NW>(acc[b], ya[b][j], wg_tdesc(tok, 4 + j));
     wg_commit();
     pass(it + 1 == k1);
     mark(8);
@@ -1494,55 +1537,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
       return; // the owner finishes the tile
     }
-#if WG_BFIX
-    if (last > (int)blockIdx.x) {
-      // Values [i0, i0 + RV) of a slot per round: RV x 512 bytes, the most
-      // this consumer's part of the ring holds.
-      constexpr int PART = STAGES * WG_TOK_STAGE / WG_CONS;
-      constexpr int RV = PART / 512 < F ? PART / 512 : F;
-      constexpr int ROUNDS = (F + RV - 1) / RV;
-      const fg_u32 buf = sbase + c * PART;
-      const fg_u32 fbar = sbase + WG_OFF_EP + c * WG_EP_BYTES;
-      // Every consumer has left the ring, and no epilogue staging is being
-      // read: the block's last tile is this one, its epilogue after this.
-      asm volatile("bar.sync %0, %1;\n" ::"r"(WG_BFIX_BAR), "r"(128 * WG_CONS) : "memory");
-      if (lt == 0) {
-        wg_bar_init(fbar, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-      }
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-      fg_u32 phase = 0;
-      for (int s = blockIdx.x + 1; s <= last; ++s) {
-        const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
-        if (lt == 0) {
-          fg_u32* const flag = sk.flags + s * WG_CONS + c;
-          while (wg_ld_acquire(flag) == 0u) {
-          }
-          *flag = 0u; // cleared for the next launch
-          // The partner's stores, acquired through the flag, before the
-          // bulk copy reads them through the async proxy.
-          asm volatile("fence.proxy.async.global;\n" ::: "memory");
-        }
-#pragma unroll
-        for (int r = 0; r < ROUNDS; ++r) {
-          const int i0 = r * RV, n = F - i0 < RV ? F - i0 : RV;
-          if (lt == 0) {
-            wg_bar_expect(fbar, (fg_u32)n * 512u);
-            wg_bulk_load(buf, src + (size_t)i0 * 128, (fg_u32)n * 512u, fbar);
-          }
-          wg_bar_wait(fbar, phase);
-          phase ^= 1u;
-#pragma unroll
-          for (int i = 0; i < F; ++i)
-            if (i >= i0 && i < i0 + n) flat[i] += __uint_as_float(wg_lds32(buf + ((i - i0) * 128 + lt) * 4));
-          // Every thread has read this round before the next copy lands.
-          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-        }
-      }
-      if (lt == 0) asm volatile("mbarrier.inval.shared.b64 [%0];\n" ::"r"(fbar) : "memory");
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-    }
-#else
     for (int s = blockIdx.x + 1; s <= last; ++s) {
       fg_u32* const flag = sk.flags + s * WG_CONS + c;
       if (lt == 0) {
@@ -1555,12 +1549,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
     }
-#endif
   }
 #endif
 
-  // acc holds the sums times 2^-14; osc scales them back while staging.
-  float osc = 16384.f;
+  // acc holds the sums times 1 / WG_ACC_SCALE; osc scales them back while staging.
+  float osc = WG_ACC_SCALE;
   int half = -1; // WG_EPI: the half of the tile's tokens this consumer stores (-1: all)
 #if DUAL && WG_EPI
   {
@@ -1596,7 +1589,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         wg_named_sync(WG_XFULL(cl));
 #pragma unroll
         for (int i = 0; i < R; ++i)
-          acc[b][i0 + i] = wg_silu(acc[b][i0 + i] * 16384.f) * (xch[i * 128 + lt] * 16384.f);
+          acc[b][i0 + i] = wg_silu(acc[b][i0 + i] * WG_ACC_SCALE) * (xch[i * 128 + lt] * WG_ACC_SCALE);
         if (more || r + 1 < 2 * WG_MB) wg_named_arrive(WG_XEMPTY(cl));
       }
     }
