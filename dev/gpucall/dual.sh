@@ -84,8 +84,7 @@
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
-#   bash dev/gpucall/dual.sh lean [TOTAL]        # step 42: WG_LEAN's build: both bests' tests, their SASS lines, each against the baseline, resources
-#   bash dev/gpucall/dual.sh lean2 [TOTAL]       # step 42: the same pairings in bin/web (the old loop), then the peers
+#   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -100,6 +99,10 @@
 # pieces (ranges=pieces: stream-K ranges priced by their pieces, refuted in
 # session 14's call 1) was removed with the knob value, its source at
 # 5627ab4, the command in docs/BENCHMARKS.md section 25.
+# bfix (fixup=bulk, refuted in session 15's call 1) was removed with the knob,
+# its source at b18a922; lean and lean2 (the WG_LEAN experiment build, now the
+# only form) after session 15's calls 3-4, their source at d28903a, the
+# commands in docs/BENCHMARKS.md section 26.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1500,33 +1503,20 @@ srcbest)
 	srcprof ""
 	pack
 	;;
-lean)
-	# Step 42 (kernel-notes): WG_LEAN, the consumers' chunk loop with fewer
-	# instructions, in an experiment build (bin/web_lean.gz and
-	# bin/engine_lean.test.gz: EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh
-	# lean WG_LEAN=1): both best variants' tests, their instructions per
-	# SASS line (srcsum), each best against the baseline, the resources.
-	# lean2 runs the same pairings in bin/web (the old loop) and the peers:
-	# the ratio of the two builds' speedups over the one baseline is the
-	# step's measurement. Builds: bin/web_lean.gz, bin/engine_lean.test.gz.
+final15)
+	# Session 15's closing call, after step 42 (the consumers' chunk loop
+	# with fewer instructions, now the only form): both best variants' tests
+	# and each against the baseline on every benchmark shape (the group's
+	# baseline is slow: 170 s), the PyTorch peers in the same call, then the
+	# dual's weights=shared combinations (the one path whose accumulators
+	# stay at 2^-14). Builds: bin/web, bin/engine.test.
 	bestvars
-	benchshapes
-	unpackexp
-	WEB=./bin/web_lean tests d_lean_tests nvfp4_dual_gemm "$DT" baseline
-	WEB=./bin/web_lean tests g_lean_tests nvfp4_group_gemm "$GS" baseline
-	WEB=./bin/web_lean srcprof lean
-	WEB=./bin/web_lean best lean "$DT" "$GS" 120
-	TITLE="WG_LEAN (experiment build): both bests against the baseline" summarize
-	step resources 90 resources.log ./bin/engine_lean.test -test.v -test.timeout 90s -test.run '^TestBestVariantResources$'
-	pack
-	;;
-lean2)
-	# Step 42's second call: the same pairings in bin/web (the old loop),
-	# then the PyTorch peers. Builds: bin/web.
-	bestvars
-	best old "$DT" "$GS" 120
+	tests d_best15_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_best15_tests nvfp4_group_gemm "$GS" baseline
+	best 15 "$DT" "$GS" 170
 	peers
-	TITLE="the old loop: both bests against the baseline; the peers" summarize
+	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
+	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
 tokblock)

@@ -46,9 +46,11 @@
 // (5,7) instead of (0,4) .. (3,7): another order inside each word, taken by
 // both operands through the same wg_dec.)
 //
-// Exactness: as in fast_group_gemm.cu, each fp16 operand is exactly
-// value * scale * 2^-7 (e2m1 bits placed at fp16 bits 9..11, scale decoded
-// to scale * 2^7), products are exact in fp32, the epilogue multiplies by 2^14.
+// Exactness: each fp16 operand is exact. A token is value * scale * 2^-7
+// (e2m1 bits placed at fp16 bits 9..11, the scale decoded to scale * 2^7,
+// as in fast_group_gemm.cu); a consumer's weight is value * scale * 2^-14
+// (the same bits times the scale converted by cvt, wg_wscale). Products are
+// exact in fp32, and the epilogue multiplies by 2^21 (WG_ACC_SCALE).
 //
 // Launch: grid (min(num_tiles, SMs), 1, 1) (one block per SM: the rings use
 // most of the shared memory), block (FG_THREADS, 1, 1), FG_SMEM_BYTES dynamic
@@ -258,20 +260,6 @@
 #endif
 #if WG_TOKLIVE && !WG_TOK
 #error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
-#endif
-#ifndef WG_LEAN
-// 1: fewer instructions in the consumers' chunk loop, the same values
-// (kernel-notes step 42: on an H100 an SM's cycles there are about its
-// tensor cycles plus the instructions its schedulers issue, and ncu found
-// 288 SASS instructions per dual chunk and consumer warp, 48 of them
-// descriptor arithmetic). Each wgmma's B descriptor is the chunk's first
-// plus a constant, not rebuilt from the address; a consumer's weight scale
-// is one cvt.rn.f16x2.e4m3x2 of the raw byte pair (scale * 1, not * 2^7:
-// the weight operand is value * scale * 2^-14, still exact in fp16, and the
-// epilogue's factor is 2^21); the raw words' and scales' shared addresses
-// and the copies' sources are the thread's row bases plus the slot's or
-// chunk's offset.
-#define WG_LEAN 0
 #endif
 #ifndef WG_RANGES
 // 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
@@ -622,26 +610,23 @@ static __device__ __forceinline__ fg_u32 wg_scale(fg_u32 x) {
   const fg_u32 h = ((z & 0x007F007Fu) << 7) | ((z & 0x00800080u) << 8);
   return wg_hmul2(h, 0x78007800u);
 }
-// A consumer's weight scale (WG_LEAN): byte B of x (an e4m3 scale) as an
-// fp16x2 holding the scale in both halves, exactly (fp16 holds every e4m3
-// value), by one byte permute and one conversion: the operand is then
-// value * scale * 2^-14, every product a multiple of 2^-24 at most 6 * 448
-// * 2^-14, exact in fp16 down to its subnormals, and WG_ACC_SCALE is 2^21.
+// A consumer's weight scale: byte B of x (an e4m3 scale) as an fp16x2
+// holding the scale in both halves, exactly (fp16 holds every e4m3 value),
+// by one byte permute and one conversion (wg_scale's bit placement takes
+// five instructions). The weight operand is then value * scale * 2^-14:
+// every such product is a multiple of 2^-24 and at most 6 * 448 * 2^-14,
+// exact in fp16 down to its subnormals.
 template <int B>
 static __device__ __forceinline__ fg_u32 wg_wscale(fg_u32 x) {
-#if WG_LEAN
   const fg_u32 z = wg_prmt(x, 0u, B * 0x11u); // byte B -> bytes 0 and 1
   fg_u32 d;
   asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(d) : "r"(z));
   return d;
-#else
-  return wg_scale<B>(x);
-#endif
 }
-// What the accumulators hold: the sums times 2^-14 (both operands at
-// 2^-7), or 2^-21 with WG_LEAN's weight scales at 1 (not with WG_SSA,
-// whose weights the producer decodes as the tokens, at 2^-7).
-#define WG_ACC_SCALE (WG_LEAN && !WG_SSA ? 2097152.f : 16384.f)
+// What the accumulators hold: the sums times 2^-21 (tokens at 2^-7 from
+// wg_scale, weights at 2^-14 from wg_wscale), or 2^-14 with WG_SSA, whose
+// producer decodes the weights as it does the tokens.
+#define WG_ACC_SCALE (WG_SSA ? 16384.f : 2097152.f)
 // Pair P of w's eight FP4 values as an fp16x2: magnitude to fp16 bits 9..11
 // (value e2m1 * 2^-14), sign to bit 15, and the low byte zero. WG_DEC 0:
 // nibbles P and P+4 (low half from nibble P). WG_DEC 1: nibbles (0,2),
@@ -778,17 +763,15 @@ static __device__ __forceinline__ fg_u32 wg_step_addr(fg_u32 tok, int s) {
   return tok + s * 256;
 #endif
 }
-// The descriptor of k16 step s (0..7) of the decoded stage at tok
-// (WG_LEAN): the stage's descriptor plus the step's offset >> 4 in its
-// address field, which cannot carry out of it (shared addresses are under
-// 2^18), so a chunk builds one descriptor and each wgmma adds a constant.
+// The descriptor of k16 step s (0..7) of the decoded stage at tok: the
+// stage's descriptor plus the step's offset >> 4 in its address field,
+// which cannot carry out of it (shared addresses are under 2^18), so a
+// chunk builds one descriptor and each wgmma adds a constant (ncu: 6.2
+// uniform instructions per warp and wgmma rebuilding it from the address,
+// kernel-notes step 42).
 static __device__ __forceinline__ fg_u64 wg_tdesc(fg_u32 tok, int s) {
-#if WG_LEAN
   const fg_u64 d0 = wg_desc(tok);
   return (d0 & 0xFFFFFFFF00000000ull) | (fg_u32)((fg_u32)d0 + (wg_step_addr(0u, s) >> 4));
-#else
-  return wg_desc(wg_step_addr(tok, s));
-#endif
 }
 // Shared address of logical 16-byte chunk c (K 8c..8c+7) of token row r.
 static __device__ __forceinline__ fg_u32 wg_chunk_addr(fg_u32 tok, int r, int c) {
@@ -1078,11 +1061,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
   // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
   auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
-#if WG_LEAN
   // This thread's raw words and scale word of row lrow(0, 0) in ring slot 0.
   const fg_u32 wraw0 = sbase + WG_OFF_WRAW + lrow(0, 0) * 64 + 16 * t;
   const fg_u32 wsc0 = sbase + WG_OFF_WSC + lrow(0, 0) * 16 + 4 * t;
-#endif
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot.
   auto load_of = [&](int n0, const FgGroup& g, int kc) {
@@ -1135,22 +1116,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       x1 = x0 ^ 0x0101u;
       return;
     }
-#if WG_LEAN
     // Rows lrow(b, 0) and lrow(b, 1) = lrow(0, 0) + 64b (+ 8): the bases
     // plus the slot's offset, the rest immediates.
     const fg_u32 ra = wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64, sa = wsc0 + slot * WG_WSC_STAGE + b * 64 * 16;
     wg_lds128(ra, w0[0], w0[1], w0[2], w0[3]);
     wg_lds128(ra + 8 * 64, w1[0], w1[1], w1[2], w1[3]);
+    // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
     x0 = wg_lds32(sa) >> (16 * (t & 1));
     x1 = wg_lds32(sa + 8 * 16) >> (16 * (t & 1));
-#else
-    const int r0 = lrow(b, 0), r1 = lrow(b, 1);
-    wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r0 * 64 + 16 * t, w0[0], w0[1], w0[2], w0[3]);
-    wg_lds128(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r1 * 64 + 16 * t, w1[0], w1[1], w1[2], w1[3]);
-    // Scale bytes 2t, 2t+1 of the chunk: half (t & 1) of the copied word.
-    x0 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r0 * 16 + 4 * t) >> (16 * (t & 1));
-    x1 = wg_lds32(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r1 * 16 + 4 * t) >> (16 * (t & 1));
-#endif
   };
   // Block b's words 2, 3 and scale pairs, kept for the Y half.
   auto hold = [&](int b, const fg_u32 (&w0)[4], const fg_u32 (&w1)[4], fg_u32 x0, fg_u32 x1) {
