@@ -1508,13 +1508,14 @@ hint)
 	# Step 43 (kernel-notes): WG_WAITHINT, every mbarrier wait with a time
 	# limit, in an experiment build (bin/web_hint.gz: bash
 	# dev/gpucall/expbuild.sh hint WG_WAITHINT=1): each best against the
-	# baseline (the dual on every shape first, then the group on bench1-2),
-	# compared with the same pairings of call 5 (section 26), whose build
-	# differs only by the define. Builds: bin/web_hint.gz.
+	# baseline: the dual on every shape in both builds (bin/web differs only
+	# by the define), then the group on bench1-2 in the hint build, against
+	# call 5's (section 26). Builds: bin/web, bin/web_hint.gz.
 	bestvars
 	unpackexp
 	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_group_gemm.json"))["benchmarks"]; json.dump(d[:2], open("/tmp/g12.json","w"))'
 	WEB=./bin/web_hint BENCH_MAX=70 bench d_besthint nvfp4_dual_gemm "$DT"
+	BENCH_MAX=70 bench d_bestref nvfp4_dual_gemm "$DT"
 	step g_besthint 130 bench.log ./bin/web_hint bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
 		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g_besthint.json"
 	TITLE="WG_WAITHINT (experiment build): both bests against the baseline" summarize
