@@ -84,7 +84,6 @@
 #   bash dev/gpucall/dual.sh tokblock [TOTAL]    # step 36: tokens=block (no token pass) against each best on dual bench3, bench1, group bench4, bench3
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
-#   bash dev/gpucall/dual.sh hint [TOTAL]        # step 43: WG_WAITHINT's build: each best against the baseline (dual, then group bench1-2)
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -103,7 +102,8 @@
 # bfix (fixup=bulk, refuted in session 15's call 1) was removed with the knob,
 # its source at b18a922; lean and lean2 (the WG_LEAN experiment build, now the
 # only form) after session 15's calls 3-4, their source at d28903a, the
-# commands in docs/BENCHMARKS.md section 26.
+# commands in docs/BENCHMARKS.md section 26; hint (WG_WAITHINT, refuted in
+# session 15's call 6) likewise, its source at 6d2f293.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1502,23 +1502,6 @@ srcbest)
 	bestvars
 	benchshapes
 	srcprof ""
-	pack
-	;;
-hint)
-	# Step 43 (kernel-notes): WG_WAITHINT, every mbarrier wait with a time
-	# limit, in an experiment build (bin/web_hint.gz: bash
-	# dev/gpucall/expbuild.sh hint WG_WAITHINT=1): each best against the
-	# baseline: the dual on every shape in both builds (bin/web differs only
-	# by the define), then the group on bench1-2 in the hint build, against
-	# call 5's (section 26). Builds: bin/web, bin/web_hint.gz.
-	bestvars
-	unpackexp
-	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_group_gemm.json"))["benchmarks"]; json.dump(d[:2], open("/tmp/g12.json","w"))'
-	WEB=./bin/web_hint BENCH_MAX=70 bench d_besthint nvfp4_dual_gemm "$DT"
-	BENCH_MAX=70 bench d_bestref nvfp4_dual_gemm "$DT"
-	step g_besthint 130 bench.log ./bin/web_hint bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
-		--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g_besthint.json"
-	TITLE="WG_WAITHINT (experiment build): both bests against the baseline" summarize
 	pack
 	;;
 final15)

@@ -261,13 +261,6 @@
 #if WG_TOKLIVE && !WG_TOK
 #error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
 #endif
-#ifndef WG_WAITHINT
-// 1: every mbarrier wait passes try_wait a time limit (kernel-notes step
-// 43). Without one, the producer's wait for an empty stage returned false
-// ~42 times per chunk on dual bench1 (ncu: 2 instructions each, 4% of the
-// launch's and ~6% of its scheduler's issue slots; 8.6% on group bench1).
-#define WG_WAITHINT 0
-#endif
 #ifndef WG_RANGES
 // 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
 // launch table (the GEMM's last parameter) instead of equal chunk counts:
@@ -740,22 +733,11 @@ static __device__ __forceinline__ void wg_bulk_load(fg_u32 dst, const void* src,
 static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
   fg_u32 done;
   do {
-#if WG_WAITHINT
-    // With a time limit the thread stays suspended until the phase
-    // completes (or 10 ms pass) instead of the system's short default, so
-    // a waiting warp stops re-issuing the test on its scheduler.
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2, %3; selp.u32 %0, 1, 0, p; }\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity), "n"(10000000)
-        : "memory");
-#else
     asm volatile(
         "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
         : "=r"(done)
         : "r"(bar), "r"(parity)
         : "memory");
-#endif
   } while (!done);
 }
 
