@@ -85,6 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
+#   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -300,15 +301,18 @@ autorung() {
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations" "$OUT/family.log" | tail -8
 }
 # ncudual CAP VARIANT [BENCH_FLAGS...]: one launch of the dual GEMM
-# VARIANT on bench2 (M512 N4096 K7168) under ncu: pipes, issue, stalls,
-# into $OUT/ncu_dual.txt. A gated bench hangs under ncu (it waits inside
-# the launch that the held stream never starts): pass --ungated.
+# VARIANT on bench2 (M512 N4096 K7168; NCU_SHAPE another shape's JSON)
+# under ncu: pipes, issue, stalls, into $OUT/ncu_dual.txt. A gated bench
+# hangs under ncu (it waits inside the launch that the held stream never
+# starts): pass --ungated.
 ncudual() {
 	local cap=$1 v=$2
 	shift 2
 	local ncu
 	ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
+	local shape='[{"m":[512],"n":4096,"k":7168}]'
+	[ -z "${NCU_SHAPE:-}" ] || shape=$NCU_SHAPE
+	echo "$shape" >/tmp/b2.json
 	local m=${NCU_EXTRA:+$NCU_EXTRA,}sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,sm__cycles_elapsed.max,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_dispatch_stall.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__average_warp_latency_issue_stalled_sleeping.ratio
 	step ncu_dual "$cap" ncu_dual.txt "$ncu" -k regex:wg_dual_gemm --launch-skip 10 --launch-count 1 \
 		--section SpeedOfLight --section SchedulerStats --section WarpStateStats --metrics "$m" \
@@ -1518,6 +1522,22 @@ final15)
 	peers
 	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	pack
+	;;
+smem16)
+	# Where session 15 leaves issue 11 (kernel-notes): the dual best's tall
+	# (bench2) and narrow (bench1) whole tiles under ncu, one launch each:
+	# is the shared-memory pipe what holds both at ~58% of the tensor peak?
+	# Then TestWgmmaFamily's cover on step 42's code with what is left (the
+	# dual's half first: fewer combinations). Builds: bin/web, bin/engine.test.
+	bestvars
+	ncudual 150 "$DT" --ungated
+	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_tall.txt"
+	NCU_SHAPE='[{"m":[256],"n":4096,"k":7168}]' ncudual 150 "$DT" --ungated
+	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_narrow.txt"
+	pack
+	family nvfp4_dual_gemm
+	family nvfp4_group_gemm
 	pack
 	;;
 tokblock)
