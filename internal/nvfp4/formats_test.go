@@ -87,3 +87,38 @@ func TestE4M3AllCodes(t *testing.T) {
 		}
 	}
 }
+
+// The wgmma kernels (kernels/cuda/wg_group_gemm.cu) run NVFP4 as fp16 MMAs
+// and rely on each operand being exact in fp16: a token is value * scale *
+// 2^-7 and a weight value * scale * 2^-14 (the epilogue multiplies the fp32
+// sums back by 2^21). Checked here for every e2m1 code and every finite e4m3
+// scale: the product times each factor survives a round trip through fp16.
+// A factor of 2^-15 would not (0.5 * 2^-9 * 2^-15 is under fp16's least
+// subnormal), nor would 2^5 (6 * 448 * 2^5 is over its largest value).
+func TestKernelOperandsExactInF16(t *testing.T) {
+	exact := func(shift int) (bad int, example float64) {
+		for v := range 16 {
+			for s := range 256 {
+				if math.IsNaN(E4M3[s]) {
+					continue
+				}
+				x := math.Ldexp(E2M1[v]*E4M3[s], shift)
+				if F16ToFloat64(F16FromFloat64(x)) != x {
+					bad++
+					example = x
+				}
+			}
+		}
+		return bad, example
+	}
+	for _, shift := range []int{-7, -14} {
+		if bad, x := exact(shift); bad != 0 {
+			t.Errorf("value * scale * 2^%d: %d products not exact in fp16 (e.g. %g)", shift, bad, x)
+		}
+	}
+	for _, shift := range []int{-15, 5} {
+		if bad, _ := exact(shift); bad == 0 {
+			t.Errorf("value * scale * 2^%d: every product exact in fp16; the check cannot tell a bad factor", shift)
+		}
+	}
+}

@@ -615,7 +615,8 @@ static __device__ __forceinline__ fg_u32 wg_scale(fg_u32 x) {
 // by one byte permute and one conversion (wg_scale's bit placement takes
 // five instructions). The weight operand is then value * scale * 2^-14:
 // every such product is a multiple of 2^-24 and at most 6 * 448 * 2^-14,
-// exact in fp16 down to its subnormals.
+// exact in fp16 down to its subnormals (internal/nvfp4's
+// TestKernelOperandsExactInF16 checks every code pair).
 template <int B>
 static __device__ __forceinline__ fg_u32 wg_wscale(fg_u32 x) {
   const fg_u32 z = wg_prmt(x, 0u, B * 0x11u); // byte B -> bytes 0 and 1
