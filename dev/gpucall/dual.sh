@@ -85,6 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
+#   bash dev/gpucall/dual.sh cph [TOTAL]         # step 44: WG_CPH's build (copies from per-piece row sources): resources, each best against the baseline in both builds, its source pages
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -1522,6 +1523,30 @@ final15)
 	peers
 	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	pack
+	;;
+cph)
+	# Step 44 (kernel-notes): WG_CPH, a consumer's weight copies from per-row
+	# sources computed once per piece, in an experiment build (bin/web_cph.gz,
+	# bin/engine_cph.test.gz: EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh
+	# cph WG_CPH=1): its resources first (a spill would decide it), each best
+	# against the baseline in both builds (the dual on every shape, the group
+	# on bench1-2), then its source pages. Builds: bin/web, bin/web_cph.gz,
+	# bin/engine_cph.test.gz.
+	bestvars
+	benchshapes
+	unpackexp
+	step resources 90 resources.log ./bin/engine_cph.test -test.v -test.timeout 90s -test.run '^TestBestVariantResources$'
+	WEB=./bin/web_cph BENCH_MAX=70 bench d_bestcph nvfp4_dual_gemm "$DT"
+	BENCH_MAX=70 bench d_bestref nvfp4_dual_gemm "$DT"
+	for b in cph ref; do
+		w=./bin/web_cph
+		[ "$b" = ref ] && w=./bin/web
+		step "g_best$b" 130 bench.log "$w" bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
+			--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g_best$b.json"
+	done
+	TITLE="WG_CPH (experiment build) and bin/web: both bests against the baseline" summarize
+	WEB=./bin/web_cph srcprof cph
 	pack
 	;;
 smem16)

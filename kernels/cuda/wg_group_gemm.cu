@@ -261,6 +261,12 @@
 #if WG_TOKLIVE && !WG_TOK
 #error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
 #endif
+#ifndef WG_CPH
+// 1: a consumer's weight copies for its current piece start from per-row
+// sources computed once per piece instead of each chunk's address
+// arithmetic (kernel-notes step 44; an experiment build, not measured).
+#define WG_CPH 0
+#endif
 #ifndef WG_RANGES
 // 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
 // launch table (the GEMM's last parameter) instead of equal chunk counts:
@@ -1085,7 +1091,39 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
                ok ? 4u : 0u);
       }
   };
+#if WG_CPH
+  // This piece's copy sources, per row: the row's raw bytes and scales at
+  // chunk 0 and whether it exists, computed once, so a chunk's copies add
+  // kc * 64 and kc * 8 to them (ncu: ~30 SASS instructions per chunk and
+  // warp went to the copies, the group parameters reloaded each chunk;
+  // kernel-notes step 44).
+  const fg_u8* cp16[WG_MB][2];
+  const fg_u8* cp4[WG_MB][2];
+  bool cpok[WG_MB][2];
+#pragma unroll
+  for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int n = tile.n0 + lrow(b, h) - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
+      cpok[b][h] = n < gp.n;
+      const size_t nn = (size_t)(cpok[b][h] ? n : 0);
+      cp16[b][h] = gp.b + nn * rowb + 16 * t;
+      cp4[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
+    }
+  auto load = [&](int kc) {
+    if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
+    const int slot = kc % WG_RS;
+#pragma unroll
+    for (int b = 0; b < WG_MB; ++b)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpok[b][h] ? 16u : 0u);
+        wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpok[b][h] ? 4u : 0u);
+      }
+  };
+#else
   auto load = [&](int kc) { load_of(tile.n0, gp, kc); };
+#endif
   // WG_PW: the producer fills weight ring slot n % WG_RS with the block's
   // n-th chunk (n counts chunks as q does); the consumer waits for it to
   // land and gives it back once its raw words are decoded.
