@@ -1073,6 +1073,15 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const fg_u32 wsc0 = sbase + WG_OFF_WSC + lrow(0, 0) * 16 + 4 * t;
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot.
+  // Block b, half h's weight row of the tile at row n0 of g's weights:
+  // whether it exists, and nn, its index (0 if not).
+  auto wrow = [&](int n0, const FgGroup& g, int b, int h, size_t& nn) {
+    // Dual: each product's consumers start at the tile's first row of their own B.
+    const int n = n0 + lrow(b, h) - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
+    const bool ok = n < g.n;
+    nn = (size_t)(ok ? n : 0);
+    return ok;
+  };
   auto load_of = [&](int n0, const FgGroup& g, int kc) {
     if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
     const int slot = kc % WG_RS;
@@ -1081,10 +1090,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = lrow(b, h);
-        // Dual: each product's consumers start at the tile's first row of their own B.
-        const int n = n0 + r - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
-        const bool ok = n < g.n;
-        const size_t nn = (size_t)(ok ? n : 0);
+        size_t nn;
+        const bool ok = wrow(n0, g, b, h, nn);
         wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, g.b + nn * rowb + kc * 64 + 16 * t,
                 ok ? 16u : 0u);
         wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, g.sb + nn * srow + kc * 8 + 4 * (t >> 1),
@@ -1104,9 +1111,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int n = tile.n0 + lrow(b, h) - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
-      cpok[b][h] = n < gp.n;
-      const size_t nn = (size_t)(cpok[b][h] ? n : 0);
+      size_t nn;
+      cpok[b][h] = wrow(tile.n0, gp, b, h, nn);
       cp16[b][h] = gp.b + nn * rowb + 16 * t;
       cp4[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
     }
