@@ -175,17 +175,13 @@ var wgmmaRangesKnob = KnobSpec{Key: "ranges", Values: []string{"chunks", "cost"}
 // ranges (WG_RANGES): ranges=cost on a module that cuts tiles.
 func wgmmaCostRanges(k Knobs) bool { return k.Value("ranges") == "cost" && wgmmaStreamK(k) }
 
-// wgmmaStreamKKnobs only change a module that cuts tiles.
-var wgmmaStreamKKnobs = []KnobSpec{wgmmaRangesKnob}
-
-// wgmmaWholeTiles is k run as whole tiles (an auto schedule's pick): the
-// stream-K-only knobs at their defaults, so it is the whole-tile module.
+// wgmmaWholeTiles is k run as whole tiles (an auto schedule's pick): its
+// stream-K ranges, if any, have nothing to cut, so it is the whole-tile
+// module.
 func wgmmaWholeTiles(k Knobs) Knobs {
 	k = k.withCustom("schedule", "tiles")
-	for _, ks := range wgmmaStreamKKnobs {
-		if v := k.Value(ks.Key); v != "" && v != ks.Default {
-			k = k.withCustom(ks.Key, ks.Default)
-		}
+	if k.Value("ranges") == "cost" {
+		k = k.withCustom("ranges", "chunks")
 	}
 	return k
 }

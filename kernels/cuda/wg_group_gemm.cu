@@ -1071,8 +1071,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // This thread's raw words and scale word of row lrow(0, 0) in ring slot 0.
   const fg_u32 wraw0 = sbase + WG_OFF_WRAW + lrow(0, 0) * 64 + 16 * t;
   const fg_u32 wsc0 = sbase + WG_OFF_WSC + lrow(0, 0) * 16 + 4 * t;
-  // Weight chunk kc of the tile at row n0 of g's weights (one K for all
-  // groups) into its ring slot.
   // Block b, half h's weight row of the tile at row n0 of g's weights:
   // whether it exists, and nn, its index (0 if not).
   auto wrow = [&](int n0, const FgGroup& g, int b, int h, size_t& nn) {
@@ -1081,22 +1079,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     const bool ok = n < g.n;
     nn = (size_t)(ok ? n : 0);
     return ok;
-  };
-  auto load_of = [&](int n0, const FgGroup& g, int kc) {
-    if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
-    const int slot = kc % WG_RS;
-#pragma unroll
-    for (int b = 0; b < WG_MB; ++b)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = lrow(b, h);
-        size_t nn;
-        const bool ok = wrow(n0, g, b, h, nn);
-        wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, g.b + nn * rowb + kc * 64 + 16 * t,
-                ok ? 16u : 0u);
-        wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, g.sb + nn * srow + kc * 8 + 4 * (t >> 1),
-               ok ? 4u : 0u);
-      }
   };
 #if WG_CPH
   // This piece's copy sources, per row: the row's raw bytes and scales at
@@ -1116,20 +1098,35 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       cp16[b][h] = gp.b + nn * rowb + 16 * t;
       cp4[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
     }
-  auto load = [&](int kc) {
+#endif
+  // Weight chunk kc of the tile at row n0 of g's weights (one K for all
+  // groups) into its ring slot; cur: the tile is this piece's (WG_CPH's
+  // sources hold its rows).
+  auto load_at = [&](int n0, const FgGroup& g, int kc, bool cur) {
     if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
     const int slot = kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpok[b][h] ? 16u : 0u);
-        wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpok[b][h] ? 4u : 0u);
+#if WG_CPH
+        if (cur) {
+          wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpok[b][h] ? 16u : 0u);
+          wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpok[b][h] ? 4u : 0u);
+          continue;
+        }
+#endif
+        const int r = lrow(b, h);
+        size_t nn;
+        const bool ok = wrow(n0, g, b, h, nn);
+        wg_cp16(sbase + WG_OFF_WRAW + slot * WG_WRAW_STAGE + r * 64 + 16 * t, g.b + nn * rowb + kc * 64 + 16 * t,
+                ok ? 16u : 0u);
+        wg_cp4(sbase + WG_OFF_WSC + slot * WG_WSC_STAGE + r * 16 + 4 * t, g.sb + nn * srow + kc * 8 + 4 * (t >> 1),
+               ok ? 4u : 0u);
       }
   };
-#else
-  auto load = [&](int kc) { load_of(tile.n0, gp, kc); };
-#endif
+  auto load_of = [&](int n0, const FgGroup& g, int kc) { load_at(n0, g, kc, false); };
+  auto load = [&](int kc) { load_at(tile.n0, gp, kc, true); };
   // WG_PW: the producer fills weight ring slot n % WG_RS with the block's
   // n-th chunk (n counts chunks as q does); the consumer waits for it to
   // land and gives it back once its raw words are decoded.
