@@ -321,6 +321,14 @@ ncudual() {
 		--device 0 --cache-dir "$C" --max-time $((cap - 60))s --json "$R/prof_dual.json"
 	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
 }
+# smemprof: the dual best (DT) on its tall (bench2) and narrow (M256) whole
+# tiles under ncu, one launch each, into $OUT/ncu_tall.txt and ncu_narrow.txt.
+smemprof() {
+	ncudual 150 "$DT" --ungated
+	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_tall.txt"
+	NCU_SHAPE='[{"m":[256],"n":4096,"k":7168}]' ncudual 150 "$DT" --ungated
+	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_narrow.txt"
+}
 case "$MODE" in
 dual)
 	ptxas dual_tm128_mb1 -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4
@@ -1546,7 +1554,10 @@ cph)
 			--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g_best$b.json"
 	done
 	TITLE="WG_CPH (experiment build) and bin/web: both bests against the baseline" summarize
-	WEB=./bin/web_cph srcprof cph
+	# Its source pages only when asked (SRC=1): they matter if it is kept.
+	[ "${SRC:-0}" = 1 ] && WEB=./bin/web_cph srcprof cph
+	# PROF=1: then smem16's two profiles in what is left of TOTAL.
+	[ "${PROF:-0}" = 1 ] && smemprof
 	pack
 	;;
 smem16)
@@ -1556,10 +1567,7 @@ smem16)
 	# Then TestWgmmaFamily's cover on step 42's code with what is left (the
 	# dual's half first: fewer combinations). Builds: bin/web, bin/engine.test.
 	bestvars
-	ncudual 150 "$DT" --ungated
-	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_tall.txt"
-	NCU_SHAPE='[{"m":[256],"n":4096,"k":7168}]' ncudual 150 "$DT" --ungated
-	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_narrow.txt"
+	smemprof
 	pack
 	family nvfp4_dual_gemm
 	family nvfp4_group_gemm
