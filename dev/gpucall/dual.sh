@@ -85,7 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
-#   bash dev/gpucall/dual.sh cph [TOTAL]         # step 44: WG_CPH's build (copies from per-piece row sources): resources, each best against the baseline in both builds, its source pages
+#   bash dev/gpucall/dual.sh final16 [TOTAL]     # session 16: both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -105,7 +105,9 @@
 # its source at b18a922; lean and lean2 (the WG_LEAN experiment build, now the
 # only form) after session 15's calls 3-4, their source at d28903a, the
 # commands in docs/BENCHMARKS.md section 26; hint (WG_WAITHINT, refuted in
-# session 15's call 6) likewise, its source at 6d2f293.
+# session 15's call 6) likewise, its source at 6d2f293; cph (WG_CPH, kept
+# after session 16's call 1 and now the only form) likewise, its source at
+# 362716e, the command in docs/BENCHMARKS.md section 27.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1533,31 +1535,18 @@ final15)
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
-cph)
-	# Step 44 (kernel-notes): WG_CPH, a consumer's weight copies from per-row
-	# sources computed once per piece, in an experiment build (bin/web_cph.gz,
-	# bin/engine_cph.test.gz: EXPBUILD_TEST=1 bash dev/gpucall/expbuild.sh
-	# cph WG_CPH=1): its resources first (a spill would decide it), each best
-	# against the baseline in both builds (the dual on every shape, the group
-	# on bench1-2), then its source pages. Builds: bin/web, bin/web_cph.gz,
-	# bin/engine_cph.test.gz.
+final16)
+	# Session 16's measurement after step 44 (the weight copies from
+	# per-piece sources, now the only form): both best variants' tests,
+	# each against the baseline on every benchmark shape (the group's
+	# baseline is slow: 170 s), the PyTorch peers in the same call.
+	# Builds: bin/web.
 	bestvars
-	benchshapes
-	unpackexp
-	step resources 90 resources.log ./bin/engine_cph.test -test.v -test.timeout 90s -test.run '^TestBestVariantResources$'
-	WEB=./bin/web_cph BENCH_MAX=70 bench d_bestcph nvfp4_dual_gemm "$DT"
-	BENCH_MAX=70 bench d_bestref nvfp4_dual_gemm "$DT"
-	for b in cph ref; do
-		w=./bin/web_cph
-		[ "$b" = ref ] && w=./bin/web
-		step "g_best$b" 130 bench.log "$w" bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
-			--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g_best$b.json"
-	done
-	TITLE="WG_CPH (experiment build) and bin/web: both bests against the baseline" summarize
-	# Its source pages only when asked (SRC=1): they matter if it is kept.
-	[ "${SRC:-0}" = 1 ] && WEB=./bin/web_cph srcprof cph
-	# PROF=1: then smem16's two profiles in what is left of TOTAL.
-	[ "${PROF:-0}" = 1 ] && smemprof
+	tests d_best16_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_best16_tests nvfp4_group_gemm "$GS" baseline
+	best 16 "$DT" "$GS" 170
+	peers
+	TITLE="session 16: both bests (step 44's copies) against the baseline; the peers" summarize
 	pack
 	;;
 smem16)

@@ -261,12 +261,6 @@
 #if WG_TOKLIVE && !WG_TOK
 #error "wg_group_gemm: WG_TOKLIVE trims the decode-ahead launch's stores: it needs WG_TOK"
 #endif
-#ifndef WG_CPH
-// 1: a consumer's weight copies for its current piece start from per-row
-// sources computed once per piece instead of each chunk's address
-// arithmetic (kernel-notes step 44; an experiment build, not measured).
-#define WG_CPH 0
-#endif
 #ifndef WG_RANGES
 // 1 (needs WG_SK, the group GEMM): the blocks' stream-K ranges come from the
 // launch table (the GEMM's last parameter) instead of equal chunk counts:
@@ -1080,12 +1074,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     nn = (size_t)(ok ? n : 0);
     return ok;
   };
-#if WG_CPH
   // This piece's copy sources, per row: the row's raw bytes and scales at
   // chunk 0 and whether it exists, computed once, so a chunk's copies add
   // kc * 64 and kc * 8 to them (ncu: ~30 SASS instructions per chunk and
   // warp went to the copies, the group parameters reloaded each chunk;
-  // kernel-notes step 44).
+  // kernel-notes step 44: 1.005x dual, 1.022x group bench1-2).
   const fg_u8* cp16[WG_MB][2];
   const fg_u8* cp4[WG_MB][2];
   bool cpok[WG_MB][2];
@@ -1098,10 +1091,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       cp16[b][h] = gp.b + nn * rowb + 16 * t;
       cp4[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
     }
-#endif
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
-  // groups) into its ring slot; cur: the tile is this piece's (WG_CPH's
-  // sources hold its rows).
+  // groups) into its ring slot; cur: the tile is this piece's (the
+  // sources above hold its rows; the next piece's, under prefetch=next,
+  // take the long way).
   auto load_at = [&](int n0, const FgGroup& g, int kc, bool cur) {
     if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
     const int slot = kc % WG_RS;
@@ -1109,13 +1102,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-#if WG_CPH
         if (cur) {
           wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpok[b][h] ? 16u : 0u);
           wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpok[b][h] ? 4u : 0u);
           continue;
         }
-#endif
         const int r = lrow(b, h);
         size_t nn;
         const bool ok = wrow(n0, g, b, h, nn);
