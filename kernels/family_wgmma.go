@@ -757,8 +757,9 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 		if wgmmaPrologue(k) {
 			return tokOff // the GEMM decodes the stages itself
 		}
+		// Two threads per token row, a 64-K block each (the kernel's wg_tokens).
 		tl := Launch{Kernel: "wg_tokens", Grid: [3]uint32{uint32(tokTiles * kch), 1, 1},
-			Block: [3]uint32{uint32(k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
+			Block: [3]uint32{uint32(2 * k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
 			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}
 		if wgmmaReady(k) {
 			tl.Args = append(tl.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)})

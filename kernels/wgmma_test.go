@@ -399,7 +399,7 @@ func TestWgmmaTokensOncePlan(t *testing.T) {
 		t.Fatalf("%d launches, workspace %d", len(pl.Launches), pl.WorkspaceBytes)
 	}
 	pre, gemm := pl.Launches[0], pl.Launches[1]
-	if pre.Kernel != "wg_tokens" || pre.Grid[0] != uint32(tokTiles*kch) || pre.Block[0] != 128 || pre.SharedBytes != uint32(stage+1024) ||
+	if pre.Kernel != "wg_tokens" || pre.Grid[0] != uint32(tokTiles*kch) || pre.Block[0] != 256 || pre.SharedBytes != uint32(stage+1024) ||
 		pre.Args[0] != (Arg{Kind: ArgPtr, Buf: BufTable}) || pre.Args[1] != i32(3) || pre.Args[2] != (Arg{Kind: ArgPtr, Buf: BufWork, Value: tokOff}) {
 		t.Errorf("decode launch %+v", pre)
 	}

@@ -86,6 +86,7 @@
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
 #   bash dev/gpucall/dual.sh final16 [TOTAL]     # session 16: both bests' tests, each against the baseline (every shape), the peers
+#   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -1547,6 +1548,35 @@ final16)
 	best 16 "$DT" "$GS" 170
 	peers
 	TITLE="session 16: both bests (step 44's copies) against the baseline; the peers" summarize
+	pack
+	;;
+tok2)
+	# Step 45 (kernel-notes): the token pass with two threads per row, in
+	# bin/web (this tree) against bin/web_ref.gz (the commit before it:
+	# git worktree add /tmp/ref HEAD~1, then go build there and gzip): both
+	# bests' tests in the new build, then each best against the baseline
+	# in both builds, the dual on every shape, the group on bench3-4 (the
+	# short shapes, where the pass is the largest share) and then bench1-2.
+	# Builds: bin/web, bin/web_ref.gz.
+	bestvars
+	unpackexp
+	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_group_gemm.json"))["benchmarks"]; json.dump(d[2:], open("/tmp/g34.json", "w")); json.dump(d[:2], open("/tmp/g12.json", "w"))'
+	tests d_tok2_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_tok2_tests nvfp4_group_gemm "$GS" baseline
+	for b in new ref; do
+		w=./bin/web
+		[ "$b" = ref ] && w=./bin/web_ref
+		WEB=$w BENCH_MAX=60 bench "d_$b" nvfp4_dual_gemm "$DT"
+		step "g34_$b" 60 bench.log "$w" bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
+			--shapes /tmp/g34.json --device 0 --cache-dir "$C" --max-time 50s --json "$R/g34_$b.json"
+	done
+	for b in new ref; do
+		w=./bin/web
+		[ "$b" = ref ] && w=./bin/web_ref
+		step "g12_$b" 100 bench.log "$w" bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
+			--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 90s --json "$R/g12_$b.json"
+	done
+	TITLE="step 45: the token pass two threads per row (bin/web) and the commit before (bin/web_ref)" summarize
 	pack
 	;;
 smem16)

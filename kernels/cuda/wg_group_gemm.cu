@@ -888,6 +888,35 @@ static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u
   wg_decode_words(w, s03, s47, tok, r);
 }
 
+// The token pass's half of wg_decode_words: 64-K block h of a token row's
+// chunk (its logical units 8h..8h+7), from w[2j + i] = raw word 4j + 2h + i
+// (bytes 16j + 8h..+8 of the row's 64) and scale bytes 2j + h (s03 holds
+// bytes 0-3, s47 bytes 4-7), so two threads share a row and each runs half
+// of the dependent chain wg_decode_words runs.
+static __device__ __forceinline__ void wg_decode_half(const fg_u32 (&w)[8], fg_u32 s03, fg_u32 s47, fg_u32 tok,
+                                                      int r, int h) {
+  // Scale bytes h, 2 + h of each word moved to bytes 0 and 2.
+  const fg_u32 a = s03 >> (8 * h), b = s47 >> (8 * h);
+  const fg_u32 s[4] = {wg_scale<0>(a), wg_scale<2>(a), wg_scale<0>(b), wg_scale<2>(b)};
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    fg_u32 v4[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const fg_u32 x = w[2 * j + (c >> 2)];
+      fg_u32 v;
+      switch (c & 3) {
+        case 0: v = wg_dec<0>(x); break;
+        case 1: v = wg_dec<1>(x); break;
+        case 2: v = wg_dec<2>(x); break;
+        default: v = wg_dec<3>(x); break;
+      }
+      v4[j] = wg_hmul2(v, s[j]);
+    }
+    wg_sts128(wg_chunk_addr(tok, r, 8 * h + c), v4[0], v4[1], v4[2], v4[3]);
+  }
+}
+
 // Consumer: the A fragments of k16 steps 4H..4H+3 of one 128-wide chunk for
 // one 64-row block. u0/u1 are raw words 2H and 2H+1 of rows g and g+8
 // (physical K [32t + 16H, +16)), c0/c1 their fp16x2 scales (group 2t + H).
@@ -1810,6 +1839,24 @@ static __device__ __forceinline__ void wg_token_row(const FgGroup& gp, int m, in
                  : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
   }
 }
+// The token pass's half of wg_token_row: the raw words wg_decode_half
+// takes for 64-K block h of K chunk kc of token row m (zeros past its M).
+static __device__ __forceinline__ void wg_token_half(const FgGroup& gp, int m, int K, int kc, int h,
+                                                     fg_u32 (&w)[8], fg_u32& s03, fg_u32& s47) {
+  s03 = 0u;
+  s47 = 0u;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) w[j] = 0u;
+  if (m < gp.m) {
+    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64 + 8 * h;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n" : "=r"(w[2 * j]), "=r"(w[2 * j + 1]) : "l"(src + 16 * j));
+    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
+                 : "=r"(s03), "=r"(s47)
+                 : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
+  }
+}
 #endif
 
 #if WG_PRO
@@ -2360,9 +2407,11 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 // passes its one token operand as a single group), thread r its row r, into
 // a shared-memory stage with the producer's own code (wg_decode_words),
 // then one bulk copy writes the stage to out + u * WG_TOK_STAGE. Rows past
-// M_g are zeros. Block (WG_TM, 1, 1), WG_TOK_STAGE + 1024 bytes of dynamic
-// shared memory.
-extern "C" __global__ void __launch_bounds__(WG_TM)
+// M_g are zeros. Threads 2r and 2r + 1 share row r, each one 64-K block
+// (wg_decode_half): a block holds a single stage, and the pass's time is
+// one chain per thread, not its throughput (kernel-notes step 45). Block
+// (2 * WG_TM, 1, 1), WG_TOK_STAGE + 1024 bytes of dynamic shared memory.
+extern "C" __global__ void __launch_bounds__(2 * WG_TM)
     wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out
 #if WG_RDY
               ,
@@ -2387,14 +2436,14 @@ extern "C" __global__ void __launch_bounds__(WG_TM)
   const int u = blockIdx.x, tt = u / kch, kc = u % kch;
   int t0;
   const FgGroup gp = groups[wg_token_group(groups, ngroups, tt, t0)];
-  const int r = threadIdx.x;
-  fg_u32 w[16], s03, s47;
-  wg_token_row(gp, (tt - t0) * WG_TM + r, K, kc, w, s03, s47);
-  wg_decode_words(w, s03, s47, stage, r);
+  const int r = threadIdx.x >> 1, h = threadIdx.x & 1;
+  fg_u32 w[8], s03, s47;
+  wg_token_half(gp, (tt - t0) * WG_TM + r, K, kc, h, w, s03, s47);
+  wg_decode_half(w, s03, s47, stage, r, h);
   // The bulk copy reads the stage through the async proxy.
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
-  if (r == 0) {
+  if (threadIdx.x == 0) {
 #if WG_TOKLIVE
     // The rows that exist, one bulk store per 64-K block (WG_TM rows of
     // 128 bytes each); a whole tile in one, as without WG_TOKLIVE.
