@@ -86,6 +86,7 @@
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
 #   bash dev/gpucall/dual.sh final16 [TOTAL]     # session 16: both bests' tests, each against the baseline (every shape), the peers
+#   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -1577,6 +1578,33 @@ tok2)
 			--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 90s --json "$R/g12_$b.json"
 	done
 	TITLE="step 45: the token pass two threads per row (bin/web) and the commit before (bin/web_ref)" summarize
+	pack
+	;;
+l2abl)
+	# Step 46 (kernel-notes; prepared in session 16, not yet run): is the
+	# token stream (the fp16 stages each block reads through L2) what holds
+	# the main loop near 60% of the tensor peak? WG_STAMP builds with and
+	# without WG_EXP=256 (the producer arrives without copying: no token
+	# stage crosses L2): block 0's whole-launch clock (WGCLOCK) and every
+	# block's span (WGSPAN) in launch 0 (the WG_EXP build's sums are wrong,
+	# so its bench stops at the first check) of the dual best's tall tile
+	# (bench2), its narrow tile (M256) and the group best on bench1; then
+	# ncu of the dual best's two tiles with L2 read counters (smemprof).
+	# Builds: bin/web, and from dev/gpucall/expbuild.sh: stamp WG_STAMP=1,
+	# stampe256 WG_STAMP=1 WG_EXP=256.
+	unpackexp
+	bestvars
+	echo '[{"m":[256],"n":4096,"k":7168}]' >/tmp/b1n.json
+	for b in "" e256; do
+		stampbench "t$b" "./bin/web_stamp$b" "$DT"
+		stampbench "n$b" "./bin/web_stamp$b" "$DT" nvfp4_dual_gemm /tmp/b1n.json
+		stampbench "g$b" "./bin/web_stamp$b" "$GS" nvfp4_group_gemm /tmp/g1.json
+	done
+	for f in "$OUT"/stamp_*.txt; do
+		echo "== $(basename "$f")"
+		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
+	done | tee "$OUT/l2abl.txt"
+	NCU_EXTRA=lts__t_sectors_op_read.sum,lts__t_bytes.sum.per_second smemprof
 	pack
 	;;
 smem16)

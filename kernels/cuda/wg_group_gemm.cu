@@ -102,7 +102,10 @@
 // 32 = the consumers copy no weights (they decode whatever their ring
 // holds), 64 = the consumers issue their weight copies but never wait for
 // them, 128 = the consumers decode words made from the ring slot's number
-// instead of loading them (kernel-notes step 25's ablation).
+// instead of loading them (kernel-notes step 25's ablation), 256 = with
+// tokens=once the producer streams no decoded tokens: it arrives on each
+// stage's full barrier without a copy, so no token stage crosses L2 and
+// the wgmmas read whatever the stage holds (kernel-notes step 46).
 #define WG_EXP 0
 #endif
 #ifndef WG_SSA
@@ -2081,6 +2084,10 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_PRO
           wg_pro_wait(sk.pro_flags, tile.pad * kch + it, pro_epoch, pro_all);
 #endif
+          if (WG_EXP & 256) {
+            wg_bar_arrive(full0 + 8 * st);
+            continue;
+          }
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
         }
