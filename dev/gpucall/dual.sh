@@ -1590,12 +1590,15 @@ l2abl)
 	# so its bench stops at the first check) of the dual best's tall tile
 	# (bench2), its narrow tile (M256) and the group best on bench1; then
 	# ncu of the dual best's two tiles with L2 read counters (smemprof).
-	# Builds: bin/web, and from dev/gpucall/expbuild.sh: stamp WG_STAMP=1,
-	# stampe256 WG_STAMP=1 WG_EXP=256.
+	# With a third build, stampe32 (WG_STAMP=1 WG_EXP=32: the consumers copy
+	# no weights), the same for the weights' stream. Builds: bin/web, and
+	# from dev/gpucall/expbuild.sh: stamp WG_STAMP=1, stampe256 WG_STAMP=1
+	# WG_EXP=256, stampe32 WG_STAMP=1 WG_EXP=32.
 	unpackexp
 	bestvars
 	echo '[{"m":[256],"n":4096,"k":7168}]' >/tmp/b1n.json
-	for b in "" e256; do
+	for b in "" e256 ${L2ABL_MORE:-e32}; do
+		[ -x "./bin/web_stamp$b" ] || continue
 		stampbench "t$b" "./bin/web_stamp$b" "$DT"
 		stampbench "n$b" "./bin/web_stamp$b" "$DT" nvfp4_dual_gemm /tmp/b1n.json
 		stampbench "g$b" "./bin/web_stamp$b" "$GS" nvfp4_group_gemm /tmp/g1.json
