@@ -857,6 +857,16 @@ __device__ __forceinline__ void wg_mma<256>(float (&d)[128], const fg_u32 (&a)[4
 }
 #undef WG_F64
 
+// wg_dec<q>(x) for q known once the caller's loop is unrolled.
+static __device__ __forceinline__ fg_u32 wg_dec_at(fg_u32 x, int q) {
+  switch (q) {
+    case 0: return wg_dec<0>(x);
+    case 1: return wg_dec<1>(x);
+    case 2: return wg_dec<2>(x);
+    default: return wg_dec<3>(x);
+  }
+}
+
 // Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
 // scale bytes at sc) into decoded stage tok, row r, 128-byte swizzle.
 static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, fg_u32 tok,
@@ -869,15 +879,7 @@ static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg
     fg_u32 h[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const fg_u32 x = w[4 * j + (c >> 2)];
-      fg_u32 v;
-      switch (c & 3) {
-        case 0: v = wg_dec<0>(x); break;
-        case 1: v = wg_dec<1>(x); break;
-        case 2: v = wg_dec<2>(x); break;
-        default: v = wg_dec<3>(x); break;
-      }
-      h[j] = wg_hmul2(v, s[2 * j + (c >> 3)]);
+      h[j] = wg_hmul2(wg_dec_at(w[4 * j + (c >> 2)], c & 3), s[2 * j + (c >> 3)]);
     }
     wg_sts128(wg_chunk_addr(tok, r, c), h[0], h[1], h[2], h[3]);
   }
@@ -906,15 +908,7 @@ static __device__ __forceinline__ void wg_decode_half(const fg_u32 (&w)[8], fg_u
     fg_u32 v4[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const fg_u32 x = w[2 * j + (c >> 2)];
-      fg_u32 v;
-      switch (c & 3) {
-        case 0: v = wg_dec<0>(x); break;
-        case 1: v = wg_dec<1>(x); break;
-        case 2: v = wg_dec<2>(x); break;
-        default: v = wg_dec<3>(x); break;
-      }
-      v4[j] = wg_hmul2(v, s[j]);
+      v4[j] = wg_hmul2(wg_dec_at(w[2 * j + (c >> 2)], c & 3), s[j]);
     }
     wg_sts128(wg_chunk_addr(tok, r, 8 * h + c), v4[0], v4[1], v4[2], v4[3]);
   }
