@@ -2405,13 +2405,14 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 // The tokens decoded ahead (WG_TOK 1), launched before the GEMM on the same
 // stream: block u decodes K chunk u % kch of token tile u / kch (token tiles
 // numbered group by group, ceil(M_g / WG_TM) per group; the dual GEMM
-// passes its one token operand as a single group), thread r its row r, into
-// a shared-memory stage with the producer's own code (wg_decode_words),
-// then one bulk copy writes the stage to out + u * WG_TOK_STAGE. Rows past
-// M_g are zeros. Threads 2r and 2r + 1 share row r, each one 64-K block
-// (wg_decode_half): a block holds a single stage, and the pass's time is
-// one chain per thread, not its throughput (kernel-notes step 45). Block
-// (2 * WG_TM, 1, 1), WG_TOK_STAGE + 1024 bytes of dynamic shared memory.
+// passes its one token operand as a single group), threads 2r and 2r + 1
+// its row r, each one 64-K block (wg_decode_half, the producer's decode in
+// halves), into a shared-memory stage; then one bulk copy writes the stage
+// to out + u * WG_TOK_STAGE. Rows past M_g are zeros. A block holds one
+// stage, so on the short shapes the pass waits on its threads' chains;
+// halving them measured 1.004x on the dual, within noise on the group's
+// short shapes (kernel-notes step 45). Block (2 * WG_TM, 1, 1),
+// WG_TOK_STAGE + 1024 bytes of dynamic shared memory.
 extern "C" __global__ void __launch_bounds__(2 * WG_TM)
     wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out
 #if WG_RDY
