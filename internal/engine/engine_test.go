@@ -72,6 +72,49 @@ func TestBuildWithoutDevice(t *testing.T) {
 	}
 }
 
+// buildEach (the device tests' builder) hands each build back in order as
+// it lands, a failed one in its place, and after stop every get still
+// returns: a build, or an error saying it was never started.
+func TestBuildEachInOrder(t *testing.T) {
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("NVRTC is not installed here: %v", err)
+	}
+	g, _ := kernels.LookupProblem("nvfp4_group_gemm")
+	var vs []kernels.Variant
+	for _, spec := range []string{"baseline?tile_m=64&stages=2", "wgmma", "baseline"} {
+		vs = append(vs, mustVariant(t, g, spec))
+	}
+	info := gpu.DeviceInfo{CCMajor: 8, CCMinor: 0}
+	get, stop := buildEach(info, vs)
+	for i, v := range vs {
+		b, err := get(i)
+		if i == 1 {
+			// wgmma needs sm_90: refused before compiling, in its place.
+			if err == nil || !strings.Contains(err.Error(), "sm_90") {
+				t.Errorf("%s on sm_80: %v", v.Name, err)
+			}
+			continue
+		}
+		if err != nil || b == nil || b.Variant.Name != v.Name {
+			t.Errorf("get(%d): %v, want %s built", i, err, v.Name)
+		}
+	}
+	stop()
+	stop() // a second stop is harmless
+	many := append(append(append([]kernels.Variant{}, vs...), vs...), vs...)
+	get, stop = buildEach(info, many)
+	stop()
+	for i := range many {
+		b, err := get(i)
+		if err != nil && !strings.Contains(err.Error(), "stopped") && !strings.Contains(err.Error(), "sm_90") {
+			t.Errorf("get(%d) after stop: %v", i, err)
+		}
+		if (b == nil) == (err == nil) {
+			t.Errorf("get(%d) after stop: build %v and error %v", i, b != nil, err)
+		}
+	}
+}
+
 // ResidentBlocks follows the register, shared-memory and thread limits of
 // an SM: the fused defaults' figures from docs/kernel-notes.md.
 func TestResidentBlocks(t *testing.T) {
