@@ -87,6 +87,7 @@
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
 #   bash dev/gpucall/dual.sh final16 [TOTAL]     # session 16: both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
+#   bash dev/gpucall/dual.sh mc [TOTAL]          # step 46's multicast build (not yet run): WG_MC against bin/web, the dual best on bench1-2 in each build
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -1608,6 +1609,27 @@ l2abl)
 		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
 	done | tee "$OUT/l2abl.txt"
 	NCU_EXTRA=lts__t_sectors_op_read.sum,lts__t_bytes.sum.per_second smemprof
+	pack
+	;;
+mc)
+	# Step 46's multicast build (kernel-notes; built in session 16, not yet
+	# run): WG_MC, the dual's whole-tile modules in two-block clusters that
+	# share each token stage by multicast, against bin/web on the two shapes
+	# they serve (bench1 narrow, bench2 tall: 128 tiles each, an even grid;
+	# the test shapes' odd grids cannot launch in clusters of two). Each
+	# build pairs the dual best with the baseline; compare them with
+	# dev/xratio. Builds: bin/web, bin/web_mc.gz (bash
+	# dev/gpucall/expbuild.sh mc WG_MC=1).
+	bestvars
+	unpackexp
+	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_dual_gemm.json"))["benchmarks"]; json.dump(d[:2], open("/tmp/d12.json", "w"))'
+	for b in mc ref; do
+		w=./bin/web_mc
+		[ "$b" = ref ] && w=./bin/web
+		step "d12_$b" 90 bench.log "$w" bench --problem nvfp4_dual_gemm --variant "$DT" --baseline baseline \
+			--shapes /tmp/d12.json --device 0 --cache-dir "$C" --max-time 80s --json "$R/d12_$b.json"
+	done
+	TITLE="WG_MC (bin/web_mc) and bin/web: the dual best on bench1-2" summarize
 	pack
 	;;
 smem16)
