@@ -326,6 +326,18 @@ ncudual() {
 		--device 0 --cache-dir "$C" --max-time $((cap - 60))s --json "$R/prof_dual.json"
 	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
 }
+# xbuilds TAG PROBLEM VARIANT SHAPES MAX NEW REF: VARIANT paired with the
+# baseline on the shapes file SHAPES, within MAX seconds, in build NEW and
+# then in build REF ($R/TAG_new.json, TAG_ref.json: one bench process runs
+# one build; go run ./dev/xratio compares the two).
+xbuilds() {
+	local tag=$1 prob=$2 var=$3 shp=$4 max=$5 x
+	for x in "new $6" "ref $7"; do
+		set -- $x
+		step "${tag}_$1" $((max + 10)) bench.log "$2" bench --problem "$prob" --variant "$var" --baseline baseline \
+			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/${tag}_$1.json"
+	done
+}
 # smemprof: the dual best (DT) on its tall (bench2) and narrow (M256) whole
 # tiles under ncu, one launch each, into $OUT/ncu_tall.txt and ncu_narrow.txt.
 smemprof() {
@@ -1572,12 +1584,7 @@ tok2)
 		step "g34_$b" 60 bench.log "$w" bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
 			--shapes /tmp/g34.json --device 0 --cache-dir "$C" --max-time 50s --json "$R/g34_$b.json"
 	done
-	for b in new ref; do
-		w=./bin/web
-		[ "$b" = ref ] && w=./bin/web_ref
-		step "g12_$b" 100 bench.log "$w" bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
-			--shapes /tmp/g12.json --device 0 --cache-dir "$C" --max-time 90s --json "$R/g12_$b.json"
-	done
+	xbuilds g12 nvfp4_group_gemm "$GS" /tmp/g12.json 90 ./bin/web ./bin/web_ref
 	TITLE="step 45: the token pass two threads per row (bin/web) and the commit before (bin/web_ref)" summarize
 	pack
 	;;
@@ -1617,18 +1624,13 @@ mc)
 	# share each token stage by multicast, against bin/web on the two shapes
 	# they serve (bench1 narrow, bench2 tall: 128 tiles each, an even grid;
 	# the test shapes' odd grids cannot launch in clusters of two). Each
-	# build pairs the dual best with the baseline; compare them with
-	# dev/xratio. Builds: bin/web, bin/web_mc.gz (bash
-	# dev/gpucall/expbuild.sh mc WG_MC=1).
+	# build pairs the dual best with the baseline (d12_new is WG_MC's,
+	# d12_ref bin/web's); compare them with dev/xratio. Builds: bin/web,
+	# bin/web_mc.gz (bash dev/gpucall/expbuild.sh mc WG_MC=1).
 	bestvars
 	unpackexp
 	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_dual_gemm.json"))["benchmarks"]; json.dump(d[:2], open("/tmp/d12.json", "w"))'
-	for b in mc ref; do
-		w=./bin/web_mc
-		[ "$b" = ref ] && w=./bin/web
-		step "d12_$b" 90 bench.log "$w" bench --problem nvfp4_dual_gemm --variant "$DT" --baseline baseline \
-			--shapes /tmp/d12.json --device 0 --cache-dir "$C" --max-time 80s --json "$R/d12_$b.json"
-	done
+	xbuilds d12 nvfp4_dual_gemm "$DT" /tmp/d12.json 80 ./bin/web_mc ./bin/web
 	TITLE="WG_MC (bin/web_mc) and bin/web: the dual best on bench1-2" summarize
 	pack
 	;;
