@@ -229,16 +229,17 @@ stampbench() {
 		--ungated --shapes "${5:-/tmp/b2.json}" --device 0 --cache-dir "$C" --max-time 15s --json "$R/stamp_$1.json"
 }
 # benchshapes: each benchmark shape alone, /tmp/tl_bN.json (dual) and
-# /tmp/tl_gN.json (group), and the group's first two, /tmp/g12.json.
+# /tmp/tl_gN.json (group), and each problem's first two and last two,
+# /tmp/d12.json, /tmp/d34.json, /tmp/g12.json, /tmp/g34.json.
 benchshapes() {
 	python3 - <<'PY'
 import json
-for prob, tag in (("nvfp4_dual_gemm", "b"), ("nvfp4_group_gemm", "g")):
+for prob, tag, pair in (("nvfp4_dual_gemm", "b", "d"), ("nvfp4_group_gemm", "g", "g")):
     d = json.load(open("kernels/problems/%s.json" % prob))["benchmarks"]
     for i, b in enumerate(d):
         json.dump([b], open("/tmp/tl_%s%d.json" % (tag, i + 1), "w"))
-    if tag == "g":
-        json.dump(d[:2], open("/tmp/g12.json", "w"))
+    json.dump(d[:2], open("/tmp/%s12.json" % pair, "w"))
+    json.dump(d[2:], open("/tmp/%s34.json" % pair, "w"))
 PY
 }
 # tlruns "BUILD..." "TAG PROBLEM SHAPE VARIANT"...: ungated A/A benches of
@@ -1574,7 +1575,7 @@ tok2)
 	# Builds: bin/web, bin/web_ref.gz.
 	bestvars
 	unpackexp
-	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_group_gemm.json"))["benchmarks"]; json.dump(d[2:], open("/tmp/g34.json", "w")); json.dump(d[:2], open("/tmp/g12.json", "w"))'
+	benchshapes
 	tests d_tok2_tests nvfp4_dual_gemm "$DT" baseline
 	tests g_tok2_tests nvfp4_group_gemm "$GS" baseline
 	for b in new ref; do
@@ -1629,7 +1630,7 @@ mc)
 	# bin/web_mc.gz (bash dev/gpucall/expbuild.sh mc WG_MC=1).
 	bestvars
 	unpackexp
-	python3 -c 'import json; d=json.load(open("kernels/problems/nvfp4_dual_gemm.json"))["benchmarks"]; json.dump(d[:2], open("/tmp/d12.json", "w"))'
+	benchshapes
 	xbuilds d12 nvfp4_dual_gemm "$DT" /tmp/d12.json 80 ./bin/web_mc ./bin/web
 	TITLE="WG_MC (bin/web_mc) and bin/web: the dual best on bench1-2" summarize
 	pack

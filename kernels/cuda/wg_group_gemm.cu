@@ -1157,7 +1157,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // chunk 0 and whether it exists, computed once, so a chunk's copies add
   // kc * 64 and kc * 8 to them (ncu: ~30 SASS instructions per chunk and
   // warp went to the copies, the group parameters reloaded each chunk;
-  // kernel-notes step 44: 1.005x dual, 1.022x group bench1-2).
+  // kernel-notes step 44: 1.005x dual, 1.022x group bench1-2 on an H100,
+  // dev/gpucall/dual.sh cph at 362716e).
   const fg_u8* cp16[WG_MB][2];
   const fg_u8* cp4[WG_MB][2];
   bool cpok[WG_MB][2];
@@ -2517,8 +2518,9 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 // to out + u * WG_TOK_STAGE. Rows past M_g are zeros. A block holds one
 // stage, so on the short shapes the pass waits on its threads' chains;
 // halving them measured 1.004x on the dual, within noise on the group's
-// short shapes (kernel-notes step 45). Block (2 * WG_TM, 1, 1),
-// WG_TOK_STAGE + 1024 bytes of dynamic shared memory.
+// short shapes (H100, dev/gpucall/dual.sh tok2; kernel-notes step 45).
+// Block (2 * WG_TM, 1, 1), WG_TOK_STAGE + 1024 bytes of dynamic shared
+// memory.
 extern "C" __global__ void __launch_bounds__(2 * WG_TM)
     wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out
 #if WG_RDY
