@@ -88,6 +88,7 @@
 #   bash dev/gpucall/dual.sh final16 [TOTAL]     # session 16: both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh mc [TOTAL]          # step 46's multicast build (not yet run): WG_MC against bin/web, the dual best on bench1-2 in each build
+#   bash dev/gpucall/dual.sh l2mc [TOTAL]        # mc, then l2abl, in one call
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -346,6 +347,25 @@ smemprof() {
 	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_tall.txt"
 	NCU_SHAPE='[{"m":[256],"n":4096,"k":7168}]' ncudual 150 "$DT" --ungated
 	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_narrow.txt"
+}
+# l2ablate: step 46's clocks and ncu (mode l2abl); after bestvars and unpackexp.
+l2ablate() {
+	echo '[{"m":[256],"n":4096,"k":7168}]' >/tmp/b1n.json
+	for b in "" e256 ${L2ABL_MORE:-e32}; do
+		[ -x "./bin/web_stamp$b" ] || continue
+		stampbench "t$b" "./bin/web_stamp$b" "$DT"
+		stampbench "n$b" "./bin/web_stamp$b" "$DT" nvfp4_dual_gemm /tmp/b1n.json
+		stampbench "g$b" "./bin/web_stamp$b" "$GS" nvfp4_group_gemm /tmp/g1.json
+	done
+	for f in "$OUT"/stamp_*.txt; do
+		echo "== $(basename "$f")"
+		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
+	done | tee "$OUT/l2abl.txt"
+	NCU_EXTRA=lts__t_sectors_op_read.sum,lts__t_bytes.sum.per_second smemprof
+}
+# mcpair: WG_MC against bin/web (mode mc); after bestvars, unpackexp, benchshapes.
+mcpair() {
+	xbuilds d12 nvfp4_dual_gemm "$DT" /tmp/d12.json 80 ./bin/web_mc ./bin/web
 }
 case "$MODE" in
 dual)
@@ -1605,18 +1625,7 @@ l2abl)
 	# WG_EXP=256, stampe32 WG_STAMP=1 WG_EXP=32.
 	unpackexp
 	bestvars
-	echo '[{"m":[256],"n":4096,"k":7168}]' >/tmp/b1n.json
-	for b in "" e256 ${L2ABL_MORE:-e32}; do
-		[ -x "./bin/web_stamp$b" ] || continue
-		stampbench "t$b" "./bin/web_stamp$b" "$DT"
-		stampbench "n$b" "./bin/web_stamp$b" "$DT" nvfp4_dual_gemm /tmp/b1n.json
-		stampbench "g$b" "./bin/web_stamp$b" "$GS" nvfp4_group_gemm /tmp/g1.json
-	done
-	for f in "$OUT"/stamp_*.txt; do
-		echo "== $(basename "$f")"
-		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
-	done | tee "$OUT/l2abl.txt"
-	NCU_EXTRA=lts__t_sectors_op_read.sum,lts__t_bytes.sum.per_second smemprof
+	l2ablate
 	pack
 	;;
 mc)
@@ -1631,8 +1640,19 @@ mc)
 	bestvars
 	unpackexp
 	benchshapes
-	xbuilds d12 nvfp4_dual_gemm "$DT" /tmp/d12.json 80 ./bin/web_mc ./bin/web
+	mcpair
 	TITLE="WG_MC (bin/web_mc) and bin/web: the dual best on bench1-2" summarize
+	pack
+	;;
+l2mc)
+	# Session 17's first call: mc's pairing (the fix), then l2abl's clocks and
+	# ncu (the diagnosis). Builds: those of both modes.
+	bestvars
+	unpackexp
+	benchshapes
+	mcpair
+	TITLE="WG_MC (bin/web_mc) and bin/web: the dual best on bench1-2" summarize
+	l2ablate
 	pack
 	;;
 smem16)
