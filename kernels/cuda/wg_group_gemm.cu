@@ -316,13 +316,23 @@
 #define WG_PDL 0
 #endif
 #ifndef WG_PF
-// 1: each consumer issues the first WG_RS-1 weight copies of its block's
+// 1: each consumer issues the first WG_LA weight copies of its block's
 // next piece as soon as this piece's last chunk is decoded, so they land
 // under this piece's last wgmmas and its epilogue; 0: every piece starts
 // with an empty ring and waits out a global load before its first wgmma
 // (group bench2: four 16-chunk tiles per block). Each thread reads only the
 // ring bytes it copied itself, so its own cp.async groups order the reuse.
 #define WG_PF 0
+#endif
+#ifndef WG_WLA
+// 1: an experiment build (kernel-notes step 47): each consumer's weight
+// copies run WG_RS chunks ahead instead of WG_RS-1. A chunk's ring slot is
+// free once frags_x has loaded its raw words into registers (each thread
+// reads only the bytes it copied, and the held words are decoded before
+// the next copy is issued), one chunk before the slot's turn comes round;
+// the dual's 256-token tile (WG_RS 2) otherwise waits out most of a global
+// load every chunk (step 46's marks: ~1,000 of ~3,700 cycles).
+#define WG_WLA 0
 #endif
 #ifndef WG_PW
 // 1 (needs WG_TOK and a producer warpgroup): the producer warpgroup's warps
@@ -443,6 +453,7 @@
 #error "wg_group_gemm: WG_CSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, two stages, the halves' defaults"
 #endif
 #define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
+#define WG_LA (WG_RS - 1 + WG_WLA) // chunks a consumer's weight copies run ahead (WG_WLA)
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
 #endif
@@ -1280,7 +1291,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   };
   if (!(WG_PF && warm) && !WG_SSA && !WG_PW) {
 #pragma unroll
-    for (int s = 0; s < WG_RS - 1; ++s) {
+    for (int s = 0; s < WG_LA; ++s) {
       if (k0 + s < k1) load(k0 + s);
       wg_cp_commit();
     }
@@ -1301,7 +1312,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   if (WG_PW)
     wland(q); // chunk k0 landed
   else if (!(WG_EXP & 64) && !WG_SSA)
-    wg_cp_wait<WG_RS - 2>(); // chunk k0 landed
+    wg_cp_wait<WG_LA - 1>(); // chunk k0 landed
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
 #if WG_TL
@@ -1444,10 +1455,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       mark(5);
       release_prev(); // chunk it-1's wgmmas done: its stage and A buffer are free
       mark(6);
-      if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+      if (it + WG_LA < k1) load(it + WG_LA);
       wg_cp_commit();
       if (it + 1 < k1) {
-        wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+        wg_cp_wait<WG_LA - 1>(); // chunk it + 1 landed
         mark(7);
         decode_a(it + 1, abuf(it + 1 - k0));
         mark(8);
@@ -1488,14 +1499,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_commit();
     release_prev(); // chunk it-1 done: nxt and its stage are free
     if (!WG_PW) {
-      if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+      if (it + WG_LA < k1) load(it + WG_LA);
       wg_cp_commit();
     }
     if (it + 1 < k1) {
       if (WG_PW)
         wland(q + 1);
       else if (!(WG_EXP & 64))
-        wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+        wg_cp_wait<WG_LA - 1>(); // chunk it + 1 landed
       frags(it + 1, q + 1, nxt);
     }
     prev = st;
@@ -1564,14 +1575,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
     if (!WG_PW) {
-      if (it + WG_RS - 1 < k1) load(it + WG_RS - 1);
+      if (it + WG_LA < k1) load(it + WG_LA);
       wg_cp_commit();
     }
     if (it + 1 < k1) {
       if (WG_PW)
         wland(q + 1);
       else if (!(WG_EXP & 64))
-        wg_cp_wait<WG_RS - 2>(); // chunk it + 1 landed
+        wg_cp_wait<WG_LA - 1>(); // chunk it + 1 landed
       mark(10);
       frags_x(it + 1, q + 1);
       if (WG_PW) wfree(q + 1);
@@ -1583,7 +1594,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_PF
   // Every copy of this piece has landed (its last chunk is decoded), so the
   // ring is free: the next piece's first chunks go in now, under this
-  // piece's last wgmmas and its epilogue, in WG_RS-1 commit groups as the
+  // piece's last wgmmas and its epilogue, in WG_LA commit groups as the
   // prologue above would issue them.
   wg_cp_wait<0>();
   if (more) {
@@ -1592,7 +1603,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     int nk0, nk1;
     next(nt, ng, nk0, nk1);
 #pragma unroll
-    for (int s = 0; s < WG_RS - 1; ++s) {
+    for (int s = 0; s < WG_LA; ++s) {
       if (nk0 + s < nk1) load_of(nt.n0, ng, nk0 + s);
       wg_cp_commit();
     }
