@@ -108,7 +108,9 @@ func wgmmaLaunchRegs(problem string, k Knobs) int {
 
 // wgmmaRawStages is the per-thread cp.async ring of raw FP4 bytes (WG_RS):
 // four where the shared memory allows, else three; two for the dual GEMM's
-// 256-token tile, whose 64 KB stages leave no room for more.
+// 256-token tile, whose 64 KB stages leave no room for more. (Two slots
+// still run two chunks ahead: the kernel's WG_LA reuses a slot as soon as
+// its words are in registers, kernel-notes step 47.)
 func wgmmaRawStages(problem string, k Knobs) int {
 	switch {
 	case wgmmaSharedBytesRS(problem, k, 4) <= hopperSharedOptin:

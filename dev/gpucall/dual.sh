@@ -87,9 +87,6 @@
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
 #   bash dev/gpucall/dual.sh final16 [TOTAL]     # session 16: both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
-#   bash dev/gpucall/dual.sh mc [TOTAL]          # step 46's multicast build (not yet run): WG_MC against bin/web, the dual best on bench1-2 in each build
-#   bash dev/gpucall/dual.sh l2mc [TOTAL]        # mc, then l2abl, in one call
-#   bash dev/gpucall/dual.sh wla [TOTAL]         # step 47: the weight copies one chunk further ahead (WG_WLA) against bin/web: tests, both bests, the tall tile's marks
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -113,6 +110,9 @@
 # session 15's call 6) likewise, its source at 6d2f293; cph (WG_CPH, kept
 # after session 16's call 1 and now the only form) likewise, its source at
 # 362716e, the command in docs/BENCHMARKS.md section 27.
+# mc and l2mc (WG_MC, refuted in session 17's call 1) were removed with the
+# define, their source at b1b8634; wla (WG_WLA, session 17's call 2, now the
+# only form for two-slot rings) likewise, its source at f1f78bd.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -363,10 +363,6 @@ l2ablate() {
 		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
 	done | tee "$OUT/l2abl.txt"
 	NCU_EXTRA=lts__t_sectors_op_read.sum,lts__t_bytes.sum.per_second smemprof
-}
-# mcpair: WG_MC against bin/web (mode mc); after bestvars, unpackexp, benchshapes.
-mcpair() {
-	xbuilds d12 nvfp4_dual_gemm "$DT" /tmp/d12.json 80 ./bin/web_mc ./bin/web
 }
 case "$MODE" in
 dual)
@@ -1626,56 +1622,6 @@ l2abl)
 	# WG_EXP=256, stampe32 WG_STAMP=1 WG_EXP=32.
 	unpackexp
 	bestvars
-	l2ablate
-	pack
-	;;
-mc)
-	# Step 46's multicast build (kernel-notes; built in session 16, not yet
-	# run): WG_MC, the dual's whole-tile modules in two-block clusters that
-	# share each token stage by multicast, against bin/web on the two shapes
-	# they serve (bench1 narrow, bench2 tall: 128 tiles each, an even grid;
-	# the test shapes' odd grids cannot launch in clusters of two). Each
-	# build pairs the dual best with the baseline (d12_new is WG_MC's,
-	# d12_ref bin/web's); compare them with dev/xratio. Builds: bin/web,
-	# bin/web_mc.gz (bash dev/gpucall/expbuild.sh mc WG_MC=1).
-	bestvars
-	unpackexp
-	benchshapes
-	mcpair
-	TITLE="WG_MC (bin/web_mc) and bin/web: the dual best on bench1-2" summarize
-	pack
-	;;
-wla)
-	# Step 47 (kernel-notes): each consumer's weight copies one chunk further
-	# ahead (WG_WLA=1, bin/web_wla) against bin/web: both bests' tests in the
-	# new build, the dual best on every shape and the group best on bench1-2
-	# in both builds (each paired with the baseline; compare with
-	# dev/gpucall's xratio), and consumer 0's chunk marks of the tall tile
-	# (bench2) in WG_STAMP builds with and without it. Builds: bin/web, and
-	# from dev/gpucall/expbuild.sh: wla WG_WLA=1, stamp WG_STAMP=1, stampwla
-	# WG_STAMP=1 WG_WLA=1.
-	bestvars
-	unpackexp
-	benchshapes
-	WEB=./bin/web_wla tests d_wla_tests nvfp4_dual_gemm "$DT" baseline
-	WEB=./bin/web_wla tests g_wla_tests nvfp4_group_gemm "$GS" baseline
-	xbuilds d12 nvfp4_dual_gemm "$DT" /tmp/d12.json 60 ./bin/web_wla ./bin/web
-	xbuilds d34 nvfp4_dual_gemm "$DT" /tmp/d34.json 45 ./bin/web_wla ./bin/web
-	stampbench twla ./bin/web_stampwla "$DT"
-	stampbench t ./bin/web_stamp "$DT"
-	python3 dev/gpucall/stamps.py --launch 0 "$OUT/stamp_t.txt" "$OUT/stamp_twla.txt" >"$OUT/marks.txt" 2>&1
-	xbuilds g12 nvfp4_group_gemm "$GS" /tmp/g12.json 45 ./bin/web_wla ./bin/web
-	TITLE="step 47: WG_WLA (bin/web_wla) and bin/web" summarize
-	pack
-	;;
-l2mc)
-	# Session 17's first call: mc's pairing (the fix), then l2abl's clocks and
-	# ncu (the diagnosis). Builds: those of both modes.
-	bestvars
-	unpackexp
-	benchshapes
-	mcpair
-	TITLE="WG_MC (bin/web_mc) and bin/web: the dual best on bench1-2" summarize
 	l2ablate
 	pack
 	;;

@@ -108,15 +108,6 @@
 // the wgmmas read whatever the stage holds (kernel-notes step 46).
 #define WG_EXP 0
 #endif
-#ifndef WG_MC
-// 1: an experiment build (kernel-notes step 46; built, not run): the dual
-// GEMM's whole-tile modules with tokens=once launch in clusters of two
-// blocks that share each token stage, each block's producer copying half
-// of it into both by multicast, so each stage crosses L2 once per pair.
-// The grid must be even (both benchmark whole-tile grids are 128); other
-// modules build as without it (WG_MCX).
-#define WG_MC 0
-#endif
 #ifndef WG_SSA
 // Weights from shared memory (kernel-notes step 25): 1 = the producer
 // warpgroup decodes each chunk's 128 weight rows (the dual GEMM: both
@@ -324,16 +315,6 @@
 // ring bytes it copied itself, so its own cp.async groups order the reuse.
 #define WG_PF 0
 #endif
-#ifndef WG_WLA
-// 1: an experiment build (kernel-notes step 47): each consumer's weight
-// copies run WG_RS chunks ahead instead of WG_RS-1. A chunk's ring slot is
-// free once frags_x has loaded its raw words into registers (each thread
-// reads only the bytes it copied, and the held words are decoded before
-// the next copy is issued), one chunk before the slot's turn comes round;
-// the dual's 256-token tile (WG_RS 2) otherwise waits out most of a global
-// load every chunk (step 46's marks: ~1,000 of ~3,700 cycles).
-#define WG_WLA 0
-#endif
 #ifndef WG_PW
 // 1 (needs WG_TOK and a producer warpgroup): the producer warpgroup's warps
 // 1-3 fill the weight ring (raw rows and scales, the layout the consumers'
@@ -410,8 +391,6 @@
 #define WG_LREGS ((65536 / FG_THREADS) > 255 ? 248 : (65536 / FG_THREADS) & ~7) // per thread at launch
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB * WG_HALF) // dual: output columns per tile
-// WG_MC where it applies: the plain tokens=once producer, whole tiles.
-#define WG_MCX (WG_MC && DUAL && WG_TOK && !WG_SK && !WG_FOLD && !WG_SSA && !WG_PRO && !WG_RDY && !WG_PW)
 
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
 #error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
@@ -453,7 +432,17 @@
 #error "wg_group_gemm: WG_CSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, two stages, the halves' defaults"
 #endif
 #define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
-#define WG_LA (WG_RS - 1 + WG_WLA) // chunks a consumer's weight copies run ahead (WG_WLA)
+// Chunks a consumer's weight copies run ahead of its decode: WG_RS - 1, or
+// two with a ring of two slots. A chunk's slot is free once frags_x has
+// loaded its raw words into registers (each thread reads only the bytes it
+// copied; the held words are decoded before the next copy is issued), a
+// chunk before the slot's turn comes round, so two slots can hold two
+// chunks ahead. The dual's 256-token tile (two slots: its 64 KB stages
+// leave no room for more) waited out a global load every chunk with one
+// (~1,000 of ~3,700 cycles); two made dual bench2 and bench4 1.146x and
+// 1.155x, while four slots running four ahead measured 0.98-1.00x (H100,
+// dev/gpucall/dual.sh wla, kernel-notes step 47).
+#define WG_LA (WG_RS == 2 ? 2 : WG_RS - 1)
 #if WG_CREGS && (WG_CREGS % 8 || WG_CREGS > 256 || WG_PREGS < 24)
 #error "wg_group_gemm: WG_CREGS must be a multiple of 8 that leaves the producer at least 24 registers"
 #endif
@@ -756,34 +745,6 @@ static __device__ __forceinline__ void wg_bulk_load(fg_u32 dst, const void* src,
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
 }
-#if WG_MCX
-// WG_MC's cluster primitives: this block's rank in its pair, a shared
-// address's counterpart in block rank's shared memory (shared::cluster),
-// count arrivals on a barrier there, the pair's barrier, and a bulk copy
-// landing at dst in both blocks, each completing on its own barrier at bar.
-static __device__ __forceinline__ fg_u32 wg_cta_rank() {
-  fg_u32 r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-static __device__ __forceinline__ fg_u32 wg_mapa(fg_u32 addr, fg_u32 rank) {
-  fg_u32 d;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(addr), "r"(rank));
-  return d;
-}
-static __device__ __forceinline__ void wg_bar_arrive_cluster(fg_u32 cbar, fg_u32 count) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], %1;\n" ::"r"(cbar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void wg_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-static __device__ __forceinline__ void wg_bulk_load_mc(fg_u32 dst, const void* src, fg_u32 bytes, fg_u32 bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;\n" ::"r"(dst),
-      "l"(src), "r"(bytes), "r"(bar), "h"((unsigned short)3)
-      : "memory");
-}
-#endif
 static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
   fg_u32 done;
   do {
@@ -1112,20 +1073,6 @@ static __device__ __forceinline__ void wg_pieces(const int* rng, int num_tiles, 
 #endif
 }
 
-#if WG_MCX
-// WG_MC: the rank whose block shares this tile's token stages: the pair's
-// other block where its tile (ti ^ 1: blocks 2c and 2c + 1 of an even grid
-// run tiles 2p and 2p + 1 together) has the same token tile, else this
-// block's own rank (the tile's stages are then this block's alone). The
-// producer and the consumers compute it alike.
-static __device__ __forceinline__ fg_u32 wg_mc_peer(const FgTile& tile, const FgGroup& gp) {
-  const int nt = (gp.n + WG_DN - 1) / WG_DN, mt = (gp.m + WG_TM - 1) / WG_TM;
-  const int ti = tile.pad * nt + tile.n0 / WG_DN, other = ti ^ 1;
-  const fg_u32 r = wg_cta_rank();
-  return other < mt * nt && other / nt == ti / nt ? r ^ 1u : r;
-}
-#endif
-
 // Consumer warpgroup c: one tile at wgmma width NW (the tile's live token
 // rows rounded up to 32). Each chunk's eight k16 steps go out as two commit
 // groups of four (register sets X: steps 0-3, Y: steps 4-7), so the decode
@@ -1361,16 +1308,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   };
 #endif
-#if WG_MCX
-  // WG_MC: the stage is free once both blocks' consumers have read it: each
-  // warp also counts its 32 threads on the peer's barrier (its own where
-  // the tile has no peer), whose count is twice the block's threads.
-  const fg_u32 mc_peer = wg_mc_peer(tile, gp);
-  auto mc_release = [&](int st) {
-    __syncwarp();
-    if (lane == 0) wg_bar_arrive_cluster(wg_mapa(empty0 + 8 * st, mc_peer), 32u);
-  };
-#endif
   auto release_prev = [&]() {
     if (prev >= 0) {
       wg_wait<1>();
@@ -1378,9 +1315,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       release(prev);
 #else
       wg_bar_arrive(empty0 + 8 * prev);
-#if WG_MCX
-      mc_release(prev);
-#endif
 #endif
     }
   };
@@ -1627,9 +1561,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   if (prev >= 0) release(prev);
 #else
   if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
-#if WG_MCX
-  if (prev >= 0) mc_release(prev);
-#endif
 #endif
 #if !WG_PF
   wg_cp_wait<0>();
@@ -2052,7 +1983,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_FOLD
       *(fg_u32*)(sgen + WG_OFF_BAR + (STAGES + s) * 8) = 0u; // release count (wg_consume)
 #else
-      wg_bar_init(empty0 + 8 * s, 128 * WG_CONS * (WG_MCX ? 2 : 1)); // WG_MC: and the peer's warps' counts
+      wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
 #endif
     }
 #if WG_PW
@@ -2063,12 +1994,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     }
 #endif
   }
-#if WG_MCX
-  // The peer's barriers exist before either block copies into or counts on them.
-  wg_cluster_sync();
-#else
   __syncthreads();
-#endif
 
   fg_u32 q = 0; // chunks through the decoded ring so far (same count in every role)
   // Chunks per tile: one K for all groups (the problems have one K per shape).
@@ -2155,13 +2081,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           }
         }
 #endif
-#if WG_MCX
-        // WG_MC: with a peer, this block copies its half of each stage into
-        // both blocks; its full barrier expects the whole stage (the peer's
-        // half counts on it too).
-        const fg_u32 mc_rank = wg_cta_rank(), mc_peer = wg_mc_peer(tile, gp);
-        constexpr fg_u32 MC_HALF = WG_TOK_STAGE / 2;
-#endif
         for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
           const int st = q % STAGES;
           wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
@@ -2176,13 +2095,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
             continue;
           }
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
-#if WG_MCX
-          if (mc_peer != mc_rank) {
-            wg_bulk_load_mc(sbase + st * WG_TOK_STAGE + mc_rank * MC_HALF, src + mc_rank * MC_HALF, MC_HALF,
-                            full0 + 8 * st);
-            continue;
-          }
-#endif
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
         }
       });
@@ -2406,10 +2318,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     }
   }
 #endif
-#if WG_MCX
-  // No block ends while its peer may still copy into it or count on its barriers.
-  wg_cluster_sync();
-#endif
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL
@@ -2443,12 +2351,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
 
 #if DUAL
-#if WG_MCX
-#define WG_MC_DIMS __cluster_dims__(2, 1, 1)
-#else
-#define WG_MC_DIMS
-#endif
-extern "C" __global__ void WG_MC_DIMS __launch_bounds__(FG_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
     wg_dual_gemm(const fg_u8* __restrict__ a, const fg_u8* __restrict__ sa, const fg_u8* __restrict__ b1,
                  const fg_u8* __restrict__ sb1, const fg_u8* __restrict__ b2, const fg_u8* __restrict__ sb2,
                  fg_u16* __restrict__ c, int M, int N, int K, float* __restrict__ ws, fg_u32* __restrict__ flags,
@@ -2468,18 +2371,9 @@ extern "C" __global__ void WG_MC_DIMS __launch_bounds__(FG_THREADS, 1)
 #endif
   wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int role) {
     t.group = 0;
-#if WG_MCX
-    // WG_MC: the weight tiles of a token tile side by side instead, so a
-    // pair's tiles 2p and 2p + 1 share their token tile (wg_mc_peer).
-    const int nt = (N + WG_DN - 1) / WG_DN;
-    t.m0 = (ti / nt) * WG_TM;
-    t.n0 = (ti % nt) * WG_DN;
-    t.pad = ti / nt;
-#else
     t.m0 = (ti % mt) * WG_TM;
     t.n0 = (ti / mt) * WG_DN;
     t.pad = ti % mt; // the token tile (WG_TOK)
-#endif
     g.a = a;
     g.sa = sa;
     g.b = role / WG_HALF == 1 ? b2 : b1; // consumers WG_HALF.. multiply by B2
