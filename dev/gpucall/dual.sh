@@ -85,7 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
-#   bash dev/gpucall/dual.sh final16 [TOTAL]     # session 16: both bests' tests, each against the baseline (every shape), the peers
+#   bash dev/gpucall/dual.sh final16|final17 [TOTAL] # session 16 (17): both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
@@ -1568,18 +1568,19 @@ final15)
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
 	;;
-final16)
-	# Session 16's measurement after step 44 (the weight copies from
-	# per-piece sources, now the only form): both best variants' tests,
-	# each against the baseline on every benchmark shape (the group's
-	# baseline is slow: 170 s), the PyTorch peers in the same call.
-	# Builds: bin/web.
+final16 | final17)
+	# A session's measurement of both bests (session 16: after step 44, the
+	# weight copies from per-piece sources; session 17: after step 47, two
+	# chunks ahead in two-slot rings): both best variants' tests, each
+	# against the baseline on every benchmark shape (the group's baseline is
+	# slow: 170 s), the PyTorch peers in the same call. Builds: bin/web.
+	n=${MODE#final}
 	bestvars
-	tests d_best16_tests nvfp4_dual_gemm "$DT" baseline
-	tests g_best16_tests nvfp4_group_gemm "$GS" baseline
-	best 16 "$DT" "$GS" 170
+	tests "d_best${n}_tests" nvfp4_dual_gemm "$DT" baseline
+	tests "g_best${n}_tests" nvfp4_group_gemm "$GS" baseline
+	best "$n" "$DT" "$GS" 170
 	peers
-	TITLE="session 16: both bests (step 44's copies) against the baseline; the peers" summarize
+	TITLE="session $n: both bests against the baseline; the peers" summarize
 	pack
 	;;
 tok2)
