@@ -85,6 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
+#   bash dev/gpucall/dual.sh res17 [TOTAL]       # the best variants' resources; WG_TL timelines of the group best (bench1-4) and the dual best (bench4)
 #   bash dev/gpucall/dual.sh final16|final17 [TOTAL] # session 16 (17): both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
@@ -1566,6 +1567,22 @@ final15)
 	peers
 	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	pack
+	;;
+res17)
+	# Session 17's close: the compiler's resource report of the best
+	# variants' modules (TestBestVariantResources; the tall tile changed in
+	# step 47), then the WG_TL build's launch timelines of the group best on
+	# its four shapes and the dual best on bench4: where the group's time
+	# goes outside its mainloop now. Builds: bin/engine.test, bin/web_tl.gz
+	# (bash dev/gpucall/expbuild.sh tl WG_TL=1).
+	bestvars
+	unpackexp
+	benchshapes
+	step resources 120 resources.log ./bin/engine.test -test.v -test.run '^TestBestVariantResources$'
+	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
+	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
+		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
 	pack
 	;;
 final16 | final17)
