@@ -85,6 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
+#   bash dev/gpucall/dual.sh pf17 [TOTAL]        # step 48: prefetch=next on the group best again: tests, paired with the best, WG_TL timelines on bench2
 #   bash dev/gpucall/dual.sh res17 [TOTAL]       # the best variants' resources; WG_TL timelines of the group best (bench1-4) and the dual best (bench4)
 #   bash dev/gpucall/dual.sh final16|final17 [TOTAL] # session 16 (17): both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
@@ -1567,6 +1568,21 @@ final15)
 	peers
 	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	pack
+	;;
+pf17)
+	# Step 48 (kernel-notes): prefetch=next on the group best again, on this
+	# session's loop: its tests, paired with the best on every benchmark
+	# shape, and both variants' WG_TL timelines on group bench2 (four to
+	# five pieces per block: a ring restart at each). Builds: bin/web,
+	# bin/web_tl.gz (bash dev/gpucall/expbuild.sh tl WG_TL=1).
+	bestvars
+	unpackexp
+	benchshapes
+	tests g_pf17_tests nvfp4_group_gemm "$GS&prefetch=next" "$GS"
+	BENCH_MAX=150 bench g_pf17 nvfp4_group_gemm "$GS&prefetch=next" "$GS"
+	tlruns tl "g2pf nvfp4_group_gemm g2 $GS&prefetch=next" "g2 nvfp4_group_gemm g2 $GS"
+	TITLE="step 48: prefetch=next on the group best" summarize
 	pack
 	;;
 res17)
