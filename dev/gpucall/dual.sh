@@ -85,6 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
+#   bash dev/gpucall/dual.sh pfptx [TOTAL]       # step 48: ptxas and SASS of the group best's module with and without WG_PF
 #   bash dev/gpucall/dual.sh pf17 [TOTAL]        # step 48: prefetch=next on the group best again: tests, paired with the best, WG_TL timelines on bench2
 #   bash dev/gpucall/dual.sh res17 [TOTAL]       # the best variants' resources; WG_TL timelines of the group best (bench1-4) and the dual best (bench4)
 #   bash dev/gpucall/dual.sh final16|final17 [TOTAL] # session 16 (17): both bests' tests, each against the baseline (every shape), the peers
@@ -1569,6 +1570,21 @@ final15)
 	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	pack
+	;;
+pfptx)
+	# Step 48: why prefetch=next slows the group best's mainloop: ptxas's
+	# report and the SASS of the group best's module (three consumers,
+	# fit64, hybrid stream-K, stmatrix) with and without WG_PF, local-memory
+	# instructions counted. Builds: none (nvcc on the GPU machine).
+	gs="-DDUAL=0 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1"
+	for pf in 0 1; do
+		ptxas "gs_pf$pf" $gs -DWG_PF=$pf
+		sassmix "gs_pf$pf"
+		command -v cuobjdump >/dev/null && cuobjdump -sass /tmp/wg.cubin >"$OUT/gs_pf$pf.sass" 2>>"$OUT/sass.log"
+		echo "gs_pf$pf LDL/STL: $(grep -cE '\b(LDL|STL)\b' "$OUT/gs_pf$pf.sass")" >>"$OUT/sass.log"
+	done
+	ptxsummary
+	tail -40 "$OUT/sass.log"
 	;;
 pf17)
 	# Step 48 (kernel-notes): prefetch=next on the group best again, on this
