@@ -352,6 +352,14 @@ smemprof() {
 	NCU_SHAPE='[{"m":[256],"n":4096,"k":7168}]' ncudual 150 "$DT" --ungated
 	mv -f "$OUT/ncu_dual.txt" "$OUT/ncu_narrow.txt"
 }
+# stampclocks FILE: launch 0's block spans and block 0's SM clock of every
+# stamp run so far ($OUT/stamp_*.txt), into $OUT/FILE.
+stampclocks() {
+	for f in "$OUT"/stamp_*.txt; do
+		echo "== $(basename "$f")"
+		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
+	done | tee "$OUT/$1"
+}
 # l2ablate: step 46's clocks and ncu (mode l2abl); after bestvars and unpackexp.
 l2ablate() {
 	echo '[{"m":[256],"n":4096,"k":7168}]' >/tmp/b1n.json
@@ -361,10 +369,7 @@ l2ablate() {
 		stampbench "n$b" "./bin/web_stamp$b" "$DT" nvfp4_dual_gemm /tmp/b1n.json
 		stampbench "g$b" "./bin/web_stamp$b" "$GS" nvfp4_group_gemm /tmp/g1.json
 	done
-	for f in "$OUT"/stamp_*.txt; do
-		echo "== $(basename "$f")"
-		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
-	done | tee "$OUT/l2abl.txt"
+	stampclocks l2abl.txt
 	NCU_EXTRA=lts__t_sectors_op_read.sum,lts__t_bytes.sum.per_second smemprof
 }
 case "$MODE" in
@@ -1183,10 +1188,7 @@ ablate)
 		stampbench "n$b" "./bin/web_stamp$b" "$N"
 		stampbench "g$b" "./bin/web_stamp$b" "$G3" nvfp4_group_gemm /tmp/g1.json
 	done
-	for f in "$OUT"/stamp_*.txt; do
-		echo "== $(basename "$f")"
-		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
-	done | tee "$OUT/ablate.txt"
+	stampclocks ablate.txt
 	pack
 	;;
 roles)
