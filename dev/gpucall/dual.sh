@@ -85,6 +85,7 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
+#   bash dev/gpucall/dual.sh tokprof [TOTAL]     # ncu of one wg_tokens launch (group bench4, bench3, dual bench3), stall samples per SASS line
 #   bash dev/gpucall/dual.sh pfptx [TOTAL]       # step 48: ptxas and SASS of the group best's module with and without WG_PF
 #   bash dev/gpucall/dual.sh pf17 [TOTAL]        # step 48: prefetch=next on the group best again: tests, paired with the best, WG_TL timelines on bench2
 #   bash dev/gpucall/dual.sh res17 [TOTAL]       # the best variants' resources; WG_TL timelines of the group best (bench1-4) and the dual best (bench4)
@@ -1571,6 +1572,28 @@ final15)
 	peers
 	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	pack
+	;;
+tokprof)
+	# Where the token pass's ~3 us go on the short shapes (kernel-notes,
+	# "Where session 17 leaves issue 11"): ncu of one wg_tokens launch of the
+	# group best on bench4 and bench3 and of the dual best on bench3 (ncu's
+	# cold caches, the launch alone), with stall samples per SASS line
+	# ($OUT/tok_NAME.csv) and the details page ($OUT/tok_NAME.txt).
+	# Builds: bin/web.
+	bestvars
+	benchshapes
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	for v in "g4|nvfp4_group_gemm|g4|$GS" "g3|nvfp4_group_gemm|g3|$GS" "d3|nvfp4_dual_gemm|b3|$DT"; do
+		IFS='|' read -r name prob shp var <<<"$v"
+		step "ncu_tok_$name" 120 ncu_tok.log "$NCU" -k regex:wg_tokens --launch-skip 10 --launch-count 1 \
+			--section SpeedOfLight --section WarpStateStats --section LaunchStats --section SourceCounters \
+			--import-source no -f -o "/tmp/tok_$name" \
+			./bin/web bench --problem "$prob" --aa --baseline "$var" --ungated --shapes "/tmp/tl_$shp.json" \
+			--device 0 --cache-dir "$C" --max-time 60s --json "$R/tok_$name.json"
+		step "ncu_tokpage_$name" 60 ncu_tok.log sh -c "\"$NCU\" -i /tmp/tok_$name.ncu-rep --page details >\"$OUT/tok_$name.txt\"; \"$NCU\" -i /tmp/tok_$name.ncu-rep --page source --csv --print-source sass >\"$OUT/tok_$name.csv\""
+		grep -E "Duration|Elapsed Cycles|stall|Registers|Grid Size|Block Size|Waves" "$OUT/tok_$name.txt" | head -12
+	done
 	pack
 	;;
 pfptx)
