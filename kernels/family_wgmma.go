@@ -760,11 +760,9 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 			return tokOff // the GEMM decodes the stages itself
 		}
 		// Two threads per token row, a 64-K block each (the kernel's wg_tokens).
-		// Its first argument, the token tiles' table, is placed once the
-		// table's other parts are known (withTokTable).
 		tl := Launch{Kernel: "wg_tokens", Grid: [3]uint32{uint32(tokTiles * kch), 1, 1},
 			Block: [3]uint32{uint32(2 * k.TileM), 1, 1}, SharedBytes: uint32(stage + 1024), Group: -1,
-			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(s.K), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}
+			Args: []Arg{{Kind: ArgPtr, Buf: BufTable}, i32(len(s.M)), {Kind: ArgPtr, Buf: BufWork, Value: tokOff}}}
 		if wgmmaReady(k) {
 			tl.Args = append(tl.Args, Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(readyOff)})
 		}
@@ -840,7 +838,6 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 				return append(b, make([]byte, n)...)
 			}
 		}
-		withTokTable(pl, s, k.TileM)
 		return pl, nil
 	}
 	tiles := FusedTiles(s, k)
@@ -894,57 +891,7 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 			return append(append(append(table(addr), make([]byte, n)...), ranges...), pro...)
 		}
 	}
-	withTokTable(pl, s, k.TileM)
 	return pl, nil
-}
-
-// withTokTable appends the token tiles' table (wgmmaTokTable) to pl's
-// table and points the decode-ahead launch (wg_tokens, first where
-// tokens=once runs it) at it; nothing otherwise. Every part of the table is
-// a multiple of 4 bytes, the entries' alignment, and the other parts'
-// length does not depend on the buffers' addresses, so it is read from one
-// build of them with every address zero.
-func withTokTable(pl *Plan, s Shape, tileM int) {
-	if len(pl.Launches) == 0 || pl.Launches[0].Kernel != "wg_tokens" {
-		return
-	}
-	rest, toks := pl.TableBytes, wgmmaTokTable(s, tileM)
-	off := 0
-	if rest != nil {
-		off = len(rest(func(Buffer, int) uint64 { return 0 }))
-	}
-	pl.Launches[0].Args[0] = Arg{Kind: ArgPtr, Buf: BufTable, Value: int64(off)}
-	pl.TableBytes = func(addr func(Buffer, int) uint64) []byte {
-		var b []byte
-		if rest != nil {
-			b = rest(addr)
-		}
-		return append(b, toks(addr)...)
-	}
-}
-
-// wgmmaTokTableEntry is the size of one entry of wgmmaTokTable.
-const wgmmaTokTableEntry = 20
-
-// wgmmaTokTable is the decode-ahead pass's table, the kernel's WgTokTile
-// per token tile (token tiles numbered group by group, tileM rows each):
-// the addresses of its first row's FP4 bytes and scales (each as two u32,
-// low half first) and the rows of it that exist (u32). wg_tokens reads its
-// tile's entry with one load before its rows', where the group descriptors
-// took two dependent ones (kernel-notes step 49).
-func wgmmaTokTable(s Shape, tileM int) func(func(Buffer, int) uint64) []byte {
-	return func(addr func(Buffer, int) uint64) []byte {
-		le := binary.LittleEndian
-		var b []byte
-		for g, m := range s.M {
-			for r0 := 0; r0 < m; r0 += tileM {
-				b = le.AppendUint64(b, addr(BufA, g)+uint64(r0*s.K/2))
-				b = le.AppendUint64(b, addr(BufSA, g)+uint64(r0*s.K/16))
-				b = le.AppendUint32(b, uint32(min(tileM, m-r0)))
-			}
-		}
-		return b
-	}
 }
 
 // wgmmaFitWidth is the wgmma width of a tile with live token rows under k:

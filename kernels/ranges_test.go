@@ -146,9 +146,8 @@ func TestWgmmaRangesPlan(t *testing.T) {
 	if len(g1.Args) != len(g0.Args)+1 {
 		t.Fatalf("GEMM args: %d with ranges=cost, %d without", len(g1.Args), len(g0.Args))
 	}
-	one := func(Buffer, int) uint64 { return 1 }
-	tb0 := tokTable(t, pl0, s, 128, pl0.TableBytes(one), one)
-	tb1 := tokTable(t, pl1, s, 128, pl1.TableBytes(one), one)
+	tb0 := pl0.TableBytes(func(Buffer, int) uint64 { return 1 })
+	tb1 := pl1.TableBytes(func(Buffer, int) uint64 { return 1 })
 	off := g1.Args[len(g1.Args)-1]
 	if off.Kind != ArgPtr || off.Buf != BufTable || off.Value != int64(len(tb0)) || string(tb1[:len(tb0)]) != string(tb0) {
 		t.Fatalf("ranges at %+v, table %d bytes after %d unchanged ones", off, len(tb1), len(tb0))

@@ -85,7 +85,6 @@
 #   bash dev/gpucall/dual.sh pro [TOTAL]         # step 39: overlap=prologue (the token decode inside the GEMM) in each best: tests, paired with the best, its family combinations
 #   bash dev/gpucall/dual.sh srcbest [TOTAL]     # ncu source counters of both best variants (dual bench1, group bench1), summarized per opcode by srcsum.py
 #   bash dev/gpucall/dual.sh final15 [TOTAL]     # session 15's close: both bests' tests, each against the baseline, the peers, weights=shared's dual combinations
-#   bash dev/gpucall/dual.sh tok49 [TOTAL]       # step 49: the token pass's table against the commit before: tests of its forms, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh tokprof [TOTAL]     # ncu of one wg_tokens launch (group bench4, bench3, dual bench3), stall samples per SASS line
 #   bash dev/gpucall/dual.sh pfptx [TOTAL]       # step 48: ptxas and SASS of the group best's module with and without WG_PF
 #   bash dev/gpucall/dual.sh pf17 [TOTAL]        # step 48: prefetch=next on the group best again: tests, paired with the best, WG_TL timelines on bench2
@@ -118,6 +117,8 @@
 # mc and l2mc (WG_MC, refuted in session 17's call 1) were removed with the
 # define, their source at b1b8634; wla (WG_WLA, session 17's call 2, now the
 # only form for two-slot rings) likewise, its source at f1f78bd.
+# tok49 (the token pass's table, session 17's call 10: no gain, reverted) was
+# removed with it, its source at a125f80.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1573,36 +1574,6 @@ final15)
 	peers
 	TITLE="session 15: both bests (step 42's loop) against the baseline; the peers" summarize
 	knobfamily weights=shared 120 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	pack
-	;;
-tok49)
-	# Step 49 (kernel-notes): the token pass reading its tile from the
-	# host's table, in bin/web, against bin/web_ref.gz (the commit before:
-	# git worktree add, go build there, gzip): the tests of the token pass's
-	# forms in the new build, then each best against the baseline in both
-	# builds on every shape (compare with dev/xratio). Builds: bin/web,
-	# bin/web_ref.gz.
-	bestvars
-	unpackexp
-	benchshapes
-	tests d_tok49_tests nvfp4_dual_gemm "$DT" baseline
-	tests g_tok49_tests nvfp4_group_gemm "$GS" baseline
-	tests d64_tok49_tests nvfp4_dual_gemm 'wgmma?tile_m=64&decode=prmt&tokens=once&overlap=pdl' baseline
-	tests glive_tok49_tests nvfp4_group_gemm "$GS&token_rows=live" baseline
-	tests grdy_tok49_tests nvfp4_group_gemm 'wgmma?decode=prmt&tokens=once&overlap=ready' baseline
-	grep -E "WRONG|FAIL|mismatch|error" "$OUT/tests.log" | head -5
-	python3 - <<'PY' >/tmp/dall.json
-import json
-print(json.dumps(json.load(open("kernels/problems/nvfp4_dual_gemm.json"))["benchmarks"]))
-PY
-	python3 - <<'PY' >/tmp/gall.json
-import json
-print(json.dumps(json.load(open("kernels/problems/nvfp4_group_gemm.json"))["benchmarks"]))
-PY
-	xbuilds g34 nvfp4_group_gemm "$GS" /tmp/g34.json 40 ./bin/web ./bin/web_ref
-	xbuilds d nvfp4_dual_gemm "$DT" /tmp/dall.json 45 ./bin/web ./bin/web_ref
-	xbuilds g12 nvfp4_group_gemm "$GS" /tmp/g12.json 50 ./bin/web ./bin/web_ref
-	TITLE="step 49: the token pass's table (bin/web) and the commit before (bin/web_ref)" summarize
 	pack
 	;;
 tokprof)

@@ -557,18 +557,6 @@ struct FgGroup {
   float* ws;  // unused here
 };
 
-// One token tile as the decode-ahead pass (wg_tokens) reads it, from the
-// host's table (kernels/family_wgmma.go, wgmmaTokTable): its first row's
-// FP4 bytes and scales (each address as two 32-bit halves: the table's
-// parts are 4-byte aligned), and how many of its WG_TM rows exist. One load
-// before the rows', where the group descriptors took two dependent ones
-// (the count of groups before it, then its pointers; kernel-notes step 49).
-struct WgTokTile {
-  fg_u32 a_lo, a_hi;   // row 0: K/2 bytes per row
-  fg_u32 sa_lo, sa_hi; // row 0: K/16 e4m3 per row
-  int live;            // rows that exist, <= WG_TM
-};
-
 struct FgTile {
   int group, m0, n0, pad;
 };
@@ -1829,8 +1817,7 @@ static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, c
 // tok + (tile.pad * kch + chunk) * WG_TOK_STAGE; unused otherwise.
 #if WG_TOK
 // Token tile tt's group (token tiles numbered group by group) and, in t0,
-// the group's first token tile: overlap=prologue's lookup (wg_tokens reads its
-// token tile from the host's table, WgTokTile).
+// the group's first token tile: the decode-ahead pass's lookup.
 static __device__ __forceinline__ int wg_token_group(const FgGroup* groups, int ng, int tt, int& t0) {
   int g = 0, t = 0;
   for (; g + 1 < ng; ++g) {
@@ -1862,24 +1849,21 @@ static __device__ __forceinline__ void wg_token_row(const FgGroup& gp, int m, in
   }
 }
 // The token pass's half of wg_token_row: the raw words wg_decode_half
-// takes for 64-K block h of K chunk kc of row r of token tile tk (zeros for
-// rows past its live ones).
-static __device__ __forceinline__ void wg_token_half(const WgTokTile& tk, int r, int K, int kc, int h,
+// takes for 64-K block h of K chunk kc of token row m (zeros past its M).
+static __device__ __forceinline__ void wg_token_half(const FgGroup& gp, int m, int K, int kc, int h,
                                                      fg_u32 (&w)[8], fg_u32& s03, fg_u32& s47) {
   s03 = 0u;
   s47 = 0u;
 #pragma unroll
   for (int j = 0; j < 8; ++j) w[j] = 0u;
-  if (r < tk.live) {
-    const fg_u8* a = (const fg_u8*)(((unsigned long long)tk.a_hi << 32) | tk.a_lo);
-    const fg_u8* sa = (const fg_u8*)(((unsigned long long)tk.sa_hi << 32) | tk.sa_lo);
-    const fg_u8* src = a + (size_t)r * (K >> 1) + kc * 64 + 8 * h;
+  if (m < gp.m) {
+    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64 + 8 * h;
 #pragma unroll
     for (int j = 0; j < 4; ++j)
       asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n" : "=r"(w[2 * j]), "=r"(w[2 * j + 1]) : "l"(src + 16 * j));
     asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
                  : "=r"(s03), "=r"(s47)
-                 : "l"(sa + (size_t)r * (K >> 4) + kc * 8));
+                 : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
   }
 }
 #endif
@@ -2432,8 +2416,8 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 #if WG_TOK
 // The tokens decoded ahead (WG_TOK 1), launched before the GEMM on the same
 // stream: block u decodes K chunk u % kch of token tile u / kch (token tiles
-// numbered group by group, ceil(M_g / WG_TM) per group, each described by
-// toks[tt]; the dual GEMM's one token operand is a single group), threads 2r and 2r + 1
+// numbered group by group, ceil(M_g / WG_TM) per group; the dual GEMM
+// passes its one token operand as a single group), threads 2r and 2r + 1
 // its row r, each one 64-K block (wg_decode_half, the producer's decode in
 // halves), into a shared-memory stage; then one bulk copy writes the stage
 // to out + u * WG_TOK_STAGE. Rows past M_g are zeros. A block holds one
@@ -2443,7 +2427,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 // Block (2 * WG_TM, 1, 1), WG_TOK_STAGE + 1024 bytes of dynamic shared
 // memory.
 extern "C" __global__ void __launch_bounds__(2 * WG_TM)
-    wg_tokens(const WgTokTile* __restrict__ toks, int K, fg_u8* __restrict__ out
+    wg_tokens(const FgGroup* __restrict__ groups, int ngroups, fg_u8* __restrict__ out
 #if WG_RDY
               ,
               fg_u32* __restrict__ ready
@@ -2463,12 +2447,13 @@ extern "C" __global__ void __launch_bounds__(2 * WG_TM)
   extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_tok_smem[]; // own name: one extern per entry
   const fg_u32 raw_base = wg_smem_addr(wg_tok_smem);
   const fg_u32 stage = (raw_base + 1023u) & ~1023u; // the swizzle needs the ring's alignment
-  const int kch = K >> 7;
+  const int K = groups[0].k, kch = K >> 7;
   const int u = blockIdx.x, tt = u / kch, kc = u % kch;
-  const WgTokTile tk = toks[tt];
+  int t0;
+  const FgGroup gp = groups[wg_token_group(groups, ngroups, tt, t0)];
   const int r = threadIdx.x >> 1, h = threadIdx.x & 1;
   fg_u32 w[8], s03, s47;
-  wg_token_half(tk, r, K, kc, h, w, s03, s47);
+  wg_token_half(gp, (tt - t0) * WG_TM + r, K, kc, h, w, s03, s47);
   wg_decode_half(w, s03, s47, stage, r, h);
   // The bulk copy reads the stage through the async proxy.
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -2477,7 +2462,7 @@ extern "C" __global__ void __launch_bounds__(2 * WG_TM)
 #if WG_TOKLIVE
     // The rows that exist, one bulk store per 64-K block (WG_TM rows of
     // 128 bytes each); a whole tile in one, as without WG_TOKLIVE.
-    const int live = tk.live;
+    const int live = gp.m - (tt - t0) * WG_TM;
     if (live < WG_TM) {
 #pragma unroll
       for (int h = 0; h < 2; ++h)
