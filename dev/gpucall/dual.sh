@@ -363,13 +363,13 @@ stampclocks() {
 		python3 dev/gpucall/stamps.py --launch 0 "$f" | grep -E 'blocks|SM clock'
 	done | tee "$OUT/$1"
 }
-# l2ablate: step 46's clocks and ncu (mode l2abl); after bestvars and unpackexp.
+# l2ablate: step 46's clocks and ncu (mode l2abl); after bestvars, unpackexp
+# and benchshapes (the narrow tile's shape is bench1, /tmp/tl_b1.json).
 l2ablate() {
-	echo '[{"m":[256],"n":4096,"k":7168}]' >/tmp/b1n.json
 	for b in "" e256 ${L2ABL_MORE:-e32}; do
 		[ -x "./bin/web_stamp$b" ] || continue
 		stampbench "t$b" "./bin/web_stamp$b" "$DT"
-		stampbench "n$b" "./bin/web_stamp$b" "$DT" nvfp4_dual_gemm /tmp/b1n.json
+		stampbench "n$b" "./bin/web_stamp$b" "$DT" nvfp4_dual_gemm /tmp/tl_b1.json
 		stampbench "g$b" "./bin/web_stamp$b" "$GS" nvfp4_group_gemm /tmp/g1.json
 	done
 	stampclocks l2abl.txt
@@ -1676,9 +1676,8 @@ tok2)
 		w=./bin/web
 		[ "$b" = ref ] && w=./bin/web_ref
 		WEB=$w BENCH_MAX=60 bench "d_$b" nvfp4_dual_gemm "$DT"
-		step "g34_$b" 60 bench.log "$w" bench --problem nvfp4_group_gemm --variant "$GS" --baseline baseline \
-			--shapes /tmp/g34.json --device 0 --cache-dir "$C" --max-time 50s --json "$R/g34_$b.json"
 	done
+	xbuilds g34 nvfp4_group_gemm "$GS" /tmp/g34.json 50 ./bin/web ./bin/web_ref
 	xbuilds g12 nvfp4_group_gemm "$GS" /tmp/g12.json 90 ./bin/web ./bin/web_ref
 	TITLE="step 45: the token pass two threads per row (bin/web) and the commit before (bin/web_ref)" summarize
 	pack
@@ -1699,6 +1698,7 @@ l2abl)
 	# WG_EXP=256, stampe32 WG_STAMP=1 WG_EXP=32.
 	unpackexp
 	bestvars
+	benchshapes
 	l2ablate
 	pack
 	;;
