@@ -205,8 +205,8 @@ var wgmmaTokensKnob = KnobSpec{Key: "tokens", Values: []string{"block", "once"},
 	Doc: "block = the producer warpgroup copies and decodes each chunk of a tile's token rows in every block that uses them; once = a first launch (wg_tokens) decodes every token tile's chunks once into the workspace, byte for byte the shared-memory stage, and one producer thread fills each stage with one bulk async copy (cp.async.bulk, completing on the stage's mbarrier)"}
 
 // wgmmaOverlapKnob is how the GEMM follows the decode-ahead launch.
-var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", "ready", "prologue", "head"}, Default: "none",
-	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per token tile instead of for the whole token pass: each wg_tokens block counts its token tile done in the launch table (release) once its bulk store has completed, the producer acquires all of a token tile's blocks done before a piece's first copy and counts the chunks read, and the last reader sets both counts back to zero, so every launch leaves them zero (WG_RDY); prologue = no wg_tokens launch: the GEMM's own blocks decode the token stages at their start, every warpgroup of every block a stage at a time in chunk-major order (every token tile's first chunks first), into the same workspace, each stage released by a flag with the launch's epoch that the producer acquires before copying it, until every block has counted its prologue done (WG_PRO); no kernel boundary and no hand-over of SMs, and the weights' first copies run beside the decode; needs tokens=once and a producer warpgroup, not weights=shared or staged; built because the GEMM's first wgmma came 6-16 us into every launch, its blocks waiting for the SMs the token pass held (H100, dev/gpucall/dual.sh tl, docs/kernel-notes.md steps 33 and 39; measured 0.909x (dual) and 0.915x (group) the best variants on an H100, each launch ~3 us longer, since the launch's setup and the weights' first copies no longer run beside the decode: dev/gpucall/dual.sh pro); head = pdl, and the producer warpgroup decodes its block's first piece's first chunks (as many as the ring holds) itself, from the FP4 token rows straight into the ring, while the pass runs: the block's first wgmmas need neither the pass's end nor a copy from L2; the pass still writes every stage for the later chunks and pieces (WG_HEAD; needs tokens=once and a producer warpgroup that copies no weights: not producer=folded, prefetch=producer or weights=shared or staged; docs/kernel-notes.md step 50)"}
+var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", "ready", "prologue"}, Default: "none",
+	Doc: "none = the GEMM launch starts once wg_tokens has finished; pdl = programmatic dependent launch (needs tokens=once): wg_tokens lets the GEMM launch as soon as all its blocks have started, the GEMM's blocks set up and load and decode their first weight chunks on the SMs wg_tokens frees, and only the producer thread waits (griddepcontrol.wait) before its first copy of the decoded tokens (WG_PDL: the instructions are compiled only into these modules); ready = pdl, but the producer waits per token tile instead of for the whole token pass: each wg_tokens block counts its token tile done in the launch table (release) once its bulk store has completed, the producer acquires all of a token tile's blocks done before a piece's first copy and counts the chunks read, and the last reader sets both counts back to zero, so every launch leaves them zero (WG_RDY); prologue = no wg_tokens launch: the GEMM's own blocks decode the token stages at their start, every warpgroup of every block a stage at a time in chunk-major order (every token tile's first chunks first), into the same workspace, each stage released by a flag with the launch's epoch that the producer acquires before copying it, until every block has counted its prologue done (WG_PRO); no kernel boundary and no hand-over of SMs, and the weights' first copies run beside the decode; needs tokens=once and a producer warpgroup, not weights=shared or staged; built because the GEMM's first wgmma came 6-16 us into every launch, its blocks waiting for the SMs the token pass held (H100, dev/gpucall/dual.sh tl, docs/kernel-notes.md steps 33 and 39; measured 0.909x (dual) and 0.915x (group) the best variants on an H100, each launch ~3 us longer, since the launch's setup and the weights' first copies no longer run beside the decode: dev/gpucall/dual.sh pro)"}
 
 // WgmmaPairwiseKnobs are the wgmma knobs whose other values the exhaustive
 // compile (kernels' TestCompileDeclaredSpace) and the device family test
@@ -237,11 +237,7 @@ var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next
 	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF); producer = the producer warpgroup's three spare warps copy every chunk's weight rows into the ring, up to the ring's depth ahead of the consumers and across pieces, completing on a full mbarrier per slot that the consumers wait on and an empty one they give back, so the consumers neither issue the copies nor wait out a tile's first global load (WG_PW; needs tokens=once, whose producer is one thread, and a producer warpgroup); built because the dual narrow tile's chunk took 0.86x the cycles with the consumers' copies taken out (H100, dev/gpucall/dual.sh ablmarks); measured on an H100 against the best variants: dual 1.007x (the narrow whole tiles of bench1 1.04-1.09x, the wide 1.00-1.02x), group 0.959x with its three consumers' producer at 32 registers (spilling) and ~0.99x with the consumers at 152 and the producer at 56 (no spill), while the group's two-consumer tiles gain 1.17x on bench1-2 but stay under three consumers (dev/gpucall/dual.sh pw3, pwg2, pwg3; docs/kernel-notes.md step 28)"}
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
-func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" || wgmmaReady(k) || wgmmaHead(k) }
-
-// wgmmaHead reports whether k's producer warpgroup decodes its block's
-// first token chunks itself while the pass runs (WG_HEAD, with WG_PDL).
-func wgmmaHead(k Knobs) bool { return k.Value("overlap") == "head" }
+func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" || wgmmaReady(k) }
 
 // wgmmaPrologue reports whether k's GEMM decodes the tokens itself at its
 // start, with no wg_tokens launch (WG_PRO).
@@ -573,13 +569,13 @@ func checkWgmma(problem string, k Knobs) error {
 		// The folded producer walks whole tiles only (WG_FOLD): no
 		// stream-K, no per-tile ready counts, no setmaxnreg (whole
 		// warpgroups would have to give registers up).
-		if !wgmmaTokensOnce(k) || wgmmaReady(k) || wgmmaPrologue(k) || wgmmaHead(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" || wgmmaChunks(k) {
+		if !wgmmaTokensOnce(k) || wgmmaReady(k) || wgmmaPrologue(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" || wgmmaChunks(k) {
 			return &KnobError{Knob: "producer", Value: "folded", Reason: "the producer folded into consumer 0 needs tokens=once, overlap none or pdl, schedule=tiles, registers=even and pipeline=halves"}
 		}
 	}
 	if (wgmmaSharedA(k) || wgmmaStagedA(k)) && (wgmmaBlocks(problem, k) != 1 || wgmmaConsumers(problem, k) != 2 || k.TileM != 128 || k.Stages != 2 ||
 		wgmmaFold(problem, k) || wgmmaFit(k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
-		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || wgmmaPrologue(k) || wgmmaHead(k) || k.Value("prefetch") != "none") {
+		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaReady(k) || wgmmaPrologue(k) || k.Value("prefetch") != "none") {
 		return &KnobError{Knob: "weights", Value: k.Value("weights"), Reason: "weights decoded into shared memory are for the narrow tile (two consumers of one 64-row block each: dual tile_n=64, group tile_n=128; tile_m=128, stages=2, a producer warpgroup, tail_width=full) with tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none and overlap none or pdl"}
 	}
 	if k.Value("token_rows") == "live" && !wgmmaTokensOnce(k) {
@@ -587,9 +583,6 @@ func checkWgmma(problem string, k Knobs) error {
 	}
 	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
 		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
-	}
-	if wgmmaProducerWeights(k) && wgmmaHead(k) {
-		return &KnobError{Knob: "overlap,prefetch", Value: "head,producer", Reason: "overlap=head decodes the first token chunks with the producer warpgroup, whose warps 1-3 copy the weights under prefetch=producer"}
 	}
 	if wgmmaProducerWeights(k) && (!wgmmaTokensOnce(k) || wgmmaFold(problem, k)) {
 		return &KnobError{Knob: "prefetch", Value: "producer", Reason: "the producer warpgroup copies the weights only with tokens=once (the token pass's producer is one thread then) and producer=warpgroup"}
@@ -678,7 +671,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PDL":     wgmmaOverlap(k),
 		"WG_RDY":     wgmmaReady(k),
 		"WG_PRO":     wgmmaPrologue(k),
-		"WG_HEAD":    wgmmaHead(k),
 		"WG_PF":      k.Value("prefetch") == "next",
 		"WG_PW":      wgmmaProducerWeights(k),
 		"WG_EPI":     k.Value("epilogue") == "split",

@@ -93,7 +93,6 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
-#   bash dev/gpucall/dual.sh head [TOTAL]        # step 50: overlap=head in both bests: ptxas, tests, paired with the best (every shape), WG_TL timelines of the group on bench3-4
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -120,6 +119,9 @@
 # only form for two-slot rings) likewise, its source at f1f78bd.
 # tok49 (the token pass's table, session 17's call 10: no gain, reverted) was
 # removed with it, its source at a125f80.
+# head (overlap=head, WG_HEAD: the first token chunks decoded in the block,
+# refuted in session 18's call 1) was removed with the knob value, its
+# source at 7cef7a4, the command in docs/BENCHMARKS.md section 29.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1643,31 +1645,6 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
-	pack
-	;;
-head)
-	# Step 50 (kernel-notes): overlap=head (the producer warpgroup decodes
-	# its block's first token chunks while the pass runs) in both bests:
-	# the producer's resources (nvcc, where installed), the tests, each
-	# paired with its best on every benchmark shape, and the WG_TL
-	# timelines of the group with and without it on bench4 and bench3.
-	# Builds: bin/web, bin/web_tl.gz (bash dev/gpucall/expbuild.sh tl WG_TL=1).
-	bestvars
-	unpackexp
-	benchshapes
-	GH=${GS/overlap=pdl/overlap=head}
-	DH=${DT/overlap=pdl/overlap=head}
-	hd="-DWG_TM=128 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_DEC=1 -DWG_FIT=2 -DWG_TOK=1 -DWG_PDL=1 -DWG_STM=1 -DWG_HEAD=1"
-	ptxas ghead3 $hd -DWG_CONS=3 -DWG_SK=2
-	ptxas ghead2 $hd -DWG_CONS=2 -DWG_CREGS=224
-	ptxsummary
-	tests g_head_tests nvfp4_group_gemm "$GH" "$GS"
-	tests d_head_tests nvfp4_dual_gemm "$DH" "$DT"
-	BENCH_MAX=150 bench g_head nvfp4_group_gemm "$GH" "$GS"
-	BENCH_MAX=90 bench d_head nvfp4_dual_gemm "$DH" "$DT"
-	tlruns tl "g4h nvfp4_group_gemm g4 $GH" "g4 nvfp4_group_gemm g4 $GS" "g3h nvfp4_group_gemm g3 $GH" \
-		"g3 nvfp4_group_gemm g3 $GS"
-	TITLE="step 50: overlap=head in both bests" summarize
 	pack
 	;;
 final16 | final17)

@@ -306,18 +306,6 @@
 // a module launched plainly is the one measured before the knob existed.
 #define WG_PDL 0
 #endif
-#ifndef WG_HEAD
-// 1 (the overlap=head knob; with WG_TOK and WG_PDL): the producer
-// warpgroup decodes the first min(STAGES, chunks) token chunks of its
-// block's first piece itself, from the FP4 rows straight into the ring, as
-// the token pass would, and only then does its copying thread wait for the
-// pass (griddepcontrol.wait). The pass still writes every stage; later
-// chunks and pieces read them. Why (docs/kernel-notes.md step 50): the
-// first wgmma came 5-16 us into each launch, after the pass, its grid's
-// completion and a copy from L2, though the block's SM was free earlier.
-#define WG_HEAD 0
-#endif
-#define WG_HEAD_BAR 15 // the producer warpgroup's named barrier (WG_HEAD)
 #ifndef WG_PF
 // 1: each consumer issues the first WG_LA weight copies of its block's
 // next piece as soon as this piece's last chunk is decoded, so they land
@@ -387,9 +375,6 @@
 // registers and spilled. Measured 0.92-0.97x the same tile with a
 // producer warpgroup (kernel-notes steps 22-23).
 #define WG_FOLD 0
-#endif
-#if WG_HEAD && (!WG_TOK || !WG_PDL || WG_RDY || WG_PW || WG_FOLD || WG_SSA)
-#error "wg_group_gemm: WG_HEAD needs the decode-ahead pass overlapped (WG_TOK, WG_PDL) and a producer warpgroup that copies no weights"
 #endif
 // Consumers per product: the dual GEMM's first half multiplies by B1, the
 // second by B2, each half splitting the tile's output columns in 64*WG_MB
@@ -2064,48 +2049,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           });
     });
 #elif WG_TOK
-#if WG_HEAD
-    int head = 0; // chunks of the first piece decoded into the ring here
-#endif
-#if WG_HEAD
-    {
-      bool seen = false;
-      wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
-        if (seen) return;
-        seen = true;
-        FgTile tile;
-        FgGroup gp;
-        fetch(p.t, tile, gp, -1);
-        const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
-        const int nw = WG_FIT ? wg_fit_width(live) : WG_TM; // the rows the consumers read
-        const int K = gp.k;
-        head = p.k1 - p.k0 < STAGES ? p.k1 - p.k0 : STAGES;
-        // The later chunks' bytes on their way to L2 while the first is
-        // loaded and decoded.
-#pragma unroll 1
-        for (int r = tid; r < nw; r += 128) {
-          const int m = tile.m0 + r;
-          if (m >= gp.m) break;
-          for (int j = 1; j < head; ++j) {
-            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(gp.a + (size_t)m * (K >> 1) + (p.k0 + j) * 64));
-            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(gp.sa + (size_t)m * (K >> 4) + (p.k0 + j) * 8));
-          }
-        }
-        for (int j = 0; j < head; ++j) {
-#pragma unroll 1
-          for (int r = tid; r < nw; r += 128) {
-            fg_u32 wd[16], s03, s47;
-            wg_token_row(gp, tile.m0 + r, K, p.k0 + j, wd, s03, s47);
-            wg_decode_words(wd, s03, s47, sbase + j * WG_TOK_STAGE, r); // q = j: stage j
-          }
-          // The consumers' wgmmas read the stage through the async proxy.
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-          asm volatile("bar.sync %0, 128;\n" ::"n"(WG_HEAD_BAR) : "memory");
-          if (tid == 0) wg_bar_arrive(full0 + 8 * j); // the stage's one arrival, no bytes
-        }
-      });
-    }
-#endif
     // One thread streams the decoded stages of its pieces into the ring.
     // Launched overlapped with wg_tokens (WG_PDL) it waits for that grid's
     // writes before the first copy; the consumers meanwhile load and decode
@@ -2139,12 +2082,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         }
 #endif
         for (int it = p.k0; it < p.k1; ++it, ++q, src += WG_TOK_STAGE) {
-#if WG_HEAD
-          if (head > 0) { // decoded into the ring above
-            --head;
-            continue;
-          }
-#endif
           const int st = q % STAGES;
           wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
 #if WG_STAMP
