@@ -93,6 +93,7 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
+#   bash dev/gpucall/dual.sh early [TOTAL]       # step 51: WG_EARLY (a block's way to its first wgmma): tests, both bests in both builds paired with fused, WG_TL timelines
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -338,15 +339,15 @@ ncudual() {
 		--device 0 --cache-dir "$C" --max-time $((cap - 60))s --json "$R/prof_dual.json"
 	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
 }
-# xbuilds TAG PROBLEM VARIANT SHAPES MAX NEW REF: VARIANT paired with the
-# baseline on the shapes file SHAPES, within MAX seconds, in build NEW and
+# xbuilds TAG PROBLEM VARIANT SHAPES MAX NEW REF [BASE]: VARIANT paired with
+# BASE (default baseline) on the shapes file SHAPES, within MAX seconds, in build NEW and
 # then in build REF ($R/TAG_new.json, TAG_ref.json: one bench process runs
 # one build; go run ./dev/xratio compares the two).
 xbuilds() {
-	local tag=$1 prob=$2 var=$3 shp=$4 max=$5 x
+	local tag=$1 prob=$2 var=$3 shp=$4 max=$5 base=${8:-baseline} x
 	for x in "new $6" "ref $7"; do
 		set -- $x
-		step "${tag}_$1" $((max + 10)) bench.log "$2" bench --problem "$prob" --variant "$var" --baseline baseline \
+		step "${tag}_$1" $((max + 10)) bench.log "$2" bench --problem "$prob" --variant "$var" --baseline "$base" \
 			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/${tag}_$1.json"
 	done
 }
@@ -1645,6 +1646,31 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
+	pack
+	;;
+early)
+	# Step 51 (kernel-notes): WG_EARLY (the chunk count from groups[0], the
+	# first tile and the groups prefetched to L1, the first stage copied
+	# alone): both bests' tests in the new build, each best in both builds
+	# paired with the fused family's variant (its kernels do not change),
+	# then the new build's WG_TL timelines of the group best on every shape.
+	# Builds: bin/web, bin/web_early.gz (expbuild.sh early WG_EARLY=1),
+	# bin/web_tle.gz (expbuild.sh tle WG_TL=1 WG_EARLY=1).
+	bestvars
+	unpackexp
+	benchshapes
+	python3 - <<'PY'
+import json
+for prob, name in (("nvfp4_group_gemm", "g"), ("nvfp4_dual_gemm", "d")):
+    json.dump(json.load(open("kernels/problems/%s.json" % prob))["benchmarks"], open("/tmp/%s_all.json" % name, "w"))
+PY
+	WEB=./bin/web_early tests g_early_tests nvfp4_group_gemm "$GS" "$GS"
+	WEB=./bin/web_early tests d_early_tests nvfp4_dual_gemm "$DT" "$DT"
+	xbuilds gx nvfp4_group_gemm "$GS" /tmp/g_all.json 90 ./bin/web_early ./bin/web fused
+	xbuilds dx nvfp4_dual_gemm "$DT" /tmp/d_all.json 50 ./bin/web_early ./bin/web fused
+	tlruns tle "g4 nvfp4_group_gemm g4 $GS" "g3 nvfp4_group_gemm g3 $GS" "g2 nvfp4_group_gemm g2 $GS" \
+		"g1 nvfp4_group_gemm g1 $GS"
+	TITLE="step 51: WG_EARLY" summarize
 	pack
 	;;
 final16 | final17)
