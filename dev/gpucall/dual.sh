@@ -93,7 +93,6 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
-#   bash dev/gpucall/dual.sh early [TOTAL]       # step 51: WG_EARLY (a block's way to its first wgmma): tests, both bests in both builds paired with fused, WG_TL timelines
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -122,7 +121,9 @@
 # removed with it, its source at a125f80.
 # head (overlap=head, WG_HEAD: the first token chunks decoded in the block,
 # refuted in session 18's call 1) was removed with the knob value, its
-# source at 7cef7a4, the command in docs/BENCHMARKS.md section 29.
+# source at 7cef7a4, the command in docs/BENCHMARKS.md section 29; early
+# (WG_EARLY: a block's way to its first wgmma, no gain in session 18's call
+# 2) likewise, its source at 0e7e146.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1646,31 +1647,6 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
-	pack
-	;;
-early)
-	# Step 51 (kernel-notes): WG_EARLY (the chunk count from groups[0], the
-	# first tile and the groups prefetched to L1, the first stage copied
-	# alone): both bests' tests in the new build, each best in both builds
-	# paired with the fused family's variant (its kernels do not change),
-	# then the new build's WG_TL timelines of the group best on every shape.
-	# Builds: bin/web, bin/web_early.gz (expbuild.sh early WG_EARLY=1),
-	# bin/web_tle.gz (expbuild.sh tle WG_TL=1 WG_EARLY=1).
-	bestvars
-	unpackexp
-	benchshapes
-	python3 - <<'PY'
-import json
-for prob, name in (("nvfp4_group_gemm", "g"), ("nvfp4_dual_gemm", "d")):
-    json.dump(json.load(open("kernels/problems/%s.json" % prob))["benchmarks"], open("/tmp/%s_all.json" % name, "w"))
-PY
-	WEB=./bin/web_early tests g_early_tests nvfp4_group_gemm "$GS" "$GS"
-	WEB=./bin/web_early tests d_early_tests nvfp4_dual_gemm "$DT" "$DT"
-	xbuilds gx nvfp4_group_gemm "$GS" /tmp/g_all.json 90 ./bin/web_early ./bin/web fused
-	xbuilds dx nvfp4_dual_gemm "$DT" /tmp/d_all.json 50 ./bin/web_early ./bin/web fused
-	tlruns tle "g4 nvfp4_group_gemm g4 $GS" "g3 nvfp4_group_gemm g3 $GS" "g2 nvfp4_group_gemm g2 $GS" \
-		"g1 nvfp4_group_gemm g1 $GS"
-	TITLE="step 51: WG_EARLY" summarize
 	pack
 	;;
 final16 | final17)

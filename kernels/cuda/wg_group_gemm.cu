@@ -306,16 +306,6 @@
 // a module launched plainly is the one measured before the knob existed.
 #define WG_PDL 0
 #endif
-#ifndef WG_EARLY
-// 1 (an experiment): a block's way to its first wgmma shortened (docs/
-// kernel-notes.md step 51): the chunk count from groups[0] (one load the
-// token pass has made warm) instead of tiles[0] and its group (the tile
-// cold); the group GEMM's first tile and the group table prefetched into
-// L1 as the block starts; and the producer's first stage copied alone,
-// the next ones asked for once it has landed (every block's first three
-// 32 KB copies otherwise leave L2 at the same instant).
-#define WG_EARLY 0
-#endif
 #ifndef WG_PF
 // 1: each consumer issues the first WG_LA weight copies of its block's
 // next piece as soon as this piece's last chunk is decoded, so they land
@@ -2012,7 +2002,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   {
     FgTile t0;
     FgGroup g0;
-    fetch(0, t0, g0, WG_EARLY ? -2 : -1); // -2: only g0.k (WG_EARLY)
+    fetch(0, t0, g0, -1);
     kch = g0.k >> 7;
   }
   // The role, warp-uniform as far as ptxas can tell (setmaxnreg must be
@@ -2106,9 +2096,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           }
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
-#if WG_EARLY
-          if (q == 0u) wg_bar_wait(full0, 0); // the block's first stage before the next
-#endif
         }
       });
     }
@@ -2415,21 +2402,7 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 #undef WG_PRO_GROUPS
 #define WG_PRO_GROUPS groups
 #endif
-#if WG_EARLY
-  if (threadIdx.x == 0) {
-    // The tile every block but stream-K's starts with, and the groups
-    // (they end where the tiles begin), on their way to L1.
-    if (WG_SK != 1 && (int)blockIdx.x < num_tiles)
-      asm volatile("prefetch.global.L1 [%0];\n" ::"l"(tiles + blockIdx.x));
-    for (const fg_u8* p = (const fg_u8*)groups; p < (const fg_u8*)tiles; p += 128)
-      asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
-  }
-#endif
-  wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int role) {
-    if (WG_EARLY && role == -2) { // the chunk count: one K for all groups
-      g.k = groups[0].k;
-      return;
-    }
+  wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
   }, WG_STREAM, tok);
