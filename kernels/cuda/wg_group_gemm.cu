@@ -878,6 +878,21 @@ static __device__ __forceinline__ fg_u32 wg_dec_at(fg_u32 x, int q) {
   }
 }
 
+// Units u0..u0 + U - 1 of row r of decoded stage tok (128-byte swizzle):
+// fp16x2 j of unit c is nibble pair c & 3 of raw word word(j, c), times the
+// fp16x2 scale scale(j, c). The producer's whole-row decode and the token
+// pass's half-row one differ only in which words and scales they hold.
+template <int U, class Word, class Scale>
+static __device__ __forceinline__ void wg_decode_units(fg_u32 tok, int r, int u0, const Word& word, const Scale& scale) {
+#pragma unroll
+  for (int c = 0; c < U; ++c) {
+    fg_u32 h[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) h[j] = wg_hmul2(wg_dec_at(word(j, c), c & 3), scale(j, c));
+    wg_sts128(wg_chunk_addr(tok, r, u0 + c), h[0], h[1], h[2], h[3]);
+  }
+}
+
 // Producer: decode one token row's 128-wide K chunk (16 raw words at raw, 8
 // scale bytes at sc) into decoded stage tok, row r, 128-byte swizzle.
 static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg_u32 s03, fg_u32 s47, fg_u32 tok,
@@ -885,15 +900,8 @@ static __device__ __forceinline__ void wg_decode_words(const fg_u32 (&w)[16], fg
   // s[i]: scale of physical K group i (16 values) of this chunk.
   const fg_u32 s[8] = {wg_scale<0>(s03), wg_scale<1>(s03), wg_scale<2>(s03), wg_scale<3>(s03),
                        wg_scale<0>(s47), wg_scale<1>(s47), wg_scale<2>(s47), wg_scale<3>(s47)};
-#pragma unroll
-  for (int c = 0; c < 16; ++c) {
-    fg_u32 h[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      h[j] = wg_hmul2(wg_dec_at(w[4 * j + (c >> 2)], c & 3), s[2 * j + (c >> 3)]);
-    }
-    wg_sts128(wg_chunk_addr(tok, r, c), h[0], h[1], h[2], h[3]);
-  }
+  wg_decode_units<16>(tok, r, 0, [&](int j, int c) { return w[4 * j + (c >> 2)]; },
+                      [&](int j, int c) { return s[2 * j + (c >> 3)]; });
 }
 static __device__ __forceinline__ void wg_decode_row(fg_u32 raw, fg_u32 sc, fg_u32 tok, int r) {
   fg_u32 w[16];
@@ -914,15 +922,8 @@ static __device__ __forceinline__ void wg_decode_half(const fg_u32 (&w)[8], fg_u
   // Scale bytes h, 2 + h of each word moved to bytes 0 and 2.
   const fg_u32 a = s03 >> (8 * h), b = s47 >> (8 * h);
   const fg_u32 s[4] = {wg_scale<0>(a), wg_scale<2>(a), wg_scale<0>(b), wg_scale<2>(b)};
-#pragma unroll
-  for (int c = 0; c < 8; ++c) {
-    fg_u32 v4[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      v4[j] = wg_hmul2(wg_dec_at(w[2 * j + (c >> 2)], c & 3), s[j]);
-    }
-    wg_sts128(wg_chunk_addr(tok, r, 8 * h + c), v4[0], v4[1], v4[2], v4[3]);
-  }
+  wg_decode_units<8>(tok, r, 8 * h, [&](int j, int c) { return w[2 * j + (c >> 2)]; },
+                     [&](int j, int) { return s[j]; });
 }
 
 // Consumer: the A fragments of k16 steps 4H..4H+3 of one 128-wide chunk for
@@ -1829,42 +1830,42 @@ static __device__ __forceinline__ int wg_token_group(const FgGroup* groups, int 
   return g;
 }
 // The raw FP4 words and scales of K chunk kc of token row m of gp (zeros
-// past its M), as the decode-ahead pass loads them.
-static __device__ __forceinline__ void wg_token_row(const FgGroup& gp, int m, int K, int kc, fg_u32 (&w)[16],
-                                                    fg_u32& s03, fg_u32& s47) {
+// past its M): 4 x W words, W of each 16-byte unit of the row's 64 bytes
+// (a whole row, W = 4, or the token pass's half h of it, W = 2 from byte
+// 8h of each unit), and the chunk's 8 scale bytes.
+template <int W>
+static __device__ __forceinline__ void wg_token_words(const FgGroup& gp, int m, int K, int kc, int h,
+                                                      fg_u32 (&w)[4 * W], fg_u32& s03, fg_u32& s47) {
   s03 = 0u;
   s47 = 0u;
 #pragma unroll
-  for (int j = 0; j < 16; ++j) w[j] = 0u;
+  for (int j = 0; j < 4 * W; ++j) w[j] = 0u;
   if (m < gp.m) {
-    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64;
+    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64 + (W == 4 ? 0 : 8 * h);
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                   : "=r"(w[4 * j]), "=r"(w[4 * j + 1]), "=r"(w[4 * j + 2]), "=r"(w[4 * j + 3])
-                   : "l"(src + 16 * j));
+    for (int j = 0; j < 4; ++j) {
+      if constexpr (W == 4)
+        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(w[4 * j]), "=r"(w[4 * j + 1]), "=r"(w[4 * j + 2]), "=r"(w[4 * j + 3])
+                     : "l"(src + 16 * j));
+      else
+        asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n" : "=r"(w[2 * j]), "=r"(w[2 * j + 1]) : "l"(src + 16 * j));
+    }
     asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
                  : "=r"(s03), "=r"(s47)
                  : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
   }
 }
+// A whole row's words, as the prologue's decode takes them.
+static __device__ __forceinline__ void wg_token_row(const FgGroup& gp, int m, int K, int kc, fg_u32 (&w)[16],
+                                                    fg_u32& s03, fg_u32& s47) {
+  wg_token_words<4>(gp, m, K, kc, 0, w, s03, s47);
+}
 // The token pass's half of wg_token_row: the raw words wg_decode_half
 // takes for 64-K block h of K chunk kc of token row m (zeros past its M).
 static __device__ __forceinline__ void wg_token_half(const FgGroup& gp, int m, int K, int kc, int h,
                                                      fg_u32 (&w)[8], fg_u32& s03, fg_u32& s47) {
-  s03 = 0u;
-  s47 = 0u;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) w[j] = 0u;
-  if (m < gp.m) {
-    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64 + 8 * h;
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n" : "=r"(w[2 * j]), "=r"(w[2 * j + 1]) : "l"(src + 16 * j));
-    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
-                 : "=r"(s03), "=r"(s47)
-                 : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
-  }
+  wg_token_words<2>(gp, m, K, kc, h, w, s03, s47);
 }
 #endif
 
