@@ -89,7 +89,7 @@
 #   bash dev/gpucall/dual.sh pfptx [TOTAL]       # step 48: ptxas and SASS of the group best's module with and without WG_PF
 #   bash dev/gpucall/dual.sh pf17 [TOTAL]        # step 48: prefetch=next on the group best again: tests, paired with the best, WG_TL timelines on bench2
 #   bash dev/gpucall/dual.sh res17 [TOTAL]       # the best variants' resources; WG_TL timelines of the group best (bench1-4) and the dual best (bench4)
-#   bash dev/gpucall/dual.sh final16|final17 [TOTAL] # session 16 (17): both bests' tests, each against the baseline (every shape), the peers
+#   bash dev/gpucall/dual.sh final16|final17|final18 [TOTAL] # session 16 (17, 18): both bests' tests, each against the baseline (every shape), the peers
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
@@ -1649,10 +1649,11 @@ res17)
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
 	pack
 	;;
-final16 | final17)
+final16 | final17 | final18)
 	# A session's measurement of both bests (session 16: after step 44, the
 	# weight copies from per-piece sources; session 17: after step 47, two
-	# chunks ahead in two-slot rings): both best variants' tests, each
+	# chunks ahead in two-slot rings; session 18: the same kernel again, on
+	# another machine, after steps 50-51 left it unchanged): both best variants' tests, each
 	# against the baseline on every benchmark shape (the group's baseline is
 	# slow: 170 s), the PyTorch peers in the same call. Builds: bin/web.
 	n=${MODE#final}
