@@ -93,7 +93,6 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
-#   bash dev/gpucall/dual.sh tm192 [TOTAL]       # step 52: tile_m=192 on three group consumers: ptxas, tests, paired with the group best on every shape
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -124,7 +123,9 @@
 # refuted in session 18's call 1) was removed with the knob value, its
 # source at 7cef7a4, the command in docs/BENCHMARKS.md section 29; early
 # (WG_EARLY: a block's way to its first wgmma, no gain in session 18's call
-# 2) likewise, its source at 0e7e146.
+# 2) likewise, its source at 0e7e146; tm192 (tile_m=192 on three group
+# consumers, serialized by ptxas, 0.79x, session 18's call 4) with the knob
+# value, its source at 71aa8c9.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1648,22 +1649,6 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
-	pack
-	;;
-tm192)
-	# Step 52 (kernel-notes): the group's three consumers on 192-token tiles
-	# (tile_m=192, m64n192k16): the module's resources (nvcc, where
-	# installed: 96 accumulators at 160 registers), its tests, then paired
-	# with the group best on every benchmark shape. Builds: bin/web.
-	bestvars
-	T192='wgmma?tile_m=192&tile_n=192&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3'
-	m="-DWG_TM=192 -DWG_CONS=3 -DWG_MB=1 -DSTAGES=2 -DWG_RS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_TOK=1 -DWG_PDL=1 -DWG_STM=1"
-	ptxas g192_hybrid $m -DWG_SK=2
-	ptxas g192_streamk $m -DWG_SK=1
-	ptxsummary
-	tests g192_tests nvfp4_group_gemm "$T192" "$GS"
-	BENCH_MAX=160 bench g192 nvfp4_group_gemm "$T192" "$GS"
-	TITLE="step 52: tile_m=192 on three group consumers" summarize
 	pack
 	;;
 final16 | final17 | final18)
