@@ -1655,7 +1655,7 @@ final16 | final17 | final18)
 	# A session's measurement of both bests (session 16: after step 44, the
 	# weight copies from per-piece sources; session 17: after step 47, two
 	# chunks ahead in two-slot rings; session 18: the same kernel again, on
-	# another machine, after steps 50-51 left it unchanged): both best variants' tests, each
+	# another machine, after steps 50-52 left it unchanged): both best variants' tests, each
 	# against the baseline on every benchmark shape (the group's baseline is
 	# slow: 170 s), the PyTorch peers in the same call. Builds: bin/web.
 	n=${MODE#final}
