@@ -78,7 +78,7 @@
 // B2, and consumer c + 2 hands its sums to consumer c.
 
 #ifndef WG_TM
-#define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 112 (the group's two consumers), 128, or 256 (whole tiles, tokens decoded ahead)
+#define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 128, or 256 (whole tiles, tokens decoded ahead)
 #endif
 #ifndef WG_CONS
 #define WG_CONS 2 // consumer warpgroups
@@ -392,15 +392,8 @@
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB * WG_HALF) // dual: output columns per tile
 
-#if WG_TM != 32 && WG_TM != 64 && WG_TM != 112 && WG_TM != 128 && WG_TM != 256
-#error "wg_group_gemm: WG_TM must be 32, 64, 112, 128 or 256"
-#endif
-#if WG_TM == 112 && (DUAL || WG_CONS != 2 || WG_MB != 1 || !WG_TOK || WG_FIT != 2)
-// 112 token rows (m64n112k16: 56 accumulators): the group's narrow tile,
-// so a group's token tiles come out nearer one width (192 = 112 + 80, 320 =
-// 112 + 112 + 96) and the longest of them shorter; its tails at n64 or
-// n112 (fit64, the widths capped at the tile's).
-#error "wg_group_gemm: WG_TM 112 is the group GEMM's two-consumer tile of one 64-row block each, with the tokens decoded ahead and fit64"
+#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
+#error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
 #endif
 #if WG_TM == 256 && (!WG_TOK || WG_FIT)
 // 256 token rows: a 64 KB stage per chunk, which only fits beside the rest
@@ -860,15 +853,6 @@ static __device__ __forceinline__ void wg_mma_ss128(float (&d)[64], fg_u64 adesc
                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0; }\n"
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
                : "l"(adesc), "l"(bdesc));
-}
-
-// m64n112k16 (WG_TM 112): 56 accumulators per thread.
-template <>
-__device__ __forceinline__ void wg_mma<112>(float (&d)[56], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n112k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, {%56, %57, %58, %59}, %60, p, 1, 1, 0; }\n"
-               : WG_F16(0), WG_F16(16), WG_F16(32), WG_F4(48), WG_F4(52)
-               : WG_A4, "l"(bdesc));
 }
 
 // m64n256k16 (WG_TM 256): 128 accumulators per thread. Each weight
@@ -2233,12 +2217,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // (consumer 1 skipped its wait for consumer 0 from the second tile on:
       // wrong sums; docs/kernel-notes.md step 14).  The PTX of this form is
       // the one measured before.
-// Key k is width 32k, or the tile's own width where that lies between 32k
-// and 32(k + 1) (WG_TM 112: key 3).
-#define WG_KW(k) (32 * (k) < WG_TM && WG_TM < 32 * ((k) + 1) ? WG_TM : 32 * (k))
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (WG_KW(k) <= WG_TM && (WG_KW(k) % WG_FITQ == 0 || WG_KW(k) == WG_TM)) wg_consume<WG_KW(k) <= WG_TM ? WG_KW(k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce); \
     break;
       switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
         WG_CASE(1)
@@ -2250,7 +2231,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           break;
       }
 #undef WG_CASE
-#undef WG_KW
 #if WG_TL
       if (c == 0 && (tid & 127) == 0) {
         wg_tl_mark(4); // the last piece's, in the end
