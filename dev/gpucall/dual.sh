@@ -93,7 +93,6 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
-#   bash dev/gpucall/dual.sh tm64b [TOTAL]       # step 54: bench3-4 at 64 tokens on three consumers (tile_m=64, registers=split): ptxas, tests, paired with the group best
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -127,7 +126,9 @@
 # 2) likewise, its source at 0e7e146; tm192 (tile_m=192 on three group
 # consumers, serialized by ptxas, 0.79x, session 18's call 4) with the knob
 # value, its source at 71aa8c9; tm112 (tile_m=112 on the group's narrow tile,
-# 0.956x on bench3, session 18's call 8) likewise, its source at 8678f4d.
+# 0.956x on bench3, session 18's call 8) likewise, its source at 8678f4d;
+# tm64b (bench3 at 64 tokens on three consumers, 0.979x, session 18's call
+# 10; a knob combination) at a7af6c1.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1651,24 +1652,6 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
-	pack
-	;;
-tm64b)
-	# Step 54 (kernel-notes): the three-consumer tile at 64 tokens with the
-	# register split (step 19 measured it at the even budget): its module's
-	# resources (nvcc, where installed), its tests, then paired with the
-	# group best on bench3-4. Builds: bin/web.
-	bestvars
-	benchshapes
-	T64='wgmma?tile_m=64&tile_n=192&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3'
-	m="-DWG_TM=64 -DWG_CONS=3 -DWG_MB=1 -DSTAGES=3 -DWG_RS=4 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_TOK=1 -DWG_PDL=1 -DWG_STM=1"
-	ptxas g64_tiles $m -DWG_SK=0
-	ptxas g64_hybrid $m -DWG_SK=2
-	ptxsummary
-	tests g64_tests nvfp4_group_gemm "$T64" "$GS"
-	step g64 130 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$T64" --baseline "$GS" \
-		--shapes /tmp/g34.json --device 0 --cache-dir "$C" --max-time 120s --json "$R/g64.json"
-	TITLE="step 54: bench3-4 at 64 tokens on three consumers" summarize
 	pack
 	;;
 final16 | final17 | final18)
