@@ -90,7 +90,7 @@
 #   bash dev/gpucall/dual.sh pf17 [TOTAL]        # step 48: prefetch=next on the group best again: tests, paired with the best, WG_TL timelines on bench2
 #   bash dev/gpucall/dual.sh res17 [TOTAL]       # the best variants' resources; WG_TL timelines of the group best (bench1-4) and the dual best (bench4)
 #   bash dev/gpucall/dual.sh final16|final17|final18 [TOTAL] # session 16 (17, 18): both bests' tests, each against the baseline (every shape), the peers
-#   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (not yet run): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
+#   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (run in session 17's call 1, as l2mc): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -345,15 +345,15 @@ ncudual() {
 		--device 0 --cache-dir "$C" --max-time $((cap - 60))s --json "$R/prof_dual.json"
 	grep -E "pipe_|inst_executed|cycles_elapsed|wavefronts|throughput|Duration|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Active Warps|Eligible Warps|stalled" "$OUT/ncu_dual.txt" | head -40
 }
-# xbuilds TAG PROBLEM VARIANT SHAPES MAX NEW REF [BASE]: VARIANT paired with
-# BASE (default baseline) on the shapes file SHAPES, within MAX seconds, in build NEW and
+# xbuilds TAG PROBLEM VARIANT SHAPES MAX NEW REF: VARIANT paired with the
+# baseline on the shapes file SHAPES, within MAX seconds, in build NEW and
 # then in build REF ($R/TAG_new.json, TAG_ref.json: one bench process runs
 # one build; go run ./dev/xratio compares the two).
 xbuilds() {
-	local tag=$1 prob=$2 var=$3 shp=$4 max=$5 base=${8:-baseline} x
+	local tag=$1 prob=$2 var=$3 shp=$4 max=$5 x
 	for x in "new $6" "ref $7"; do
 		set -- $x
-		step "${tag}_$1" $((max + 10)) bench.log "$2" bench --problem "$prob" --variant "$var" --baseline "$base" \
+		step "${tag}_$1" $((max + 10)) bench.log "$2" bench --problem "$prob" --variant "$var" --baseline baseline \
 			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/${tag}_$1.json"
 	done
 }

@@ -20,11 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 
 	"github.com/pitchtank/pitchtank/internal/result"
+	"github.com/pitchtank/pitchtank/internal/stats"
 )
 
 // peerDoc is the part of peer.py's document peercmp reads.
@@ -113,8 +113,7 @@ func compare(doc *result.Result, peer *peerDoc) (lines []line, skipped []string,
 		}
 		forms[key(s.M, s.N, s.K)] = f
 	}
-	logs := map[string]float64{} // form -> sum of log(peer / ours)
-	var ours float64
+	var ours []float64
 	for _, s := range doc.Shapes {
 		k := key(s.M, s.N, s.K)
 		f, ok := forms[k]
@@ -128,24 +127,23 @@ func compare(doc *result.Result, peer *peerDoc) (lines []line, skipped []string,
 		}
 		med := s.Variant.Stats.MedianNs / 1e3
 		lines = append(lines, line{Shape: k, Ours: med, Peers: f})
-		ours += math.Log(med)
+		ours = append(ours, med)
 	}
 	if len(lines) == 0 {
 		return nil, skipped, fmt.Errorf("no timed shape has a peer")
 	}
 	// A form missing on some shape has no geomean (it would not be over the
 	// same shapes).
-	g := line{Shape: "geomean", Ours: math.Exp(ours / float64(len(lines))), Peers: map[string]float64{}}
+	g := line{Shape: "geomean", Ours: stats.GeoMean(ours), Peers: map[string]float64{}}
 	for name := range lines[0].Peers {
-		n := 0
+		var vs []float64
 		for _, l := range lines {
 			if v, ok := l.Peers[name]; ok {
-				logs[name] += math.Log(v)
-				n++
+				vs = append(vs, v)
 			}
 		}
-		if n == len(lines) {
-			g.Peers[name] = math.Exp(logs[name] / float64(n))
+		if len(vs) == len(lines) {
+			g.Peers[name] = stats.GeoMean(vs)
 		}
 	}
 	return append(lines, g), skipped, nil
