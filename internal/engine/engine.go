@@ -142,21 +142,30 @@ func loadError(b *Built, err error) error {
 	return fmt.Errorf("engine: load module of %s: %w", b.Variant.Name, err)
 }
 
-// module returns the compiled module b runs on shape s and the key of its
-// entry points in b.Attrs: for auto tiles the candidate s resolves to.
-func (b *Built) module(s kernels.Shape, lim kernels.Limits) (*gpu.Compiled, func(kernel string) string, error) {
+// module returns the compiled module b runs a launch from on shape s and
+// its candidate name, the prefix of its entry points' keys in b.Attrs (""
+// for a variant with one module): the candidate named (a plan's
+// Launch.Module), or for auto tiles the one s resolves to.
+func (b *Built) module(s kernels.Shape, lim kernels.Limits, named string) (*gpu.Compiled, string, error) {
+	if named != "" {
+		c, ok := b.Candidates[named]
+		if !ok {
+			return nil, "", fmt.Errorf("engine: %s plans a launch from module %s, which was not built", b.Variant.Name, named)
+		}
+		return c, named, nil
+	}
 	if b.Candidates == nil {
-		return b.Compiled, func(k string) string { return k }, nil
+		return b.Compiled, "", nil
 	}
 	cv, err := b.Variant.Resolve(s, lim)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
 	c, ok := b.Candidates[cv.Name]
 	if !ok {
-		return nil, nil, fmt.Errorf("engine: %s resolves to %s on %v, which was not built", b.Variant.Name, cv.Name, s)
+		return nil, "", fmt.Errorf("engine: %s resolves to %s on %v, which was not built", b.Variant.Name, cv.Name, s)
 	}
-	return c, func(k string) string { return cv.Name + " " + k }, nil
+	return c, cv.Name, nil
 }
 
 func (in Inputs) check(p *kernels.Problem, s kernels.Shape) error {
@@ -322,32 +331,48 @@ func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 	return i, nil
 }
 
-// loadKernels loads the variant's module for the shape, finds each launched
-// kernel, records its attributes in b.Attrs (once per module) and raises its
+// loadKernels loads the modules the plan's launches come from (a launch's
+// Module, or the module the shape resolves to), finds each launched kernel,
+// records its attributes in b.Attrs (once per module) and raises its
 // dynamic shared-memory limit where the plan needs more than 48 KiB. It
-// returns the key of a kernel's attributes in b.Attrs.
-func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(kernel string) string, err error) {
+// returns the key of a launch's kernel attributes in b.Attrs.
+func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(l kernels.Launch) string, err error) {
 	b := i.b
-	comp, attrKey, err := b.module(i.shape, lim)
-	if err != nil {
-		return nil, err
+	// prefix[m] is the candidate name of module m in b.Attrs' keys ("" for
+	// a variant with one module).
+	prefix := map[string]string{}
+	attrKey = func(l kernels.Launch) string {
+		if p := prefix[l.Module]; p != "" {
+			return p + " " + l.Kernel
+		}
+		return l.Kernel
 	}
-	if i.mod, err = i.c.LoadModule(comp.Cubin); err != nil {
-		return nil, loadError(b, err)
-	}
+	i.mods = map[string]*gpu.Module{}
 	for _, l := range i.plan.Launches {
-		f, ok := i.funcs[l.Kernel]
+		mod, ok := i.mods[l.Module]
 		if !ok {
-			if f, err = i.mod.Function(l.Kernel); err != nil {
+			comp, name, err := b.module(i.shape, lim, l.Module)
+			if err != nil {
+				return nil, err
+			}
+			if mod, err = i.c.LoadModule(comp.Cubin); err != nil {
+				return nil, loadError(b, err)
+			}
+			i.mods[l.Module], prefix[l.Module] = mod, name
+		}
+		fk := funcKey(l)
+		f, ok := i.funcs[fk]
+		if !ok {
+			if f, err = mod.Function(l.Kernel); err != nil {
 				return nil, fmt.Errorf("engine: %s: %w", b.Variant.Name, err)
 			}
-			i.funcs[l.Kernel] = f
-			if _, have := b.Attrs[attrKey(l.Kernel)]; !have {
+			i.funcs[fk] = f
+			if _, have := b.Attrs[attrKey(l)]; !have {
 				a, err := f.Attributes()
 				if err != nil {
 					return nil, fmt.Errorf("engine: attributes of %s: %w", l.Kernel, err)
 				}
-				b.Attrs[attrKey(l.Kernel)] = a
+				b.Attrs[attrKey(l)] = a
 			}
 		}
 		if l.SharedBytes > 48*1024 {
@@ -359,17 +384,26 @@ func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(kernel string) 
 	return attrKey, nil
 }
 
+// funcKey is a launch's key in Instance.funcs: its module and kernel, since
+// two modules of one plan may have kernels of the same name.
+func funcKey(l kernels.Launch) string { return l.Module + "\x00" + l.Kernel }
+
 // fitGrids gives persistent launches the grid that can really be resident:
-// the plan asked for SMs x blocks_per_sm, the loaded kernel's registers and
-// shared memory may allow fewer (the driver has no occupancy call here).
-func (i *Instance) fitGrids(attrKey func(kernel string) string) {
+// the plan asked for SMs x blocks_per_sm (on the launch's share of the SMs
+// where it names one), the loaded kernel's registers and shared memory may
+// allow fewer (the driver has no occupancy call here).
+func (i *Instance) fitGrids(attrKey func(l kernels.Launch) string) {
 	for n, l := range i.plan.Launches {
 		if l.PersistentPerSM <= 0 {
 			continue
 		}
 		info := i.c.Device().Info()
-		occ := min(l.PersistentPerSM, ResidentBlocks(i.b.Attrs[attrKey(l.Kernel)], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
-		i.plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, info.SMs*occ)))
+		sms := info.SMs
+		if l.SMs > 0 {
+			sms = min(sms, l.SMs)
+		}
+		occ := min(l.PersistentPerSM, ResidentBlocks(i.b.Attrs[attrKey(l)], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
+		i.plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, sms*occ)))
 	}
 }
 
@@ -555,7 +589,7 @@ func (i *Instance) launch(l kernels.Launch, s *gpu.Stream) error {
 	if err != nil {
 		return err
 	}
-	f := i.funcs[l.Kernel]
+	f := i.funcs[funcKey(l)]
 	if l.Overlap {
 		err = i.c.LaunchOverlapped(f, l.Grid, l.Block, l.SharedBytes, s, args...)
 	} else {
@@ -788,8 +822,13 @@ func (i *Instance) Close() error {
 	for _, k := range keys {
 		errs = append(errs, i.c.Free(i.bufs[k].ptr))
 	}
-	if i.mod != nil {
-		errs = append(errs, i.mod.Unload())
+	names := make([]string, 0, len(i.mods))
+	for m := range i.mods {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		errs = append(errs, i.mods[m].Unload())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("engine: close %s: %w", i.b.Variant.Name, err)
