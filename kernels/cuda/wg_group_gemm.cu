@@ -525,7 +525,8 @@ static __device__ void wg_tl_sort(unsigned long long* v, unsigned n) {
     v[j] = x;
   }
 }
-// Prints "WGTL launch blocks tokblocks" then per mark "name min p50 max"
+// Prints "WGTL launch blocks tokblocks t0 (global timer, to line up two
+// modules' launches)" then per mark "name min p50 max"
 // in ns from t0, the earliest start (sorting the marks in place: they are
 // rewritten by the next launch).
 static __device__ void wg_tl_print(unsigned n, unsigned nb) {
@@ -540,7 +541,7 @@ static __device__ void wg_tl_print(unsigned n, unsigned nb) {
              wg_tl[7][b] - t0, wg_tl[8][b] - t0);
   for (int k = 0; k < WG_TL_MARKS; ++k) wg_tl_sort(wg_tl[k], nb);
   for (int k = 0; k < 2; ++k) wg_tl_sort(wg_tl_tok[k], nt);
-  printf("WGTL %u %u %u tok_start %llu %llu %llu tok_end %llu %llu %llu\n", n, nb, nt,
+  printf("WGTL %u %u %u t0 %llu tok_start %llu %llu %llu tok_end %llu %llu %llu\n", n, nb, nt, t0,
          nt ? wg_tl_tok[0][0] - t0 : 0ull, nt ? wg_tl_tok[0][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[0][nt - 1] - t0 : 0ull,
          nt ? wg_tl_tok[1][0] - t0 : 0ull, nt ? wg_tl_tok[1][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[1][nt - 1] - t0 : 0ull);
   const char* names[WG_TL_MARKS] = {"start", "tokens", "first", "mainloop", "stored", "end", "piece1", "lastin", "lastfirst"};
