@@ -23,9 +23,12 @@ var wgmmaTokenSplitKnob = KnobSpec{Key: "token_split", Values: []string{"none", 
 	Doc: "none = one module and launch for every group; 192 = the groups of 129-192 tokens run as one 192-token tile each (m64n192k16, tail_width=full, 2 stages, registers=split) from a second module, with their own token pass, on a side stream beside the other groups' launch; the SMs divided by the two parts' estimated chunk costs (an n192 chunk 1.37x an n128 one, from an H100: docs/kernel-notes.md step 55); three consumers' registers hold the 192-token wgmmas or fit64's two widths, not both (C7512); needs consumers=3, tokens=once, tile_m=128, tail_width=fit64, tile_n auto or 192, overlap none or pdl"}
 
 // wgmmaWideChunkCost is an n192 chunk's cost in units of an n128 chunk of
-// three consumers: 3,189 against 2,327 cycles in one call on an H100
-// (WG_STAMP, docs/kernel-notes.md step 55).
-const wgmmaWideChunkCost = 3189.0 / 2327.0
+// three consumers when the two parts run side by side: 1.90 us against
+// 1.25 us from each part's first piece on group bench1 (WG_TL, H100,
+// docs/kernel-notes.md step 56). Alone, one launch each, the chunks were
+// 3,189 and 2,327 cycles (1.37x, WG_STAMP, step 55), and the SMs divided
+// by that ratio left the 192-token part ending 10 us after the other.
+const wgmmaWideChunkCost = 1.90 / 1.25
 
 // wgmmaSplitKnobs returns the split's two modules: narrow is k without the
 // split; wide runs 192-token tiles at one width.
@@ -97,8 +100,10 @@ func subShape(s Shape, gs []int) Shape {
 
 // planSplit is the token_split=192 plan of v on s: nil without the split.
 // Without a group of 129-192 tokens, or with nothing else, it is the plan
-// of the part there is.
-func (wgmmaFamily) planSplit(v Variant, s Shape, lim Limits) (*Plan, error) {
+// of the part there is; where the plain plan's tiles fit in one wave, the
+// plain plan. Without the device's SM count (lim.SMs = 0) it splits, each
+// part on every SM.
+func (f wgmmaFamily) planSplit(v Variant, s Shape, lim Limits) (*Plan, error) {
 	if !wgmmaTokenSplit(v.Knobs) {
 		return nil, nil
 	}
@@ -121,6 +126,17 @@ func (wgmmaFamily) planSplit(v Variant, s Shape, lim Limits) (*Plan, error) {
 		return nv.Plan(s, lim)
 	case len(narrow) == 0:
 		return wv.Plan(s, lim)
+	case lim.SMs > 0:
+		// Under one wave of the plain plan's tiles the launch takes one
+		// tile's time, and the other groups' tiles still take it: group
+		// bench3 (120 tiles for 132 SMs) ran 0.76x split (H100, step 56).
+		rk, err := f.resolve(v.Problem, s, nk, lim)
+		if err != nil {
+			return nil, err
+		}
+		if wgmmaTiles(v.Problem, s, rk) <= lim.SMs {
+			return nv.Plan(s, lim)
+		}
 	}
 	sw := wgmmaSplitSMs(s, lim.SMs)
 	sn := 0
@@ -159,8 +175,10 @@ type part struct {
 	stream int
 }
 
-// mergeSplit makes one plan of two parts: streams mode, the second part's
-// launches on side stream 1, its table and workspace after the first's,
+// mergeSplit makes one plan of two parts: a graph captured from two streams
+// (launched as streams, the fork's and the join's event waits cost ~4 us
+// each on group bench3: H100, step 56), the second part's launches on side
+// stream 1, its table and workspace after the first's,
 // group indices mapped back to the whole shape. Launches keep their order
 // within a part (a launch's Overlap follows the one before it on its
 // stream); the token passes go first, so both start before either GEMM.
@@ -175,7 +193,7 @@ func mergeSplit(a, b part) *Plan {
 	const align = 256
 	tableOff := [2]int64{0, (tableLen(a.plan) + align - 1) / align * align}
 	workOff := [2]int64{0, (a.plan.WorkspaceBytes + align - 1) / align * align}
-	out := &Plan{Mode: "streams", Streams: 1, SplitK: 1,
+	out := &Plan{Mode: "graph", Streams: 1, SplitK: 1,
 		WorkspaceBytes: workOff[1] + b.plan.WorkspaceBytes,
 		Resolved:       a.module + " + " + b.module}
 	parts := [2]part{a, b}

@@ -26,8 +26,8 @@ func TestTokenSplitPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Mode != "streams" || pl.Streams != 1 || len(pl.Launches) != 4 {
-		t.Fatalf("plan: mode %s, %d side streams, %d launches; want streams, 1, 4", pl.Mode, pl.Streams, len(pl.Launches))
+	if pl.Mode != "graph" || pl.Streams != 1 || len(pl.Launches) != 4 {
+		t.Fatalf("plan: mode %s, %d side streams, %d launches; want graph, 1, 4", pl.Mode, pl.Streams, len(pl.Launches))
 	}
 	var mods []string
 	for _, c := range v.Candidates() {
@@ -52,7 +52,7 @@ func TestTokenSplitPlan(t *testing.T) {
 			}
 		}
 	}
-	if w := wgmmaSplitSMs(s, 132); sms != 132 || pl.Launches[3].SMs != w || w < 20 || w > 60 {
+	if w := wgmmaSplitSMs(s, 132); sms != 132 || pl.Launches[3].SMs != w || w < 30 || w > 60 {
 		t.Errorf("the GEMMs hold %d SMs, the wide one %d (wgmmaSplitSMs %d); want 132, between 20 and 60", sms, pl.Launches[3].SMs, w)
 	}
 	if !strings.Contains(pl.Resolved, " + ") {
@@ -92,8 +92,9 @@ func TestTokenSplitPlan(t *testing.T) {
 	}
 }
 
-// Without a group of 129-192 tokens the split is the plain variant's plan;
-// with only such groups, the 192-token module's.
+// Without a group of 129-192 tokens, or where the plain plan's tiles fit in
+// one wave (bench3), the split is the plain variant's plan; with only such
+// groups, the 192-token module's.
 func TestTokenSplitOnePart(t *testing.T) {
 	p := wgmmaProblem(t)
 	v, err := p.ResolveVariant(splitSpec)
@@ -116,6 +117,16 @@ func TestTokenSplitOnePart(t *testing.T) {
 	}
 	if a.Mode != b.Mode || a.Resolved != b.Resolved || len(a.Launches) != len(b.Launches) || a.Launches[0].Module != "" {
 		t.Errorf("bench4 split %s %q %d launches, plain %s %q %d", a.Mode, a.Resolved, len(a.Launches), b.Mode, b.Resolved, len(b.Launches))
+	}
+	s3 := Shape{M: []int{192, 320}, N: 3072, K: 4096}
+	if a, err = v.Plan(s3, lim); err != nil {
+		t.Fatal(err)
+	}
+	if a.Mode != "grouped" || a.Launches[0].Module != "" {
+		t.Errorf("bench3 (120 tiles for 132 SMs): split %s plan from %q", a.Mode, a.Launches[0].Module)
+	}
+	if a, err = v.Plan(s3, Limits{MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}); err != nil || a.Mode != "graph" {
+		t.Errorf("bench3 without the SM count: %v, want the split", err)
 	}
 	w, err := v.Plan(Shape{M: []int{150, 192}, N: 4096, K: 1536}, lim)
 	if err != nil {

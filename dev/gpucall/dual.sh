@@ -1661,11 +1661,15 @@ tsplit)
 	# stream beside the other groups' launch (token_split=192): its tests,
 	# paired with the group best on every benchmark shape, then against the
 	# baseline. Builds: bin/web.
+	# With bin/web_tl.gz (expbuild.sh tl WG_TL=1), the two parts' launch
+	# timelines on bench1-2 after the benches.
 	bestvars
+	unpackexp
+	benchshapes
 	GT="$GS&token_split=192"
 	tests gt_tests nvfp4_group_gemm "$GT" "$GS"
 	BENCH_MAX=200 bench g_tsplit nvfp4_group_gemm "$GT" "$GS"
-	BENCH_MAX=130 bench g_tsplit_base nvfp4_group_gemm "$GT"
+	[ -x bin/web_tl ] && tlruns tl "t1 nvfp4_group_gemm g1 $GT" "t2 nvfp4_group_gemm g2 $GT"
 	TITLE="step 56: token_split=192" summarize
 	pack
 	;;

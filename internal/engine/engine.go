@@ -483,12 +483,12 @@ func (i *Instance) allocScratch() error {
 }
 
 // prepareMode makes what the plan's launch mode needs: the side streams
-// and fork/join events of "streams", or the captured and instantiated
-// graph of "graph".
+// and fork/join events of "streams" (and of a "graph" plan with side
+// streams, captured with them), and the captured and instantiated graph of
+// "graph".
 func (i *Instance) prepareMode() (err error) {
 	c := i.c
-	switch i.plan.Mode {
-	case "streams":
+	if i.plan.Mode == "streams" || (i.plan.Mode == "graph" && i.plan.Streams > 0) {
 		if i.fork, err = c.NewEvent(); err != nil {
 			return fmt.Errorf("engine: fork event: %w", err)
 		}
@@ -504,14 +504,17 @@ func (i *Instance) prepareMode() (err error) {
 			}
 			i.joins = append(i.joins, ev)
 		}
-	case "graph":
+	}
+	if i.plan.Mode == "graph" {
 		if i.capture, err = c.NewStream(); err != nil {
 			return fmt.Errorf("engine: capture stream: %w", err)
 		}
 		if err = i.capture.BeginCapture(); err != nil {
 			return fmt.Errorf("engine: begin capture: %w", err)
 		}
-		lerr := i.launchAll(i.capture)
+		// A side stream joins the capture by waiting for the fork
+		// recorded on the capture stream: the graph gets both branches.
+		lerr := i.enqueue(i.capture)
 		g, cerr := i.capture.EndCapture()
 		if lerr != nil || cerr != nil {
 			_ = g.Destroy()
@@ -625,42 +628,52 @@ func (i *Instance) Run(s *gpu.Stream) error {
 		}
 		return nil
 	case "streams":
-		if err := i.fork.Record(s); err != nil {
-			return fmt.Errorf("engine: record fork: %w", err)
-		}
-		for _, st := range i.side {
-			if err := st.WaitEvent(i.fork); err != nil {
-				return fmt.Errorf("engine: side stream waits for fork: %w", err)
-			}
-		}
-		for _, l := range i.plan.Launches {
-			st := s
-			if l.Stream > 0 {
-				if l.Stream > len(i.side) {
-					return fmt.Errorf("engine: launch %s names stream %d of %d", l.Kernel, l.Stream, len(i.side))
-				}
-				st = i.side[l.Stream-1]
-			}
-			if err := i.launch(l, st); err != nil {
-				return err
-			}
-		}
-		if i.plan.Detached {
-			// TEST ONLY (the cheat family): no join, so the work outlives
-			// s and the bench must notice.
-			return nil
-		}
-		for n, st := range i.side {
-			if err := i.joins[n].Record(st); err != nil {
-				return fmt.Errorf("engine: record join %d: %w", n+1, err)
-			}
-			if err := s.WaitEvent(i.joins[n]); err != nil {
-				return fmt.Errorf("engine: join side stream %d: %w", n+1, err)
-			}
-		}
-		return nil
+		return i.enqueue(s)
 	}
 	return i.launchAll(s)
+}
+
+// enqueue issues every launch of the plan on s, or with side streams on
+// theirs: they wait for s before starting and s waits for all of them
+// before anything enqueued after, so events recorded on s time everything.
+func (i *Instance) enqueue(s *gpu.Stream) error {
+	if len(i.side) == 0 {
+		return i.launchAll(s)
+	}
+	if err := i.fork.Record(s); err != nil {
+		return fmt.Errorf("engine: record fork: %w", err)
+	}
+	for _, st := range i.side {
+		if err := st.WaitEvent(i.fork); err != nil {
+			return fmt.Errorf("engine: side stream waits for fork: %w", err)
+		}
+	}
+	for _, l := range i.plan.Launches {
+		st := s
+		if l.Stream > 0 {
+			if l.Stream > len(i.side) {
+				return fmt.Errorf("engine: launch %s names stream %d of %d", l.Kernel, l.Stream, len(i.side))
+			}
+			st = i.side[l.Stream-1]
+		}
+		if err := i.launch(l, st); err != nil {
+			return err
+		}
+	}
+	if i.plan.Detached {
+		// TEST ONLY (the cheat family): no join, so the work outlives
+		// s and the bench must notice.
+		return nil
+	}
+	for n, st := range i.side {
+		if err := i.joins[n].Record(st); err != nil {
+			return fmt.Errorf("engine: record join %d: %w", n+1, err)
+		}
+		if err := s.WaitEvent(i.joins[n]); err != nil {
+			return fmt.Errorf("engine: join side stream %d: %w", n+1, err)
+		}
+	}
+	return nil
 }
 
 // Upload copies fresh inputs of the same shape to the device (synchronous).
