@@ -143,7 +143,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		}
 	}
 	return []KnobSpec{
-		{Key: "tile_m", Values: []string{"64", "128", "192"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16; 192 (m64n192k16: 96 accumulators) is for three consumers with tokens=once and registers=split, at 2 stages (its 48 KB stages), so a group of 129-192 tokens is one tile instead of two and each decoded weight register feeds 1.5x the tokens (docs/kernel-notes.md step 52)"},
+		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
 		{Key: "tile_n", Values: []string{"128", "192", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each, or three of 64 (192, consumers=3); auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit", "fit64"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; at the even budget, or with three consumers at 160, ptxas serializes the wgmmas for lack of registers, C7512; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9); fit64 = rounded up to 64 (two widths, n64 and n128: less saved per tail, half the widths' code)"},
@@ -160,7 +160,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
-		wgmmaTokenSplitKnob,
 	}
 }
 
@@ -336,9 +335,7 @@ func wgmmaStreamK(k Knobs) bool {
 // argument measured 0.86-0.96x whole tiles on the shapes it did not cut:
 // kernel-notes step 6.) tile_n=auto stands for the narrow and the wide tile
 // (wgmmaTileCandidates); the tile is picked first, then the schedule for it.
-func (wgmmaFamily) isAuto(k Knobs) bool {
-	return wgmmaAutoSchedule(k) || k.TileN == TileAuto || wgmmaTokenSplit(k)
-}
+func (wgmmaFamily) isAuto(k Knobs) bool { return wgmmaAutoSchedule(k) || k.TileN == TileAuto }
 
 // wgmmaAutoSchedule reports whether k's schedule is picked per shape.
 // autohybrid is a value of its own so that auto keeps the rule the rungs
@@ -347,9 +344,6 @@ func wgmmaAutoSchedule(k Knobs) bool {
 	return k.Value("schedule") == "auto" || k.Value("schedule") == "autohybrid"
 }
 func (wgmmaFamily) candidates(problem string, k Knobs) []Knobs {
-	if wgmmaTokenSplit(k) {
-		return wgmmaSplitCandidates(problem, k)
-	}
 	var out []Knobs
 	for _, c := range wgmmaTileCandidates(problem, k) {
 		if c.Value("schedule") == "autohybrid" {
@@ -362,14 +356,7 @@ func (wgmmaFamily) candidates(problem string, k Knobs) []Knobs {
 	}
 	return out
 }
-// A split variant resolves to its narrow module's pick for the whole
-// shape: what it runs without a group of 129-192 tokens (its plan names
-// both modules it runs, Plan.Resolved).
-func (f wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
-	if wgmmaTokenSplit(k) {
-		narrow, _ := wgmmaSplitKnobs(k)
-		return f.resolve(problem, s, narrow, lim)
-	}
+func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
 	if k.TileN == TileAuto {
 		c := wgmmaTileCandidates(problem, k)
 		switch {
@@ -620,14 +607,6 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.TileM == TileAuto && (!isDual(problem) || k.TileN != TileAuto || !wgmmaTokensOnce(k)) {
 		return &KnobError{Knob: "tile_m", Value: "auto", Reason: "tile_m=auto is the dual GEMM's, with tile_n=auto and tokens=once (its 256-token tile needs both)"}
 	}
-	if wgmmaTokenSplit(k) {
-		if err := checkTokenSplit(problem, k); err != nil {
-			return err
-		}
-		// The rest is the narrow module's (its tile_n=auto candidates
-		// include two consumers' 128 rows).
-		k, _ = wgmmaSplitKnobs(k)
-	}
 	if k.TileN == TileAuto {
 		if (k.TileM != 128 && k.TileM != TileAuto) || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
 			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto picks the stages and registers with the tile (narrow: 3 stages, even; wide: 2 stages, split): it needs tile_m=128 (or auto, dual) and stages, registers and pipeline at their defaults"}
@@ -647,10 +626,8 @@ func checkWgmma(problem string, k Knobs) error {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
-	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 192) {
-		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64, 128 or 192 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
-	} else if k.TileM == 192 && (cons != 3 || mb != 1 || !wgmmaTokensOnce(k)) {
-		return &KnobError{Knob: "tile_m", Value: "192", Reason: "a 192-token tile is three consumers' one 64-row block each (tile_n=192) with the tokens decoded ahead (tokens=once: its 48 KB stages leave no room for a raw token ring)"}
+	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128) {
+		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64 or 128 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
 	}
 	chunks := wgmmaChunks(k)
 	if chunks && k.Value("registers") != "split" {

@@ -70,14 +70,6 @@ type Launch struct {
 	// waits (griddepcontrol.wait) before it reads what that launch wrote,
 	// and the launch before it signals (griddepcontrol.launch_dependents).
 	Overlap bool
-	// Module names the concrete variant (one of Variant.Candidates) whose
-	// module holds Kernel, for a plan whose launches come from two modules
-	// (the group GEMM's token_split); "" = the module the shape resolves to.
-	Module string
-	// SMs caps a persistent launch's grid at this many SMs' blocks, so two
-	// launches running side by side on their own streams divide the SMs
-	// instead of both asking for all of them (0 = every SM).
-	SMs int
 }
 
 // Plan says how one variant runs one shape: the launches in issue order and
@@ -140,11 +132,6 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 		if err := f.Check(v.Problem, v.Knobs); err != nil {
 			return nil, err
 		}
-		if sp, ok := f.(splitPlanner); ok {
-			if pl, err := sp.planSplit(v, s, lim); pl != nil || err != nil {
-				return pl, err
-			}
-		}
 		if ar, ok := f.(autoResolver); ok && ar.isAuto(v.Knobs) {
 			cv, err := v.Resolve(s, lim)
 			if err != nil {
@@ -159,13 +146,6 @@ func (v Variant) Plan(s Shape, lim Limits) (*Plan, error) {
 		}
 	}
 	return f.Plan(v, s, lim)
-}
-
-// splitPlanner is a family whose variants may run from two modules in one
-// plan (the wgmma group GEMM's token_split): planSplit returns nil for a
-// variant that does not.
-type splitPlanner interface {
-	planSplit(v Variant, s Shape, lim Limits) (*Plan, error)
 }
 
 // perGroup describes a per-group kernel's launches: the baseline's and a

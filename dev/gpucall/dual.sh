@@ -93,7 +93,6 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (run in session 17's call 1, as l2mc): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
-#   bash dev/gpucall/dual.sh tsplit [TOTAL]      # step 56: token_split=192 (the 129-192-token groups from a 192-token module, a launch of their own): tests, paired with the group best on every shape, against the baseline
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -130,6 +129,10 @@
 # 0.956x on bench3, session 18's call 8) likewise, its source at 8678f4d;
 # tm64b (bench3 at 64 tokens on three consumers, 0.979x, session 18's call
 # 10; a knob combination) at a7af6c1.
+# tsplit (token_split=192: the 129-192-token groups from a 192-token module
+# in a launch of their own, 0.94x and 0.89x on bench1-2, session 19's calls
+# 1-3) was removed with the knob, the engine's plans of two modules and the
+# WG_TL line's t0, their source at c6d7501.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1653,24 +1656,6 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
-	pack
-	;;
-tsplit)
-	# Step 56 (kernel-notes): the group's 129-192-token groups as one
-	# 192-token tile each, from a module of their own in a launch on a side
-	# stream beside the other groups' launch (token_split=192): its tests,
-	# paired with the group best on every benchmark shape, then against the
-	# baseline. Builds: bin/web.
-	# With bin/web_tl.gz (expbuild.sh tl WG_TL=1), the two parts' launch
-	# timelines on bench1-2 after the benches.
-	bestvars
-	unpackexp
-	benchshapes
-	GT="$GS&token_split=192"
-	tests gt_tests nvfp4_group_gemm "$GT" "$GS"
-	BENCH_MAX=200 bench g_tsplit nvfp4_group_gemm "$GT" "$GS"
-	[ -x bin/web_tl ] && tlruns tl "t1 nvfp4_group_gemm g1 $GT" "t2 nvfp4_group_gemm g2 $GT"
-	TITLE="step 56: token_split=192" summarize
 	pack
 	;;
 final16 | final17 | final18)

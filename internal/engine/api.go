@@ -51,7 +51,7 @@ type Instance struct {
 	shape   kernels.Shape
 	plan    *kernels.Plan
 	dual    bool
-	mods    map[string]*gpu.Module // by Launch.Module
+	mod     *gpu.Module
 	funcs   map[string]*gpu.Function
 	bufs    map[bufKey]buffer
 	side    []*gpu.Stream // side streams 1..n of the plan (index i-1)

@@ -142,30 +142,21 @@ func loadError(b *Built, err error) error {
 	return fmt.Errorf("engine: load module of %s: %w", b.Variant.Name, err)
 }
 
-// module returns the compiled module b runs a launch from on shape s and
-// its candidate name, the prefix of its entry points' keys in b.Attrs (""
-// for a variant with one module): the candidate named (a plan's
-// Launch.Module), or for auto tiles the one s resolves to.
-func (b *Built) module(s kernels.Shape, lim kernels.Limits, named string) (*gpu.Compiled, string, error) {
-	if named != "" {
-		c, ok := b.Candidates[named]
-		if !ok {
-			return nil, "", fmt.Errorf("engine: %s plans a launch from module %s, which was not built", b.Variant.Name, named)
-		}
-		return c, named, nil
-	}
+// module returns the compiled module b runs on shape s and the key of its
+// entry points in b.Attrs: for auto tiles the candidate s resolves to.
+func (b *Built) module(s kernels.Shape, lim kernels.Limits) (*gpu.Compiled, func(kernel string) string, error) {
 	if b.Candidates == nil {
-		return b.Compiled, "", nil
+		return b.Compiled, func(k string) string { return k }, nil
 	}
 	cv, err := b.Variant.Resolve(s, lim)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	c, ok := b.Candidates[cv.Name]
 	if !ok {
-		return nil, "", fmt.Errorf("engine: %s resolves to %s on %v, which was not built", b.Variant.Name, cv.Name, s)
+		return nil, nil, fmt.Errorf("engine: %s resolves to %s on %v, which was not built", b.Variant.Name, cv.Name, s)
 	}
-	return c, cv.Name, nil
+	return c, func(k string) string { return cv.Name + " " + k }, nil
 }
 
 func (in Inputs) check(p *kernels.Problem, s kernels.Shape) error {
@@ -331,48 +322,32 @@ func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 	return i, nil
 }
 
-// loadKernels loads the modules the plan's launches come from (a launch's
-// Module, or the module the shape resolves to), finds each launched kernel,
-// records its attributes in b.Attrs (once per module) and raises its
+// loadKernels loads the variant's module for the shape, finds each launched
+// kernel, records its attributes in b.Attrs (once per module) and raises its
 // dynamic shared-memory limit where the plan needs more than 48 KiB. It
-// returns the key of a launch's kernel attributes in b.Attrs.
-func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(l kernels.Launch) string, err error) {
+// returns the key of a kernel's attributes in b.Attrs.
+func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(kernel string) string, err error) {
 	b := i.b
-	// prefix[m] is the candidate name of module m in b.Attrs' keys ("" for
-	// a variant with one module).
-	prefix := map[string]string{}
-	attrKey = func(l kernels.Launch) string {
-		if p := prefix[l.Module]; p != "" {
-			return p + " " + l.Kernel
-		}
-		return l.Kernel
+	comp, attrKey, err := b.module(i.shape, lim)
+	if err != nil {
+		return nil, err
 	}
-	i.mods = map[string]*gpu.Module{}
+	if i.mod, err = i.c.LoadModule(comp.Cubin); err != nil {
+		return nil, loadError(b, err)
+	}
 	for _, l := range i.plan.Launches {
-		mod, ok := i.mods[l.Module]
+		f, ok := i.funcs[l.Kernel]
 		if !ok {
-			comp, name, err := b.module(i.shape, lim, l.Module)
-			if err != nil {
-				return nil, err
-			}
-			if mod, err = i.c.LoadModule(comp.Cubin); err != nil {
-				return nil, loadError(b, err)
-			}
-			i.mods[l.Module], prefix[l.Module] = mod, name
-		}
-		fk := funcKey(l)
-		f, ok := i.funcs[fk]
-		if !ok {
-			if f, err = mod.Function(l.Kernel); err != nil {
+			if f, err = i.mod.Function(l.Kernel); err != nil {
 				return nil, fmt.Errorf("engine: %s: %w", b.Variant.Name, err)
 			}
-			i.funcs[fk] = f
-			if _, have := b.Attrs[attrKey(l)]; !have {
+			i.funcs[l.Kernel] = f
+			if _, have := b.Attrs[attrKey(l.Kernel)]; !have {
 				a, err := f.Attributes()
 				if err != nil {
 					return nil, fmt.Errorf("engine: attributes of %s: %w", l.Kernel, err)
 				}
-				b.Attrs[attrKey(l)] = a
+				b.Attrs[attrKey(l.Kernel)] = a
 			}
 		}
 		if l.SharedBytes > 48*1024 {
@@ -384,26 +359,17 @@ func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(l kernels.Launc
 	return attrKey, nil
 }
 
-// funcKey is a launch's key in Instance.funcs: its module and kernel, since
-// two modules of one plan may have kernels of the same name.
-func funcKey(l kernels.Launch) string { return l.Module + "\x00" + l.Kernel }
-
 // fitGrids gives persistent launches the grid that can really be resident:
-// the plan asked for SMs x blocks_per_sm (on the launch's share of the SMs
-// where it names one), the loaded kernel's registers and shared memory may
-// allow fewer (the driver has no occupancy call here).
-func (i *Instance) fitGrids(attrKey func(l kernels.Launch) string) {
+// the plan asked for SMs x blocks_per_sm, the loaded kernel's registers and
+// shared memory may allow fewer (the driver has no occupancy call here).
+func (i *Instance) fitGrids(attrKey func(kernel string) string) {
 	for n, l := range i.plan.Launches {
 		if l.PersistentPerSM <= 0 {
 			continue
 		}
 		info := i.c.Device().Info()
-		sms := info.SMs
-		if l.SMs > 0 {
-			sms = min(sms, l.SMs)
-		}
-		occ := min(l.PersistentPerSM, ResidentBlocks(i.b.Attrs[attrKey(l)], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
-		i.plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, sms*occ)))
+		occ := min(l.PersistentPerSM, ResidentBlocks(i.b.Attrs[attrKey(l.Kernel)], int(l.Block[0]*l.Block[1]*l.Block[2]), int(l.SharedBytes), info.MaxSharedPerSM))
+		i.plan.Launches[n].Grid[0] = uint32(max(1, min(l.Tiles, info.SMs*occ)))
 	}
 }
 
@@ -483,12 +449,12 @@ func (i *Instance) allocScratch() error {
 }
 
 // prepareMode makes what the plan's launch mode needs: the side streams
-// and fork/join events of "streams" (and of a "graph" plan with side
-// streams, captured with them), and the captured and instantiated graph of
-// "graph".
+// and fork/join events of "streams", or the captured and instantiated
+// graph of "graph".
 func (i *Instance) prepareMode() (err error) {
 	c := i.c
-	if i.plan.Mode == "streams" || (i.plan.Mode == "graph" && i.plan.Streams > 0) {
+	switch i.plan.Mode {
+	case "streams":
 		if i.fork, err = c.NewEvent(); err != nil {
 			return fmt.Errorf("engine: fork event: %w", err)
 		}
@@ -504,17 +470,14 @@ func (i *Instance) prepareMode() (err error) {
 			}
 			i.joins = append(i.joins, ev)
 		}
-	}
-	if i.plan.Mode == "graph" {
+	case "graph":
 		if i.capture, err = c.NewStream(); err != nil {
 			return fmt.Errorf("engine: capture stream: %w", err)
 		}
 		if err = i.capture.BeginCapture(); err != nil {
 			return fmt.Errorf("engine: begin capture: %w", err)
 		}
-		// A side stream joins the capture by waiting for the fork
-		// recorded on the capture stream: the graph gets both branches.
-		lerr := i.enqueue(i.capture)
+		lerr := i.launchAll(i.capture)
 		g, cerr := i.capture.EndCapture()
 		if lerr != nil || cerr != nil {
 			_ = g.Destroy()
@@ -592,7 +555,7 @@ func (i *Instance) launch(l kernels.Launch, s *gpu.Stream) error {
 	if err != nil {
 		return err
 	}
-	f := i.funcs[funcKey(l)]
+	f := i.funcs[l.Kernel]
 	if l.Overlap {
 		err = i.c.LaunchOverlapped(f, l.Grid, l.Block, l.SharedBytes, s, args...)
 	} else {
@@ -628,52 +591,42 @@ func (i *Instance) Run(s *gpu.Stream) error {
 		}
 		return nil
 	case "streams":
-		return i.enqueue(s)
-	}
-	return i.launchAll(s)
-}
-
-// enqueue issues every launch of the plan on s, or with side streams on
-// theirs: they wait for s before starting and s waits for all of them
-// before anything enqueued after, so events recorded on s time everything.
-func (i *Instance) enqueue(s *gpu.Stream) error {
-	if len(i.side) == 0 {
-		return i.launchAll(s)
-	}
-	if err := i.fork.Record(s); err != nil {
-		return fmt.Errorf("engine: record fork: %w", err)
-	}
-	for _, st := range i.side {
-		if err := st.WaitEvent(i.fork); err != nil {
-			return fmt.Errorf("engine: side stream waits for fork: %w", err)
+		if err := i.fork.Record(s); err != nil {
+			return fmt.Errorf("engine: record fork: %w", err)
 		}
-	}
-	for _, l := range i.plan.Launches {
-		st := s
-		if l.Stream > 0 {
-			if l.Stream > len(i.side) {
-				return fmt.Errorf("engine: launch %s names stream %d of %d", l.Kernel, l.Stream, len(i.side))
+		for _, st := range i.side {
+			if err := st.WaitEvent(i.fork); err != nil {
+				return fmt.Errorf("engine: side stream waits for fork: %w", err)
 			}
-			st = i.side[l.Stream-1]
 		}
-		if err := i.launch(l, st); err != nil {
-			return err
+		for _, l := range i.plan.Launches {
+			st := s
+			if l.Stream > 0 {
+				if l.Stream > len(i.side) {
+					return fmt.Errorf("engine: launch %s names stream %d of %d", l.Kernel, l.Stream, len(i.side))
+				}
+				st = i.side[l.Stream-1]
+			}
+			if err := i.launch(l, st); err != nil {
+				return err
+			}
 		}
-	}
-	if i.plan.Detached {
-		// TEST ONLY (the cheat family): no join, so the work outlives
-		// s and the bench must notice.
+		if i.plan.Detached {
+			// TEST ONLY (the cheat family): no join, so the work outlives
+			// s and the bench must notice.
+			return nil
+		}
+		for n, st := range i.side {
+			if err := i.joins[n].Record(st); err != nil {
+				return fmt.Errorf("engine: record join %d: %w", n+1, err)
+			}
+			if err := s.WaitEvent(i.joins[n]); err != nil {
+				return fmt.Errorf("engine: join side stream %d: %w", n+1, err)
+			}
+		}
 		return nil
 	}
-	for n, st := range i.side {
-		if err := i.joins[n].Record(st); err != nil {
-			return fmt.Errorf("engine: record join %d: %w", n+1, err)
-		}
-		if err := s.WaitEvent(i.joins[n]); err != nil {
-			return fmt.Errorf("engine: join side stream %d: %w", n+1, err)
-		}
-	}
-	return nil
+	return i.launchAll(s)
 }
 
 // Upload copies fresh inputs of the same shape to the device (synchronous).
@@ -835,13 +788,8 @@ func (i *Instance) Close() error {
 	for _, k := range keys {
 		errs = append(errs, i.c.Free(i.bufs[k].ptr))
 	}
-	names := make([]string, 0, len(i.mods))
-	for m := range i.mods {
-		names = append(names, m)
-	}
-	sort.Strings(names)
-	for _, m := range names {
-		errs = append(errs, i.mods[m].Unload())
+	if i.mod != nil {
+		errs = append(errs, i.mod.Unload())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("engine: close %s: %w", i.b.Variant.Name, err)

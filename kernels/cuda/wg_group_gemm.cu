@@ -78,7 +78,7 @@
 // B2, and consumer c + 2 hands its sums to consumer c.
 
 #ifndef WG_TM
-#define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 128, 192 (three consumers) or 256 (whole tiles), 192 and 256 with the tokens decoded ahead
+#define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 128, or 256 (whole tiles, tokens decoded ahead)
 #endif
 #ifndef WG_CONS
 #define WG_CONS 2 // consumer warpgroups
@@ -392,14 +392,8 @@
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB * WG_HALF) // dual: output columns per tile
 
-#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 192 && WG_TM != 256
-#error "wg_group_gemm: WG_TM must be 32, 64, 128, 192 or 256"
-#endif
-#if WG_TM == 192 && (!WG_TOK || DUAL || WG_CONS != 3 || WG_MB != 1)
-// 192 token rows (m64n192k16: 96 accumulators): the group GEMM's three
-// consumers of one 64-row block each, at 160 registers; a 48 KB stage per
-// chunk fits only without the raw token ring.
-#error "wg_group_gemm: WG_TM 192 is the group GEMM's three-consumer tile with the tokens decoded ahead"
+#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
+#error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
 #endif
 #if WG_TM == 256 && (!WG_TOK || WG_FIT)
 // 256 token rows: a 64 KB stage per chunk, which only fits beside the rest
@@ -525,8 +519,7 @@ static __device__ void wg_tl_sort(unsigned long long* v, unsigned n) {
     v[j] = x;
   }
 }
-// Prints "WGTL launch blocks tokblocks t0 (global timer, to line up two
-// modules' launches)" then per mark "name min p50 max"
+// Prints "WGTL launch blocks tokblocks" then per mark "name min p50 max"
 // in ns from t0, the earliest start (sorting the marks in place: they are
 // rewritten by the next launch).
 static __device__ void wg_tl_print(unsigned n, unsigned nb) {
@@ -541,7 +534,7 @@ static __device__ void wg_tl_print(unsigned n, unsigned nb) {
              wg_tl[7][b] - t0, wg_tl[8][b] - t0);
   for (int k = 0; k < WG_TL_MARKS; ++k) wg_tl_sort(wg_tl[k], nb);
   for (int k = 0; k < 2; ++k) wg_tl_sort(wg_tl_tok[k], nt);
-  printf("WGTL %u %u %u t0 %llu tok_start %llu %llu %llu tok_end %llu %llu %llu\n", n, nb, nt, t0,
+  printf("WGTL %u %u %u tok_start %llu %llu %llu tok_end %llu %llu %llu\n", n, nb, nt,
          nt ? wg_tl_tok[0][0] - t0 : 0ull, nt ? wg_tl_tok[0][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[0][nt - 1] - t0 : 0ull,
          nt ? wg_tl_tok[1][0] - t0 : 0ull, nt ? wg_tl_tok[1][nt / 2] - t0 : 0ull, nt ? wg_tl_tok[1][nt - 1] - t0 : 0ull);
   const char* names[WG_TL_MARKS] = {"start", "tokens", "first", "mainloop", "stored", "end", "piece1", "lastin", "lastfirst"};
@@ -860,16 +853,6 @@ static __device__ __forceinline__ void wg_mma_ss128(float (&d)[64], fg_u64 adesc
                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0; }\n"
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
                : "l"(adesc), "l"(bdesc));
-}
-
-// m64n192k16 (WG_TM 192, three consumers): 96 accumulators per thread;
-// each decoded weight register feeds 1.5x the token columns of m64n128k16.
-template <>
-__device__ __forceinline__ void wg_mma<192>(float (&d)[96], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, {%96, %97, %98, %99}, %100, p, 1, 1, 0; }\n"
-               : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48), WG_F16(64), WG_F16(80)
-               : WG_A4, "l"(bdesc));
 }
 
 // m64n256k16 (WG_TM 256): 128 accumulators per thread. Each weight
@@ -2243,7 +2226,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         WG_CASE(2)
         WG_CASE(3)
         WG_CASE(4)
-        WG_CASE(6)
         WG_CASE(8)
         default:
           break;
