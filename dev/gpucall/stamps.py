@@ -8,10 +8,12 @@ token chunks j past the first STAGES (steady state), in SM clock cycles:
   c1 wait = the same wait, consumer 1
 Then, where the build marks the consumers' chunks (kinds 5-11 consumer 0,
 12-18 consumer 1), the median of each segment of each, and per chunk the
-cycles in which both consumers, one or neither is issuing wgmmas.
+cycles in which both consumers, one or neither is issuing wgmmas. Where it
+marks piece boundaries too (kinds 19-23, consumer 0), the median of each
+segment from a piece's last wgmmas to the next piece's first.
 --staged: the marks of weights=staged (WG_CSA), kinds 5-8 (STAGED).
 Usage: stamps.py [--launch N] [--staged] FILE... (lines "WGSTAMP launch j issue c0in c0out c1in
-c1out [marks 5-11 [marks 12-18]]")."""
+c1out [marks 5-11 [marks 12-18 [boundary marks 19-23]]]")."""
 import statistics
 import sys
 
@@ -63,6 +65,7 @@ def main():
                 pct(lat, 0.9), statistics.median(wait), pct(wait, 0.9), sum(wait), statistics.median(c1), sum(c1),
                 statistics.median(per)))
         timeline(path, runs, segments, issues)
+        boundaries(path, runs)
         clocks, cycles = [], []
         for f in lines:
             if len(f) == 4 and f[0] == "WGCLOCK" and int(f[3]) > 0 and (only is None or int(f[1]) == only):
@@ -142,6 +145,42 @@ def timeline(path, runs, segments, issues):
             m = statistics.median(v)
             print("  %-16s %6d  %4.1f%%  (p90 %d)" % (name, m, 100.0 * m / total, pct(v, 0.9)))
     overlap(path, runs, issues)
+
+
+# A boundary before chunk j (the next piece's first), consumer 0: from
+# chunk j-1's mark 9 (its Y wgmmas issued) through kinds 19-23 to chunk j's
+# token wait (kinds 1-2) and its first wgmmas (mark 5).
+BOUNDARY = [
+    ("last wgmmas drained", 9, 19, -1),
+    ("tile staged", 19, 20, 0),
+    ("stores issued", 20, 21, 0),
+    ("next piece entered", 21, 22, 0),
+    ("its first weights landed", 22, 23, 0),
+    ("its first X decoded", 23, 1, 0),
+    ("token wait", 1, 2, 0),
+    ("to its first wgmmas", 2, 5, 0),
+]
+
+
+def boundaries(path, runs):
+    segs = {name: [] for name, *_ in BOUNDARY}
+    total, count = [], 0
+    for _, rows in runs:
+        for j in sorted(rows):
+            t, p = rows[j], rows.get(j - 1)
+            # Marked in this launch: kind 22 between the two chunks' starts
+            # (the array keeps other launches' values at other indices).
+            if p is None or len(t) < 24 or len(p) < 24 or not p[5] < t[22] < t[5]:
+                continue
+            count += 1
+            for name, a, b, prev in BOUNDARY:
+                segs[name].append(t[b] - (p if prev else t)[a])
+            total.append(t[5] - p[9])
+    if not count:
+        return
+    print("  piece boundaries (consumer 0, %d, cycles, medians): %s; from the last chunk's Y wgmmas to the next "
+          "piece's first wgmmas %d" % (count, ", ".join("%s %d" % (n, statistics.median(v)) for n, v in segs.items()),
+                                       statistics.median(total)))
 
 
 def overlap(path, runs, issues):

@@ -151,6 +151,15 @@
 // where there were 64 of one value each.
 #define WG_STM 0
 #endif
+#ifndef WG_BST
+// The epilogue's global stores (kernel-notes step 57): 0 = each thread
+// loads 16-byte units of the staged rows and stores them (st.global.v4);
+// 1 = one bulk async copy per staged row (cp.async.bulk shared -> global),
+// so the consumer goes on to the next piece while the copies drain; its
+// staging is rewritten only once they have read it (wait_group.read at the
+// next epilogue's start) and the consumer waits for them at its end.
+#define WG_BST 0
+#endif
 #ifndef WG_RCP
 // Experiment: 1 = the SiLU's fast reciprocal without WG_EPI, to tell its
 // share of WG_EPI's gain from the split's.
@@ -478,8 +487,11 @@ typedef unsigned long long fg_u64;
 
 // WG_STAMP: kinds 0-4 the token ring (the copy's issue, consumers 0 and 1's
 // wait around it), 5-11 consumer 0's chunk (wg_consume's marks), 12-18
-// consumer 1's (the same marks: whether the two issue at once).
-#define WG_STAMP_KINDS 19
+// consumer 1's (the same marks: whether the two issue at once), 19-23
+// consumer 0 at a piece boundary, indexed by the next piece's first chunk:
+// the last wgmmas drained, the tile staged, its stores issued, the next
+// piece entered (its tile fetched), its first weight chunk landed.
+#define WG_STAMP_KINDS 24
 #if WG_STAMP
 __device__ unsigned long long wg_stamps[WG_STAMP_KINDS][512];
 __device__ unsigned wg_stamp_launch;
@@ -1237,6 +1249,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_wscale<1>(hx0[b]), wg_wscale<1>(hx1[b]));
   };
+  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(22, q);
   if (!(WG_PF && warm) && !WG_SSA && !WG_PW) {
 #pragma unroll
     for (int s = 0; s < WG_LA; ++s) {
@@ -1261,6 +1274,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wland(q); // chunk k0 landed
   else if (!(WG_EXP & 64) && !WG_SSA)
     wg_cp_wait<WG_LA - 1>(); // chunk k0 landed
+  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(23, q);
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
 #if WG_TL
@@ -1545,6 +1559,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
 #endif
   wg_wait<0>();
+  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(19, q);
 #if WG_TL
   if (c == 0 && (tid & 127) == 0) wg_tl_mark(3); // the last piece's, in the end
 #endif
@@ -1597,6 +1612,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
 #endif
 
+#if WG_BST
+  // The previous tile's bulk stores have read this warpgroup's staging
+  // (each thread waits for its own rows, the barrier for all of them).
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#endif
   // acc holds the sums times 1 / WG_ACC_SCALE; osc scales them back while staging.
   float osc = WG_ACC_SCALE;
   int half = -1; // WG_EPI: the half of the tile's tokens this consumer stores (-1: all)
@@ -1686,10 +1707,31 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * osc);
     }
 #endif
+#if WG_BST
+  // The bulk copies read the staged rows through the async proxy.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(20, q);
   const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   const int r0 = half > 0 ? NW / 2 : 0, nr = half >= 0 ? NW / 2 : NW; // the staged rows this warpgroup stores
+#if WG_BST
+  // A row per thread: its 64*WG_MB columns below N (N is a multiple of 64,
+  // so 128 or 256 bytes, 16-byte aligned) in one bulk copy.
+  if (nb < N) {
+    const int bytes = (N - nb < 64 * WG_MB ? N - nb : 64 * WG_MB) * 2;
+    for (int r = r0 + (tid & 127); r < r0 + nr; r += 128) {
+      const int m = tile.m0 + r;
+      if (m < M)
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gp.c + (size_t)m * N + nb),
+                     "r"(wg_smem_addr(ep + r * WG_EP_STRIDE)), "r"(bytes)
+                     : "memory");
+    }
+  }
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  (void)CPR;
+#else
   for (int i = tid & 127; i < nr * CPR; i += 128) {
     const int r = r0 + i / CPR, u = i % CPR;
     const int m = tile.m0 + r, n = nb + u * 8;
@@ -1701,6 +1743,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   }
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
+#endif
+  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(21, q);
 }
 
 // Producer: the ring of raw FP4 rows (tokens=block: token rows; WG_SSA:
@@ -2241,6 +2285,10 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       if (k0 == 0) first = false;
       warm = WG_PF && more;
     });
+#if WG_BST
+    // The consumer's bulk stores have completed before it ends.
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
   }
 #if WG_PRO
   // Every role has left its loop; the block that ends last sets up the
@@ -2311,11 +2359,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       if (print) printf("WGCLOCK %u %llu %llu\n", n, c1 - c0, g1 - g0);
       for (fg_u32 j = 0; print && j < q && j < 512u; ++j)
         printf("WGSTAMP %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-               "%llu\n",
+               "%llu %llu %llu %llu %llu %llu\n",
                n, j, wg_stamps[0][j], wg_stamps[1][j], wg_stamps[2][j], wg_stamps[3][j], wg_stamps[4][j],
                wg_stamps[5][j], wg_stamps[6][j], wg_stamps[7][j], wg_stamps[8][j], wg_stamps[9][j], wg_stamps[10][j],
                wg_stamps[11][j], wg_stamps[12][j], wg_stamps[13][j], wg_stamps[14][j], wg_stamps[15][j],
-               wg_stamps[16][j], wg_stamps[17][j], wg_stamps[18][j]);
+               wg_stamps[16][j], wg_stamps[17][j], wg_stamps[18][j], wg_stamps[19][j], wg_stamps[20][j],
+               wg_stamps[21][j], wg_stamps[22][j], wg_stamps[23][j]);
     }
   }
 #endif
