@@ -139,7 +139,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaWeightsKnob,
 			wgmmaEpilogueKnob,
 			wgmmaStagingKnob,
-			wgmmaStoresKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
 		}
 	}
@@ -161,7 +160,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
-		wgmmaStoresKnob,
 	}
 }
 
@@ -216,15 +214,11 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", 
 // each changes one corner of the kernel (the token producer, the tail
 // widths, where a consumer's weight ring starts, the epilogue), and the full product
 // would not fit those steps' time. A knob of that kind is added here once.
-var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue", "staging", "stores"}
+var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue", "staging"}
 
 // wgmmaStagingKnob is how the epilogue stages a tile's fp16 rows (WG_STM).
 var wgmmaStagingKnob = KnobSpec{Key: "staging", Values: []string{"scalar", "stmatrix"}, Default: "scalar", Free: true,
 	Doc: "how a consumer stages its fp16 output rows in shared memory before the 16-byte global stores: scalar = one conversion and one 16-bit store per value; stmatrix = two values per conversion (cvt f16x2) and stmatrix .x4 .trans, which stores four 8x8 blocks of the accumulator fragment transposed into the staged token rows (eight stores per 64-row block where scalar has 64 per thread) (WG_STM); measured on an H100 against the best variants: group 1.0070x (every shape 1.004-1.011x), dual 0.9822x (dev/gpucall/dual.sh stm, docs/kernel-notes.md step 31)"}
-
-// wgmmaStoresKnob is how the epilogue writes the staged rows to C (WG_BST).
-var wgmmaStoresKnob = KnobSpec{Key: "stores", Values: []string{"threads", "bulk"}, Default: "threads", Free: true,
-	Doc: "how a consumer writes its staged fp16 rows to C: threads = each thread loads 16-byte units of the staged rows and stores them (st.global.v4), then the warpgroup waits for all of them before its next piece; bulk = one bulk async copy per staged row (cp.async.bulk shared to global), so the consumer fetches its next piece and copies its first weights while the copies drain, the staging rewritten only once they have read it (WG_BST; built because the stores took 1,434 of a piece boundary's 6,382 cycles on group bench2, H100, docs/kernel-notes.md step 57)"}
 
 // wgmmaEpilogueKnob is who gates and stores a dual tile (WG_EPI).
 var wgmmaEpilogueKnob = KnobSpec{Key: "epilogue", Values: []string{"one", "split"}, Default: "one", Free: true,
@@ -681,7 +675,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PW":      wgmmaProducerWeights(k),
 		"WG_EPI":     k.Value("epilogue") == "split",
 		"WG_STM":     k.Value("staging") == "stmatrix",
-		"WG_BST":     k.Value("stores") == "bulk",
 		"WG_RANGES":  wgmmaCostRanges(k),
 		"WG_TOKLIVE": k.Value("token_rows") == "live",
 		"WG_SSA":     wgmmaSharedA(k),

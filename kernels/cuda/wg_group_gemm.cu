@@ -151,15 +151,6 @@
 // where there were 64 of one value each.
 #define WG_STM 0
 #endif
-#ifndef WG_BST
-// The epilogue's global stores (kernel-notes step 57): 0 = each thread
-// loads 16-byte units of the staged rows and stores them (st.global.v4);
-// 1 = one bulk async copy per staged row (cp.async.bulk shared -> global),
-// so the consumer goes on to the next piece while the copies drain; its
-// staging is rewritten only once they have read it (wait_group.read at the
-// next epilogue's start) and the consumer waits for them at its end.
-#define WG_BST 0
-#endif
 #ifndef WG_RCP
 // Experiment: 1 = the SiLU's fast reciprocal without WG_EPI, to tell its
 // share of WG_EPI's gain from the split's.
@@ -1612,12 +1603,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
 #endif
 
-#if WG_BST
-  // The previous tile's bulk stores have read this warpgroup's staging
-  // (each thread waits for its own rows, the barrier for all of them).
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-#endif
   // acc holds the sums times 1 / WG_ACC_SCALE; osc scales them back while staging.
   float osc = WG_ACC_SCALE;
   int half = -1; // WG_EPI: the half of the tile's tokens this consumer stores (-1: all)
@@ -1707,31 +1692,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       row1[n + 8] = wg_f2h(acc[b][4 * j + 3] * osc);
     }
 #endif
-#if WG_BST
-  // The bulk copies read the staged rows through the async proxy.
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
   if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(20, q);
   const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   const int r0 = half > 0 ? NW / 2 : 0, nr = half >= 0 ? NW / 2 : NW; // the staged rows this warpgroup stores
-#if WG_BST
-  // A row per thread: its 64*WG_MB columns below N (N is a multiple of 64,
-  // so 128 or 256 bytes, 16-byte aligned) in one bulk copy.
-  if (nb < N) {
-    const int bytes = (N - nb < 64 * WG_MB ? N - nb : 64 * WG_MB) * 2;
-    for (int r = r0 + (tid & 127); r < r0 + nr; r += 128) {
-      const int m = tile.m0 + r;
-      if (m < M)
-        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gp.c + (size_t)m * N + nb),
-                     "r"(wg_smem_addr(ep + r * WG_EP_STRIDE)), "r"(bytes)
-                     : "memory");
-    }
-  }
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-  (void)CPR;
-#else
   for (int i = tid & 127; i < nr * CPR; i += 128) {
     const int r = r0 + i / CPR, u = i % CPR;
     const int m = tile.m0 + r, n = nb + u * 8;
@@ -1743,7 +1708,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   }
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
-#endif
   if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(21, q);
 }
 
@@ -2285,10 +2249,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       if (k0 == 0) first = false;
       warm = WG_PF && more;
     });
-#if WG_BST
-    // The consumer's bulk stores have completed before it ends.
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
   }
 #if WG_PRO
   // Every role has left its loop; the block that ends last sets up the
