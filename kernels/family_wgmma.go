@@ -233,8 +233,8 @@ var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "s
 func wgmmaProducerWeights(k Knobs) bool { return k.Value("prefetch") == "producer" }
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
-var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next", "producer", "slot"}, Default: "none",
-	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF); producer = the producer warpgroup's three spare warps copy every chunk's weight rows into the ring, up to the ring's depth ahead of the consumers and across pieces, completing on a full mbarrier per slot that the consumers wait on and an empty one they give back, so the consumers neither issue the copies nor wait out a tile's first global load (WG_PW; needs tokens=once, whose producer is one thread, and a producer warpgroup); built because the dual narrow tile's chunk took 0.86x the cycles with the consumers' copies taken out (H100, dev/gpucall/dual.sh ablmarks); measured on an H100 against the best variants: dual 1.007x (the narrow whole tiles of bench1 1.04-1.09x, the wide 1.00-1.02x), group 0.959x with its three consumers' producer at 32 registers (spilling) and ~0.99x with the consumers at 152 and the producer at 56 (no spill), while the group's two-consumer tiles gain 1.17x on bench1-2 but stay under three consumers (dev/gpucall/dual.sh pw3, pwg2, pwg3; docs/kernel-notes.md step 28); slot = next, with the next piece's tile and group read from a ring of shared slots that the producer thread fills as it starts each piece, published by an mbarrier each, instead of two dependent global loads on the epilogue's path, and every piece after a block's first started from its slot too (WG_PF, WG_SLOT; the group GEMM, with tokens=once, a producer warpgroup and overlap none or pdl); built because a piece boundary of the group best took 6,382 cycles, 1,173 of them fetching the next piece's tile and group and 2,190 waiting for its first weights (H100, docs/kernel-notes.md step 57)"}
+var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next", "producer"}, Default: "none",
+	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF); producer = the producer warpgroup's three spare warps copy every chunk's weight rows into the ring, up to the ring's depth ahead of the consumers and across pieces, completing on a full mbarrier per slot that the consumers wait on and an empty one they give back, so the consumers neither issue the copies nor wait out a tile's first global load (WG_PW; needs tokens=once, whose producer is one thread, and a producer warpgroup); built because the dual narrow tile's chunk took 0.86x the cycles with the consumers' copies taken out (H100, dev/gpucall/dual.sh ablmarks); measured on an H100 against the best variants: dual 1.007x (the narrow whole tiles of bench1 1.04-1.09x, the wide 1.00-1.02x), group 0.959x with its three consumers' producer at 32 registers (spilling) and ~0.99x with the consumers at 152 and the producer at 56 (no spill), while the group's two-consumer tiles gain 1.17x on bench1-2 but stay under three consumers (dev/gpucall/dual.sh pw3, pwg2, pwg3; docs/kernel-notes.md step 28)"}
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
 func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" || wgmmaReady(k) }
@@ -555,11 +555,7 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	if wgmmaProducerWeights(k) {
 		wbar = 2 * rs * 8 // the weight ring's full and empty mbarriers
 	}
-	slots := 0
-	if k.Value("prefetch") == "slot" {
-		slots = 4 * (8 + 80) // WG_NSLOT mbarriers and FgTile, FgGroup slots
-	}
-	return tok + wraw + wsc + traw + tsc + astg + ep + 2*k.Stages*8 + wbar + slots + 1024
+	return tok + wraw + wsc + traw + tsc + astg + ep + 2*k.Stages*8 + wbar + 1024
 }
 
 // checkWgmma keeps the family to combinations that fit: 384 threads get at
@@ -587,9 +583,6 @@ func checkWgmma(problem string, k Knobs) error {
 	}
 	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
 		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
-	}
-	if k.Value("prefetch") == "slot" && (isDual(problem) || !wgmmaTokensOnce(k) || wgmmaFold(problem, k) || wgmmaReady(k) || wgmmaPrologue(k)) {
-		return &KnobError{Knob: "prefetch", Value: "slot", Reason: "the producer thread fills the slots as it streams the decoded token stages: prefetch=slot is the group GEMM's, with tokens=once, producer=warpgroup and overlap none or pdl"}
 	}
 	if wgmmaProducerWeights(k) && (!wgmmaTokensOnce(k) || wgmmaFold(problem, k)) {
 		return &KnobError{Knob: "prefetch", Value: "producer", Reason: "the producer warpgroup copies the weights only with tokens=once (the token pass's producer is one thread then) and producer=warpgroup"}
@@ -678,8 +671,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_PDL":     wgmmaOverlap(k),
 		"WG_RDY":     wgmmaReady(k),
 		"WG_PRO":     wgmmaPrologue(k),
-		"WG_PF":      k.Value("prefetch") == "next" || k.Value("prefetch") == "slot",
-		"WG_SLOT":    k.Value("prefetch") == "slot",
+		"WG_PF":      k.Value("prefetch") == "next",
 		"WG_PW":      wgmmaProducerWeights(k),
 		"WG_EPI":     k.Value("epilogue") == "split",
 		"WG_STM":     k.Value("staging") == "stmatrix",

@@ -93,7 +93,6 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (run in session 17's call 1, as l2mc): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
-#   bash dev/gpucall/dual.sh slot [TOTAL]        # step 58: prefetch=slot (WG_SLOT): ptxas, tests, the piece boundaries (WG_STAMP) with and without it on bench2, paired with the group best
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -135,7 +134,9 @@
 # 1-3) was removed with the knob, the engine's plans of two modules and the
 # WG_TL line's t0, their source at c6d7501; bst (stores=bulk, WG_BST: the
 # epilogue's rows by bulk async copies, 0.97-0.99x, session 19's call 6) with
-# the knob, its source at 72af38a.
+# the knob, its source at 72af38a; slot (prefetch=slot, WG_SLOT: the next
+# piece's tile and group from the producer's shared slots, 56 bytes of spill,
+# 0.96-0.99x, session 19's call 7) with the knob value, its source at 64785d6.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1659,28 +1660,6 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
-	pack
-	;;
-slot)
-	# Step 58 (kernel-notes): the group best with prefetch=slot (WG_PF's
-	# early copies of the next piece's first weights, its tile and group
-	# from the producer's shared slots): ptxas of its hybrid module, its
-	# tests, the piece boundaries on bench2 with and without it
-	# (bin/web_stamp from expbuild.sh stamp WG_STAMP=1), then paired with
-	# the best on every shape.
-	bestvars
-	unpackexp
-	benchshapes
-	ptxas g_slot -DDUAL=0 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1 -DWG_PF=1 -DWG_SLOT=1
-	ptxsummary
-	tests g_slot_tests nvfp4_group_gemm "$GS&prefetch=slot" "$GS"
-	if [ -x bin/web_stamp ]; then
-		stampbench gslot2 ./bin/web_stamp "$GS&prefetch=slot" nvfp4_group_gemm /tmp/tl_g2.json
-		stampbench gs2 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g2.json
-		for f in gslot2 gs2; do python3 dev/gpucall/stamps.py "$OUT/stamp_$f.txt" >>"$OUT/stamps.txt" 2>&1; done
-	fi
-	BENCH_MAX=170 bench g_slot nvfp4_group_gemm "$GS&prefetch=slot" "$GS"
-	TITLE="step 58: prefetch=slot" summarize
 	pack
 	;;
 final16 | final17 | final18)

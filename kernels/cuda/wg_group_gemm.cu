@@ -151,16 +151,6 @@
 // where there were 64 of one value each.
 #define WG_STM 0
 #endif
-#ifndef WG_SLOT
-// Where a consumer gets its pieces' tiles and groups after its first
-// (kernel-notes step 58): 0 = two dependent global loads (tiles[t], then
-// groups[tile.group]) at each piece's start, and under WG_PF again for the
-// next piece's early copies; 1 = from a ring of WG_NSLOT shared slots that
-// the producer thread fills as it starts each piece (it runs up to STAGES
-// chunks ahead), each published by an mbarrier: WG_PF's early copies
-// without its global round trips on the epilogue's path.
-#define WG_SLOT 0
-#endif
 #ifndef WG_RCP
 // Experiment: 1 = the SiLU's fast reciprocal without WG_EPI, to tell its
 // share of WG_EPI's gain from the split's.
@@ -390,9 +380,6 @@
 // second by B2, each half splitting the tile's output columns in 64*WG_MB
 // row blocks; the group GEMM's consumers all split one B.
 #define WG_HALF (DUAL ? WG_CONS / 2 : WG_CONS)
-#if WG_SLOT && (!WG_TOK || !WG_PF || DUAL || WG_FOLD || WG_RDY || WG_PRO || WG_PW || WG_SSA || WG_CSA)
-#error "wg_group_gemm: WG_SLOT is the group GEMM's WG_PF with tokens decoded ahead and a producer thread"
-#endif
 // Named barriers of the dual hand-off between consumer cl (B1) and cl +
 // WG_HALF (B2); 1..WG_CONS are the consumers' own.
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
@@ -482,11 +469,7 @@
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
 #define WG_OFF_WBAR (WG_OFF_BAR + 2 * STAGES * 8) // WG_PW: the weight ring's full, then empty mbarriers
 #define WG_PW_THREADS 96                         // WG_PW: the producer's warps 1-3 copy the weights
-#define WG_NSLOT 4 // > STAGES - 1: the producer starts at most STAGES - 1 pieces past a consumer's next
-#define WG_OFF_SLOTBAR (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0)) // WG_SLOT: a slot's mbarrier each
-#define WG_OFF_SLOT (WG_OFF_SLOTBAR + (WG_SLOT ? WG_NSLOT * 8 : 0))  // WG_SLOT: FgTile, FgGroup per slot
-#define WG_SLOT_BYTES 80
-#define FG_SMEM_BYTES (WG_OFF_SLOT + (WG_SLOT ? WG_NSLOT * WG_SLOT_BYTES : 0) + 1024) // + slack for the 1024-byte alignment
+#define FG_SMEM_BYTES (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0) + 1024) // + slack for the 1024-byte alignment
 
 typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
@@ -775,27 +758,6 @@ static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
         : "memory");
   } while (!done);
 }
-
-#if WG_SLOT
-// The block's piece i in slot i % WG_NSLOT: the producer thread puts its
-// tile and group there as it starts the piece, and the slot's mbarrier
-// (one arrival, release) publishes them; a consumer waits for the phase
-// (acquire) before it reads them. The producer starts a piece only once the
-// consumers have released the chunk WG_NSLOT pieces before it, so a slot is
-// never rewritten before its readers are past it.
-static __device__ __forceinline__ void wg_slot_put(fg_u8* sgen, fg_u32 sbase, int i, const FgTile& t, const FgGroup& g) {
-  fg_u8* const slot = sgen + WG_OFF_SLOT + (i % WG_NSLOT) * WG_SLOT_BYTES;
-  *(FgTile*)slot = t;
-  *(FgGroup*)(slot + 16) = g;
-  wg_bar_arrive(sbase + WG_OFF_SLOTBAR + 8 * (i % WG_NSLOT));
-}
-static __device__ __forceinline__ void wg_slot_get(const fg_u8* sgen, fg_u32 sbase, int i, FgTile& t, FgGroup& g) {
-  wg_bar_wait(sbase + WG_OFF_SLOTBAR + 8 * (i % WG_NSLOT), (i / WG_NSLOT) & 1);
-  const fg_u8* const slot = sgen + WG_OFF_SLOT + (i % WG_NSLOT) * WG_SLOT_BYTES;
-  t = *(const FgTile*)slot;
-  g = *(const FgGroup*)(slot + 16);
-}
-#endif
 
 // wgmma shared-memory descriptor of a K-major operand tile in the 128-byte
 // swizzle: start address >> 4 (bits 0-13), leading byte offset (unused for
@@ -2040,10 +2002,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       wg_bar_init(sbase + WG_OFF_WBAR + 8 * (WG_RS + s), 4 * WG_CONS); // empty: every consumer warp
     }
 #endif
-#if WG_SLOT
-#pragma unroll
-    for (int s = 0; s < WG_NSLOT; ++s) wg_bar_init(sbase + WG_OFF_SLOTBAR + 8 * s, 1);
-#endif
   }
   __syncthreads();
 
@@ -2109,16 +2067,10 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
       wg_tl_mark(1);
-#if WG_SLOT
-      int pi = 0; // the block's pieces so far
-#endif
       wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
         fetch(p.t, tile, gp, -1);
-#if WG_SLOT
-        wg_slot_put(sgen, sbase, pi++, tile, gp);
-#endif
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
 #if WG_RDY
         {
@@ -2250,9 +2202,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
-#if WG_SLOT
-    int pi = 0; // the block's pieces so far
-#endif
 #if WG_TL
     bool tl_first = true; // WG_TL: the block's first piece
 #endif
@@ -2263,23 +2212,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
       FgTile tile;
       FgGroup gp;
-#if WG_SLOT
-      // The block's first piece from global memory: the producer puts it
-      // in its slot only after the token pass (WG_PDL), which the
-      // consumers' first weight copies run beside.
-      if (pi == 0)
-        fetch(p.t, tile, gp, c);
-      else
-        wg_slot_get(sgen, sbase, pi, tile, gp);
-#else
       fetch(p.t, tile, gp, c);
-#endif
       auto next = [&](FgTile& nt, FgGroup& ng, int& nk0, int& nk1) {
-#if WG_SLOT
-        wg_slot_get(sgen, sbase, pi + 1, nt, ng);
-#else
         fetch(np.t, nt, ng, c);
-#endif
         nk0 = np.k0;
         nk1 = np.k1;
       };
@@ -2313,9 +2248,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
       if (k0 == 0) first = false;
       warm = WG_PF && more;
-#if WG_SLOT
-      ++pi;
-#endif
     });
   }
 #if WG_PRO
