@@ -148,8 +148,8 @@ def timeline(path, runs, segments, issues):
 
 
 # A boundary before chunk j (the next piece's first), consumer 0: from
-# chunk j-1's mark 9 (its Y wgmmas issued, its X wgmmas done) through kinds 19-23 to chunk j's
-# token wait (kinds 1-2) and its first wgmmas (mark 5).
+# chunk j-1's mark 9 (its Y wgmmas issued, its X wgmmas done) through kinds
+# 19-23 to chunk j's token wait (kinds 1-2) and its first wgmmas (mark 5).
 BOUNDARY = [
     ("last wgmmas drained", 9, 19, -1),
     ("tile staged", 19, 20, 0),
