@@ -8,7 +8,9 @@ token chunks j past the first STAGES (steady state), in SM clock cycles:
   c1 wait = the same wait, consumer 1
 Then, where the build marks the consumers' chunks (kinds 5-11 consumer 0,
 12-18 consumer 1), the median of each segment of each, and per chunk the
-cycles in which both consumers, one or neither is issuing wgmmas. Where it
+cycles in which both consumers, one or neither is issuing wgmmas (with the
+group's third consumer marked too, "WGSTAMP2" lines: kinds 24-25 its
+tokens' wait, 26-32 its chunk marks, how many of the three). Where it
 marks piece boundaries too (kinds 19-23, consumer 0), the median of each
 segment from a piece's last wgmmas to the next piece's first.
 --staged: the marks of weights=staged (WG_CSA), kinds 5-8 (STAGED).
@@ -49,6 +51,13 @@ def main():
                 if j == 0 or not runs:
                     runs.append((n, {}))
                 runs[-1][1][j] = t
+            elif len(f) == 12 and f[0] == "WGSTAMP2" and runs:
+                # Consumer 2's kinds 24-32, printed after the launch's
+                # WGSTAMP lines.
+                n, j, *t = (int(x) for x in f[1:])
+                row = runs[-1][1].get(j)
+                if row is not None and len(row) == 24 and (only is None or n == only):
+                    row.extend(t)
         for n, rows in runs:
             js = sorted(rows)
             stages = 3  # skip the ring's first fill (2 or 3 stages): its copies go out before any wait
@@ -112,24 +121,28 @@ STAGED = [
 STAGED_ISSUES = [(2, 5)]
 
 
+# Where consumer c's marks are: kind k (5-11) of consumer 0 is k + SHIFT[c],
+# and its wait for the tokens ends at kind TOKENS_OUT[c].
+SHIFT = (0, 7, 21)
+TOKENS_OUT = (2, 4, 25)
+
+
 def timeline(path, runs, segments, issues):
     """Medians over every printed launch's steady chunks of each segment of
-    consumer 0's chunk, and of consumer 1's where the build marks it (kinds
-    12-18: kind k of consumer 0 is k + 7 for consumer 1; its wait for the
-    tokens ends at kind 4, not 2)."""
+    consumer 0's chunk, and of consumers 1 and 2's where the build marks
+    them (SHIFT, TOKENS_OUT)."""
     ks = [k for _, a, b in segments for k in (a, b) if k is not None]
-    for c in (0, 1):
-        shift = 7 * c
+    for c in (0, 1, 2):
+        shift = SHIFT[c]
 
         def at(row, k):
-            # Kind 2 (consumer 0's wait ended) is kind 4 for consumer 1.
-            return row[4 if (c and k == 2) else (k + shift if k >= 5 else k)]
+            return row[TOKENS_OUT[c] if k == 2 else (k + shift if k >= 5 else k)]
 
         segs = {name: [] for name, _, _ in segments}
         for _, rows in runs:
             for j in sorted(rows):
                 t = rows[j]
-                if j < 3 or j + 1 not in rows or len(t) < 12 + shift:
+                if j < 3 or j + 1 not in rows or len(t) < 12 + shift or len(rows[j + 1]) < 12 + shift:
                     continue
                 if any(at(t, k) == 0 for k in ks) or at(rows[j + 1], 2) == 0:
                     continue
@@ -184,23 +197,25 @@ def boundaries(path, runs):
 
 
 def overlap(path, runs, issues):
-    """Where both consumers mark their chunks: per steady chunk of consumer
-    0 (from its tokens' wait ending to the next), the cycles in which both
-    are inside an issue segment (issues: (start, end) kinds of consumer 0,
-    kind 2 being the tokens' wait ending; the halves' X is 2 to 5 and Y 7
-    to 8), in which only one is, and in which neither is."""
-    both, one, neither = [], [], []
+    """Where two or three consumers mark their chunks: per steady chunk of
+    consumer 0 (from its tokens' wait ending to the next), the cycles in
+    which each number of them is inside an issue segment (issues: (start,
+    end) kinds of consumer 0, kind 2 being the tokens' wait ending; the
+    halves' X is 2 to 5 and Y 7 to 8)."""
+    counts = []  # per chunk: cycles with 0, 1, 2, 3 consumers issuing
+    ncons = 0
     for _, rows in runs:
+        if any(len(t) < 19 for t in rows.values()):
+            return
+        ncons = 3 if all(len(t) >= 33 for t in rows.values()) else 2
         spans = []  # (start, end) of every issue segment, per consumer
-        for c in (0, 1):
+        for c in range(ncons):
             s = []
             for j in sorted(rows):
                 t = rows[j]
-                if len(t) < 19:
-                    return
                 for a, b in issues:
-                    start = (t[4] if c else t[2]) if a == 2 else t[a + 7 * c]
-                    s.append((start, t[b + 7 * c]))
+                    start = t[TOKENS_OUT[c]] if a == 2 else t[a + SHIFT[c]]
+                    s.append((start, t[b + SHIFT[c]]))
             spans.append([(a, b) for a, b in s if a and b and b > a])
         for j in sorted(rows):
             if j < 3 or j + 1 not in rows:
@@ -210,24 +225,28 @@ def overlap(path, runs, issues):
                 continue
             # Cycle counts by sweeping the clipped segments' edges.
             edges = []
-            for c in (0, 1):
+            for c in range(ncons):
                 for a, b in spans[c]:
                     a, b = max(a, lo), min(b, hi)
                     if b > a:
                         edges += [(a, 1), (b, -1)]
             edges.sort()
-            depth, last, cnt = 0, lo, [0, 0, 0]
+            depth, last, cnt = 0, lo, [0, 0, 0, 0]
             for x, d in edges:
-                cnt[min(depth, 2)] += x - last
+                cnt[min(depth, ncons)] += x - last
                 depth += d
                 last = x
             cnt[0] += hi - last
-            neither.append(cnt[0])
-            one.append(cnt[1])
-            both.append(cnt[2])
-    if both:
+            counts.append(cnt)
+    if not counts:
+        return
+    med = [statistics.median(c[i] for c in counts) for i in range(4)]
+    if ncons == 3:
+        print("  three consumers issuing %d, two %d, one %d, none %d cycles per chunk of consumer 0 (medians)" % (
+            med[3], med[2], med[1], med[0]))
+    else:
         print("  both consumers issuing %d, one %d, neither %d cycles per chunk of consumer 0 (medians)" % (
-            statistics.median(both), statistics.median(one), statistics.median(neither)))
+            med[2], med[1], med[0]))
 
 
 if __name__ == "__main__":

@@ -481,8 +481,10 @@ typedef unsigned long long fg_u64;
 // consumer 1's (the same marks: whether the two issue at once), 19-23
 // consumer 0 at a piece boundary, indexed by the next piece's first chunk:
 // the last wgmmas drained, the tile staged, its stores issued, the next
-// piece entered (its tile fetched), its first weight chunk landed.
-#define WG_STAMP_KINDS 24
+// piece entered (its tile fetched), its first weight chunk landed; 24-25
+// consumer 2's wait for the tokens (in, out) and 26-32 its chunk marks
+// (the group's third consumer, printed on a second line).
+#define WG_STAMP_KINDS 33
 #if WG_STAMP
 __device__ unsigned long long wg_stamps[WG_STAMP_KINDS][512];
 __device__ unsigned wg_stamp_launch;
@@ -1274,11 +1276,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   auto tokens = [&](int& st) {
     st = q % STAGES;
 #if WG_STAMP
-    if (c < 2 && (tid & 127) == 0) wg_stamp(1 + 2 * c, q);
+    if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 1 + 2 * c : 24, q);
 #endif
     wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
 #if WG_STAMP
-    if (c < 2 && (tid & 127) == 0) wg_stamp(2 + 2 * c, q);
+    if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 2 + 2 * c : 25, q);
 #endif
 #if WG_TL
     if (c == 0 && (tid & 127) == 0 && q == 0u) wg_tl_mark(2);
@@ -1458,10 +1460,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     if (it + 1 < k1) chunk(it + 1, f1, f0);
   }
 #else
-  // WG_STAMP: consumers 0 and 1's first threads mark their way through
-  // each chunk (kinds 5-11 below; consumer 1's 7 higher).
+  // WG_STAMP: consumers 0-2's first threads mark their way through each
+  // chunk (kinds 5-11 below; consumer 1's 7 higher, consumer 2's 21).
   auto mark = [&](int kind) {
-    if (WG_STAMP && c < 2 && (tid & 127) == 0) wg_stamp(kind + 7 * c, q);
+    if (WG_STAMP && c < 3 && (tid & 127) == 0) wg_stamp(kind + (c < 2 ? 7 * c : 21), q);
   };
   // WG_PP: the two dual consumers take turns issuing halves (consumer 1
   // after consumer 0's same half, consumer 0 after consumer 1's previous),
@@ -2325,6 +2327,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
                wg_stamps[11][j], wg_stamps[12][j], wg_stamps[13][j], wg_stamps[14][j], wg_stamps[15][j],
                wg_stamps[16][j], wg_stamps[17][j], wg_stamps[18][j], wg_stamps[19][j], wg_stamps[20][j],
                wg_stamps[21][j], wg_stamps[22][j], wg_stamps[23][j]);
+      // printf takes at most 32 arguments: consumer 2's kinds on their own line.
+      for (fg_u32 j = 0; print && WG_CONS == 3 && j < q && j < 512u; ++j)
+        printf("WGSTAMP2 %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", n, j, wg_stamps[24][j],
+               wg_stamps[25][j], wg_stamps[26][j], wg_stamps[27][j], wg_stamps[28][j], wg_stamps[29][j],
+               wg_stamps[30][j], wg_stamps[31][j], wg_stamps[32][j]);
     }
   }
 #endif
