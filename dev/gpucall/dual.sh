@@ -93,6 +93,7 @@
 #   bash dev/gpucall/dual.sh l2abl [TOTAL]       # step 46 (run in session 17's call 1, as l2mc): WG_STAMP builds with and without WG_EXP=256 (no token stage through L2), launch 0's clocks of the dual tall and narrow tiles and the group best; ncu with L2 read counters
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
+#   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1660,6 +1661,20 @@ res17)
 	grep -E "wgmma|PASS|FAIL" "$OUT/resources.log" | cut -c1-400 | head -30
 	tlruns tl "g3 nvfp4_group_gemm g3 $GS" "g4 nvfp4_group_gemm g4 $GS" "g1 nvfp4_group_gemm g1 $GS" \
 		"g2 nvfp4_group_gemm g2 $GS" "d4 nvfp4_dual_gemm b4 $DT"
+	pack
+	;;
+marks3)
+	# The group best's chunk with all three consumers marked (WG_STAMP
+	# kinds 5-11, 12-18 and 26-32) and its piece boundaries (19-23), block
+	# 0 on bench2 and bench1 (bin/web_stamp from expbuild.sh stamp
+	# WG_STAMP=1), summarized by stamps.py into $OUT/stamps.txt.
+	bestvars
+	unpackexp
+	benchshapes
+	for s in g2 g1; do
+		stampbench "m3$s" ./bin/web_stamp "$GS" nvfp4_group_gemm "/tmp/tl_$s.json"
+		python3 dev/gpucall/stamps.py "$OUT/stamp_m3$s.txt" >>"$OUT/stamps.txt" 2>&1
+	done
 	pack
 	;;
 final16 | final17 | final18)
