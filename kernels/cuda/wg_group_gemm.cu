@@ -1102,6 +1102,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
   const int M = gp.m, N = gp.n, K = gp.k;
+  // WG_STAMP: consumer 0's first thread marks a piece boundary (kinds 19-23).
+  auto boundary_mark = [&](int kind) {
+    if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
+  };
   const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
   // Block b, half h: local weight row (c * WG_MB + b) * 64 + 16w + 8h + g.
   auto lrow = [&](int b, int h) { return (c * WG_MB + b) * 64 + 16 * w + 8 * h + g; };
@@ -1242,7 +1246,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int b = 0; b < WG_MB && !(WG_EXP & 8); ++b)
       wg_frags_half(ya[b], hw0[b][0], hw0[b][1], hw1[b][0], hw1[b][1], wg_wscale<1>(hx0[b]), wg_wscale<1>(hx1[b]));
   };
-  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(22, q);
+  boundary_mark(22);
   if (!(WG_PF && warm) && !WG_SSA && !WG_PW) {
 #pragma unroll
     for (int s = 0; s < WG_LA; ++s) {
@@ -1267,7 +1271,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wland(q); // chunk k0 landed
   else if (!(WG_EXP & 64) && !WG_SSA)
     wg_cp_wait<WG_LA - 1>(); // chunk k0 landed
-  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(23, q);
+  boundary_mark(23);
   int prev = -1; // stage of the previous chunk, freed once its wgmmas are done
   // The ring's next stage of tokens, once the producer has filled it.
 #if WG_TL
@@ -1552,7 +1556,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   }
 #endif
   wg_wait<0>();
-  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(19, q);
+  boundary_mark(19);
 #if WG_TL
   if (c == 0 && (tid & 127) == 0) wg_tl_mark(3); // the last piece's, in the end
 #endif
@@ -1695,7 +1699,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
 #endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(20, q);
+  boundary_mark(20);
   const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   const int r0 = half > 0 ? NW / 2 : 0, nr = half >= 0 ? NW / 2 : NW; // the staged rows this warpgroup stores
@@ -1710,7 +1714,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   }
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
-  if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(21, q);
+  boundary_mark(21);
 }
 
 // Producer: the ring of raw FP4 rows (tokens=block: token rows; WG_SSA:
