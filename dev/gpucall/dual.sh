@@ -94,6 +94,7 @@
 #   bash dev/gpucall/dual.sh tok2 [TOTAL]        # step 45: the token pass two threads per row (bin/web) against the commit before (bin/web_ref.gz): tests, each best against the baseline in both builds
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
+#   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1675,6 +1676,32 @@ marks3)
 		stampbench "m3$s" ./bin/web_stamp "$GS" nvfp4_group_gemm "/tmp/tl_$s.json"
 		python3 dev/gpucall/stamps.py "$OUT/stamp_m3$s.txt" >>"$OUT/stamps.txt" 2>&1
 	done
+	pack
+	;;
+db2)
+	# Step 59: the whole-chunk consumer pipeline (pipeline=chunks, WG_DB:
+	# chunk j+1 decoded into a second fragment set while chunk j's eight
+	# wgmmas run) on the group's two-consumer tile, which the best runs on
+	# bench3-4 (tile_n=auto picks it there) and which bench1-2 can run with
+	# tile_n=128. Tests; paired with the best (bench3-4: the same tile with
+	# the halves pipeline) and, on bench1-2, with the same tile's halves;
+	# the best's stamps on bench3 (the two-consumer halves chunk).
+	bestvars
+	unpackexp
+	benchshapes
+	C2="wgmma?tail_width=fit64&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&pipeline=chunks"
+	H128="wgmma?tile_n=128&tail_width=fit64&schedule=autohybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
+	C128="$H128&pipeline=chunks"
+	tests g_db_tests nvfp4_group_gemm "$C2" "$GS"
+	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
+	for x in "db34|$C2|$GS|/tmp/g34.json|100" "db12h|$C128|$H128|/tmp/g12.json|100" "db12best|$C128|$GS|/tmp/g12.json|100"; do
+		IFS='|' read -r tag v b shp max <<<"$x"
+		step "$tag" $((max + 10)) bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$v" --baseline "$b" \
+			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/g_$tag.json"
+	done
+	stampbench m2g3 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g3.json
+	python3 dev/gpucall/stamps.py "$OUT/stamp_m2g3.txt" >>"$OUT/stamps.txt" 2>&1
+	TITLE="step 59: pipeline=chunks on the two-consumer tile" summarize
 	pack
 	;;
 final16 | final17 | final18)
