@@ -74,7 +74,7 @@ func wgmmaConsumers(problem string, k Knobs) int {
 	switch {
 	case !isDual(problem) && k.Value("consumers") == "3":
 		return 3
-	case isDual(problem) && k.Value("consumers") == "4":
+	case k.Value("consumers") == "4":
 		return 4
 	}
 	return 2
@@ -115,7 +115,7 @@ func wgmmaRawStages(problem string, k Knobs) int {
 	switch {
 	case wgmmaSharedBytesRS(problem, k, 4) <= hopperSharedOptin:
 		return 4
-	case k.TileM == 256:
+	case k.TileM == 256 || (!isDual(problem) && wgmmaConsumers(problem, k) == 4):
 		return 2
 	}
 	return 3
@@ -157,7 +157,8 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaPrefetchKnob,
 		wgmmaWeightsKnob,
 		wgmmaStagingKnob,
-		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
+		{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "EXPERIMENT"},
+		{Key: "consumers", Values: []string{"2", "3", "4"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
 	}
@@ -587,7 +588,7 @@ func checkWgmma(problem string, k Knobs) error {
 	if wgmmaProducerWeights(k) && (!wgmmaTokensOnce(k) || wgmmaFold(problem, k)) {
 		return &KnobError{Knob: "prefetch", Value: "producer", Reason: "the producer warpgroup copies the weights only with tokens=once (the token pass's producer is one thread then) and producer=warpgroup"}
 	}
-	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
+	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128*(1+b2i(!isDual(problem))) || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
 	}
 	if wgmmaConsumers(problem, k) == 3 {
@@ -920,4 +921,11 @@ func wgmmaRangesTable(s Shape, k Knobs, tiles []FusedTile, g int) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(x))
 	}
 	return b
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -406,8 +406,8 @@
 #if DUAL && WG_CONS != 2 && !(WG_CONS == 4 && WG_MB == 1)
 #error "wg_group_gemm: the dual GEMM has two consumers (B1 and B2), or four with one 64-row block each"
 #endif
-#if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > (DUAL ? 4 : 3) || WG_MB < 1 || WG_MB > 2
-#error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3 (dual: 2 or 4), 1 <= WG_MB <= 2"
+#if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > 4 || (!DUAL && WG_CONS == 4 && !WG_FOLD) || WG_MB < 1 || WG_MB > 2
+#error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3 (four: dual, or folded), 1 <= WG_MB <= 2"
 #endif
 #if WG_FOLD && (!WG_TOK || WG_SK || WG_RDY || WG_CREGS)
 #error "wg_group_gemm: the producer folded into consumer 0 (WG_FOLD) needs the tokens decoded ahead, whole tiles, the plain overlap and no setmaxnreg"
