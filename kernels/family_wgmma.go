@@ -508,10 +508,19 @@ func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
 // the group GEMM's tile_n weight rows are split between the consumers; in
 // the dual GEMM each product's consumers split tile_n rows of its own B.
 func wgmmaBlocks(problem string, k Knobs) int {
+	if wgmmaKP(problem, k) {
+		return 1
+	}
 	if isDual(problem) {
 		return k.TileN / (64 * wgmmaConsumers(problem, k) / 2)
 	}
 	return k.TileN / (64 * wgmmaConsumers(problem, k))
+}
+
+// wgmmaKP reports whether k's four group consumers split a 128-row tile by
+// K chunk parity (WG_KP, experiment: kernel-notes step 60).
+func wgmmaKP(problem string, k Knobs) bool {
+	return !isDual(problem) && wgmmaConsumers(problem, k) == 4 && k.TileN == 128
 }
 
 // WgmmaThreads is the block size: one producer and wgmmaConsumers consumer
@@ -588,7 +597,7 @@ func checkWgmma(problem string, k Knobs) error {
 	if wgmmaProducerWeights(k) && (!wgmmaTokensOnce(k) || wgmmaFold(problem, k)) {
 		return &KnobError{Knob: "prefetch", Value: "producer", Reason: "the producer warpgroup copies the weights only with tokens=once (the token pass's producer is one thread then) and producer=warpgroup"}
 	}
-	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128*(1+b2i(!isDual(problem))) || k.TileM == 256) {
+	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || (k.TileN != 128 && (isDual(problem) || k.TileN != 256)) || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
 	}
 	if wgmmaConsumers(problem, k) == 3 {
@@ -627,7 +636,7 @@ func checkWgmma(problem string, k Knobs) error {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
-	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128) {
+	} else if cons := wgmmaConsumers(problem, k); !wgmmaKP(problem, k) && (mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128)) {
 		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64 or 128 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
 	}
 	chunks := wgmmaChunks(k)
@@ -682,6 +691,9 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_CSA":     wgmmaStagedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
+	}
+	if wgmmaKP(problem, k) {
+		d["WG_KP"] = "1"
 	}
 	d["WG_SK"] = map[string]string{"streamk": "1", "hybrid": "2"}[k.Value("schedule")]
 	if d["WG_SK"] == "" {
@@ -921,11 +933,4 @@ func wgmmaRangesTable(s Shape, k Knobs, tiles []FusedTile, g int) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(x))
 	}
 	return b
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

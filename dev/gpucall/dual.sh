@@ -96,6 +96,7 @@
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
 #   bash dev/gpucall/dual.sh c4 [TOTAL]          # step 60: four folded group consumers (256-row whole tiles): ptxas, tests, the marks of their chunk on bench2 and bench1, paired with the group best on bench1-2 and a full-wave shape
+#   bash dev/gpucall/dual.sh kp [TOTAL]          # step 60: four folded group consumers splitting 128-row tiles by chunk parity (WG_KP): ptxas, tests, paired with the group best on bench3-4 and bench1-2
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1733,6 +1734,27 @@ c4)
 			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/g_$tag.json"
 	done
 	TITLE="step 60: four folded group consumers" summarize
+	pack
+	;;
+kp)
+	# Step 60, second form: the group's four folded consumers on 128-row
+	# tiles, consumers 0-1 taking the block's even chunks and 2-3 its odd
+	# ones (WG_KP), whole tiles: ptxas, tests, paired with the group best on
+	# bench3-4 (where it runs 128-row tiles too) and bench1-2.
+	bestvars
+	benchshapes
+	KP="wgmma?tile_n=128&consumers=4&producer=folded&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
+	ptxas kp -DDUAL=0 -DSTAGES=3 -DWG_CONS=4 -DWG_DEC=1 -DWG_FOLD=1 -DWG_KP=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
+	ptxsummary
+	tests g_kp_tests nvfp4_group_gemm "$KP" "$GS"
+	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
+	for x in "kp34|/tmp/g34.json|100" "kp12|/tmp/g12.json|110"; do
+		IFS='|' read -r tag shp max <<<"$x"
+		step "$tag" $((max + 10)) bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$KP" --baseline "$GS" \
+			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/g_$tag.json"
+	done
+	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
+	TITLE="step 60: four group consumers by chunk parity" summarize
 	pack
 	;;
 final16 | final17 | final18)

@@ -376,10 +376,26 @@
 // producer warpgroup (kernel-notes steps 22-23).
 #define WG_FOLD 0
 #endif
+#ifndef WG_KP
+// Experiment (kernel-notes step 60): 1 = the group GEMM's four folded
+// consumers split a 128-row tile by K chunk parity: consumers 0 and 1 take
+// rows 0-63 and 64-127 of the block's even chunks, 2 and 3 the same rows of
+// its odd ones, and 2 and 3 hand their sums to 0 and 1 at the epilogue (as
+// the dual's B2 consumers do). Four chains per 128 rows, as the 256-row
+// tile's four consumers have per 256.
+#define WG_KP 0
+#endif
 // Consumers per product: the dual GEMM's first half multiplies by B1, the
 // second by B2, each half splitting the tile's output columns in 64*WG_MB
-// row blocks; the group GEMM's consumers all split one B.
-#define WG_HALF (DUAL ? WG_CONS / 2 : WG_CONS)
+// row blocks; the group GEMM's consumers all split one B (WG_KP: the
+// second half takes the odd chunks of the first half's rows).
+#define WG_HALF ((DUAL || WG_KP) ? WG_CONS / 2 : WG_CONS)
+// Consumers that read each token stage (the folded refill's count).
+#define WG_READERS (WG_KP ? WG_HALF : WG_CONS)
+#if WG_KP && (DUAL || WG_CONS != 4 || !WG_FOLD || WG_MB != 1 || WG_SK || WG_DB || WG_PF || WG_PW || WG_SSA || \
+              WG_CSA || WG_FIT || WG_PP || WG_EXP)
+#error "wg_group_gemm: WG_KP is the group GEMM's four folded consumers, one 64-row block each, whole tiles at one width, the halves pipeline"
+#endif
 // Named barriers of the dual hand-off between consumer cl (B1) and cl +
 // WG_HALF (B2); 1..WG_CONS are the consumers' own.
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
@@ -1102,6 +1118,18 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
   const int M = gp.m, N = gp.n, K = gp.k;
+  // WG_KP: this consumer's chunks are the block's chunks q of its parity
+  // c / WG_HALF: from kb = k0 or k0 + 1, every KS-th; q follows them and is
+  // set to the piece's end after the loop.
+#if WG_KP
+  const fg_u32 qpiece = q;
+  const int kp = (int)(((fg_u32)(c / WG_HALF) ^ q) & 1u);
+  q += (fg_u32)kp;
+#else
+  constexpr int kp = 0;
+#endif
+  constexpr int KS = WG_KP ? 2 : 1;
+  const int kb = k0 + kp;
   // WG_STAMP: consumer 0's first thread marks a piece boundary (kinds 19-23).
   auto boundary_mark = [&](int kind) {
     if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
@@ -1116,7 +1144,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // whether it exists, and nn, its index (0 if not).
   auto wrow = [&](int n0, const FgGroup& g, int b, int h, size_t& nn) {
     // Dual: each product's consumers start at the tile's first row of their own B.
-    const int n = n0 + lrow(b, h) - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
+    const int n = n0 + lrow(b, h) - ((DUAL || WG_KP) ? (c - c % WG_HALF) * WG_MB * 64 : 0);
     const bool ok = n < g.n;
     nn = (size_t)(ok ? n : 0);
     return ok;
@@ -1145,7 +1173,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // take the long way).
   auto load_at = [&](int n0, const FgGroup& g, int kc, bool cur) {
     if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
-    const int slot = kc % WG_RS;
+    const int slot = (kc / KS) % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
@@ -1218,7 +1246,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Raw words of chunk kc, the block's n-th (its copies have landed):
   // decode X, keep Y's.
   auto frags_x = [&](int kc, fg_u32 n) {
-    const int slot = WG_PW ? (int)(n % WG_RS) : kc % WG_RS;
+    const int slot = WG_PW ? (int)(n % WG_RS) : (kc / KS) % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b) {
 #pragma unroll
@@ -1250,7 +1278,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   if (!(WG_PF && warm) && !WG_SSA && !WG_PW) {
 #pragma unroll
     for (int s = 0; s < WG_LA; ++s) {
-      if (k0 + s < k1) load(k0 + s);
+      if (kb + KS * s < k1) load(kb + KS * s);
       wg_cp_commit();
     }
   }
@@ -1316,7 +1344,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // stage is issued only after the last count. (acq_rel measured the
       // same.)
       asm volatile("atom.relaxed.cta.shared::cta.add.u32 %0, [%1], 1;\n" : "=r"(old) : "r"(empty0 + 8 * st) : "memory");
-      produce(-1, st, old % (4 * WG_CONS) == 4 * WG_CONS - 1);
+      produce(-1, st, old % (4 * WG_READERS) == 4 * WG_READERS - 1);
     }
   };
 #endif
@@ -1490,9 +1518,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_named_arrive(WG_PP_ID + 1);
     }
   };
-  frags_x(k0, q);
+  if (!WG_KP || kb < k1) frags_x(kb, q); // WG_KP: a consumer may have none of a piece's chunks
   if (WG_PW) wfree(q);
-  for (int it = k0; it < k1; ++it, ++q) {
+  for (int it = kb; it < k1; it += KS, q += KS) {
     int st;
     const fg_u32 tok = tokens(st);
     turn(it == k0);
@@ -1521,21 +1549,24 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
     if (!WG_PW) {
-      if (it + WG_LA < k1) load(it + WG_LA);
+      if (it + KS * WG_LA < k1) load(it + KS * WG_LA);
       wg_cp_commit();
     }
-    if (it + 1 < k1) {
+    if (it + KS < k1) {
       if (WG_PW)
         wland(q + 1);
       else if (!(WG_EXP & 64))
-        wg_cp_wait<WG_LA - 1>(); // chunk it + 1 landed
+        wg_cp_wait<WG_LA - 1>(); // chunk it + KS landed
       mark(10);
-      frags_x(it + 1, q + 1);
+      frags_x(it + KS, q + KS);
       if (WG_PW) wfree(q + 1);
       mark(11);
     }
     prev = st;
   }
+#endif
+#if WG_KP
+  q = qpiece + (fg_u32)(k1 - k0);
 #endif
 #if WG_PF
   // Every copy of this piece has landed (its last chunk is decoded), so the
@@ -1624,9 +1655,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_gate_half<1, NW>(acc, mine, theirs, tid & 127, WG_XFULL(cl));
     osc = 1.f;
   }
-#elif DUAL
+#elif DUAL || WG_KP
   {
-    // Consumer cl + WG_HALF (B2) hands its sums to consumer cl (B1, the
+    // Consumer cl + WG_HALF (B2; WG_KP: the odd chunks' sums) hands its sums to consumer cl (B1, the
     // same output columns) in 2*WG_MB rounds of NW/4 floats per thread
     // through its staging buffer (NW * 128 bytes per round fit in
     // WG_EP_BYTES), laid out [value][thread]: conflict-free.
@@ -1646,12 +1677,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         wg_named_sync(WG_XFULL(cl));
 #pragma unroll
         for (int i = 0; i < R; ++i)
-          acc[b][i0 + i] = wg_silu(acc[b][i0 + i] * WG_ACC_SCALE) * (xch[i * 128 + lt] * WG_ACC_SCALE);
+          acc[b][i0 + i] = WG_KP ? acc[b][i0 + i] + xch[i * 128 + lt]
+                                 : wg_silu(acc[b][i0 + i] * WG_ACC_SCALE) * (xch[i * 128 + lt] * WG_ACC_SCALE);
         if (more || r + 1 < 2 * WG_MB) wg_named_arrive(WG_XEMPTY(cl));
       }
     }
     if (c / WG_HALF == 1) return; // consumer cl stores the gated tile
-    osc = 1.f;
+    if (!WG_KP) osc = 1.f;
   }
 #endif
   // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
@@ -1700,7 +1732,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
   boundary_mark(20);
-  const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
+  const int nb = tile.n0 + ((DUAL || WG_KP) ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   const int r0 = half > 0 ? NW / 2 : 0, nr = half >= 0 ? NW / 2 : NW; // the staged rows this warpgroup stores
   for (int i = tid & 127; i < nr * CPR; i += 128) {
@@ -2159,7 +2191,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // releases every chunk once, in order, so each advances its copy of the
     // cursor by one chunk per release: a pointer increment, and the
     // divisions and the tile lookup once per tile.
-    int rr = STAGES, rk = 0;
+    int rr = STAGES + (WG_KP ? c / WG_HALF : 0), rk = 0; // WG_KP: this warp releases its parity's chunks
     const fg_u8* rsrc = nullptr;
     auto seek = [&]() {
       const int ti = (int)blockIdx.x + rr / kch * (int)gridDim.x;
@@ -2187,9 +2219,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, rsrc, WG_TOK_STAGE, full0 + 8 * st);
         }
-        ++rr;
-        if (rsrc != nullptr) rsrc += WG_TOK_STAGE; // null past the block's last tile
-        if (++rk == kch) seek();
+        constexpr int KS = WG_KP ? 2 : 1;
+        rr += KS;
+        if (rsrc != nullptr) rsrc += KS * WG_TOK_STAGE; // null past the block's last tile
+        rk += KS;
+        if (WG_KP ? rk >= kch : rk == kch) seek();
         return;
       }
 #endif
