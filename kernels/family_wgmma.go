@@ -561,9 +561,15 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 		astg = k.Stages * tn * 256
 	}
 	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer
+	if wgmmaKP(problem, k) {
+		ep /= 2 // the odd half's sums come through the even half's buffer
+	}
 	wbar := 0
 	if wgmmaProducerWeights(k) {
 		wbar = 2 * rs * 8 // the weight ring's full and empty mbarriers
+	}
+	if wgmmaKP(problem, k) {
+		wbar += k.Stages * 8 // the odd chunks' full barriers (WG_OFF_FULLB)
 	}
 	return tok + wraw + wsc + traw + tsc + astg + ep + 2*k.Stages*8 + wbar + 1024
 }

@@ -1739,18 +1739,22 @@ c4)
 kp)
 	# Step 60, second form: the group's four folded consumers on 128-row
 	# tiles, consumers 0-1 taking the block's even chunks and 2-3 its odd
-	# ones (WG_KP), whole tiles: ptxas, tests, paired with the group best on
-	# bench3-4 (where it runs 128-row tiles too) and bench1-2.
+	# ones (WG_KP), whole tiles, at four token stages (two per half) and at
+	# three: ptxas, tests, paired with the group best on bench3-4 (where it
+	# runs 128-row tiles too) and bench1-2.
 	bestvars
 	benchshapes
-	KP="wgmma?tile_n=128&consumers=4&producer=folded&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
-	ptxas kp -DDUAL=0 -DSTAGES=3 -DWG_CONS=4 -DWG_DEC=1 -DWG_FOLD=1 -DWG_KP=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
+	KP="wgmma?tile_n=128&consumers=4&producer=folded&stages=4&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
+	KP3="${KP/stages=4/stages=3}"
+	ptxas kp4 -DDUAL=0 -DSTAGES=4 -DWG_CONS=4 -DWG_DEC=1 -DWG_FOLD=1 -DWG_KP=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
+	ptxas kp3 -DDUAL=0 -DSTAGES=3 -DWG_CONS=4 -DWG_DEC=1 -DWG_FOLD=1 -DWG_KP=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
 	ptxsummary
 	tests g_kp_tests nvfp4_group_gemm "$KP" "$GS"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	for x in "kp34|/tmp/g34.json|100" "kp12|/tmp/g12.json|110"; do
-		IFS='|' read -r tag shp max <<<"$x"
-		step "$tag" $((max + 10)) bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$KP" --baseline "$GS" \
+	tests g_kp3_tests nvfp4_group_gemm "$KP3" "$GS"
+	grep -E "WRONG|FAIL|mismatch|rror|status" "$OUT/tests.log" | head -5
+	for x in "kp34|$KP|/tmp/g34.json|100" "kp12|$KP|/tmp/g12.json|110" "kp3_34|$KP3|/tmp/g34.json|80"; do
+		IFS='|' read -r tag v shp max <<<"$x"
+		step "$tag" $((max + 10)) bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$v" --baseline "$GS" \
 			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/g_$tag.json"
 	done
 	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"

@@ -482,10 +482,20 @@
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_ASTG + STAGES * WG_ASTG_STAGE)
-#define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
+#define WG_OFF_BAR (WG_OFF_EP + (WG_KP ? WG_HALF : WG_CONS) * WG_EP_BYTES) // WG_KP: the odd half's sums come through the even half's
 #define WG_OFF_WBAR (WG_OFF_BAR + 2 * STAGES * 8) // WG_PW: the weight ring's full, then empty mbarriers
 #define WG_PW_THREADS 96                         // WG_PW: the producer's warps 1-3 copy the weights
-#define FG_SMEM_BYTES (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0) + 1024) // + slack for the 1024-byte alignment
+// WG_KP: a second full barrier per stage for the odd chunks. A stage holds
+// the two halves' chunks in turn (three stages), so with one barrier the
+// half that is ahead could wait on a phase of the same parity two fills on
+// and pass before its own chunk landed (an intermittent wrong tile, call 4
+// of kernel-notes step 60); each half's chunks of a stage on a barrier of
+// their own come one phase at a time.
+#define WG_OFF_FULLB (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0))
+#define FG_SMEM_BYTES (WG_OFF_FULLB + (WG_KP ? STAGES * 8 : 0) + 1024) // + slack for the 1024-byte alignment
+// Block chunk j's full barrier in stage st, and the parity of its phase.
+#define WG_FULLBAR(full0, st, j) ((full0) + 8 * (st) + ((WG_KP && ((j) & 1)) ? WG_OFF_FULLB - WG_OFF_BAR : 0))
+#define WG_FULLPAR(j) (((j) / ((WG_KP && (STAGES & 1) ? 2 : 1) * STAGES)) & 1)
 
 typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
@@ -1310,7 +1320,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 1 + 2 * c : 24, q);
 #endif
-    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+    wg_bar_wait(WG_FULLBAR(full0, st, q), WG_FULLPAR(q));
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 2 + 2 * c : 25, q);
 #endif
@@ -1655,9 +1665,39 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_gate_half<1, NW>(acc, mine, theirs, tid & 127, WG_XFULL(cl));
     osc = 1.f;
   }
-#elif DUAL || WG_KP
+#elif WG_KP
   {
-    // Consumer cl + WG_HALF (B2; WG_KP: the odd chunks' sums) hands its sums to consumer cl (B1, the
+    // Consumer cl + WG_HALF (the odd chunks' sums) hands its sums to
+    // consumer cl (the even chunks', the same rows) in two rounds of NW/4
+    // floats per thread through cl's staging buffer, laid out
+    // [value][thread]. Consumer cl frees the buffer after the first round's
+    // read, and after the tile's stores for the next tile's first round.
+    constexpr int R = NW / 4;
+    const int cl = c % WG_HALF;
+    float* const xch = (float*)(sgen + WG_OFF_EP + cl * WG_EP_BYTES);
+    const int lt = tid & 127;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (c / WG_HALF == 1) {
+        if (!(first && r == 0)) wg_named_sync(WG_XEMPTY(cl));
+#pragma unroll
+        for (int i = 0; i < R; ++i) xch[i * 128 + lt] = acc[0][r * R + i];
+        wg_named_arrive(WG_XFULL(cl));
+      } else {
+        wg_named_sync(WG_XFULL(cl));
+#pragma unroll
+        for (int i = 0; i < R; ++i) acc[0][r * R + i] += xch[i * 128 + lt];
+        if (r == 0) wg_named_arrive(WG_XEMPTY(cl));
+      }
+    }
+    if (c / WG_HALF == 1) return; // consumer cl stores the tile
+    // Every thread has read the second round before the staging below
+    // writes over it in another layout.
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+  }
+#elif DUAL
+  {
+    // Consumer cl + WG_HALF (B2) hands its sums to consumer cl (B1, the
     // same output columns) in 2*WG_MB rounds of NW/4 floats per thread
     // through its staging buffer (NW * 128 bytes per round fit in
     // WG_EP_BYTES), laid out [value][thread]: conflict-free.
@@ -1677,13 +1717,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         wg_named_sync(WG_XFULL(cl));
 #pragma unroll
         for (int i = 0; i < R; ++i)
-          acc[b][i0 + i] = WG_KP ? acc[b][i0 + i] + xch[i * 128 + lt]
-                                 : wg_silu(acc[b][i0 + i] * WG_ACC_SCALE) * (xch[i * 128 + lt] * WG_ACC_SCALE);
+          acc[b][i0 + i] = wg_silu(acc[b][i0 + i] * WG_ACC_SCALE) * (xch[i * 128 + lt] * WG_ACC_SCALE);
         if (more || r + 1 < 2 * WG_MB) wg_named_arrive(WG_XEMPTY(cl));
       }
     }
     if (c / WG_HALF == 1) return; // consumer cl stores the gated tile
-    if (!WG_KP) osc = 1.f;
+    osc = 1.f;
   }
 #endif
   // Epilogue: stage this warpgroup's 64*WG_MB weight columns of the tile as
@@ -1746,6 +1785,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   }
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
+#if WG_KP
+  if (more) wg_named_arrive(WG_XEMPTY(c)); // the odd half's next first round may come
+#endif
   boundary_mark(21);
 }
 
@@ -2027,6 +2069,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // WG_TOK: one arrival with the copy's bytes; WG_SSA: and the 128
       // decoding producer threads'.
       wg_bar_init(full0 + 8 * s, WG_SSA ? 129 : WG_TOK ? 1 : 128);
+      if (WG_KP) wg_bar_init(WG_FULLBAR(full0, s, 1), 1);
 #if WG_FOLD
       *(fg_u32*)(sgen + WG_OFF_BAR + (STAGES + s) * 8) = 0u; // release count (wg_consume)
 #else
@@ -2216,8 +2259,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_STAMP
           wg_stamp(0, (fg_u32)rr);
 #endif
-          wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
-          wg_bulk_load(sbase + st * WG_TOK_STAGE, rsrc, WG_TOK_STAGE, full0 + 8 * st);
+          wg_bar_expect(WG_FULLBAR(full0, st, rr), WG_TOK_STAGE);
+          wg_bulk_load(sbase + st * WG_TOK_STAGE, rsrc, WG_TOK_STAGE, WG_FULLBAR(full0, st, rr));
         }
         constexpr int KS = WG_KP ? 2 : 1;
         rr += KS;
@@ -2236,9 +2279,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_STAMP
       wg_stamp(0, (fg_u32)j);
 #endif
-      wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+      wg_bar_expect(WG_FULLBAR(full0, st, j), WG_TOK_STAGE);
       wg_bulk_load(sbase + st * WG_TOK_STAGE, tok + ((size_t)tile.pad * kch + j % kch) * WG_TOK_STAGE, WG_TOK_STAGE,
-                   full0 + 8 * st);
+                   WG_FULLBAR(full0, st, j));
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
