@@ -97,6 +97,7 @@
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
 #   bash dev/gpucall/dual.sh c4 [TOTAL]          # step 60: four folded group consumers (256-row whole tiles): ptxas, tests, the marks of their chunk on bench2 and bench1, paired with the group best on bench1-2 and a full-wave shape
 #   bash dev/gpucall/dual.sh kp [TOTAL]          # step 60: four folded group consumers splitting 128-row tiles by chunk parity (WG_KP): ptxas, tests, paired with the group best on bench3-4 and bench1-2
+#   bash dev/gpucall/dual.sh c4gw [TOTAL]        # step 60: the four folded group consumers' 256-row whole tiles paired with the group best on two shapes of whole waves and no tails
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1759,6 +1760,19 @@ kp)
 	done
 	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
 	TITLE="step 60: four group consumers by chunk parity" summarize
+	pack
+	;;
+c4gw)
+	# Step 60: the 256-row four-consumer tile against the best where
+	# neither has a tail or a partial wave to lose: eight groups of 128
+	# tokens, N 8448 (33 x 256 = 44 x 192 rows: 264 and 352 tiles, two
+	# whole waves and 2.67 waves cut by hybrid), K 2048 and 7168.
+	bestvars
+	C4="wgmma?tile_n=256&consumers=4&producer=folded&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
+	echo '[{"m":[128,128,128,128,128,128,128,128],"n":8448,"k":2048},{"m":[128,128,128,128,128,128,128,128],"n":8448,"k":7168}]' >/tmp/gw.json
+	step c4gw 250 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$C4" --baseline "$GS" \
+		--shapes /tmp/gw.json --device 0 --cache-dir "$C" --max-time 240s --json "$R/g_c4gw.json"
+	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
 	pack
 	;;
 final16 | final17 | final18)
