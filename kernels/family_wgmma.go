@@ -74,7 +74,7 @@ func wgmmaConsumers(problem string, k Knobs) int {
 	switch {
 	case !isDual(problem) && k.Value("consumers") == "3":
 		return 3
-	case k.Value("consumers") == "4":
+	case isDual(problem) && k.Value("consumers") == "4":
 		return 4
 	}
 	return 2
@@ -115,7 +115,7 @@ func wgmmaRawStages(problem string, k Knobs) int {
 	switch {
 	case wgmmaSharedBytesRS(problem, k, 4) <= hopperSharedOptin:
 		return 4
-	case k.TileM == 256 || (!isDual(problem) && wgmmaConsumers(problem, k) == 4):
+	case k.TileM == 256:
 		return 2
 	}
 	return 3
@@ -157,8 +157,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaPrefetchKnob,
 		wgmmaWeightsKnob,
 		wgmmaStagingKnob,
-		{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "EXPERIMENT"},
-		{Key: "consumers", Values: []string{"2", "3", "4"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
+		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
 	}
@@ -508,19 +507,10 @@ func (wgmmaFamily) Variant(p *Problem) (Variant, bool) {
 // the group GEMM's tile_n weight rows are split between the consumers; in
 // the dual GEMM each product's consumers split tile_n rows of its own B.
 func wgmmaBlocks(problem string, k Knobs) int {
-	if wgmmaKP(problem, k) {
-		return 1
-	}
 	if isDual(problem) {
 		return k.TileN / (64 * wgmmaConsumers(problem, k) / 2)
 	}
 	return k.TileN / (64 * wgmmaConsumers(problem, k))
-}
-
-// wgmmaKP reports whether k's four group consumers split a 128-row tile by
-// K chunk parity (WG_KP, experiment: kernel-notes step 60).
-func wgmmaKP(problem string, k Knobs) bool {
-	return !isDual(problem) && wgmmaConsumers(problem, k) == 4 && k.TileN == 128
 }
 
 // WgmmaThreads is the block size: one producer and wgmmaConsumers consumer
@@ -561,15 +551,9 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 		astg = k.Stages * tn * 256
 	}
 	ep := cons * tm * (128*mb + 16) // epilogue staging per consumer
-	if wgmmaKP(problem, k) {
-		ep /= 2 // the odd half's sums come through the even half's buffer
-	}
 	wbar := 0
 	if wgmmaProducerWeights(k) {
 		wbar = 2 * rs * 8 // the weight ring's full and empty mbarriers
-	}
-	if wgmmaKP(problem, k) {
-		wbar += k.Stages * 8 // the odd chunks' full barriers (WG_OFF_FULLB)
 	}
 	return tok + wraw + wsc + traw + tsc + astg + ep + 2*k.Stages*8 + wbar + 1024
 }
@@ -603,7 +587,7 @@ func checkWgmma(problem string, k Knobs) error {
 	if wgmmaProducerWeights(k) && (!wgmmaTokensOnce(k) || wgmmaFold(problem, k)) {
 		return &KnobError{Knob: "prefetch", Value: "producer", Reason: "the producer warpgroup copies the weights only with tokens=once (the token pass's producer is one thread then) and producer=warpgroup"}
 	}
-	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || (k.TileN != 128 && (isDual(problem) || k.TileN != 256)) || k.TileM == 256) {
+	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
 	}
 	if wgmmaConsumers(problem, k) == 3 {
@@ -642,7 +626,7 @@ func checkWgmma(problem string, k Knobs) error {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
-	} else if cons := wgmmaConsumers(problem, k); !wgmmaKP(problem, k) && (mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128)) {
+	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64 or 128 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
 	}
 	chunks := wgmmaChunks(k)
@@ -697,9 +681,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_CSA":     wgmmaStagedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
-	}
-	if wgmmaKP(problem, k) {
-		d["WG_KP"] = "1"
 	}
 	d["WG_SK"] = map[string]string{"streamk": "1", "hybrid": "2"}[k.Value("schedule")]
 	if d["WG_SK"] == "" {

@@ -95,9 +95,6 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
-#   bash dev/gpucall/dual.sh c4 [TOTAL]          # step 60: four folded group consumers (256-row whole tiles): ptxas, tests, the marks of their chunk on bench2 and bench1, paired with the group best on bench1-2 and a full-wave shape
-#   bash dev/gpucall/dual.sh kp [TOTAL]          # step 60: four folded group consumers splitting 128-row tiles by chunk parity (WG_KP): ptxas, tests, paired with the group best on bench3-4 and bench1-2
-#   bash dev/gpucall/dual.sh c4gw [TOTAL]        # step 60: the four folded group consumers' 256-row whole tiles paired with the group best on two shapes of whole waves and no tails
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -142,6 +139,11 @@
 # the knob, its source at 72af38a; slot (prefetch=slot, WG_SLOT: the next
 # piece's tile and group from the producer's shared slots, 56 bytes of spill,
 # 0.96-0.99x, session 19's call 7) with the knob value, its source at 64785d6.
+# c4, kp and c4gw (the group's four folded consumers: 256-row whole tiles,
+# session 20's calls 3 and 6, 1.063x and 0.986x on whole-wave shapes;
+# WG_KP, 128-row tiles split by chunk parity, calls 4-5, 0.84-0.92x) were
+# removed with the family's consumers=4 for the group and WG_KP, their
+# source at bf38a00, the commands in docs/BENCHMARKS.md section 31.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -1705,74 +1707,6 @@ db2)
 	stampbench m2g3 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g3.json
 	python3 dev/gpucall/stamps.py "$OUT/stamp_m2g3.txt" >>"$OUT/stamps.txt" 2>&1
 	TITLE="step 59: pipeline=chunks on the two-consumer tile" summarize
-	pack
-	;;
-c4)
-	# Step 60: the group's four consumers (one 64-row block each, 256 rows
-	# per tile), the producer folded into them (512 threads at 128
-	# registers), whole tiles: ptxas, tests, their chunk's marks (consumers
-	# 0-2) on bench2 and bench1 (bin/web_stamp), paired with the group best
-	# on bench1-2 and on a shape of whole waves for both tiles.
-	bestvars
-	unpackexp
-	benchshapes
-	C4="wgmma?tile_n=256&consumers=4&producer=folded&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
-	ptxas c4 -DDUAL=0 -DSTAGES=3 -DWG_CONS=4 -DWG_DEC=1 -DWG_FOLD=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
-	ptxas gs -DDUAL=0 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
-	ptxsummary
-	tests g_c4_tests nvfp4_group_gemm "$C4" "$GS"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	for s in g2 g1; do
-		stampbench "c4$s" ./bin/web_stamp "$C4" nvfp4_group_gemm "/tmp/tl_$s.json"
-		python3 dev/gpucall/stamps.py "$OUT/stamp_c4$s.txt" >>"$OUT/stamps.txt" 2>&1
-	done
-	# 33 x 256 rows = 44 x 192: two whole waves of the four consumers'
-	# tiles (264) and 352 three-consumer tiles.
-	echo '[{"m":[128,128,128,128,128,128,128,128],"n":8448,"k":2048}]' >/tmp/gw.json
-	for x in "c4g12|/tmp/g12.json|110" "c4gw|/tmp/gw.json|60"; do
-		IFS='|' read -r tag shp max <<<"$x"
-		step "$tag" $((max + 10)) bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$C4" --baseline "$GS" \
-			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/g_$tag.json"
-	done
-	TITLE="step 60: four folded group consumers" summarize
-	pack
-	;;
-kp)
-	# Step 60, second form: the group's four folded consumers on 128-row
-	# tiles, consumers 0-1 taking the block's even chunks and 2-3 its odd
-	# ones (WG_KP), whole tiles, at four token stages (two per half) and at
-	# three: ptxas, tests, paired with the group best on bench3-4 (where it
-	# runs 128-row tiles too) and bench1-2.
-	bestvars
-	benchshapes
-	KP="wgmma?tile_n=128&consumers=4&producer=folded&stages=4&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
-	KP3="${KP/stages=4/stages=3}"
-	ptxas kp4 -DDUAL=0 -DSTAGES=4 -DWG_CONS=4 -DWG_DEC=1 -DWG_FOLD=1 -DWG_KP=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
-	ptxas kp3 -DDUAL=0 -DSTAGES=3 -DWG_CONS=4 -DWG_DEC=1 -DWG_FOLD=1 -DWG_KP=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1
-	ptxsummary
-	tests g_kp_tests nvfp4_group_gemm "$KP" "$GS"
-	tests g_kp3_tests nvfp4_group_gemm "$KP3" "$GS"
-	grep -E "WRONG|FAIL|mismatch|rror|status" "$OUT/tests.log" | head -5
-	for x in "kp34|$KP|/tmp/g34.json|100" "kp12|$KP|/tmp/g12.json|110" "kp3_34|$KP3|/tmp/g34.json|80"; do
-		IFS='|' read -r tag v shp max <<<"$x"
-		step "$tag" $((max + 10)) bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$v" --baseline "$GS" \
-			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/g_$tag.json"
-	done
-	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
-	TITLE="step 60: four group consumers by chunk parity" summarize
-	pack
-	;;
-c4gw)
-	# Step 60: the 256-row four-consumer tile against the best where
-	# neither has a tail or a partial wave to lose: eight groups of 128
-	# tokens, N 8448 (33 x 256 = 44 x 192 rows: 264 and 352 tiles, two
-	# whole waves and 2.67 waves cut by hybrid), K 2048 and 7168.
-	bestvars
-	C4="wgmma?tile_n=256&consumers=4&producer=folded&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
-	echo '[{"m":[128,128,128,128,128,128,128,128],"n":8448,"k":2048},{"m":[128,128,128,128,128,128,128,128],"n":8448,"k":7168}]' >/tmp/gw.json
-	step c4gw 250 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$C4" --baseline "$GS" \
-		--shapes /tmp/gw.json --device 0 --cache-dir "$C" --max-time 240s --json "$R/g_c4gw.json"
-	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
 	pack
 	;;
 final16 | final17 | final18)

@@ -376,26 +376,10 @@
 // producer warpgroup (kernel-notes steps 22-23).
 #define WG_FOLD 0
 #endif
-#ifndef WG_KP
-// Experiment (kernel-notes step 60): 1 = the group GEMM's four folded
-// consumers split a 128-row tile by K chunk parity: consumers 0 and 1 take
-// rows 0-63 and 64-127 of the block's even chunks, 2 and 3 the same rows of
-// its odd ones, and 2 and 3 hand their sums to 0 and 1 at the epilogue (as
-// the dual's B2 consumers do). Four chains per 128 rows, as the 256-row
-// tile's four consumers have per 256.
-#define WG_KP 0
-#endif
 // Consumers per product: the dual GEMM's first half multiplies by B1, the
 // second by B2, each half splitting the tile's output columns in 64*WG_MB
-// row blocks; the group GEMM's consumers all split one B (WG_KP: the
-// second half takes the odd chunks of the first half's rows).
-#define WG_HALF ((DUAL || WG_KP) ? WG_CONS / 2 : WG_CONS)
-// Consumers that read each token stage (the folded refill's count).
-#define WG_READERS (WG_KP ? WG_HALF : WG_CONS)
-#if WG_KP && (DUAL || WG_CONS != 4 || !WG_FOLD || WG_MB != 1 || WG_SK || WG_DB || WG_PF || WG_PW || WG_SSA || \
-              WG_CSA || WG_FIT || WG_PP || WG_EXP)
-#error "wg_group_gemm: WG_KP is the group GEMM's four folded consumers, one 64-row block each, whole tiles at one width, the halves pipeline"
-#endif
+// row blocks; the group GEMM's consumers all split one B.
+#define WG_HALF (DUAL ? WG_CONS / 2 : WG_CONS)
 // Named barriers of the dual hand-off between consumer cl (B1) and cl +
 // WG_HALF (B2); 1..WG_CONS are the consumers' own.
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
@@ -422,8 +406,8 @@
 #if DUAL && WG_CONS != 2 && !(WG_CONS == 4 && WG_MB == 1)
 #error "wg_group_gemm: the dual GEMM has two consumers (B1 and B2), or four with one 64-row block each"
 #endif
-#if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > 4 || (!DUAL && WG_CONS == 4 && !WG_FOLD) || WG_MB < 1 || WG_MB > 2
-#error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3 (four: dual, or folded), 1 <= WG_MB <= 2"
+#if STAGES < 2 || WG_RS < 2 || WG_CONS < 1 || WG_CONS > (DUAL ? 4 : 3) || WG_MB < 1 || WG_MB > 2
+#error "wg_group_gemm: STAGES >= 2, WG_RS >= 2, 1 <= WG_CONS <= 3 (dual: 2 or 4), 1 <= WG_MB <= 2"
 #endif
 #if WG_FOLD && (!WG_TOK || WG_SK || WG_RDY || WG_CREGS)
 #error "wg_group_gemm: the producer folded into consumer 0 (WG_FOLD) needs the tokens decoded ahead, whole tiles, the plain overlap and no setmaxnreg"
@@ -482,20 +466,10 @@
 #define WG_EP_STRIDE (128 * WG_MB + 16)            // epilogue staging row: 64*WG_MB fp16 + pad
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_ASTG + STAGES * WG_ASTG_STAGE)
-#define WG_OFF_BAR (WG_OFF_EP + (WG_KP ? WG_HALF : WG_CONS) * WG_EP_BYTES) // WG_KP: the odd half's sums come through the even half's
+#define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
 #define WG_OFF_WBAR (WG_OFF_BAR + 2 * STAGES * 8) // WG_PW: the weight ring's full, then empty mbarriers
 #define WG_PW_THREADS 96                         // WG_PW: the producer's warps 1-3 copy the weights
-// WG_KP: a second full barrier per stage for the odd chunks. A stage holds
-// the two halves' chunks in turn (three stages), so with one barrier the
-// half that is ahead could wait on a phase of the same parity two fills on
-// and pass before its own chunk landed (an intermittent wrong tile, call 4
-// of kernel-notes step 60); each half's chunks of a stage on a barrier of
-// their own come one phase at a time.
-#define WG_OFF_FULLB (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0))
-#define FG_SMEM_BYTES (WG_OFF_FULLB + (WG_KP ? STAGES * 8 : 0) + 1024) // + slack for the 1024-byte alignment
-// Block chunk j's full barrier in stage st, and the parity of its phase.
-#define WG_FULLBAR(full0, st, j) ((full0) + 8 * (st) + ((WG_KP && ((j) & 1)) ? WG_OFF_FULLB - WG_OFF_BAR : 0))
-#define WG_FULLPAR(j) (((j) / ((WG_KP && (STAGES & 1) ? 2 : 1) * STAGES)) & 1)
+#define FG_SMEM_BYTES (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0) + 1024) // + slack for the 1024-byte alignment
 
 typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
@@ -1128,18 +1102,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
   const int M = gp.m, N = gp.n, K = gp.k;
-  // WG_KP: this consumer's chunks are the block's chunks q of its parity
-  // c / WG_HALF: from kb = k0 or k0 + 1, every KS-th; q follows them and is
-  // set to the piece's end after the loop.
-#if WG_KP
-  const fg_u32 qpiece = q;
-  const int kp = (int)(((fg_u32)(c / WG_HALF) ^ q) & 1u);
-  q += (fg_u32)kp;
-#else
-  constexpr int kp = 0;
-#endif
-  constexpr int KS = WG_KP ? 2 : 1;
-  const int kb = k0 + kp;
   // WG_STAMP: consumer 0's first thread marks a piece boundary (kinds 19-23).
   auto boundary_mark = [&](int kind) {
     if (WG_STAMP && c == 0 && (tid & 127) == 0) wg_stamp(kind, q);
@@ -1154,7 +1116,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // whether it exists, and nn, its index (0 if not).
   auto wrow = [&](int n0, const FgGroup& g, int b, int h, size_t& nn) {
     // Dual: each product's consumers start at the tile's first row of their own B.
-    const int n = n0 + lrow(b, h) - ((DUAL || WG_KP) ? (c - c % WG_HALF) * WG_MB * 64 : 0);
+    const int n = n0 + lrow(b, h) - (DUAL ? (c - c % WG_HALF) * WG_MB * 64 : 0);
     const bool ok = n < g.n;
     nn = (size_t)(ok ? n : 0);
     return ok;
@@ -1183,7 +1145,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // take the long way).
   auto load_at = [&](int n0, const FgGroup& g, int kc, bool cur) {
     if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
-    const int slot = (kc / KS) % WG_RS;
+    const int slot = kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
@@ -1256,7 +1218,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Raw words of chunk kc, the block's n-th (its copies have landed):
   // decode X, keep Y's.
   auto frags_x = [&](int kc, fg_u32 n) {
-    const int slot = WG_PW ? (int)(n % WG_RS) : (kc / KS) % WG_RS;
+    const int slot = WG_PW ? (int)(n % WG_RS) : kc % WG_RS;
 #pragma unroll
     for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b) {
 #pragma unroll
@@ -1288,7 +1250,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   if (!(WG_PF && warm) && !WG_SSA && !WG_PW) {
 #pragma unroll
     for (int s = 0; s < WG_LA; ++s) {
-      if (kb + KS * s < k1) load(kb + KS * s);
+      if (k0 + s < k1) load(k0 + s);
       wg_cp_commit();
     }
   }
@@ -1320,7 +1282,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 1 + 2 * c : 24, q);
 #endif
-    wg_bar_wait(WG_FULLBAR(full0, st, q), WG_FULLPAR(q));
+    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 2 + 2 * c : 25, q);
 #endif
@@ -1354,7 +1316,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // stage is issued only after the last count. (acq_rel measured the
       // same.)
       asm volatile("atom.relaxed.cta.shared::cta.add.u32 %0, [%1], 1;\n" : "=r"(old) : "r"(empty0 + 8 * st) : "memory");
-      produce(-1, st, old % (4 * WG_READERS) == 4 * WG_READERS - 1);
+      produce(-1, st, old % (4 * WG_CONS) == 4 * WG_CONS - 1);
     }
   };
 #endif
@@ -1528,9 +1490,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_named_arrive(WG_PP_ID + 1);
     }
   };
-  if (!WG_KP || kb < k1) frags_x(kb, q); // WG_KP: a consumer may have none of a piece's chunks
+  frags_x(k0, q);
   if (WG_PW) wfree(q);
-  for (int it = kb; it < k1; it += KS, q += KS) {
+  for (int it = k0; it < k1; ++it, ++q) {
     int st;
     const fg_u32 tok = tokens(st);
     turn(it == k0);
@@ -1559,24 +1521,21 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
     if (!WG_PW) {
-      if (it + KS * WG_LA < k1) load(it + KS * WG_LA);
+      if (it + WG_LA < k1) load(it + WG_LA);
       wg_cp_commit();
     }
-    if (it + KS < k1) {
+    if (it + 1 < k1) {
       if (WG_PW)
         wland(q + 1);
       else if (!(WG_EXP & 64))
-        wg_cp_wait<WG_LA - 1>(); // chunk it + KS landed
+        wg_cp_wait<WG_LA - 1>(); // chunk it + 1 landed
       mark(10);
-      frags_x(it + KS, q + KS);
+      frags_x(it + 1, q + 1);
       if (WG_PW) wfree(q + 1);
       mark(11);
     }
     prev = st;
   }
-#endif
-#if WG_KP
-  q = qpiece + (fg_u32)(k1 - k0);
 #endif
 #if WG_PF
   // Every copy of this piece has landed (its last chunk is decoded), so the
@@ -1665,36 +1624,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       wg_gate_half<1, NW>(acc, mine, theirs, tid & 127, WG_XFULL(cl));
     osc = 1.f;
   }
-#elif WG_KP
-  {
-    // Consumer cl + WG_HALF (the odd chunks' sums) hands its sums to
-    // consumer cl (the even chunks', the same rows) in two rounds of NW/4
-    // floats per thread through cl's staging buffer, laid out
-    // [value][thread]. Consumer cl frees the buffer after the first round's
-    // read, and after the tile's stores for the next tile's first round.
-    constexpr int R = NW / 4;
-    const int cl = c % WG_HALF;
-    float* const xch = (float*)(sgen + WG_OFF_EP + cl * WG_EP_BYTES);
-    const int lt = tid & 127;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      if (c / WG_HALF == 1) {
-        if (!(first && r == 0)) wg_named_sync(WG_XEMPTY(cl));
-#pragma unroll
-        for (int i = 0; i < R; ++i) xch[i * 128 + lt] = acc[0][r * R + i];
-        wg_named_arrive(WG_XFULL(cl));
-      } else {
-        wg_named_sync(WG_XFULL(cl));
-#pragma unroll
-        for (int i = 0; i < R; ++i) acc[0][r * R + i] += xch[i * 128 + lt];
-        if (r == 0) wg_named_arrive(WG_XEMPTY(cl));
-      }
-    }
-    if (c / WG_HALF == 1) return; // consumer cl stores the tile
-    // Every thread has read the second round before the staging below
-    // writes over it in another layout.
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-  }
 #elif DUAL
   {
     // Consumer cl + WG_HALF (B2) hands its sums to consumer cl (B1, the
@@ -1771,7 +1700,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
   boundary_mark(20);
-  const int nb = tile.n0 + ((DUAL || WG_KP) ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
+  const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   const int r0 = half > 0 ? NW / 2 : 0, nr = half >= 0 ? NW / 2 : NW; // the staged rows this warpgroup stores
   for (int i = tid & 127; i < nr * CPR; i += 128) {
@@ -1785,9 +1714,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   }
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // staging reused by the next tile
-#if WG_KP
-  if (more) wg_named_arrive(WG_XEMPTY(c)); // the odd half's next first round may come
-#endif
   boundary_mark(21);
 }
 
@@ -2069,7 +1995,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // WG_TOK: one arrival with the copy's bytes; WG_SSA: and the 128
       // decoding producer threads'.
       wg_bar_init(full0 + 8 * s, WG_SSA ? 129 : WG_TOK ? 1 : 128);
-      if (WG_KP) wg_bar_init(WG_FULLBAR(full0, s, 1), 1);
 #if WG_FOLD
       *(fg_u32*)(sgen + WG_OFF_BAR + (STAGES + s) * 8) = 0u; // release count (wg_consume)
 #else
@@ -2234,7 +2159,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     // releases every chunk once, in order, so each advances its copy of the
     // cursor by one chunk per release: a pointer increment, and the
     // divisions and the tile lookup once per tile.
-    int rr = STAGES + (WG_KP ? c / WG_HALF : 0), rk = 0; // WG_KP: this warp releases its parity's chunks
+    int rr = STAGES, rk = 0;
     const fg_u8* rsrc = nullptr;
     auto seek = [&]() {
       const int ti = (int)blockIdx.x + rr / kch * (int)gridDim.x;
@@ -2259,14 +2184,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_STAMP
           wg_stamp(0, (fg_u32)rr);
 #endif
-          wg_bar_expect(WG_FULLBAR(full0, st, rr), WG_TOK_STAGE);
-          wg_bulk_load(sbase + st * WG_TOK_STAGE, rsrc, WG_TOK_STAGE, WG_FULLBAR(full0, st, rr));
+          wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
+          wg_bulk_load(sbase + st * WG_TOK_STAGE, rsrc, WG_TOK_STAGE, full0 + 8 * st);
         }
-        constexpr int KS = WG_KP ? 2 : 1;
-        rr += KS;
-        if (rsrc != nullptr) rsrc += KS * WG_TOK_STAGE; // null past the block's last tile
-        rk += KS;
-        if (WG_KP ? rk >= kch : rk == kch) seek();
+        ++rr;
+        if (rsrc != nullptr) rsrc += WG_TOK_STAGE; // null past the block's last tile
+        if (++rk == kch) seek();
         return;
       }
 #endif
@@ -2279,9 +2202,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_STAMP
       wg_stamp(0, (fg_u32)j);
 #endif
-      wg_bar_expect(WG_FULLBAR(full0, st, j), WG_TOK_STAGE);
+      wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
       wg_bulk_load(sbase + st * WG_TOK_STAGE, tok + ((size_t)tile.pad * kch + j % kch) * WG_TOK_STAGE, WG_TOK_STAGE,
-                   WG_FULLBAR(full0, st, j));
+                   full0 + 8 * st);
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
