@@ -95,6 +95,7 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
+#   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -1707,6 +1708,26 @@ db2)
 	stampbench m2g3 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g3.json
 	python3 dev/gpucall/stamps.py "$OUT/stamp_m2g3.txt" >>"$OUT/stamps.txt" 2>&1
 	TITLE="step 59: pipeline=chunks on the two-consumer tile" summarize
+	pack
+	;;
+struct)
+	# Where bench2's structure costs (kernel-notes, "Where session 20 leaves
+	# issue 11"): the group best A/A on bench2 and on four variants of it,
+	# each changing one thing: N 7104 (37 x 192, no partial weight block),
+	# K 7168 (56-chunk tiles, fewer boundaries per chunk), every group at
+	# 128 tokens (no tails), and all three at once. The fraction of the
+	# floor of each says what each part costs.
+	bestvars
+	cat >/tmp/st.json <<'JSON'
+[{"m":[40,76,168,72,164,148,196,160],"n":7168,"k":2048},
+ {"m":[40,76,168,72,164,148,196,160],"n":7104,"k":2048},
+ {"m":[40,76,168,72,164,148,196,160],"n":7168,"k":7168},
+ {"m":[128,128,128,128,128,128,128,128],"n":7168,"k":2048},
+ {"m":[128,128,128,128,128,128,128,128],"n":7104,"k":7168}]
+JSON
+	step struct 250 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS" --baseline "$GS" \
+		--shapes /tmp/st.json --device 0 --cache-dir "$C" --max-time 240s --json "$R/g_struct.json"
+	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
 	pack
 	;;
 final16 | final17 | final18)
