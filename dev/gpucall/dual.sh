@@ -1725,6 +1725,8 @@ struct)
  {"m":[128,128,128,128,128,128,128,128],"n":7168,"k":2048},
  {"m":[128,128,128,128,128,128,128,128],"n":7104,"k":7168}]
 JSON
+	# STRUCT_FROM=N: only the shapes from the N-th (0-based) on.
+	python3 -c "import json,sys; d=json.load(open('/tmp/st.json')); json.dump(d[int(sys.argv[1]):], open('/tmp/st.json','w'))" "${STRUCT_FROM:-0}"
 	step struct 250 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS" --baseline "$GS" \
 		--shapes /tmp/st.json --device 0 --cache-dir "$C" --max-time 240s --json "$R/g_struct.json"
 	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
