@@ -154,7 +154,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung or tall}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2 or struct}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1700,11 +1700,9 @@ db2)
 	C128="$H128&pipeline=chunks"
 	tests g_db_tests nvfp4_group_gemm "$C2" "$GS"
 	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	for x in "db34|$C2|$GS|/tmp/g34.json|100" "db12h|$C128|$H128|/tmp/g12.json|100" "db12best|$C128|$GS|/tmp/g12.json|100"; do
-		IFS='|' read -r tag v b shp max <<<"$x"
-		step "$tag" $((max + 10)) bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$v" --baseline "$b" \
-			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/g_$tag.json"
-	done
+	BENCH_MAX=100 BENCH_SHAPES=/tmp/g34.json bench g_db34 nvfp4_group_gemm "$C2" "$GS"
+	BENCH_MAX=100 BENCH_SHAPES=/tmp/g12.json bench g_db12h nvfp4_group_gemm "$C128" "$H128"
+	BENCH_MAX=100 BENCH_SHAPES=/tmp/g12.json bench g_db12best nvfp4_group_gemm "$C128" "$GS"
 	stampbench m2g3 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g3.json
 	python3 dev/gpucall/stamps.py "$OUT/stamp_m2g3.txt" >>"$OUT/stamps.txt" 2>&1
 	TITLE="step 59: pipeline=chunks on the two-consumer tile" summarize
@@ -1727,8 +1725,7 @@ struct)
 JSON
 	# STRUCT_FROM=N: only the shapes from the N-th (0-based) on.
 	python3 -c "import json,sys; d=json.load(open('/tmp/st.json')); json.dump(d[int(sys.argv[1]):], open('/tmp/st.json','w'))" "${STRUCT_FROM:-0}"
-	step struct 250 bench.log ./bin/web bench --problem nvfp4_group_gemm --variant "$GS" --baseline "$GS" \
-		--shapes /tmp/st.json --device 0 --cache-dir "$C" --max-time 240s --json "$R/g_struct.json"
+	BENCH_MAX=240 BENCH_SHAPES=/tmp/st.json bench g_struct nvfp4_group_gemm "$GS" "$GS"
 	grep -E "^[0-9] " "$OUT/bench.log" >"$OUT/rows.txt"
 	pack
 	;;

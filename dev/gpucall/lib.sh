@@ -45,13 +45,16 @@ step() {
 # bench NAME PROBLEM VARIANT [BASELINE]: --max-time is what is left minus a margin, at
 # most BENCH_MAX (default 90) seconds, so bench ends on its own with a document before
 # `timeout`. The group GEMM's baseline takes longer: give it BENCH_MAX=150.
-# WEB names another build of bin/web (an experiment's, see dual.sh expbuild).
+# WEB names another build of bin/web (an experiment's, see dual.sh expbuild);
+# BENCH_SHAPES a shapes file to bench instead of the problem's benchmark suite.
 bench() {
 	local max=${BENCH_MAX:-90}
 	local mt=$(($(left) - 15))
 	[ "$mt" -gt "$max" ] && mt=$max
+	local what=(--suite benchmarks)
+	[ -n "${BENCH_SHAPES:-}" ] && what=(--shapes "$BENCH_SHAPES")
 	step "$1" $((max + 10)) bench.log "${WEB:-./bin/web}" bench --problem "$2" --variant "$3" --baseline "${4:-baseline}" \
-		--suite benchmarks --device 0 --cache-dir "$C" --max-time "${mt}s" --json "$R/$1.json"
+		"${what[@]}" --device 0 --cache-dir "$C" --max-time "${mt}s" --json "$R/$1.json"
 }
 
 # summarize: one line per bench document, then the full Markdown reports,
