@@ -1,7 +1,8 @@
+//go:build linux
+
 package main
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,7 @@ func TestGenerator(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	c := newClient(8, 5*time.Second)
+	c := newClient(5 * time.Second)
 
 	r := closedLoop(ctx, c, srv.URL, target{path: "/"}, 4, 300*time.Millisecond)
 	if got := int64(len(r.samples)); got == 0 || got > hits.Load() {
@@ -46,7 +47,7 @@ func TestGenerator(t *testing.T) {
 	}
 
 	hits.Store(0)
-	o := openLoop(ctx, newClient(64, 5*time.Second), srv.URL, target{path: "/busy"}, 200, 500*time.Millisecond, 64)
+	o := openLoop(ctx, newClient(5*time.Second), srv.URL, target{path: "/busy"}, 200, 500*time.Millisecond, 64)
 	if n := len(o.samples) + o.late; n != 100 {
 		t.Fatalf("open loop at 200 rps for 0.5 s scheduled %d requests, want 100", n)
 	}
@@ -126,36 +127,47 @@ func TestServerCmd(t *testing.T) {
 	}
 }
 
-// readAnswer reads exactly one response, whatever framing it has, and
-// leaves the next one on the reader.
-func TestReadAnswer(t *testing.T) {
-	const next = "HTTP/1.1 204 No Content\r\n\r\n"
+// parseAnswer reads exactly one response, whatever its framing, and says
+// it is not whole yet for every shorter prefix of it.
+func TestParseAnswer(t *testing.T) {
 	cases := []struct {
 		name, in   string
 		status     int
 		keep, fail bool
+		eofBody    bool
 	}{
-		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" + next, 200, true, false},
-		{"chunked", "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3;x=y\r\nabc\r\n0\r\nTrailer: t\r\n\r\n" + next, 503, true, false},
-		{"close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok" + next, 200, false, false},
-		{"to EOF", "HTTP/1.0 200 OK\r\n\r\nbody to the end", 200, false, false},
-		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, false, true},
-		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 0, false, true},
-		{"bad chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0, false, true},
-		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello", 0, false, true},
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 200, true, false, false},
+		{"chunked", "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3;x=y\r\nabc\r\n0\r\nTrailer: t\r\n\r\n", 503, true, false, false},
+		{"close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 200, false, false, false},
+		{"to EOF", "HTTP/1.0 200 OK\r\n\r\nbody to the end", 200, false, false, true},
+		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, false, true, false},
+		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 0, false, true, false},
+		{"bad header", "HTTP/1.1 200 OK\r\nno colon\r\n\r\n", 0, false, true, false},
+		{"bad chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0, false, true, false},
+		{"chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokxx0\r\n\r\n", 0, false, true, false},
 	}
 	for _, c := range cases {
-		br := bufio.NewReader(strings.NewReader(c.in))
-		st, keep, err := readAnswer(br)
-		if (err != nil) != c.fail || st != c.status || keep != c.keep {
-			t.Errorf("%s: status %d keep %v err %v, want %d %v fail %v", c.name, st, keep, err, c.status, c.keep, c.fail)
+		st, keep, used, eofBody, err := parseAnswer([]byte(c.in))
+		if (err != nil) != c.fail || st != c.status || keep != c.keep || eofBody != c.eofBody {
+			t.Errorf("%s: status %d keep %v eofBody %v err %v, want %d %v %v fail %v", c.name, st, keep, eofBody, err, c.status, c.keep, c.eofBody, c.fail)
 			continue
 		}
-		if !c.fail && c.keep {
-			if st, _, err := readAnswer(br); err != nil || st != 204 {
-				t.Errorf("%s: the next response read as %d, %v", c.name, st, err)
+		if c.fail {
+			continue
+		}
+		if want := len(c.in); !c.eofBody && used != want {
+			t.Errorf("%s: used %d bytes, want %d", c.name, used, want)
+		}
+		// Every prefix that ends before the answer does is "not yet".
+		for n := 0; n < len(c.in); n++ {
+			if _, _, used, _, err := parseAnswer([]byte(c.in[:n])); err != nil || used != 0 {
+				t.Errorf("%s: the first %d bytes read as whole (used %d) or bad (%v)", c.name, n, used, err)
+				break
 			}
 		}
+	}
+	if _, _, _, _, err := parseAnswer([]byte(strings.Repeat("x", maxHead+1))); err == nil {
+		t.Error("a header past maxHead without its end was taken as not yet whole")
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command loadbench measures pitchtank's pages under load: it seeds a
 // database at 1x, 10x and 100x the demo tournament, starts the real
 // `web serve` on it, and measures each page closed-loop (N connections,
@@ -214,7 +216,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 	}
 	// Every page must answer 200 before it is measured: a page that
 	// answers an error fast would measure nothing useful.
-	c := newClient(o.conns, 10*time.Second)
+	c := newClient(10 * time.Second)
 	for _, t := range targets {
 		if st := do(ctx, c, base, t); st != http.StatusOK {
 			return fmt.Errorf("%s (%s) answers %d before any load", t.name, t.path, st)
@@ -271,7 +273,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		fmt.Fprintln(stdout)
 	}
 	if o.modes["open"] {
-		oc := newClient(1024, 10*time.Second)
+		oc := newClient(10 * time.Second)
 		fmt.Fprintf(stdout, "Open loop, %.0f rps offered:\n\n", o.rate)
 		fmt.Fprintln(stdout, "| page | served (rps) | p50 (ms) | p90 (ms) | p99 (ms) | refused (503) | failed | not sent |")
 		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -284,7 +286,6 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 				refused, len(r.samples)-r.count(isOK)-refused, r.late)
 		}
 		fmt.Fprintln(stdout)
-		oc.closeIdle()
 	}
 	if o.modes["overload"] {
 		// The overload pass runs on a server of its own: without the page
@@ -301,7 +302,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			return err
 		}
 		defer ostop()
-		oc := newClient(1024, 10*time.Second)
+		oc := newClient(10 * time.Second)
 		if o.serverCPUs != "" {
 			what += ", pinned to CPUs " + o.serverCPUs
 		}
@@ -464,7 +465,7 @@ func freeAddr() (string, error) {
 }
 
 func waitHealthy(ctx context.Context, base string, limit time.Duration) error {
-	c := newClient(1, time.Second)
+	c := newClient(time.Second)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if do(ctx, c, base, target{path: "/healthz"}) == http.StatusOK {
