@@ -160,14 +160,8 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
-		wgmmaTurnsKnob,
 	}
 }
-
-// wgmmaTurnsKnob is the order in which the group's three consumers issue
-// their wgmma halves (WG_RING).
-var wgmmaTurnsKnob = KnobSpec{Key: "turns", Values: []string{"free", "ring"}, Default: "free", Narrows: true,
-	Doc: "free = each consumer issues a half as soon as it has decoded it; ring = the three consumers take turns, X0 X1 X2 Y0 Y1 Y2 (consumer c issues a half once consumer c - 1 has issued its own; three named barriers), so each decodes while the other two issue (WG_RING); needs consumers=3 with a producer warpgroup and pipeline=halves (with tile_n=auto it applies to the three-consumer tile); built because the three consumers' marks showed all three issuing 147 cycles of a 2,683-cycle chunk and none 426 (H100, dev/gpucall/dual.sh marks3, docs/kernel-notes.md step 59)"}
 
 // wgmmaTokenRowsKnob is which rows of a token stage the decode-ahead launch
 // writes (WG_TOKLIVE).
@@ -411,7 +405,7 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 		return append(wgmmaTileCandidates(problem, k), tall)
 	}
 	if wgmmaConsumers(problem, k) == 3 {
-		narrow, wide := k.withCustom("consumers", "2").withCustom("turns", "free"), k
+		narrow, wide := k.withCustom("consumers", "2"), k
 		narrow.TileN, wide.TileN = 128, 192
 		if wgmmaFit(k) {
 			narrow = narrow.withCustom("registers", "split") // as below
@@ -596,9 +590,6 @@ func checkWgmma(problem string, k Knobs) error {
 	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
 	}
-	if k.Value("turns") == "ring" && (wgmmaConsumers(problem, k) != 3 || wgmmaChunks(k) || wgmmaFold(problem, k)) {
-		return &KnobError{Knob: "turns", Value: "ring", Reason: "the ring is the group GEMM's three consumers taking turns at their halves: it needs consumers=3, pipeline=halves and a producer warpgroup"}
-	}
 	if wgmmaConsumers(problem, k) == 3 {
 		// The producer must be the one bulk-copying thread: with the token
 		// decode in the block it needs the registers the third consumer
@@ -688,7 +679,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_TOKLIVE": k.Value("token_rows") == "live",
 		"WG_SSA":     wgmmaSharedA(k),
 		"WG_CSA":     wgmmaStagedA(k),
-		"WG_RING":    k.Value("turns") == "ring",
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
 	}

@@ -95,7 +95,6 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
-#   bash dev/gpucall/dual.sh ring [TOTAL]        # step 61: turns=ring on the group best's three consumers: ptxas, tests, paired on bench1-2, marks on bench2
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -146,6 +145,10 @@
 # WG_KP, 128-row tiles split by chunk parity, calls 4-5, 0.84-0.92x) were
 # removed with the family's consumers=4 for the group and WG_KP, their
 # source at bf38a00, the commands in docs/BENCHMARKS.md section 31.
+# ring (turns=ring, WG_RING: the group's three consumers taking turns at
+# their halves, 0.950x and 0.954x on bench1-2, session 21's call 1) was
+# removed with the knob value, its source at b573702, the command in
+# docs/BENCHMARKS.md section 32.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -155,7 +158,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct or ring}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2 or struct}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1707,32 +1710,6 @@ db2)
 	stampbench m2g3 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g3.json
 	python3 dev/gpucall/stamps.py "$OUT/stamp_m2g3.txt" >>"$OUT/stamps.txt" 2>&1
 	TITLE="step 59: pipeline=chunks on the two-consumer tile" summarize
-	pack
-	;;
-ring)
-	# Step 61: turns=ring (WG_RING: the group's three consumers take turns
-	# issuing their halves, X0 X1 X2 Y0 Y1 Y2) on the best's three-consumer
-	# tile (bench1-2; bench3-4 run the two-consumer tile, the same module
-	# with or without it): ptxas of the module with and without the ring,
-	# tests, paired with the best on bench1-2; the ring's marks on bench2
-	# (bin/web_stamp, expbuild.sh stamp WG_STAMP=1) beside the best's.
-	bestvars
-	unpackexp
-	benchshapes
-	RDEFS="-DDUAL=0 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1"
-	ptxas ring $RDEFS -DWG_RING=1
-	ptxas best $RDEFS
-	ptxsummary >"$OUT/ptxas_summary.txt"
-	tests g_ring_tests nvfp4_group_gemm "$GS&turns=ring" "$GS"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	BENCH_MAX=${RING_MAX:-150} BENCH_SHAPES=/tmp/g12.json bench g_ring12 nvfp4_group_gemm "$GS&turns=ring" "$GS"
-	if [ -x ./bin/web_stamp ]; then
-		stampbench ringg2 ./bin/web_stamp "$GS&turns=ring" nvfp4_group_gemm /tmp/tl_g2.json
-		python3 dev/gpucall/stamps.py "$OUT/stamp_ringg2.txt" >>"$OUT/stamps.txt" 2>&1
-		stampbench bestg2 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g2.json
-		python3 dev/gpucall/stamps.py "$OUT/stamp_bestg2.txt" >>"$OUT/stamps.txt" 2>&1
-	fi
-	TITLE="step 61: turns=ring on the group's three consumers" summarize
 	pack
 	;;
 struct)

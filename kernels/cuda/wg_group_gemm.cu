@@ -133,16 +133,6 @@
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
 #define WG_PP 0
 #endif
-#ifndef WG_RING
-// Experiment (kernel-notes step 61): 1 = the group GEMM's three consumers
-// take turns issuing their wgmma halves in a ring (X0 X1 X2 Y0 Y1 Y2 X0'
-// ...: consumer c issues a half once consumer c - 1 has issued its own,
-// named barrier WG_RING_ID + c), so that each consumer decodes during the
-// other two's halves instead of all three draining the tensor pipe at
-// about the same time (session 20's marks: all three issuing 147 cycles of
-// a 2,683-cycle chunk, none 426).
-#define WG_RING 0
-#endif
 #ifndef WG_EPI
 // The dual GEMM's epilogue (kernel-notes step 29): 0 = the B2 consumer
 // hands its sums to the B1 consumer, which gates, stages and stores the
@@ -395,10 +385,6 @@
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
 #define WG_XEMPTY(cl) (2 + WG_CONS + 2 * (cl))
 #define WG_PP_ID 13 // WG_PP's two named barriers (13, 14), above the hand-off's
-#define WG_RING_ID 13 // WG_RING's three (13-15): the group GEMM has no hand-off or WG_PP
-#if WG_RING && (DUAL || WG_CONS != 3 || WG_DB || WG_FOLD || WG_SSA || WG_CSA || WG_PP)
-#error "wg_group_gemm: WG_RING is for the group GEMM's three consumers in the halves pipeline, with a producer warpgroup"
-#endif
 #if WG_PP && (!DUAL || WG_CONS != 2 || WG_DB || WG_EXP || WG_SK || WG_FOLD)
 #error "wg_group_gemm: WG_PP is for the dual GEMM's two consumers in the halves pipeline, whole tiles, with a producer warpgroup"
 #endif
@@ -1488,18 +1474,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // so one decodes while the other's wgmmas go out. Per block each arrives
   // as often as the other waits: consumer 0 skips its wait before the
   // block's first half, consumer 1 its arrival after the block's last.
-  // WG_RING: before each half, consumer c waits for consumer c - 1 to have
-  // issued its own (consumer 0 not before the block's first: q counts the
-  // block's chunks); after it, c lets c + 1 go (consumer 2 not after the
-  // block's last). Every consumer of a block runs the same pieces, so each
-  // barrier gets as many arrivals as waits, one phase at a time: c - 1
-  // cannot arrive twice before c has waited, since its next half needs c's
-  // through the rest of the ring.
   auto turn = [&](bool firsthalf) {
-    if (WG_RING) {
-      if (!(c == 0 && firsthalf && q == 0)) wg_named_sync(WG_RING_ID + c);
-      return;
-    }
     if (!WG_PP) return;
     if (c == 1) {
       wg_named_sync(WG_PP_ID);
@@ -1508,10 +1483,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   };
   auto pass = [&](bool lasthalf) {
-    if (WG_RING) {
-      if (!(c == WG_CONS - 1 && !more && lasthalf)) wg_named_arrive(WG_RING_ID + (c + 1) % WG_CONS);
-      return;
-    }
     if (!WG_PP) return;
     if (c == 0) {
       wg_named_arrive(WG_PP_ID);
