@@ -95,6 +95,7 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
+#   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
@@ -158,7 +159,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2 or struct}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct or skel}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1710,6 +1711,24 @@ db2)
 	stampbench m2g3 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g3.json
 	python3 dev/gpucall/stamps.py "$OUT/stamp_m2g3.txt" >>"$OUT/stamps.txt" 2>&1
 	TITLE="step 59: pipeline=chunks on the two-consumer tile" summarize
+	pack
+	;;
+skel)
+	# Step 62: the group best's chunk (WG_STAMP marks, bench2, launch 0: the
+	# WG_EXP builds' wrong sums stop their bench at its first check) in the
+	# full stamp build and with parts of the kernel taken out: WG_EXP 8 (no
+	# weight copies or decode), 264 (and no token copies: the barriers and
+	# the wgmmas alone), 4 (no wgmmas: everything else). Builds here:
+	# expbuild.sh stamp WG_STAMP=1; stampe8, stampe264, stampe4 with
+	# WG_STAMP=1 WG_EXP=8, 264, 4.
+	bestvars
+	unpackexp
+	benchshapes
+	for b in "" e8 e264 e4; do
+		stampbench "g2$b" "./bin/web_stamp$b" "$GS" nvfp4_group_gemm /tmp/tl_g2.json
+		echo "== g2$b" >>"$OUT/stamps.txt"
+		python3 dev/gpucall/stamps.py --launch 0 "$OUT/stamp_g2$b.txt" >>"$OUT/stamps.txt" 2>&1
+	done
 	pack
 	;;
 struct)
