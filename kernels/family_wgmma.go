@@ -139,7 +139,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaWeightsKnob,
 			wgmmaEpilogueKnob,
 			wgmmaStagingKnob,
-			wgmmaStageSyncKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
 		}
 	}
@@ -161,14 +160,8 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
-		wgmmaStageSyncKnob,
 	}
 }
-
-// wgmmaStageSyncKnob is how the consumers wait for and give back the token
-// ring's stages (WG_LW).
-var wgmmaStageSyncKnob = KnobSpec{Key: "stage_sync", Values: []string{"threads", "arrivals", "warps"}, Default: "threads", Narrows: true,
-	Doc: "threads = every consumer thread waits on a stage's full barrier and arrives on its empty one (128 arrivals per consumer warpgroup and stage); arrivals = one arrival per consumer warp, by lane 0 after __syncwarp (the empty barrier counts 4 per consumer warpgroup); warps = that, and only lane 0 of each consumer warp polls the full barrier, its warp following through __syncwarp (WG_LW 1 and 3); needs a producer warpgroup (producer=folded counts its releases itself); built because a consumer's wait for a token stage filled ~4,000 cycles earlier took ~150-190 cycles, with no copy at all (H100, dev/gpucall/dual.sh skel, docs/kernel-notes.md step 62)"}
 
 // wgmmaTokenRowsKnob is which rows of a token stage the decode-ahead launch
 // writes (WG_TOKLIVE).
@@ -597,9 +590,6 @@ func checkWgmma(problem string, k Knobs) error {
 	if wgmmaConsumers(problem, k) == 4 && (!wgmmaFold(problem, k) || k.TileN != 128 || k.TileM == 256) {
 		return &KnobError{Knob: "consumers", Value: "4", Reason: "four dual consumers need producer=folded (512 threads at 128 registers), tile_n=128 (two 64-row blocks per product) and tile_m 64 or 128"}
 	}
-	if k.Value("stage_sync") != "threads" && wgmmaFold(problem, k) {
-		return &KnobError{Knob: "stage_sync", Value: k.Value("stage_sync"), Reason: "per-warp stage waits and arrivals are for a ring with a producer warpgroup: producer=folded counts its releases itself"}
-	}
 	if wgmmaConsumers(problem, k) == 3 {
 		// The producer must be the one bulk-copying thread: with the token
 		// decode in the block it needs the registers the third consumer
@@ -691,10 +681,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_CSA":     wgmmaStagedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
-	}
-	d["WG_LW"] = map[string]string{"threads": "0", "arrivals": "1", "warps": "3"}[k.Value("stage_sync")]
-	if d["WG_LW"] == "" {
-		d["WG_LW"] = "0"
 	}
 	d["WG_SK"] = map[string]string{"streamk": "1", "hybrid": "2"}[k.Value("schedule")]
 	if d["WG_SK"] == "" {

@@ -95,7 +95,6 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
-#   bash dev/gpucall/dual.sh lw [TOTAL]          # step 63: stage_sync (one arrival per warp; lane 0 polls): ptxas, tests, paired with both bests, marks
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -150,7 +149,9 @@
 # ring (turns=ring, WG_RING: the group's three consumers taking turns at
 # their halves, 0.950x and 0.954x on bench1-2, session 21's call 1) was
 # removed with the knob value, its source at b573702, the command in
-# docs/BENCHMARKS.md section 32.
+# docs/BENCHMARKS.md section 32; lw (stage_sync, WG_LW: one arrival per
+# consumer warp and lane 0 polling the token ring, 0.984x, session 21's
+# call 3) with the knob, its source at 671e4d0.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -160,7 +161,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel or lw}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct or skel}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1712,33 +1713,6 @@ db2)
 	stampbench m2g3 ./bin/web_stamp "$GS" nvfp4_group_gemm /tmp/tl_g3.json
 	python3 dev/gpucall/stamps.py "$OUT/stamp_m2g3.txt" >>"$OUT/stamps.txt" 2>&1
 	TITLE="step 59: pipeline=chunks on the two-consumer tile" summarize
-	pack
-	;;
-lw)
-	# Step 63: stage_sync (WG_LW): the consumers give token stages back with
-	# one arrival per warp (arrivals) and also poll a stage's full barrier
-	# from lane 0 only (warps). ptxas of the group best's bench1 module with
-	# and without it; tests of both bests with warps; paired with each best
-	# on every benchmark shape; the marks of the group best with warps on
-	# bench2 (bin/web_stamp).
-	bestvars
-	unpackexp
-	benchshapes
-	RDEFS="-DDUAL=0 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1"
-	ptxas lw $RDEFS -DWG_LW=3
-	ptxas best $RDEFS
-	ptxsummary >"$OUT/ptxas_summary.txt"
-	tests g_lw_tests nvfp4_group_gemm "$GS&stage_sync=warps" "$GS"
-	tests d_lw_tests nvfp4_dual_gemm "$DT&stage_sync=warps" "$DT"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	BENCH_MAX=${LW_MAX:-170} bench g_lw nvfp4_group_gemm "$GS&stage_sync=warps" "$GS"
-	if [ -x ./bin/web_stamp ]; then
-		stampbench lwg2 ./bin/web_stamp "$GS&stage_sync=warps" nvfp4_group_gemm /tmp/tl_g2.json
-		python3 dev/gpucall/stamps.py --launch 0 "$OUT/stamp_lwg2.txt" >>"$OUT/stamps.txt" 2>&1
-	fi
-	BENCH_MAX=${LW_MAX:-170} bench g_lwa nvfp4_group_gemm "$GS&stage_sync=arrivals" "$GS"
-	BENCH_MAX=90 bench d_lw nvfp4_dual_gemm "$DT&stage_sync=warps" "$DT"
-	TITLE="step 63: stage_sync" summarize
 	pack
 	;;
 skel)

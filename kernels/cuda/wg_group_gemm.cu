@@ -133,17 +133,6 @@
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
 #define WG_PP 0
 #endif
-#ifndef WG_LW
-// The consumers' side of the token ring (kernel-notes step 63): bit 1 =
-// each consumer warp gives a stage back with one arrival, by lane 0 after
-// __syncwarp, the empty barrier counting 4 * WG_CONS (else every thread
-// arrives: 128 * WG_CONS arrivals per stage and chunk on one barrier);
-// bit 2 = only lane 0 of each consumer warp polls a stage's full barrier,
-// and its warp follows through __syncwarp. Built because a consumer's wait
-// for a stage the producer had filled ~4,000 cycles earlier took ~150-190
-// cycles even with no copy at all (WG_EXP=264, step 62).
-#define WG_LW 0
-#endif
 #ifndef WG_EPI
 // The dual GEMM's epilogue (kernel-notes step 29): 0 = the B2 consumer
 // hands its sums to the B1 consumer, which gates, stages and stores the
@@ -396,9 +385,6 @@
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
 #define WG_XEMPTY(cl) (2 + WG_CONS + 2 * (cl))
 #define WG_PP_ID 13 // WG_PP's two named barriers (13, 14), above the hand-off's
-#if WG_LW && WG_FOLD
-#error "wg_group_gemm: WG_LW is for a ring with a producer warpgroup (the folded producer counts its releases itself)"
-#endif
 #if WG_PP && (!DUAL || WG_CONS != 2 || WG_DB || WG_EXP || WG_SK || WG_FOLD)
 #error "wg_group_gemm: WG_PP is for the dual GEMM's two consumers in the halves pipeline, whole tiles, with a producer warpgroup"
 #endif
@@ -1296,12 +1282,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 1 + 2 * c : 24, q);
 #endif
-    if (WG_LW & 2) {
-      if (lane == 0) wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
-      __syncwarp();
-    } else {
-      wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
-    }
+    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 2 + 2 * c : 25, q);
 #endif
@@ -1339,22 +1320,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     }
   };
 #endif
-  // A stage goes back to the producer (WG_LW bit 1: one arrival per warp).
-  auto stage_free = [&](int st) {
-    if (WG_LW & 1) {
-      __syncwarp();
-      if (lane == 0) wg_bar_arrive(empty0 + 8 * st);
-    } else {
-      wg_bar_arrive(empty0 + 8 * st);
-    }
-  };
   auto release_prev = [&]() {
     if (prev >= 0) {
       wg_wait<1>();
 #if WG_FOLD
       release(prev);
 #else
-      stage_free(prev);
+      wg_bar_arrive(empty0 + 8 * prev);
 #endif
     }
   };
@@ -1601,7 +1573,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_FOLD
   if (prev >= 0) release(prev);
 #else
-  if (prev >= 0) stage_free(prev);
+  if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
 #endif
 #if !WG_PF
   wg_cp_wait<0>();
@@ -2026,7 +1998,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_FOLD
       *(fg_u32*)(sgen + WG_OFF_BAR + (STAGES + s) * 8) = 0u; // release count (wg_consume)
 #else
-      wg_bar_init(empty0 + 8 * s, (WG_LW & 1) ? 4 * WG_CONS : 128 * WG_CONS);
+      wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
 #endif
     }
 #if WG_PW
