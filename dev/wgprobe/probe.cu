@@ -8,10 +8,11 @@
 //   roles  one warpgroup issuing the GEMMs' chains of four beside 0-3
 //     warpgroups of decode-like ALU work or shared-memory traffic, and with
 //     its own such work between chains (OWN);
-//   issue  when each of a chain's eight issues returns (issueq).
+//   issue  when each of a chain's eight issues returns (issueq);
+//   skel   the GEMMs' consumer skeleton, one element at a time (skel).
 // On the GPU machine, from the repository root:
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v -o /tmp/wgprobe dev/wgprobe/probe.cu && /tmp/wgprobe [data|roles]
-// (dev/gpucall/dual.sh wgprobe and roles do this). Check ptxas's output for
+// (dev/gpucall/dual.sh wgprobe, roles and skelprobe do this). Check ptxas's output for
 // C7514/C7515 first: a serialized build times each wgmma's latency.
 #ifndef __CUDACC_RTC__
 #include <cstdio>
@@ -380,6 +381,111 @@ __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* si
 #endif
 }
 
+
+// Skel (kernel-notes step 64): the GEMMs' consumer skeleton, built up one
+// element at a time, to find what runs the pipe at ~104 cycles per
+// m64n128k16 in the group GEMM's chunk with no copies and no decode
+// (step 62) where three warpgroups' register-A chains run at ~66 (step 25).
+// Warpgroups 1..W are consumers; each runs iters chunks of two halves, four
+// RS m64n128k16 each (k16 steps 0-3, then 4-7 of a 32 KB stage of zeros),
+// each half its own commit group, in the GEMMs' order: X(j), wait_group 1
+// (Y(j-1) done), Y(j), wait_group 1 (X(j) done). With everything on it is
+// the kernel's halves pipeline under WG_EXP=264. Elements:
+//   FENCE  wgmma.fence before each half (else once, before the loop);
+//   WALK   B walks three stages in turn (else stage 0 for every chunk);
+//   AREW   each half's 16 fragment registers rewritten from the chunk index
+//          once its previous use is done (else fixed registers);
+//   BAR    the token ring's barriers: warpgroup 0's first thread arrives on
+//          stage q % 3's full mbarrier once every consumer thread has
+//          arrived on its empty one (chunk q - 3 released), and every
+//          consumer thread waits on the full one before its X half and
+//          arrives on the empty one after its Y(j-1) is done.
+// Per consumer warpgroup: cycles from its first chunk to its last wait.
+template <int W, bool FENCE, bool WALK, bool AREW, bool BAR>
+__global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink, u32 seed) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const int tid = threadIdx.x, role = tid >> 7;
+  u32 raw;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(raw) : "l"(smem));
+  const u32 base = (raw + 1023u) & ~1023u;
+  const u32 full0 = base + 3 * 32768, empty0 = full0 + 3 * 8;
+  for (int i = tid; i < 3 * 32768 / 4; i += blockDim.x)
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
+  if (tid == 0)
+    for (int s = 0; s < 3; ++s) {
+      wg_bar_init(full0 + 8 * s, 1);
+      wg_bar_init(empty0 + 8 * s, 128 * W);
+    }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  __syncthreads();
+  if (role == 0) {
+    if (BAR && tid == 0)
+      for (int q = 0; q < iters; ++q) {
+        wg_bar_wait(empty0 + 8 * (q % 3), ((q / 3) & 1) ^ 1);
+        wg_bar_arrive(full0 + 8 * (q % 3));
+      }
+    return;
+  }
+  if (role > W) return;
+  float d[64];
+  u32 xa[4][4], ya[4][4];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      xa[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
+      ya[j][r] = (seed + tid + 4 * j + r + 16) * 0x3C00u;
+    }
+  wg_fence();
+  const u64 t0 = clock64();
+  int prev = -1;
+#pragma unroll 1
+  for (int q = 0; q < iters; ++q) {
+    const int st = WALK ? q % 3 : 0;
+    if (BAR) wg_bar_wait(full0 + 8 * (q % 3), (q / 3) & 1);
+    if (FENCE) wg_fence();
+    const u32 tok = base + st * 32768;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) wg_mma<128>(d, xa[j], wg_tdesc(tok, j));
+    wg_commit();
+    wg_wait<1>(); // Y(j-1) done
+    if (BAR && prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
+    if (AREW) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) ya[j][r] = (u32)(q + j + r) * 0x3C00u;
+    }
+    if (FENCE) wg_fence();
+#pragma unroll
+    for (int j = 0; j < 4; ++j) wg_mma<128>(d, ya[j], wg_tdesc(tok, 4 + j));
+    wg_commit();
+    wg_wait<1>(); // X(j) done
+    if (AREW) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) xa[j][r] = (u32)(q + 1 + j + r) * 0x3C00u;
+    }
+    prev = q % 3;
+  }
+  wg_wait<0>();
+  if (BAR && prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
+  const u64 t1 = clock64();
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  u32 s = __float_as_uint(d[0]) ^ xa[0][0] ^ ya[3][3];
+  if (s == 0x12345678u) sink[tid & 511] = s;
+  if ((tid & 127) == 0) cycles[blockIdx.x * 4 + role - 1] = t1 - t0;
+#else
+  asm volatile("trap;"); // wgmma is sm_90a only
+#endif
+}
+
 #ifdef __CUDACC_RTC__
 template __global__ void issueq<2, true>(int, u64*, u32*);
 template __global__ void issueq<1, false>(int, u64*, u32*);
@@ -397,6 +503,7 @@ template __global__ void roles<true, 0, false, 4, MMA_NONE>(int, u64*, u32*, u32
 template __global__ void roles<true, 3, false, 0, MMA_NONE>(int, u64*, u32*, u32);
 template __global__ void roles<true, 0, false, 4, MMA_RS, true>(int, u64*, u32*, u32);
 template __global__ void roles<true, 3, true, 0, MMA_SS>(int, u64*, u32*, u32);
+template __global__ void skel<3, true, true, true, true>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -494,6 +601,31 @@ static void issue_run(int sms, u64* dcycles, u32* dsink) {
   printf("\n");
 }
 
+
+// The skeleton's forms (skel): its 96 KB of stages, barriers and slack.
+template <int W, bool FENCE, bool WALK, bool AREW, bool BAR>
+static void skel_run(int sms, u64* dcycles, u32* dsink) {
+  const int iters = 2048; // chunks: eight wgmmas each
+  const size_t shm = 3 * 32768 + 64 + 1024;
+  auto k = skel<W, FENCE, WALK, AREW, BAR>;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+  std::vector<double> per;
+  for (int rep = 0; rep < 4; ++rep) {
+    k<<<sms, 512, shm>>>(rep == 0 ? 64 : iters, dcycles, dsink, 1u);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    if (rep == 0) continue;
+    std::vector<u64> c((size_t)sms * 4);
+    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+    for (int b = 0; b < sms; ++b)
+      for (int w = 0; w < W; ++w) per.push_back((double)c[b * 4 + w] / iters);
+  }
+  const double med = quantile(per, 0.5);
+  printf("skel: %d consumer(s)%s%s%s%s: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
+         W, FENCE ? " +fence" : "", WALK ? " +walk" : "", AREW ? " +arew" : "", BAR ? " +barriers" : "", med, med / (8.0 * W),
+         quantile(per, 0.1), quantile(per, 0.9));
+}
+
 int main(int argc, char** argv) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
@@ -503,6 +635,20 @@ int main(int argc, char** argv) {
   u32* ds;
   CK(cudaMalloc(&dc, p.multiProcessorCount * 4 * sizeof(u64)));
   CK(cudaMalloc(&ds, 512 * sizeof(u32)));
+  if (argc > 1 && std::string(argv[1]) == "skel") {
+    // Step 64: the GEMM's consumer skeleton, one element at a time, three
+    // consumers, then the whole of it with one and two.
+    skel_run<3, false, false, false, false>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, false, false, false>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, false, false>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, true, false>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, true, true>(p.multiProcessorCount, dc, ds);
+    skel_run<3, false, false, false, true>(p.multiProcessorCount, dc, ds);
+    skel_run<1, true, true, true, true>(p.multiProcessorCount, dc, ds);
+    skel_run<2, true, true, true, true>(p.multiProcessorCount, dc, ds);
+    run<true, true, 0>(p.multiProcessorCount, 3, dc, ds);
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "issue") {
     // Step 27: how far a warpgroup's issue runs ahead of the pipe.
     u64* di;
