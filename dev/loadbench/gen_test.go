@@ -191,3 +191,49 @@ func TestParseStatCPU(t *testing.T) {
 		t.Error("selfCPU is zero after running tests")
 	}
 }
+
+// A request the server never answers ends at the client's timeout, and one
+// whose connection the server closes ends at once; both count as failures
+// without a status, and neither stops a loop: the closed loop opens a new
+// connection and goes on, the open loop waits for its outstanding requests
+// no longer than the timeout.
+func TestGeneratorFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hang":
+			<-r.Context().Done() // the client gives up first
+		case "/close":
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	timeout := 150 * time.Millisecond
+
+	r := closedLoop(ctx, newClient(timeout), srv.URL, target{path: "/hang"}, 2, 400*time.Millisecond)
+	if n := len(r.samples); n < 2 || n > 6 || r.count(isOK) != 0 {
+		t.Fatalf("closed loop on a page that never answers: %d samples, %d ok; want 2-6 timeouts (2 connections, 150 ms each, 400 ms)", n, r.count(isOK))
+	}
+	for _, s := range r.samples {
+		if s.status != 0 || s.lat < timeout {
+			t.Fatalf("a request that timed out: status %d after %v; want 0 after at least %v", s.status, s.lat, timeout)
+		}
+	}
+
+	r = closedLoop(ctx, newClient(timeout), srv.URL, target{path: "/close"}, 2, 100*time.Millisecond)
+	if n := len(r.samples); n < 4 || r.count(func(st int) bool { return st != 0 }) != 0 {
+		t.Fatalf("closed loop on a page that closes the connection: %d samples, statuses %v; want several failures, all without a status", n, r.samples[:min(3, n)])
+	}
+
+	start := time.Now()
+	o := openLoop(ctx, newClient(timeout), srv.URL, target{path: "/hang"}, 50, 200*time.Millisecond, 64)
+	if n := len(o.samples); n != 10 || o.count(func(st int) bool { return st != 0 }) != 0 {
+		t.Fatalf("open loop at 50 rps for 0.2 s on a page that never answers: %d samples, want 10 failures", n)
+	}
+	if el := time.Since(start); el > 200*time.Millisecond+timeout+200*time.Millisecond {
+		t.Fatalf("open loop took %v to give up on its outstanding requests; the timeout is %v", el, timeout)
+	}
+}
