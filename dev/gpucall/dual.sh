@@ -188,6 +188,12 @@ sassmix() {
 }
 # ptxsummary: the resource lines of every ptxas step so far.
 ptxsummary() { grep -E "ptxas_|registers|spill|C75|rror" "$OUT/ptxas.log"; }
+# probebuild: dev/wgprobe/probe.cu built here with nvcc, to /tmp/wgprobe
+# (ptxas's report into $OUT/wgprobe.txt: check it for C751x first).
+probebuild() {
+	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
+		-o /tmp/wgprobe dev/wgprobe/probe.cu
+}
 # knobfamily KEY=VALUE CAP [RUN]: the family test's combinations with one
 # knob value (PITCHTANK_FAMILY_KNOB), both problems or those RUN selects.
 knobfamily() {
@@ -1007,8 +1013,7 @@ ssa)
 	SS="$S2&weights=shared"
 	ptxas ssa -DDUAL=1 -DWG_TM=128 -DWG_MB=1 -DSTAGES=2 -DWG_RS=4 -DWG_DEC=1 -DWG_TOK=1 -DWG_PDL=1 -DWG_SSA=1
 	ptxsummary
-	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
-		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	probebuild
 	step roles 60 wgprobe.txt /tmp/wgprobe roles
 	grep -E "^roles|C751" "$OUT/wgprobe.txt"
 	# The group's narrow tile is the same spec (tile_n=128 is its default).
@@ -1037,8 +1042,7 @@ issueq)
 	# Step 27's next step: how far a warpgroup's wgmma issue runs ahead of
 	# the pipe (dev/wgprobe issue: the cycles to each of a chain's eight
 	# issues returning, RS and SS, one and two warpgroups).
-	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
-		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	probebuild
 	step issue 60 wgprobe.txt /tmp/wgprobe issue
 	grep -E "^issue|C751|rror" "$OUT/wgprobe.txt"
 	pack
@@ -1232,8 +1236,7 @@ roles)
 	# Step 25: one warpgroup issues wgmmas (the GEMMs' four-per-group form,
 	# or one per group) while 0-3 others run decode-like ALU work
 	# (dev/wgprobe/probe.cu, `roles`); the SASS of the issuing loop.
-	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
-		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	probebuild
 	step roles 120 wgprobe.txt /tmp/wgprobe roles
 	# The same wgmmas on zeros, random fp16 and FP4 values (data).
 	step data 120 wgprobe.txt /tmp/wgprobe data
@@ -1268,8 +1271,7 @@ wgprobe)
 	# Step 24: how long a warpgroup takes to issue m64n128k16 wgmmas, A from
 	# registers or shared memory, one to four warpgroups per SM, with ALU
 	# work between them (dev/wgprobe/probe.cu, built here with nvcc).
-	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
-		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	probebuild
 	step wgprobe 200 wgprobe.txt /tmp/wgprobe
 	grep -E "cycles per wgmma|SMs|wgprobe:|C75" "$OUT/wgprobe.txt"
 	pack
@@ -1278,8 +1280,7 @@ skelprobe)
 	# Step 64: the group GEMM's consumer skeleton in dev/wgprobe (skel): the
 	# halves pipeline's chains of four, their fences, B walking three stages,
 	# the fragments rewritten, the token ring's barriers, one at a time.
-	step wgprobe_build 120 wgprobe.txt nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -Xptxas -v \
-		-o /tmp/wgprobe dev/wgprobe/probe.cu
+	probebuild
 	step wgprobe_skel 200 wgprobe.txt /tmp/wgprobe skel
 	grep -E "skel:|cycles per wgmma|SMs|wgprobe:|C75|error" "$OUT/wgprobe.txt"
 	pack
