@@ -151,22 +151,25 @@ func closedLoop(ctx context.Context, c *client, base string, t target, conns int
 	res := &result{}
 	start := time.Now()
 	end := start.Add(d)
-	var p *poller
+	// Each request that ends frees its connection's turn; the loop sends
+	// the next ones, not the poller's callback: a send that fails at once
+	// (a server that refuses connections) ends inside the send, and a
+	// callback that sent again would recurse for the whole pass.
+	turns := conns
 	p, err := newPoller(base, t, c.timeout, func(k *pconn, st int, now time.Time) {
-		res.samples = append(res.samples, sample{lat: now.Sub(k.wrote), status: st})
-		if now.Before(end) && ctx.Err() == nil {
-			p.send(now)
-		}
+		res.samples = append(res.samples, sample{lat: now.Sub(k.due), status: st})
+		turns++
 	})
 	if err != nil {
 		res.elapsed = d
 		return res
 	}
 	defer p.close()
-	for range conns {
-		p.send(time.Now())
-	}
 	for now := time.Now(); now.Before(end) && ctx.Err() == nil; now = time.Now() {
+		for n := turns; n > 0; n-- {
+			turns--
+			p.send(time.Now())
+		}
 		if err := p.wait(minTime(end, now.Add(10*time.Millisecond))); err != nil {
 			break
 		}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -228,7 +229,21 @@ func TestGeneratorFailures(t *testing.T) {
 		t.Fatalf("closed loop on a page that closes the connection: %d samples, statuses %v; want several failures, all without a status", n, r.samples[:min(3, n)])
 	}
 
+	// A server that is gone: every connection refused, each a failure at
+	// once, and the closed loop still ends on time.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "http://" + l.Addr().String()
+	l.Close()
 	start := time.Now()
+	r = closedLoop(ctx, newClient(timeout), gone, target{path: "/"}, 2, 100*time.Millisecond)
+	if n := len(r.samples); n == 0 || r.count(func(st int) bool { return st != 0 }) != 0 || time.Since(start) > time.Second {
+		t.Fatalf("closed loop against a closed port: %d samples, %d with a status, %v; want failures only, within the pass", n, r.count(func(st int) bool { return st != 0 }), time.Since(start))
+	}
+
+	start = time.Now()
 	o := openLoop(ctx, newClient(timeout), srv.URL, target{path: "/hang"}, 50, 200*time.Millisecond, 64)
 	if n := len(o.samples); n != 10 || o.count(func(st int) bool { return st != 0 }) != 0 {
 		t.Fatalf("open loop at 50 rps for 0.2 s on a page that never answers: %d samples, want 10 failures", n)
