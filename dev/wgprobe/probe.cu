@@ -395,13 +395,17 @@ __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* si
 //   WALK   B walks three stages in turn (else stage 0 for every chunk);
 //   AREW   each half's 16 fragment registers rewritten from the chunk index
 //          once its previous use is done (else fixed registers);
+//   OWN    rounds of decode-like work (eight PRMT, LOP3, HMUL2 chains, as
+//          roles' OWN) after each wait, that the half's rewritten fragments
+//          then depend on (with AREW), as a decode's output feeds the next
+//          half's wgmmas;
 //   BAR    the token ring's barriers: warpgroup 0's first thread arrives on
 //          stage q % 3's full mbarrier once every consumer thread has
 //          arrived on its empty one (chunk q - 3 released), and every
 //          consumer thread waits on the full one before its X half and
 //          arrives on the empty one after its Y(j-1) is done.
 // Per consumer warpgroup: cycles from its first chunk to its last wait.
-template <int W, bool FENCE, bool WALK, bool AREW, bool BAR>
+template <int W, bool FENCE, bool WALK, bool AREW, bool BAR, int OWN = 0>
 __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -440,6 +444,31 @@ __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink
       xa[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
       ya[j][r] = (seed + tid + 4 * j + r + 16) * 0x3C00u;
     }
+  u32 own[8], oh[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    own[c] = seed + tid + c;
+    oh[c] = 0x3C003C00u + c;
+  }
+  // OWN rounds of decode-like work, then (AREW) a half's fragments from
+  // their results.
+  auto work = [&](u32 (&f)[4][4], int q) {
+#pragma unroll 1
+    for (int r = 0; r < OWN; ++r) {
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        own[c] = __byte_perm(own[c], seed, 0x5140u);
+        own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
+        oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
+      }
+    }
+    if (AREW) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) f[j][r] = (OWN ? oh[(4 * j + r) & 7] : 0u) ^ ((u32)(q + j + r) * 0x3C00u);
+    }
+  };
   wg_fence();
   const u64 t0 = clock64();
   int prev = -1;
@@ -454,23 +483,13 @@ __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink
     wg_commit();
     wg_wait<1>(); // Y(j-1) done
     if (BAR && prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
-    if (AREW) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) ya[j][r] = (u32)(q + j + r) * 0x3C00u;
-    }
+    work(ya, q);
     if (FENCE) wg_fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j) wg_mma<128>(d, ya[j], wg_tdesc(tok, 4 + j));
     wg_commit();
     wg_wait<1>(); // X(j) done
-    if (AREW) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) xa[j][r] = (u32)(q + 1 + j + r) * 0x3C00u;
-    }
+    work(xa, q + 1);
     prev = q % 3;
   }
   wg_wait<0>();
@@ -478,7 +497,7 @@ __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink
   const u64 t1 = clock64();
 #pragma unroll
   for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
-  u32 s = __float_as_uint(d[0]) ^ xa[0][0] ^ ya[3][3];
+  u32 s = __float_as_uint(d[0]) ^ xa[0][0] ^ ya[3][3] ^ own[0] ^ oh[7];
   if (s == 0x12345678u) sink[tid & 511] = s;
   if ((tid & 127) == 0) cycles[blockIdx.x * 4 + role - 1] = t1 - t0;
 #else
@@ -504,6 +523,7 @@ template __global__ void roles<true, 3, false, 0, MMA_NONE>(int, u64*, u32*, u32
 template __global__ void roles<true, 0, false, 4, MMA_RS, true>(int, u64*, u32*, u32);
 template __global__ void roles<true, 3, true, 0, MMA_SS>(int, u64*, u32*, u32);
 template __global__ void skel<3, true, true, true, true>(int, u64*, u32*, u32);
+template __global__ void skel<3, true, true, true, true, 4>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -603,11 +623,11 @@ static void issue_run(int sms, u64* dcycles, u32* dsink) {
 
 
 // The skeleton's forms (skel): its 96 KB of stages, barriers and slack.
-template <int W, bool FENCE, bool WALK, bool AREW, bool BAR>
+template <int W, bool FENCE, bool WALK, bool AREW, bool BAR, int OWN = 0>
 static void skel_run(int sms, u64* dcycles, u32* dsink) {
   const int iters = 2048; // chunks: eight wgmmas each
   const size_t shm = 3 * 32768 + 64 + 1024;
-  auto k = skel<W, FENCE, WALK, AREW, BAR>;
+  auto k = skel<W, FENCE, WALK, AREW, BAR, OWN>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
   std::vector<double> per;
   for (int rep = 0; rep < 4; ++rep) {
@@ -621,8 +641,8 @@ static void skel_run(int sms, u64* dcycles, u32* dsink) {
       for (int w = 0; w < W; ++w) per.push_back((double)c[b * 4 + w] / iters);
   }
   const double med = quantile(per, 0.5);
-  printf("skel: %d consumer(s)%s%s%s%s: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
-         W, FENCE ? " +fence" : "", WALK ? " +walk" : "", AREW ? " +arew" : "", BAR ? " +barriers" : "", med, med / (8.0 * W),
+  printf("skel: %d consumer(s)%s%s%s%s own %d: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
+         W, FENCE ? " +fence" : "", WALK ? " +walk" : "", AREW ? " +arew" : "", BAR ? " +barriers" : "", OWN, med, med / (8.0 * W),
          quantile(per, 0.1), quantile(per, 0.9));
 }
 
@@ -646,6 +666,14 @@ int main(int argc, char** argv) {
     skel_run<3, false, false, false, true>(p.multiProcessorCount, dc, ds);
     skel_run<1, true, true, true, true>(p.multiProcessorCount, dc, ds);
     skel_run<2, true, true, true, true>(p.multiProcessorCount, dc, ds);
+    // The decode's own work after each wait (24 instructions a round; the
+    // GEMMs' decode of a half is ~60, with its raw loads).
+    skel_run<3, true, true, true, true, 1>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, true, true, 2>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, true, true, 4>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, true, true, 8>(p.multiProcessorCount, dc, ds);
+    skel_run<2, true, true, true, true, 2>(p.multiProcessorCount, dc, ds);
+    skel_run<2, true, true, true, true, 4>(p.multiProcessorCount, dc, ds);
     run<true, true, 0>(p.multiProcessorCount, 3, dc, ds);
     return 0;
   }
