@@ -505,6 +505,83 @@ __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink
 #endif
 }
 
+
+// Skelw (kernel-notes step 64): the skeleton's halves with OWN rounds of
+// decode-like work at a token width NW of 128 or 256, on W = 1 or 2
+// consumer warpgroups and no others (256 threads: room for n256's 128
+// accumulators), without the ring's barriers and on one 64 KB stage: does
+// a wider token tile, more tensor work per decoded fragment, hide the
+// decode that three n128 consumers do not?
+template <int W, int NW, int OWN>
+__global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sink, u32 seed) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const int tid = threadIdx.x, role = tid >> 7;
+  u32 raw;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(raw) : "l"(smem));
+  const u32 base = (raw + 1023u) & ~1023u;
+  for (int i = tid; i < 65536 / 4; i += blockDim.x)
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  if (role >= W) return;
+  float d[NW / 2];
+  u32 xa[4][4], ya[4][4], own[8], oh[8];
+#pragma unroll
+  for (int i = 0; i < NW / 2; ++i) d[i] = 0.f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) xa[j][r] = ya[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    own[c] = seed + tid + c;
+    oh[c] = 0x3C003C00u + c;
+  }
+  auto work = [&](u32 (&f)[4][4], int q) {
+#pragma unroll 1
+    for (int r = 0; r < OWN; ++r) {
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        own[c] = __byte_perm(own[c], seed, 0x5140u);
+        own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
+        oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) f[j][r] = oh[(4 * j + r) & 7] ^ ((u32)(q + j + r) * 0x3C00u);
+  };
+  wg_fence();
+  const u64 t0 = clock64();
+#pragma unroll 1
+  for (int q = 0; q < iters; ++q) {
+    wg_fence();
+#pragma unroll
+    for (int j = 0; j < 4; ++j) wg_mma<NW>(d, xa[j], wg_tdesc(base, j));
+    wg_commit();
+    wg_wait<1>(); // Y(j-1) done
+    work(ya, q);
+    wg_fence();
+#pragma unroll
+    for (int j = 0; j < 4; ++j) wg_mma<NW>(d, ya[j], wg_tdesc(base, 4 + j));
+    wg_commit();
+    wg_wait<1>(); // X(j) done
+    work(xa, q + 1);
+  }
+  wg_wait<0>();
+  const u64 t1 = clock64();
+#pragma unroll
+  for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  u32 s = __float_as_uint(d[0]) ^ xa[0][0] ^ ya[3][3] ^ own[0] ^ oh[7];
+  if (s == 0x12345678u) sink[tid & 511] = s;
+  if ((tid & 127) == 0) cycles[blockIdx.x * 4 + role] = t1 - t0;
+#else
+  asm volatile("trap;"); // wgmma is sm_90a only
+#endif
+}
+
 #ifdef __CUDACC_RTC__
 template __global__ void issueq<2, true>(int, u64*, u32*);
 template __global__ void issueq<1, false>(int, u64*, u32*);
@@ -524,6 +601,7 @@ template __global__ void roles<true, 0, false, 4, MMA_RS, true>(int, u64*, u32*,
 template __global__ void roles<true, 3, true, 0, MMA_SS>(int, u64*, u32*, u32);
 template __global__ void skel<3, true, true, true, true>(int, u64*, u32*, u32);
 template __global__ void skel<3, true, true, true, true, 4>(int, u64*, u32*, u32);
+template __global__ void skelw<2, 256, 3>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -646,6 +724,30 @@ static void skel_run(int sms, u64* dcycles, u32* dsink) {
          quantile(per, 0.1), quantile(per, 0.9));
 }
 
+
+// The wide skeleton's forms (skel): one 64 KB stage and the slack.
+template <int W, int NW, int OWN>
+static void skelw_run(int sms, u64* dcycles, u32* dsink) {
+  const int iters = 2048;
+  const size_t shm = 65536 + 1024;
+  auto k = skelw<W, NW, OWN>;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+  std::vector<double> per;
+  for (int rep = 0; rep < 4; ++rep) {
+    k<<<sms, 256, shm>>>(rep == 0 ? 64 : iters, dcycles, dsink, 1u);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    if (rep == 0) continue;
+    std::vector<u64> c((size_t)sms * 4);
+    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
+    for (int b = 0; b < sms; ++b)
+      for (int w = 0; w < W; ++w) per.push_back((double)c[b * 4 + w] / iters);
+  }
+  const double med = quantile(per, 0.5);
+  printf("skelw: %d consumer(s) n%d own %d: %7.1f cycles per chunk per consumer, %6.1f per m64n128k16 of tensor work (p10 %.1f, p90 %.1f per chunk)\n",
+         W, NW, OWN, med, med / (8.0 * W * NW / 128), quantile(per, 0.1), quantile(per, 0.9));
+}
+
 int main(int argc, char** argv) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
@@ -674,6 +776,16 @@ int main(int argc, char** argv) {
     skel_run<3, true, true, true, true, 8>(p.multiProcessorCount, dc, ds);
     skel_run<2, true, true, true, true, 2>(p.multiProcessorCount, dc, ds);
     skel_run<2, true, true, true, true, 4>(p.multiProcessorCount, dc, ds);
+    // Wider token tiles: the same halves at n256, two consumers.
+    skelw_run<2, 128, 0>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 128, 2>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 128, 3>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 256, 0>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 256, 2>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 256, 3>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 256, 4>(p.multiProcessorCount, dc, ds);
+    skelw_run<1, 256, 3>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, true, true, 3>(p.multiProcessorCount, dc, ds);
     run<true, true, 0>(p.multiProcessorCount, 3, dc, ds);
     return 0;
   }
