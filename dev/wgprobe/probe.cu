@@ -602,6 +602,7 @@ template __global__ void roles<true, 3, true, 0, MMA_SS>(int, u64*, u32*, u32);
 template __global__ void skel<3, true, true, true, true>(int, u64*, u32*, u32);
 template __global__ void skel<3, true, true, true, true, 4>(int, u64*, u32*, u32);
 template __global__ void skelw<2, 256, 3>(int, u64*, u32*, u32);
+template __global__ void skelw<2, 192, 3>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -785,6 +786,10 @@ int main(int argc, char** argv) {
     skelw_run<2, 256, 3>(p.multiProcessorCount, dc, ds);
     skelw_run<2, 256, 4>(p.multiProcessorCount, dc, ds);
     skelw_run<1, 256, 3>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 192, 2>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 192, 3>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 192, 4>(p.multiProcessorCount, dc, ds);
+    skelw_run<2, 64, 3>(p.multiProcessorCount, dc, ds);
     skel_run<3, true, true, true, true, 3>(p.multiProcessorCount, dc, ds);
     run<true, true, 0>(p.multiProcessorCount, 3, dc, ds);
     return 0;

@@ -860,6 +860,16 @@ static __device__ __forceinline__ void wg_mma_ss128(float (&d)[64], fg_u64 adesc
                : "l"(adesc), "l"(bdesc));
 }
 
+// m64n192k16: 96 accumulators per thread (dev/wgprobe's skelw; a tile
+// width of a 256-row token tile under fit64, kernel-notes step 64).
+template <>
+__device__ __forceinline__ void wg_mma<192>(float (&d)[96], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, {%96, %97, %98, %99}, %100, p, 1, 1, 0; }\n"
+               : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48), WG_F16(64), WG_F16(80)
+               : WG_A4, "l"(bdesc));
+}
+
 // m64n256k16 (WG_TM 256): 128 accumulators per thread. Each weight
 // register decoded feeds 256 token columns, half the decode per FLOP of
 // the 128-wide tile.
