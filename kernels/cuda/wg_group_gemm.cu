@@ -395,10 +395,11 @@
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
 #error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
 #endif
-#if WG_TM == 256 && (!WG_TOK || WG_FIT)
+#if WG_TM == 256 && (!WG_TOK || WG_FIT == 1)
 // 256 token rows: a 64 KB stage per chunk, which only fits beside the rest
-// without the raw token ring; and only whole-width tiles are compiled.
-#error "wg_group_gemm: WG_TM 256 needs the tokens decoded ahead (WG_TOK) and whole tiles (WG_FIT 0)"
+// without the raw token ring; whole-width tiles, or fit64's widths 64, 128,
+// 192 and 256 (kernel-notes step 65: the group's tall tile).
+#error "wg_group_gemm: WG_TM 256 needs the tokens decoded ahead (WG_TOK) and whole tiles or fit64 (WG_FIT 0 or 2)"
 #endif
 #if WG_DB && !WG_CREGS
 #error "wg_group_gemm: the whole-chunk pipeline (WG_DB) needs the register split (WG_CREGS)"
@@ -2250,6 +2251,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         WG_CASE(2)
         WG_CASE(3)
         WG_CASE(4)
+#if WG_TM == 256
+        WG_CASE(6) // fit64's n192 (only the 256-row token tile has it)
+#endif
         WG_CASE(8)
         default:
           break;
