@@ -133,6 +133,12 @@
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
 #define WG_PP 0
 #endif
+#ifndef WG_TALLW
+// Experiment (kernel-notes step 65), ptxas only: which of the 256-row
+// token tile's fit64 widths are compiled (1 n64, 2 n128, 4 n192, 8 n256);
+// a tile at a width not compiled is skipped (wrong sums).
+#define WG_TALLW 15
+#endif
 #ifndef WG_EPI
 // The dual GEMM's epilogue (kernel-notes step 29): 0 = the B2 consumer
 // hands its sums to the B1 consumer, which gates, stages and stores the
@@ -2248,10 +2254,14 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     break;
       switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
         WG_CASE(1)
+#if WG_TM != 256 || (WG_TALLW & 1)
         WG_CASE(2)
+#endif
         WG_CASE(3)
+#if WG_TM != 256 || (WG_TALLW & 2)
         WG_CASE(4)
-#if WG_TM == 256
+#endif
+#if WG_TM == 256 && (WG_TALLW & 4)
         WG_CASE(6) // fit64's n192 (only the 256-row token tile has it)
 #endif
         WG_CASE(8)
