@@ -899,13 +899,18 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 
 // wgmmaFitWidth is the wgmma width of a tile with live token rows under k:
 // the kernel's wg_fit_width (rounded up to 32, or 64 with fit64, at most
-// tile_m), tile_m without tail_width=fit.
+// tile_m, and at least 128 on the 256-token tile), tile_m without
+// tail_width=fit.
 func wgmmaFitWidth(k Knobs, live int) int {
 	q := map[string]int{"fit": 32, "fit64": 64}[k.TailWidth]
 	if q == 0 {
 		return k.TileM
 	}
-	return min(ceilDiv(live, q)*q, k.TileM)
+	w := min(ceilDiv(live, q)*q, k.TileM)
+	if k.TileM == 256 {
+		w = max(w, 128)
+	}
+	return w
 }
 
 // wgmmaRangesTable is ranges=cost's table for a grid of g blocks over the

@@ -163,7 +163,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtall or gtallptx}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe or gtall}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1291,17 +1291,6 @@ gtall)
 	BENCH_MAX=${T256_MAX:-150} BENCH_SHAPES=/tmp/g12.json bench g_t256_12 nvfp4_group_gemm "$T256" "$GS"
 	BENCH_MAX=60 BENCH_SHAPES=/tmp/g34.json bench g_t256_34 nvfp4_group_gemm "$T256" "$GS"
 	TITLE="step 65: the group's 256-token tile" summarize
-	pack
-	;;
-gtallptx)
-	# Step 65's registers: ptxas of the 256-token tile's bench1 module with
-	# each set of fit64 widths compiled (WG_TALLW: 1 n64, 2 n128, 4 n192,
-	# 8 n256), whole tiles, and the stream-K module.
-	T="-DDUAL=0 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_STM=1 -DWG_TM=256 -DWG_TOK=1"
-	for w in 15 14 11 10 8 12; do ptxas "w$w" $T -DWG_FIT=2 -DWG_SK=2 -DWG_TALLW=$w; done
-	ptxas full $T -DWG_FIT=0 -DWG_SK=2
-	ptxas full_tiles $T -DWG_FIT=0 -DWG_SK=0
-	grep -E "=== ptxas|C75|registers|spill" "$OUT/ptxas.log" | grep -v " 40 registers" >"$OUT/ptxas_summary.txt"
 	pack
 	;;
 skelprobe)

@@ -133,12 +133,6 @@
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
 #define WG_PP 0
 #endif
-#ifndef WG_TALLW
-// Experiment (kernel-notes step 65), ptxas only: which of the 256-row
-// token tile's fit64 widths are compiled (1 n64, 2 n128, 4 n192, 8 n256);
-// a tile at a width not compiled is skipped (wrong sums).
-#define WG_TALLW 15
-#endif
 #ifndef WG_EPI
 // The dual GEMM's epilogue (kernel-notes step 29): 0 = the B2 consumer
 // hands its sums to the B1 consumer, which gates, stages and stores the
@@ -206,7 +200,16 @@
 // four (WG_FIT 1 serialized them at 160 registers too, C7512).
 #define WG_FITQ (WG_FIT == 2 ? 64 : 32)
 // A tail tile's wgmma width: its live token rows rounded up to WG_FITQ, at most WG_TM.
+// The 256-row token tile's narrowest width is 128: with n64 compiled as well
+// ptxas serialized its wgmmas for lack of registers (C7512; without it none
+// of its three widths did: kernel-notes step 65), so its tiles of up to 128
+// live rows run at n128.
+#if WG_TM == 256
+#define wg_fit_width_q(live) (((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ)
+#define wg_fit_width(live) (wg_fit_width_q(live) < 128 ? 128 : wg_fit_width_q(live) < WG_TM ? wg_fit_width_q(live) : WG_TM)
+#else
 #define wg_fit_width(live) (((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ < WG_TM ? ((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ : WG_TM)
+#endif
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -2254,14 +2257,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     break;
       switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
         WG_CASE(1)
-#if WG_TM != 256 || (WG_TALLW & 1)
-        WG_CASE(2)
+#if WG_TM != 256
+        WG_CASE(2) // (the 256-row tile's narrowest width is n128)
 #endif
         WG_CASE(3)
-#if WG_TM != 256 || (WG_TALLW & 2)
         WG_CASE(4)
-#endif
-#if WG_TM == 256 && (WG_TALLW & 4)
+#if WG_TM == 256
         WG_CASE(6) // fit64's n192 (only the 256-row token tile has it)
 #endif
         WG_CASE(8)
