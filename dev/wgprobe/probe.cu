@@ -382,6 +382,53 @@ __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* si
 }
 
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// The block's dynamic shared memory, 1024-aligned (the 128-byte swizzle),
+// its first bytes zeroed (skel, skelw).
+static __device__ __forceinline__ u32 skel_smem(int bytes) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  u32 raw;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(raw) : "l"(smem));
+  const u32 base = (raw + 1023u) & ~1023u;
+  for (int i = threadIdx.x; i < bytes / 4; i += blockDim.x)
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
+  return base;
+}
+
+// The skeletons' decode-like work (skel, skelw): own and oh start from the
+// thread and the seed; a round is eight PRMT, LOP3, HMUL2 chains, as
+// roles' OWN; a half's fragments are then made from their results and the
+// chunk index q (so that they change every chunk), as a decode's output
+// feeds the next half's wgmmas.
+static __device__ __forceinline__ void skel_own_init(u32 (&own)[8], u32 (&oh)[8], u32 seed, int tid) {
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    own[c] = seed + tid + c;
+    oh[c] = 0x3C003C00u + c;
+  }
+}
+template <int OWN>
+static __device__ __forceinline__ void skel_own(u32 (&own)[8], u32 (&oh)[8], u32 seed) {
+#pragma unroll 1
+  for (int r = 0; r < OWN; ++r) {
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      own[c] = __byte_perm(own[c], seed, 0x5140u);
+      own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
+      oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
+    }
+  }
+}
+// Fragments from the rounds' results (USE_OH), or from q alone.
+template <bool USE_OH>
+static __device__ __forceinline__ void skel_frags(u32 (&f)[4][4], const u32 (&oh)[8], int q) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) f[j][r] = (USE_OH ? oh[(4 * j + r) & 7] : 0u) ^ ((u32)(q + j + r) * 0x3C00u);
+}
+#endif
+
 // Skel (kernel-notes step 64): the GEMMs' consumer skeleton, built up one
 // element at a time, to find what runs the pipe at ~104 cycles per
 // m64n128k16 in the group GEMM's chunk with no copies and no decode
@@ -408,14 +455,9 @@ __global__ void __launch_bounds__(256, 1) issueq(int iters, u64* cycles, u32* si
 template <int W, bool FENCE, bool WALK, bool AREW, bool BAR, int OWN = 0>
 __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ __align__(1024) unsigned char smem[];
   const int tid = threadIdx.x, role = tid >> 7;
-  u32 raw;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(raw) : "l"(smem));
-  const u32 base = (raw + 1023u) & ~1023u;
+  const u32 base = skel_smem(3 * 32768);
   const u32 full0 = base + 3 * 32768, empty0 = full0 + 3 * 8;
-  for (int i = tid; i < 3 * 32768 / 4; i += blockDim.x)
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
   if (tid == 0)
     for (int s = 0; s < 3; ++s) {
       wg_bar_init(full0 + 8 * s, 1);
@@ -445,29 +487,11 @@ __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink
       ya[j][r] = (seed + tid + 4 * j + r + 16) * 0x3C00u;
     }
   u32 own[8], oh[8];
-#pragma unroll
-  for (int c = 0; c < 8; ++c) {
-    own[c] = seed + tid + c;
-    oh[c] = 0x3C003C00u + c;
-  }
-  // OWN rounds of decode-like work, then (AREW) a half's fragments from
-  // their results.
+  skel_own_init(own, oh, seed, tid);
+  // OWN rounds of decode-like work, then (AREW) a half's fragments.
   auto work = [&](u32 (&f)[4][4], int q) {
-#pragma unroll 1
-    for (int r = 0; r < OWN; ++r) {
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        own[c] = __byte_perm(own[c], seed, 0x5140u);
-        own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
-        oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
-      }
-    }
-    if (AREW) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) f[j][r] = (OWN ? oh[(4 * j + r) & 7] : 0u) ^ ((u32)(q + j + r) * 0x3C00u);
-    }
+    skel_own<OWN>(own, oh, seed);
+    if (AREW) skel_frags<(OWN > 0)>(f, oh, q);
   };
   wg_fence();
   const u64 t0 = clock64();
@@ -515,13 +539,8 @@ __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink
 template <int W, int NW, int OWN>
 __global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ __align__(1024) unsigned char smem[];
   const int tid = threadIdx.x, role = tid >> 7;
-  u32 raw;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(raw) : "l"(smem));
-  const u32 base = (raw + 1023u) & ~1023u;
-  for (int i = tid; i < 65536 / 4; i += blockDim.x)
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(base + 4 * i), "r"(0u) : "memory");
+  const u32 base = skel_smem(65536);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
   if (role >= W) return;
@@ -533,25 +552,10 @@ __global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sin
   for (int j = 0; j < 4; ++j)
 #pragma unroll
     for (int r = 0; r < 4; ++r) xa[j][r] = ya[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
-#pragma unroll
-  for (int c = 0; c < 8; ++c) {
-    own[c] = seed + tid + c;
-    oh[c] = 0x3C003C00u + c;
-  }
+  skel_own_init(own, oh, seed, tid);
   auto work = [&](u32 (&f)[4][4], int q) {
-#pragma unroll 1
-    for (int r = 0; r < OWN; ++r) {
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        own[c] = __byte_perm(own[c], seed, 0x5140u);
-        own[c] = (own[c] & 0x0F0F0F0Fu) ^ seed;
-        oh[c] = wg_hmul2(oh[c], own[c] | 0x3C003C00u);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) f[j][r] = oh[(4 * j + r) & 7] ^ ((u32)(q + j + r) * 0x3C00u);
+    skel_own<OWN>(own, oh, seed);
+    skel_frags<true>(f, oh, q);
   };
   wg_fence();
   const u64 t0 = clock64();
@@ -701,49 +705,42 @@ static void issue_run(int sms, u64* dcycles, u32* dsink) {
 }
 
 
-// The skeleton's forms (skel): its 96 KB of stages, barriers and slack.
-template <int W, bool FENCE, bool WALK, bool AREW, bool BAR, int OWN = 0>
-static void skel_run(int sms, u64* dcycles, u32* dsink) {
+// The skeletons' cycles per chunk: kernel k (one block per SM, threads
+// threads, shm bytes of dynamic shared memory) warmed up once, then run
+// three times for 2,048 chunks; per chunk, each block's first w warpgroup
+// slots.
+template <class Kernel>
+static std::vector<double> skel_chunks(Kernel k, int sms, int threads, size_t shm, int w, u64* dcycles, u32* dsink) {
   const int iters = 2048; // chunks: eight wgmmas each
-  const size_t shm = 3 * 32768 + 64 + 1024;
-  auto k = skel<W, FENCE, WALK, AREW, BAR, OWN>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
   std::vector<double> per;
   for (int rep = 0; rep < 4; ++rep) {
-    k<<<sms, 512, shm>>>(rep == 0 ? 64 : iters, dcycles, dsink, 1u);
+    k<<<sms, threads, shm>>>(rep == 0 ? 64 : iters, dcycles, dsink, 1u);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     if (rep == 0) continue;
     std::vector<u64> c((size_t)sms * 4);
     CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
     for (int b = 0; b < sms; ++b)
-      for (int w = 0; w < W; ++w) per.push_back((double)c[b * 4 + w] / iters);
+      for (int i = 0; i < w; ++i) per.push_back((double)c[b * 4 + i] / iters);
   }
+  return per;
+}
+
+// The skeleton's forms (skel): its 96 KB of stages, barriers and slack.
+template <int W, bool FENCE, bool WALK, bool AREW, bool BAR, int OWN = 0>
+static void skel_run(int sms, u64* dcycles, u32* dsink) {
+  std::vector<double> per = skel_chunks(skel<W, FENCE, WALK, AREW, BAR, OWN>, sms, 512, 3 * 32768 + 64 + 1024, W, dcycles, dsink);
   const double med = quantile(per, 0.5);
   printf("skel: %d consumer(s)%s%s%s%s own %d: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
          W, FENCE ? " +fence" : "", WALK ? " +walk" : "", AREW ? " +arew" : "", BAR ? " +barriers" : "", OWN, med, med / (8.0 * W),
          quantile(per, 0.1), quantile(per, 0.9));
 }
 
-
-// The wide skeleton's forms (skel): one 64 KB stage and the slack.
+// The wide skeleton's forms (skelw): one 64 KB stage and the slack.
 template <int W, int NW, int OWN>
 static void skelw_run(int sms, u64* dcycles, u32* dsink) {
-  const int iters = 2048;
-  const size_t shm = 65536 + 1024;
-  auto k = skelw<W, NW, OWN>;
-  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
-  std::vector<double> per;
-  for (int rep = 0; rep < 4; ++rep) {
-    k<<<sms, 256, shm>>>(rep == 0 ? 64 : iters, dcycles, dsink, 1u);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    if (rep == 0) continue;
-    std::vector<u64> c((size_t)sms * 4);
-    CK(cudaMemcpy(c.data(), dcycles, c.size() * sizeof(u64), cudaMemcpyDeviceToHost));
-    for (int b = 0; b < sms; ++b)
-      for (int w = 0; w < W; ++w) per.push_back((double)c[b * 4 + w] / iters);
-  }
+  std::vector<double> per = skel_chunks(skelw<W, NW, OWN>, sms, 256, 65536 + 1024, W, dcycles, dsink);
   const double med = quantile(per, 0.5);
   printf("skelw: %d consumer(s) n%d own %d: %7.1f cycles per chunk per consumer, %6.1f per m64n128k16 of tensor work (p10 %.1f, p90 %.1f per chunk)\n",
          W, NW, OWN, med, med / (8.0 * W * NW / 128), quantile(per, 0.1), quantile(per, 0.9));
