@@ -273,13 +273,12 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		fmt.Fprintln(stdout)
 	}
 	if o.modes["open"] {
-		oc := newClient(10 * time.Second)
 		fmt.Fprintf(stdout, "Open loop, %.0f rps offered:\n\n", o.rate)
 		fmt.Fprintln(stdout, "| page | served (rps) | p50 (ms) | p90 (ms) | p99 (ms) | refused (503) | failed | not sent |")
 		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, t := range targets {
 			fmt.Fprintf(stderr, "%dx: open loop %s\n", scale, t.name)
-			r := openLoop(ctx, oc, base, t, o.rate, o.d, 1024)
+			r := openLoop(ctx, c, base, t, o.rate, o.d, 1024)
 			p := r.percentiles(isOK, 0.5, 0.9, 0.99)
 			refused := r.count(isRefused)
 			fmt.Fprintf(stdout, "| %s | %.0f | %s | %s | %s | %d | %d | %d |\n", t.name, r.goodput(), ms(p[0]), ms(p[1]), ms(p[2]),
@@ -302,7 +301,6 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			return err
 		}
 		defer ostop()
-		oc := newClient(10 * time.Second)
 		if o.serverCPUs != "" {
 			what += ", pinned to CPUs " + o.serverCPUs
 		}
@@ -320,7 +318,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 			if t.name == "" {
 				continue
 			}
-			overloadPage(ctx, o, c, oc, obase, opid, t, limit, scale, stdout, stderr)
+			overloadPage(ctx, o, c, obase, opid, t, limit, scale, stdout, stderr)
 		}
 		fmt.Fprintln(stdout)
 	}
@@ -385,7 +383,7 @@ func startServer(ctx context.Context, cmd []string, path, logSuffix string, extr
 // requests, which costs CPU; as many as the server admits leave an idle
 // gap between an answer and the next request); each pass is bracketed by
 // a closed loop before and after it, and its ratio is taken to their mean.
-func overloadPage(ctx context.Context, o options, c, oc *client, base string, pid int, t target, limit, scale int, stdout, stderr io.Writer) {
+func overloadPage(ctx context.Context, o options, c *client, base string, pid int, t target, limit, scale int, stdout, stderr io.Writer) {
 	best, n := 0.0, 0
 	for _, k := range capacityConns(o.conns, limit) {
 		g := closedLoop(ctx, c, base, t, k, o.d).goodput()
@@ -419,7 +417,7 @@ func overloadPage(ctx context.Context, o options, c, oc *client, base string, pi
 		fmt.Fprintf(stderr, "%dx: overload %s at %.0f rps\n", scale, label, offered)
 		cpuBefore := capCPU
 		m := startCPU(pid)
-		r := openLoop(ctx, oc, base, t, offered, o.d, 1024)
+		r := openLoop(ctx, c, base, t, offered, o.d, 1024)
 		openCPU := usPair(m.perRequest(len(r.samples)))
 		after := capacity()
 		mean := (before + after) / 2
