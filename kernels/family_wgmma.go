@@ -143,7 +143,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		}
 	}
 	return []KnobSpec{
-		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
+		{Key: "tile_m", Values: []string{"64", "128", "256"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16; 256 (m64n256k16, 128 accumulators: each decoded weight register feeds up to 256 token columns, so a group of up to 256 tokens is one tile, at n64, n128, n192 or n256 under tail_width=fit64) needs tokens=once, two consumers of one 64-row block (tile_n=128), stages=2 and registers=split (its 64 KB stages), tail_width full or fit64; built because the consumer skeleton in dev/wgprobe runs two consumers' n256 halves at the tensor pipe's peak through the decode's work where three consumers' n128 halves run at ~75% of it (H100, dev/gpucall/dual.sh skelprobe, docs/kernel-notes.md step 64)"},
 		{Key: "tile_n", Values: []string{"128", "192", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each, or three of 64 (192, consumers=3); auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit", "fit64"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; at the even budget, or with three consumers at 160, ptxas serializes the wgmmas for lack of registers, C7512; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9); fit64 = rounded up to 64 (two widths, n64 and n128: less saved per tail, half the widths' code)"},
@@ -160,6 +160,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		{Key: "consumers", Values: []string{"2", "3"}, Default: "2", Doc: "consumer warpgroups: 2, or 3 (512 threads: a third warp per scheduler to hide the decode chains' latency, and a token stage shared by 192 weight rows instead of 128; needs tokens=once, whose producer is one thread, so registers=split gives each consumer 160 and the producer 32); with tile_n=auto, 3 makes the wide candidate three consumers' 192 rows instead of two consumers' 256"},
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
+		wgmmaTokenCopyKnob,
 	}
 }
 
@@ -167,6 +168,11 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 // writes (WG_TOKLIVE).
 var wgmmaTokenRowsKnob = KnobSpec{Key: "token_rows", Values: []string{"all", "live"}, Default: "all", Narrows: true,
 	Doc: "all = wg_tokens writes every stage whole, with zeros for a token tile's rows past its group's M; live = only the rows that exist (one bulk store per 64-K block), the rest keeping what the workspace held, which a wgmma reads only into token columns no epilogue stores (WG_TOKLIVE); needs tokens=once; group bench1 and bench2 decode 1,408 and 1,664 token rows for the 1,024 that exist, and the GEMM waits for that launch; measured 1.0019x the group best on an H100 (bench1 1.009x, the others within 0.3%; four small test shapes 1.2-3.6% slower: dev/gpucall/dual.sh live, docs/kernel-notes.md step 34)"}
+
+// wgmmaTokenCopyKnob is how much of a token stage the GEMM's producer
+// copies into shared memory per chunk (WG_TOKW).
+var wgmmaTokenCopyKnob = KnobSpec{Key: "token_copy", Values: []string{"stage", "width"}, Default: "stage", Narrows: true,
+	Doc: "stage = the producer thread copies every token stage whole (tile_m x 256 bytes) whatever the tile's wgmma width; width = only the rows the tile's wgmma reads (its fit width: two bulk copies of width x 128 bytes, one per 64-K block), so a narrower tail tile pulls fewer token bytes through L2; needs tokens=once and tail_width fit or fit64, with the producer thread streaming the stages (not weights=shared or staged, not producer=folded); built because the 256-token tile copies 64 KB a stage for tiles mostly 128-192 wide (docs/kernel-notes.md step 66)"}
 
 // wgmmaRangesKnob says how stream-K cuts the group GEMM's chunks between
 // blocks (WG_RANGES).
@@ -581,6 +587,9 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.Value("token_rows") == "live" && !wgmmaTokensOnce(k) {
 		return &KnobError{Knob: "token_rows", Value: "live", Reason: "only the decode-ahead launch writes token stages: token_rows=live needs tokens=once"}
 	}
+	if k.Value("token_copy") == "width" && (!wgmmaTokensOnce(k) || !wgmmaFit(k) || wgmmaSharedA(k) || wgmmaStagedA(k) || wgmmaFold(problem, k)) {
+		return &KnobError{Knob: "token_copy", Value: "width", Reason: "copies of a tile's wgmma width need tokens=once, tail_width fit or fit64 and the producer thread streaming the stages (not weights=shared or staged, not producer=folded)"}
+	}
 	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
 		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
 	}
@@ -626,7 +635,10 @@ func checkWgmma(problem string, k Knobs) error {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
-	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128) {
+	} else if k.TileM == 256 && (!wgmmaTokensOnce(k) || wgmmaConsumers(problem, k) != 2 || mb != 1 || k.TailWidth == "fit" || k.Stages != 2 ||
+		wgmmaFold(problem, k) || wgmmaChunks(k) || wgmmaSharedA(k) || wgmmaStagedA(k)) {
+		return &KnobError{Knob: "tile_m", Value: "256", Reason: "the group's 256-token tile (64 KB per stage) needs tokens=once, two consumers of one 64-row block (tile_n=128), stages=2, pipeline=halves, register weights, a producer warpgroup and tail_width full or fit64"}
+	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64 or 128 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
 	}
 	chunks := wgmmaChunks(k)
@@ -677,6 +689,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_STM":     k.Value("staging") == "stmatrix",
 		"WG_RANGES":  wgmmaCostRanges(k),
 		"WG_TOKLIVE": k.Value("token_rows") == "live",
+		"WG_TOKW":    k.Value("token_copy") == "width",
 		"WG_SSA":     wgmmaSharedA(k),
 		"WG_CSA":     wgmmaStagedA(k),
 	} {
@@ -896,13 +909,18 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 
 // wgmmaFitWidth is the wgmma width of a tile with live token rows under k:
 // the kernel's wg_fit_width (rounded up to 32, or 64 with fit64, at most
-// tile_m), tile_m without tail_width=fit.
+// tile_m, and at least 128 on the 256-token tile), tile_m without
+// tail_width=fit.
 func wgmmaFitWidth(k Knobs, live int) int {
 	q := map[string]int{"fit": 32, "fit64": 64}[k.TailWidth]
 	if q == 0 {
 		return k.TileM
 	}
-	return min(ceilDiv(live, q)*q, k.TileM)
+	w := min(ceilDiv(live, q)*q, k.TileM)
+	if k.TileM == 256 {
+		w = max(w, 128)
+	}
+	return w
 }
 
 // wgmmaRangesTable is ranges=cost's table for a grid of g blocks over the

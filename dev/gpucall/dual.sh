@@ -95,6 +95,7 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
+#   bash dev/gpucall/dual.sh gtw [TOTAL]         # step 66: token_copy=width on the group's 256-token tile and on the group best: the probe's build, ptxas, tests, pairings
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
@@ -153,8 +154,9 @@
 # docs/BENCHMARKS.md section 32; lw (stage_sync, WG_LW: one arrival per
 # consumer warp and lane 0 polling the token ring, 0.984x, session 21's
 # call 3) with the knob, its source at 671e4d0; gtall and gtallptx (the
-# group's tile_m=256 with fit64, 0.762x and 0.957x on bench1-2, session 21's
-# calls 8-10) with the knob value, their source at c7750bb and daf4e25.
+# group's tile_m=256 with fit64 and whole-stage token copies, 0.762x and
+# 0.957x on bench1-2, session 21's calls 8-10: gtw measures the tile again
+# with token_copy=width), their source at c7750bb and daf4e25.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -164,7 +166,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel or skelprobe}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe or gtw}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1276,6 +1278,28 @@ wgprobe)
 	probebuild
 	step wgprobe 200 wgprobe.txt /tmp/wgprobe
 	grep -E "cycles per wgmma|SMs|wgprobe:|C75" "$OUT/wgprobe.txt"
+	pack
+	;;
+gtw)
+	# Step 66: token_copy=width (the producer copies a tile's fit width of
+	# each token stage, not the whole stage) on the group's 256-token tile
+	# and on the group best: the probe's nvcc build first (its last refactor
+	# was only syntax-checked), ptxas of the 256-token bench1 module, tests,
+	# then T256W against the best, T256W against T256 (what the copies
+	# cost), the best with width copies against itself.
+	probebuild
+	grep -E "rror|C75" "$OUT/wgprobe.txt" | head -5
+	bestvars
+	benchshapes
+	T256="wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
+	ptxas t256w -DDUAL=0 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_SK=2 -DWG_STM=1 -DWG_TM=256 -DWG_TOK=1 -DWG_TOKW=1
+	ptxsummary >"$OUT/ptxas_summary.txt"
+	tests g_t256w_tests nvfp4_group_gemm "$T256&token_copy=width" "$GS&token_copy=width"
+	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
+	BENCH_MAX=${T256_MAX:-100} BENCH_SHAPES=/tmp/g12.json bench g_t256w_gs nvfp4_group_gemm "$T256&token_copy=width" "$GS"
+	BENCH_MAX=60 BENCH_SHAPES=/tmp/g12.json bench g_t256w_t256 nvfp4_group_gemm "$T256&token_copy=width" "$T256"
+	BENCH_MAX=90 bench g_gsw_gs nvfp4_group_gemm "$GS&token_copy=width" "$GS"
+	TITLE="step 66: token copies of the tile's width" summarize
 	pack
 	;;
 skelprobe)
