@@ -96,6 +96,7 @@
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
 #   bash dev/gpucall/dual.sh gtw [TOTAL]         # step 66: token_copy=width on the group's 256-token tile and on the group best: the probe's build, ptxas, tests, pairings
+#   bash dev/gpucall/dual.sh gtw2 [TOTAL]        # step 66: the best's width copies on bench3-4; ncu of bench1's L2 throughput for the best and the 256-token tile, with and without width copies
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
@@ -166,7 +167,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe or gtw}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtw or gtw2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1300,6 +1301,28 @@ gtw)
 	BENCH_MAX=60 BENCH_SHAPES=/tmp/g12.json bench g_t256w_t256 nvfp4_group_gemm "$T256&token_copy=width" "$T256"
 	BENCH_MAX=90 bench g_gsw_gs nvfp4_group_gemm "$GS&token_copy=width" "$GS"
 	TITLE="step 66: token copies of the tile's width" summarize
+	pack
+	;;
+gtw2)
+	# Step 66, second call: the best with width copies on bench3-4, then ncu
+	# of bench1 (clocks not locked) for the best, the best with width
+	# copies and the 256-token tile with and without them: L2 throughput
+	# and bytes beside the tensor pipe's activity.
+	bestvars
+	benchshapes
+	T256="wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
+	BENCH_MAX=70 BENCH_SHAPES=/tmp/g34.json bench g_gsw_gs34 nvfp4_group_gemm "$GS&token_copy=width" "$GS"
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,lts__t_sectors_op_read.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum
+	for x in "GS $GS" "GSW $GS&token_copy=width" "T256W $T256&token_copy=width" "T256 $T256"; do
+		set -- $x
+		echo "### $1 g1" >>"$OUT/ncu_l2.txt"
+		NCU_MAX=40 ncubench "ncu_$1" 80 ncu_l2.txt nvfp4_group_gemm "$2" /tmp/tl_g1.json -k regex:wg_group_gemm \
+			--clock-control none --launch-skip 10 --launch-count 1 --metrics "$m"
+	done
+	grep -E "^###|gpu__time|per_second|lts__|dram__|pipe_|xbar" "$OUT/ncu_l2.txt" >"$OUT/l2prof.txt"
+	cat "$OUT/l2prof.txt"
+	TITLE="step 66: the best's width copies on bench3-4; L2 under ncu" summarize
 	pack
 	;;
 skelprobe)
