@@ -97,6 +97,7 @@
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
 #   bash dev/gpucall/dual.sh gtw [TOTAL]         # step 66: token_copy=width on the group's 256-token tile and on the group best: the probe's build, ptxas, tests, pairings
 #   bash dev/gpucall/dual.sh gtw3 [TOTAL]        # step 66: the 256-token tile with width copies and ranges=cost: tests, paired with the best and with equal ranges on bench1-2
+#   bash dev/gpucall/dual.sh gtwmarks [TOTAL]    # step 66: chunk marks of the 256-token tile with width copies and of the group best, bench1-2 (bin/web_stamp)
 #   bash dev/gpucall/dual.sh gtw2 [TOTAL]        # step 66: the best's width copies on bench3-4; ncu of bench1's L2 throughput for the best and the 256-token tile, with and without width copies
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
@@ -168,7 +169,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtw, gtw2 or gtw3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtw, gtw2, gtw3 or gtwmarks}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1340,6 +1341,26 @@ gtw3)
 	BENCH_MAX=100 BENCH_SHAPES=/tmp/g12.json bench g_t256wc_gs nvfp4_group_gemm "$T256W&ranges=cost" "$GS"
 	BENCH_MAX=100 BENCH_SHAPES=/tmp/g12.json bench g_t256wc_t256w nvfp4_group_gemm "$T256W&ranges=cost" "$T256W"
 	TITLE="step 66: the 256-token tile with cost-balanced ranges" summarize
+	pack
+	;;
+gtwmarks)
+	# Step 66, fourth call: consumer 0's chunk marks in block 0 (WG_STAMP,
+	# bin/web_stamp from expbuild.sh stamp WG_STAMP=1) of the 256-token tile
+	# with width copies and of the best, on bench1 and bench2 (block 0's
+	# first tile: n256 and n128 respectively), summarized by stamps.py.
+	bestvars
+	unpackexp
+	benchshapes
+	T256W="wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&token_copy=width"
+	for s in g1 g2; do
+		for x in "t256w $T256W" "gs $GS"; do
+			set -- $x
+			stampbench "$1$s" ./bin/web_stamp "$2" nvfp4_group_gemm "/tmp/tl_$s.json"
+			echo "### $1 $s" >>"$OUT/stamps.txt"
+			python3 dev/gpucall/stamps.py "$OUT/stamp_$1$s.txt" >>"$OUT/stamps.txt" 2>&1
+		done
+	done
+	cat "$OUT/stamps.txt"
 	pack
 	;;
 skelprobe)
