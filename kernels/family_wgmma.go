@@ -161,6 +161,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaRangesKnob,
 		wgmmaTokenRowsKnob,
 		wgmmaTokenCopyKnob,
+		wgmmaTokenWaitKnob,
 	}
 }
 
@@ -173,6 +174,11 @@ var wgmmaTokenRowsKnob = KnobSpec{Key: "token_rows", Values: []string{"all", "li
 // copies into shared memory per chunk (WG_TOKW).
 var wgmmaTokenCopyKnob = KnobSpec{Key: "token_copy", Values: []string{"stage", "width"}, Default: "stage", Narrows: true,
 	Doc: "stage = the producer thread copies every token stage whole (tile_m x 256 bytes) whatever the tile's wgmma width; width = only the rows the tile's wgmma reads (its fit width: two bulk copies of width x 128 bytes, one per 64-K block), so a narrower tail tile pulls fewer token bytes through L2; needs tokens=once and tail_width fit or fit64, with the producer thread streaming the stages (not weights=shared or staged, not producer=folded); built because the 256-token tile copies 64 KB a stage for tiles mostly 128-192 wide (docs/kernel-notes.md step 66)"}
+
+// wgmmaTokenWaitKnob is how a consumer waits for its next token stage
+// (WG_TWE).
+var wgmmaTokenWaitKnob = KnobSpec{Key: "token_wait", Values: []string{"block", "early"}, Default: "block", Narrows: true,
+	Doc: "block = each consumer waits for the next chunk's token stage in a try_wait loop once it has decoded its next X half; early = it tests the stage (mbarrier.test_wait) as soon as it has issued the next weights' copies and skips the loop where the stage was full then, so the test's latency overlaps the weights' wait and the decode; the halves pipeline only (not pipeline=chunks, producer=folded, weights=shared or staged); built because each consumer of the group best waited ~150-190 cycles a chunk at stages that had landed long before, one try_wait's latency (docs/kernel-notes.md steps 62 and 66)"}
 
 // wgmmaRangesKnob says how stream-K cuts the group GEMM's chunks between
 // blocks (WG_RANGES).
@@ -590,6 +596,9 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.Value("token_copy") == "width" && (!wgmmaTokensOnce(k) || !wgmmaFit(k) || wgmmaSharedA(k) || wgmmaStagedA(k) || wgmmaFold(problem, k)) {
 		return &KnobError{Knob: "token_copy", Value: "width", Reason: "copies of a tile's wgmma width need tokens=once, tail_width fit or fit64 and the producer thread streaming the stages (not weights=shared or staged, not producer=folded)"}
 	}
+	if k.Value("token_wait") == "early" && (wgmmaChunks(k) || wgmmaFold(problem, k) || wgmmaSharedA(k) || wgmmaStagedA(k)) {
+		return &KnobError{Knob: "token_wait", Value: "early", Reason: "the early test of the next token stage is in the halves pipeline: not with pipeline=chunks, producer=folded or weights=shared or staged"}
+	}
 	if k.Value("ranges") == "cost" && (k.Value("schedule") == "tiles" || !wgmmaFit(k) || wgmmaProducerWeights(k)) {
 		return &KnobError{Knob: "ranges", Value: "cost", Reason: "cost-balanced ranges cut stream-K's chunks by their tiles' wgmma widths: they need a schedule with stream-K (streamk, hybrid, auto or autohybrid), tail_width fit or fit64 (otherwise every chunk costs the same) and a prefetch other than producer (its copiers walk equal ranges)"}
 	}
@@ -690,6 +699,7 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_RANGES":  wgmmaCostRanges(k),
 		"WG_TOKLIVE": k.Value("token_rows") == "live",
 		"WG_TOKW":    k.Value("token_copy") == "width",
+		"WG_TWE":     k.Value("token_wait") == "early",
 		"WG_SSA":     wgmmaSharedA(k),
 		"WG_CSA":     wgmmaStagedA(k),
 	} {

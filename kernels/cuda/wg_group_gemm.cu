@@ -260,6 +260,20 @@
 #if WG_PRO && (!WG_TOK || WG_PDL || WG_RDY || WG_FOLD || WG_SSA || WG_CSA)
 #error "wg_group_gemm: WG_PRO decodes the tokens inside the GEMM: it needs WG_TOK's workspace and its one-thread producer, without WG_PDL, WG_RDY, WG_FOLD, WG_SSA or WG_CSA"
 #endif
+#ifndef WG_TWE
+// 1 (the halves pipeline, not WG_DB, WG_FOLD, WG_SSA or WG_CSA): each
+// consumer tests the next chunk's token stage (mbarrier.test_wait) right
+// after it has issued the next weights' copies, before it waits for them
+// and decodes its next X half, and skips the blocking try_wait loop where
+// that test found the stage full. Each consumer waited ~150-190 cycles a
+// chunk at a stage whose copy had landed long before: one try_wait's
+// latency, which the test's overlaps with the wait and the decode
+// (kernel-notes steps 62 and 66).
+#define WG_TWE 0
+#endif
+#if WG_TWE && (WG_DB || WG_FOLD || WG_SSA || WG_CSA)
+#error "wg_group_gemm: WG_TWE tests the next token stage in the halves pipeline: not with WG_DB, WG_FOLD, WG_SSA or WG_CSA"
+#endif
 #ifndef WG_TOKW
 // 1 (needs WG_TOK and WG_FIT, the producer thread streaming the stages):
 // the GEMM copies only the token rows a tile's wgmma reads, its fit width
@@ -771,6 +785,16 @@ static __device__ __forceinline__ void wg_bulk_load(fg_u32 dst, const void* src,
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
+}
+// Whether the phase of parity has completed, without blocking (WG_TWE).
+static __device__ __forceinline__ fg_u32 wg_bar_test(fg_u32 bar, fg_u32 parity) {
+  fg_u32 done;
+  asm volatile(
+      "{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done;
 }
 static __device__ __forceinline__ void wg_bar_wait(fg_u32 bar, fg_u32 parity) {
   fg_u32 done;
@@ -1309,12 +1333,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_TL
   bool tl_pf = true; // this piece's first tokens not yet marked
 #endif
+  fg_u32 landed = 0; // WG_TWE: the next stage tested full early
   auto tokens = [&](int& st) {
     st = q % STAGES;
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 1 + 2 * c : 24, q);
 #endif
-    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+    if (!WG_TWE || !landed) wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+    landed = 0;
 #if WG_STAMP
     if (c < 3 && (tid & 127) == 0) wg_stamp(c < 2 ? 2 + 2 * c : 25, q);
 #endif
@@ -1556,6 +1582,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       if (it + WG_LA < k1) load(it + WG_LA);
       wg_cp_commit();
     }
+    if (WG_TWE && it + 1 < k1) landed = wg_bar_test(full0 + 8 * ((q + 1) % STAGES), ((q + 1) / STAGES) & 1);
     if (it + 1 < k1) {
       if (WG_PW)
         wland(q + 1);
