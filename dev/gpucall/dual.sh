@@ -1372,6 +1372,9 @@ gtwe)
 	benchshapes
 	ptxas gtwe -DDUAL=0 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1 -DWG_TWE=1
 	ptxsummary >"$OUT/ptxas_summary.txt"
+	# Where ptxas put the test's predicate use: the SASS after each phase check.
+	CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+	"$CUOBJ" -sass /tmp/wg.cubin | grep -n -B2 -A14 "PHASECHK" | head -400 >"$OUT/sass_twe.txt" 2>&1
 	tests g_twe_tests nvfp4_group_gemm "$GS&token_wait=early" "$GS"
 	tests d_twe_tests nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
 	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
