@@ -139,6 +139,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaWeightsKnob,
 			wgmmaEpilogueKnob,
 			wgmmaStagingKnob,
+			wgmmaTokenWaitKnob,
 			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
 		}
 	}

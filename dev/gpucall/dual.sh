@@ -99,6 +99,7 @@
 #   bash dev/gpucall/dual.sh gtw3 [TOTAL]        # step 66: the 256-token tile with width copies and ranges=cost: tests, paired with the best and with equal ranges on bench1-2
 #   bash dev/gpucall/dual.sh gtwmarks [TOTAL]    # step 66: chunk marks of the 256-token tile with width copies and of the group best, bench1-2 (bin/web_stamp)
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
+#   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
 #   bash dev/gpucall/dual.sh gtw2 [TOTAL]        # step 66: the best's width copies on bench3-4; ncu of bench1's L2 throughput for the best and the 256-token tile, with and without width copies
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
@@ -170,7 +171,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtw, gtw2, gtw3, gtwmarks or gtwe}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtw, gtw2, gtw3, gtwmarks, gtwe or gtwe2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1381,6 +1382,20 @@ gtwe)
 	BENCH_MAX=100 BENCH_SHAPES=/tmp/g12.json bench g_twe_gs nvfp4_group_gemm "$GS&token_wait=early" "$GS"
 	BENCH_MAX=80 bench d_twe_dt nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
 	TITLE="step 67: the next token stage tested early" summarize
+	pack
+	;;
+gtwe2)
+	# Step 67, second call: token_wait=early on the dual best (its knob was
+	# missing from the dual's space in the first call), and the group best
+	# with both of this session's kept knobs against itself on every shape.
+	bestvars
+	GSWE="$GS&token_copy=width&token_wait=early"
+	tests d_twe_tests nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
+	tests g_gswe_tests nvfp4_group_gemm "$GSWE" "$GS"
+	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
+	BENCH_MAX=90 bench d_twe_dt nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
+	BENCH_MAX=150 bench g_gswe_gs nvfp4_group_gemm "$GSWE" "$GS"
+	TITLE="step 67: token_wait=early on the dual best; the group best with both knobs" summarize
 	pack
 	;;
 skelprobe)
