@@ -144,7 +144,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		}
 	}
 	return []KnobSpec{
-		{Key: "tile_m", Values: []string{"64", "128", "256"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16; 256 (m64n256k16, 128 accumulators: each decoded weight register feeds up to 256 token columns, so a group of up to 256 tokens is one tile, at n64, n128, n192 or n256 under tail_width=fit64) needs tokens=once, two consumers of one 64-row block (tile_n=128), stages=2 and registers=split (its 64 KB stages), tail_width full or fit64; built because the consumer skeleton in dev/wgprobe runs two consumers' n256 halves at the tensor pipe's peak through the decode's work where three consumers' n128 halves run at ~75% of it (H100, dev/gpucall/dual.sh skelprobe, docs/kernel-notes.md step 64)"},
+		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
 		{Key: "tile_n", Values: []string{"128", "192", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each, or three of 64 (192, consumers=3); auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit", "fit64"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; at the even budget, or with three consumers at 160, ptxas serializes the wgmmas for lack of registers, C7512; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9); fit64 = rounded up to 64 (two widths, n64 and n128: less saved per tail, half the widths' code)"},
@@ -174,12 +174,12 @@ var wgmmaTokenRowsKnob = KnobSpec{Key: "token_rows", Values: []string{"all", "li
 // wgmmaTokenCopyKnob is how much of a token stage the GEMM's producer
 // copies into shared memory per chunk (WG_TOKW).
 var wgmmaTokenCopyKnob = KnobSpec{Key: "token_copy", Values: []string{"stage", "width"}, Default: "stage", Narrows: true,
-	Doc: "stage = the producer thread copies every token stage whole (tile_m x 256 bytes) whatever the tile's wgmma width; width = only the rows the tile's wgmma reads (its fit width: two bulk copies of width x 128 bytes, one per 64-K block), so a narrower tail tile pulls fewer token bytes through L2; needs tokens=once and tail_width fit or fit64, with the producer thread streaming the stages (not weights=shared or staged, not producer=folded); built because the 256-token tile copies 64 KB a stage for tiles mostly 128-192 wide (docs/kernel-notes.md step 66)"}
+	Doc: "stage = the producer thread copies every token stage whole (tile_m x 256 bytes) whatever the tile's wgmma width; width = only the rows the tile's wgmma reads (its fit width: two bulk copies of width x 128 bytes, one per 64-K block), so a narrower tail tile pulls fewer token bytes through L2; needs tokens=once and tail_width fit or fit64, with the producer thread streaming the stages (not weights=shared or staged, not producer=folded); measured on an H100 against the group best: 1.012x, 0.999x, 1.005x, 1.000x on bench1-4 (and 1.214x on a 256-token tile whose stages were 64 KB, since removed; dev/gpucall/dual.sh gtw, gtw2; docs/kernel-notes.md step 66)"}
 
 // wgmmaTokenWaitKnob is how a consumer waits for its next token stage
 // (WG_TWE).
 var wgmmaTokenWaitKnob = KnobSpec{Key: "token_wait", Values: []string{"block", "early"}, Default: "block", Narrows: true,
-	Doc: "block = each consumer waits for the next chunk's token stage in a try_wait loop once it has decoded its next X half; early = it tests the stage (mbarrier.test_wait) as soon as it has issued the next weights' copies and skips the loop where the stage was full then, so the test's latency overlaps the weights' wait and the decode; the halves pipeline only (not pipeline=chunks, producer=folded, weights=shared or staged); built because each consumer of the group best waited ~150-190 cycles a chunk at stages that had landed long before, one try_wait's latency (docs/kernel-notes.md steps 62 and 66)"}
+	Doc: "block = each consumer waits for the next chunk's token stage in a try_wait loop once it has decoded its next X half; early = it tests the stage (mbarrier.test_wait) as soon as it has issued the next weights' copies and skips the loop where the stage was full then, so the test's latency overlaps the weights' wait and the decode; the halves pipeline only (not pipeline=chunks, producer=folded, weights=shared or staged); built because each consumer of the group best waited ~150-190 cycles a chunk at stages that had landed long before, one try_wait's latency; measured on an H100: the group best 1.009x and 1.007x on bench1-2, the dual best 1.011x, 0.998x, 1.003x, 0.998x on bench1-4; the group best with token_copy=width as well 1.019x, 1.008x, 0.990x, 1.000x against the best without either (dev/gpucall/dual.sh gtwe, gtwe2; docs/kernel-notes.md step 67)"}
 
 // wgmmaRangesKnob says how stream-K cuts the group GEMM's chunks between
 // blocks (WG_RANGES).
@@ -645,10 +645,7 @@ func checkWgmma(problem string, k Knobs) error {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
-	} else if k.TileM == 256 && (!wgmmaTokensOnce(k) || wgmmaConsumers(problem, k) != 2 || mb != 1 || k.TailWidth == "fit" || k.Stages != 2 ||
-		wgmmaFold(problem, k) || wgmmaChunks(k) || wgmmaSharedA(k) || wgmmaStagedA(k)) {
-		return &KnobError{Knob: "tile_m", Value: "256", Reason: "the group's 256-token tile (64 KB per stage) needs tokens=once, two consumers of one 64-row block (tile_n=128), stages=2, pipeline=halves, register weights, a producer warpgroup and tail_width full or fit64"}
-	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
+	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128) {
 		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64 or 128 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
 	}
 	chunks := wgmmaChunks(k)
@@ -920,18 +917,13 @@ func (wgmmaFamily) Plan(v Variant, s Shape, lim Limits) (*Plan, error) {
 
 // wgmmaFitWidth is the wgmma width of a tile with live token rows under k:
 // the kernel's wg_fit_width (rounded up to 32, or 64 with fit64, at most
-// tile_m, and at least 128 on the 256-token tile), tile_m without
-// tail_width=fit.
+// tile_m), tile_m without tail_width=fit.
 func wgmmaFitWidth(k Knobs, live int) int {
 	q := map[string]int{"fit": 32, "fit64": 64}[k.TailWidth]
 	if q == 0 {
 		return k.TileM
 	}
-	w := min(ceilDiv(live, q)*q, k.TileM)
-	if k.TileM == 256 {
-		w = max(w, 128)
-	}
-	return w
+	return min(ceilDiv(live, q)*q, k.TileM)
 }
 
 // wgmmaRangesTable is ranges=cost's table for a grid of g blocks over the

@@ -19,23 +19,10 @@ package kernels
 // 0.65 (0.43 here), fitted to the blocks' spread alone, overcorrected.
 const wgmmaChunkOverhead = 2.125
 
-// wgmmaChunkOverhead256 is the same for the 256-token tile (two consumers,
-// n128 to n256). dev/wgprobe's consumer skeleton at the decode's three
-// rounds runs its chunks at ~660 + 5.4 w cycles (n128 1,354, n192 1,687,
-// n256 2,048: kernel-notes step 64), an overhead of 0.475; the kernel's
-// real decode (raw loads, scales) adds to the fixed part, as the narrow
-// tile's fitted 2.125 exceeds its probe's, so this takes 0.75: an n128
-// chunk 0.71 of an n256 one, n192 0.86 (kernel-notes step 66).
-const wgmmaChunkOverhead256 = 0.75
-
 // wgmmaChunkCost is the estimated cost of one K chunk of a tile computed at
 // wgmma width w of a tile_m-wide tile, relative to a full-width chunk.
 func wgmmaChunkCost(w, tileM int) float64 {
-	o := wgmmaChunkOverhead
-	if tileM == 256 {
-		o = wgmmaChunkOverhead256
-	}
-	return (o + float64(w)/float64(tileM)) / (o + 1)
+	return (wgmmaChunkOverhead + float64(w)/float64(tileM)) / (wgmmaChunkOverhead + 1)
 }
 
 // wgmmaHybridStart is the first tile of the stream-K part, as the kernel's

@@ -95,12 +95,8 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
-#   bash dev/gpucall/dual.sh gtw [TOTAL]         # step 66: token_copy=width on the group's 256-token tile and on the group best: the probe's build, ptxas, tests, pairings
-#   bash dev/gpucall/dual.sh gtw3 [TOTAL]        # step 66: the 256-token tile with width copies and ranges=cost: tests, paired with the best and with equal ranges on bench1-2
-#   bash dev/gpucall/dual.sh gtwmarks [TOTAL]    # step 66: chunk marks of the 256-token tile with width copies and of the group best, bench1-2 (bin/web_stamp)
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
-#   bash dev/gpucall/dual.sh gtw2 [TOTAL]        # step 66: the best's width copies on bench3-4; ncu of bench1's L2 throughput for the best and the 256-token tile, with and without width copies
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
@@ -160,8 +156,12 @@
 # consumer warp and lane 0 polling the token ring, 0.984x, session 21's
 # call 3) with the knob, its source at 671e4d0; gtall and gtallptx (the
 # group's tile_m=256 with fit64 and whole-stage token copies, 0.762x and
-# 0.957x on bench1-2, session 21's calls 8-10: gtw measures the tile again
-# with token_copy=width), their source at c7750bb and daf4e25.
+# 0.957x on bench1-2, session 21's calls 8-10, measured again below
+# with token_copy=width), their source at c7750bb and daf4e25; gtw, gtw2,
+# gtw3 and gtwmarks (that tile again with token_copy=width: 0.918x on
+# bench1, ranges=cost on it 0.985x, its chunks' marks by width; session
+# 22's calls 1-4, docs/BENCHMARKS.md section 33) with the tile, their
+# source at a008ec2.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -171,7 +171,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtw, gtw2, gtw3, gtwmarks, gtwe or gtwe2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe or gtwe2}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1283,86 +1283,6 @@ wgprobe)
 	probebuild
 	step wgprobe 200 wgprobe.txt /tmp/wgprobe
 	grep -E "cycles per wgmma|SMs|wgprobe:|C75" "$OUT/wgprobe.txt"
-	pack
-	;;
-gtw)
-	# Step 66: token_copy=width (the producer copies a tile's fit width of
-	# each token stage, not the whole stage) on the group's 256-token tile
-	# and on the group best: the probe's nvcc build first (its last refactor
-	# was only syntax-checked), ptxas of the 256-token bench1 module, tests,
-	# then T256W against the best, T256W against T256 (what the copies
-	# cost), the best with width copies against itself.
-	probebuild
-	grep -E "rror|C75" "$OUT/wgprobe.txt" | head -5
-	bestvars
-	benchshapes
-	T256="wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
-	ptxas t256w -DDUAL=0 -DSTAGES=2 -DWG_CONS=2 -DWG_CREGS=224 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=2 -DWG_SK=2 -DWG_STM=1 -DWG_TM=256 -DWG_TOK=1 -DWG_TOKW=1
-	ptxsummary >"$OUT/ptxas_summary.txt"
-	tests g_t256w_tests nvfp4_group_gemm "$T256&token_copy=width" "$GS&token_copy=width"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	BENCH_MAX=${T256_MAX:-100} BENCH_SHAPES=/tmp/g12.json bench g_t256w_gs nvfp4_group_gemm "$T256&token_copy=width" "$GS"
-	BENCH_MAX=60 BENCH_SHAPES=/tmp/g12.json bench g_t256w_t256 nvfp4_group_gemm "$T256&token_copy=width" "$T256"
-	BENCH_MAX=90 bench g_gsw_gs nvfp4_group_gemm "$GS&token_copy=width" "$GS"
-	TITLE="step 66: token copies of the tile's width" summarize
-	pack
-	;;
-gtw2)
-	# Step 66, second call: the best with width copies on bench3-4, then ncu
-	# of bench1 (clocks not locked) for the best, the best with width
-	# copies and the 256-token tile with and without them: L2 throughput
-	# and bytes beside the tensor pipe's activity.
-	bestvars
-	benchshapes
-	T256="wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix"
-	BENCH_MAX=70 BENCH_SHAPES=/tmp/g34.json bench g_gsw_gs34 nvfp4_group_gemm "$GS&token_copy=width" "$GS"
-	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,lts__t_sectors_op_read.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum
-	for x in "GS $GS" "GSW $GS&token_copy=width" "T256W $T256&token_copy=width" "T256 $T256"; do
-		set -- $x
-		echo "### $1 g1" >>"$OUT/ncu_l2.txt"
-		NCU_MAX=40 ncubench "ncu_$1" 80 ncu_l2.txt nvfp4_group_gemm "$2" /tmp/tl_g1.json -k regex:wg_group_gemm \
-			--clock-control none --launch-skip 10 --launch-count 1 --metrics "$m"
-	done
-	grep -E "^###|gpu__time|per_second|lts__|dram__|pipe_|xbar" "$OUT/ncu_l2.txt" >"$OUT/l2prof.txt"
-	cat "$OUT/l2prof.txt"
-	TITLE="step 66: the best's width copies on bench3-4; L2 under ncu" summarize
-	pack
-	;;
-gtw3)
-	# Step 66, third call: the 256-token tile with width copies and
-	# cost-balanced stream-K ranges (its n256 tiles cost more than its
-	# n128 ones, and hybrid's whole wave gives the widest to the first
-	# blocks): tests, paired with the best and with the same tile under
-	# equal ranges, on bench1-2.
-	bestvars
-	benchshapes
-	T256W="wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&token_copy=width"
-	tests g_t256wc_tests nvfp4_group_gemm "$T256W&ranges=cost" "$GS"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	BENCH_MAX=100 BENCH_SHAPES=/tmp/g12.json bench g_t256wc_gs nvfp4_group_gemm "$T256W&ranges=cost" "$GS"
-	BENCH_MAX=100 BENCH_SHAPES=/tmp/g12.json bench g_t256wc_t256w nvfp4_group_gemm "$T256W&ranges=cost" "$T256W"
-	TITLE="step 66: the 256-token tile with cost-balanced ranges" summarize
-	pack
-	;;
-gtwmarks)
-	# Step 66, fourth call: consumer 0's chunk marks in block 0 (WG_STAMP,
-	# bin/web_stamp from expbuild.sh stamp WG_STAMP=1) of the 256-token tile
-	# with width copies and of the best, on bench1 and bench2 (block 0's
-	# first tile: n256 and n128 respectively), summarized by stamps.py.
-	bestvars
-	unpackexp
-	benchshapes
-	T256W="wgmma?tile_m=256&tile_n=128&stages=2&registers=split&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&token_copy=width"
-	for s in g1 g2; do
-		for x in "t256w $T256W" "gs $GS"; do
-			set -- $x
-			stampbench "$1$s" ./bin/web_stamp "$2" nvfp4_group_gemm "/tmp/tl_$s.json"
-			echo "### $1 $s" >>"$OUT/stamps.txt"
-			python3 dev/gpucall/stamps.py "$OUT/stamp_$1$s.txt" >>"$OUT/stamps.txt" 2>&1
-		done
-	done
-	cat "$OUT/stamps.txt"
 	pack
 	;;
 gtwe)

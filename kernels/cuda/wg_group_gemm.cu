@@ -200,16 +200,7 @@
 // four (WG_FIT 1 serialized them at 160 registers too, C7512).
 #define WG_FITQ (WG_FIT == 2 ? 64 : 32)
 // A tail tile's wgmma width: its live token rows rounded up to WG_FITQ, at most WG_TM.
-// The 256-row token tile's narrowest width is 128: with n64 compiled as well
-// ptxas serialized its wgmmas for lack of registers (C7512; without it none
-// of its three widths did: kernel-notes step 65), so its tiles of up to 128
-// live rows run at n128.
-#if WG_TM == 256
-#define wg_fit_width_q(live) (((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ)
-#define wg_fit_width(live) (wg_fit_width_q(live) < 128 ? 128 : wg_fit_width_q(live) < WG_TM ? wg_fit_width_q(live) : WG_TM)
-#else
 #define wg_fit_width(live) (((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ < WG_TM ? ((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ : WG_TM)
-#endif
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -279,8 +270,8 @@
 // the GEMM copies only the token rows a tile's wgmma reads, its fit width
 // (two bulk copies of width x 128 bytes, one per 64-K block), instead of
 // the whole stage. The rows past that width keep an earlier tile's tokens,
-// which no wgmma of this tile reads. A 256-row token tile's tiles are
-// mostly 128-192 wide, and a whole stage is 64 KB (kernel-notes step 66).
+// which no wgmma of this tile reads. The group best's n64 tiles then read
+// half a stage (kernel-notes step 66: 1.012x on group bench1).
 #define WG_TOKW 0
 #endif
 #if WG_TOKW && (!WG_TOK || !WG_FIT || WG_SSA || WG_CSA || WG_FOLD)
@@ -430,11 +421,10 @@
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
 #error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
 #endif
-#if WG_TM == 256 && (!WG_TOK || WG_FIT == 1)
+#if WG_TM == 256 && (!WG_TOK || WG_FIT)
 // 256 token rows: a 64 KB stage per chunk, which only fits beside the rest
-// without the raw token ring; whole-width tiles, or fit64's widths 64, 128,
-// 192 and 256 (kernel-notes step 65: the group's tall tile).
-#error "wg_group_gemm: WG_TM 256 needs the tokens decoded ahead (WG_TOK) and whole tiles or fit64 (WG_FIT 0 or 2)"
+// without the raw token ring; and only whole-width tiles are compiled.
+#error "wg_group_gemm: WG_TM 256 needs the tokens decoded ahead (WG_TOK) and whole tiles (WG_FIT 0)"
 #endif
 #if WG_DB && !WG_CREGS
 #error "wg_group_gemm: the whole-chunk pipeline (WG_DB) needs the register split (WG_CREGS)"
@@ -906,8 +896,8 @@ static __device__ __forceinline__ void wg_mma_ss128(float (&d)[64], fg_u64 adesc
                : "l"(adesc), "l"(bdesc));
 }
 
-// m64n192k16: 96 accumulators per thread (dev/wgprobe's skelw; a tile
-// width of a 256-row token tile under fit64, kernel-notes step 64).
+// m64n192k16: 96 accumulators per thread, for dev/wgprobe's skelw
+// (kernel-notes steps 64-65; no module of the kernel compiles it).
 template <>
 __device__ __forceinline__ void wg_mma<192>(float (&d)[96], const fg_u32 (&a)[4], fg_u64 bdesc) {
   asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
@@ -2306,14 +2296,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     break;
       switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
         WG_CASE(1)
-#if WG_TM != 256
-        WG_CASE(2) // (the 256-row tile's narrowest width is n128)
-#endif
+        WG_CASE(2)
         WG_CASE(3)
         WG_CASE(4)
-#if WG_TM == 256
-        WG_CASE(6) // fit64's n192 (only the 256-row token tile has it)
-#endif
         WG_CASE(8)
         default:
           break;
