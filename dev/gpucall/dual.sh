@@ -95,6 +95,7 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
+#   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
@@ -171,7 +172,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe or gtwe2}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2 or tcwrung}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1316,6 +1317,14 @@ gtwe2)
 	BENCH_MAX=90 bench d_twe_dt nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
 	BENCH_MAX=150 bench g_gswe_gs nvfp4_group_gemm "$GSWE" "$GS"
 	TITLE="step 67: token_wait=early on the dual best; the group best with both knobs" summarize
+	pack
+	;;
+tcwrung)
+	# Step 66's rung: the group best with token_copy=width against the
+	# baseline on every group shape (for kernels/ladder.json and the demo).
+	bestvars
+	BENCH_MAX=${RUNG_MAX:-185} bench g_tcw_rung nvfp4_group_gemm "$GS&token_copy=width"
+	TITLE="token_copy=width: the group rung against the baseline" summarize
 	pack
 	;;
 skelprobe)
