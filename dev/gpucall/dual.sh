@@ -231,6 +231,9 @@ bestvars() {
 	G='wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3'
 	# The group best since session 12's step 31 (G was the best before it).
 	GS="$G&staging=stmatrix"
+	# The group best since session 22's step 66 (GS was the best before it;
+	# the pairings of steps 66-67 are against GS).
+	GW="$GS&token_copy=width"
 	# The dual best since session 13's step 33 (E was the best before it).
 	DT='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
