@@ -307,7 +307,7 @@ func TestCompileDeclaredSpace(t *testing.T) {
 				if len(rest) > 0 {
 					vs = append(vs, pairwise(rest[0], rest)...)
 				}
-				t.Logf("%s wgmma: %d of %d combinations (all at the default tokens, tail width, prefetch, epilogue and staging, a pairwise cover of the rest)", p.Name, len(vs), n)
+				t.Logf("%s wgmma: %d of %d combinations (all at the defaults of the WgmmaPairwiseKnobs: tokens, tail width, prefetch, epilogue, staging, token copy and token wait; a pairwise cover of the rest)", p.Name, len(vs), n)
 			}
 			for _, kv := range vs {
 				s.add(kv, archs)

@@ -225,9 +225,11 @@ var wgmmaOverlapKnob = KnobSpec{Key: "overlap", Values: []string{"none", "pdl", 
 // compile (kernels' TestCompileDeclaredSpace) and the device family test
 // (engine's TestWgmmaFamily) check in a pairwise cover rather than in full:
 // each changes one corner of the kernel (the token producer, the tail
-// widths, where a consumer's weight ring starts, the epilogue), and the full product
-// would not fit those steps' time. A knob of that kind is added here once.
-var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue", "staging"}
+// widths, where a consumer's weight ring starts, the epilogue, how much of
+// a token stage is copied, how the next one is waited for), and the full
+// product would not fit those steps' time. A knob of that kind is added
+// here once.
+var WgmmaPairwiseKnobs = []string{"tokens", "tail_width", "prefetch", "epilogue", "staging", "token_copy", "token_wait"}
 
 // wgmmaStagingKnob is how the epilogue stages a tile's fp16 rows (WG_STM).
 var wgmmaStagingKnob = KnobSpec{Key: "staging", Values: []string{"scalar", "stmatrix"}, Default: "scalar", Free: true,

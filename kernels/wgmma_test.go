@@ -969,7 +969,7 @@ func TestKnobsSameValues(t *testing.T) {
 	if !knobs("wgmma?stages=2").SameValues(def, WgmmaPairwiseKnobs...) {
 		t.Error("a knob outside the keys made the combinations differ")
 	}
-	for _, spec := range []string{"wgmma?tokens=once", "wgmma?tail_width=fit64&registers=split", "wgmma?prefetch=next"} {
+	for _, spec := range []string{"wgmma?tokens=once", "wgmma?tail_width=fit64&registers=split", "wgmma?prefetch=next", "wgmma?token_wait=early"} {
 		if knobs(spec).SameValues(def, WgmmaPairwiseKnobs...) {
 			t.Errorf("%s: SameValues with the defaults on %v", spec, WgmmaPairwiseKnobs)
 		}

@@ -259,7 +259,8 @@
 // that test found the stage full. Each consumer waited ~150-190 cycles a
 // chunk at a stage whose copy had landed long before: one try_wait's
 // latency, which the test's overlaps with the wait and the decode
-// (kernel-notes steps 62 and 66).
+// (kernel-notes steps 62 and 67: the group best 1.009x and 1.007x on
+// bench1-2; with WG_TOKW 0.990x on bench3, so in neither best).
 #define WG_TWE 0
 #endif
 #if WG_TWE && (WG_DB || WG_FOLD || WG_SSA || WG_CSA)
