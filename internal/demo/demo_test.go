@@ -270,7 +270,7 @@ func TestDemoLadderRound(t *testing.T) {
 		// A shape over 10x makes the run suspect; the demo's admin accepts it
 		// with a written reason.
 		if !run.Imported || (run.Status != runner.StatusSucceeded && !run.Accepted()) || run.Problem != r.Problem || run.Suite != runner.SuiteBenchmarks ||
-			run.Device != "NVIDIA H100 80GB HBM3 (pitchtank ladder, 2026-11-22..26)" || run.Variant != r.Variant || run.Baseline != "baseline" {
+			run.Device != "NVIDIA H100 80GB HBM3 (pitchtank ladder, 2026-11-22..28)" || run.Variant != r.Variant || run.Baseline != "baseline" {
 			t.Errorf("%s: run %+v", p.Title, run)
 		}
 		if run.Status == runner.StatusSuspect && !strings.Contains(run.AcceptReason, "not a skipped computation") {
