@@ -109,6 +109,11 @@ func TestWgmmaRefusals(t *testing.T) {
 		"wgmma?split_k=2":             "unknown knob",
 		"wgmma?tile_m=64&tail_width=": "no value given",
 		"wgmma?token_rows=live":       "tokens=once",
+		// The producer thread copies a fit width only from the decode-ahead
+		// stages, and the early test is in the halves pipeline only.
+		"wgmma?token_copy=width":             "tokens=once, tail_width fit or fit64",
+		"wgmma?tokens=once&token_copy=width": "tokens=once, tail_width fit or fit64",
+		"wgmma?tile_m=64&stages=2&registers=split&pipeline=chunks&token_wait=early": "halves pipeline",
 	})
 	for _, k := range p.VariantCombinations("wgmma") {
 		if sb := WgmmaSharedBytes(p.Name, k); sb > hopperSharedOptin {
@@ -1122,9 +1127,11 @@ func TestWgmmaNarrowingKnobs(t *testing.T) {
 }
 
 // epilogue=split (dual) and staging=stmatrix (both problems) change only
-// the epilogue's code: their define, and the launches, workspace, tables
-// and shared memory of the same variant without them, for the best
-// variants on every benchmark shape.
+// the epilogue's code, token_rows=live only the token pass's stores,
+// token_copy=width only the producer's copies and token_wait=early only a
+// consumer's wait: their define, and the launches, workspace, tables and
+// shared memory of the same variant without them, for the best variants
+// on every benchmark shape.
 func TestWgmmaEpilogueKnobs(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	noAddr := func(Buffer, int) uint64 { return 0 }
@@ -1135,6 +1142,9 @@ func TestWgmmaEpilogueKnobs(t *testing.T) {
 		{"nvfp4_dual_gemm", dual + "&epilogue=split", "staging=stmatrix", "WG_STM"},
 		{"nvfp4_group_gemm", group, "staging=stmatrix", "WG_STM"},
 		{"nvfp4_group_gemm", group + "&staging=stmatrix", "token_rows=live", "WG_TOKLIVE"},
+		{"nvfp4_group_gemm", group + "&staging=stmatrix", "token_copy=width", "WG_TOKW"},
+		{"nvfp4_group_gemm", group + "&staging=stmatrix", "token_wait=early", "WG_TWE"},
+		{"nvfp4_dual_gemm", dual + "&epilogue=split", "token_wait=early", "WG_TWE"},
 	} {
 		p, err := LookupProblem(c.problem)
 		if err != nil {
