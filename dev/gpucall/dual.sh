@@ -1338,7 +1338,7 @@ tcwrung)
 	# Step 66's rung: the group best with token_copy=width against the
 	# baseline on every group shape (for kernels/ladder.json and the demo).
 	bestvars
-	BENCH_MAX=${RUNG_MAX:-185} bench g_tcw_rung nvfp4_group_gemm "$GS&token_copy=width"
+	BENCH_MAX=${RUNG_MAX:-185} bench g_tcw_rung nvfp4_group_gemm "$GW"
 	TITLE="token_copy=width: the group rung against the baseline" summarize
 	pack
 	;;
