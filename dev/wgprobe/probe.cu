@@ -29,6 +29,17 @@ typedef unsigned long long u64;
 #include "../../kernels/cuda/wg_group_gemm.cu" // the GEMMs' own wgmma wrappers, as dev/fastkern does
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// m64n192k16, 96 accumulators per thread: skelw's n192 halves (kernel-notes
+// steps 64-65). The GEMMs compile no n192 tile, so this width of their
+// wg_mma lives here, built from their operand macros.
+template <>
+__device__ __forceinline__ void wg_mma<192>(float (&d)[96], const fg_u32 (&a)[4], fg_u64 bdesc) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, {%96, %97, %98, %99}, %100, p, 1, 1, 0; }\n"
+               : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48), WG_F16(64), WG_F16(80)
+               : WG_A4, "l"(bdesc));
+}
+
 // D(64 x NW) += A(64 x 16) B(16 x NW), B from shared memory: A from
 // registers is the GEMMs' own wg_mma (NW 64, 128 or 256), A from shared
 // memory their wg_mma_ss128 (width 128 only).

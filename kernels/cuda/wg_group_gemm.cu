@@ -201,6 +201,13 @@
 #define WG_FITQ (WG_FIT == 2 ? 64 : 32)
 // A tail tile's wgmma width: its live token rows rounded up to WG_FITQ, at most WG_TM.
 #define wg_fit_width(live) (((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ < WG_TM ? ((live) + WG_FITQ - 1) / WG_FITQ * WG_FITQ : WG_TM)
+// The wgmma width of a tile whose token rows start at m0 in a group of m:
+// its live rows (at most WG_TM) at the fit width, or WG_TM without WG_FIT.
+// The consumers' width dispatch and the producers' copies both size by it.
+static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
+  const int live = m - m0 < WG_TM ? m - m0 : WG_TM;
+  return WG_FIT ? wg_fit_width(live) : WG_TM;
+}
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -895,16 +902,6 @@ static __device__ __forceinline__ void wg_mma_ss128(float (&d)[64], fg_u64 adesc
                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0; }\n"
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
                : "l"(adesc), "l"(bdesc));
-}
-
-// m64n192k16: 96 accumulators per thread, for dev/wgprobe's skelw
-// (kernel-notes steps 64-65; no module of the kernel compiles it).
-template <>
-__device__ __forceinline__ void wg_mma<192>(float (&d)[96], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, {%96, %97, %98, %99}, %100, p, 1, 1, 0; }\n"
-               : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48), WG_F16(64), WG_F16(80)
-               : WG_A4, "l"(bdesc));
 }
 
 // m64n256k16 (WG_TM 256): 128 accumulators per thread. Each weight
@@ -2129,8 +2126,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         fetch(p.t, tile, gp, -1);
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
 #if WG_TOKW
-        const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
-        const fg_u32 half = (fg_u32)wg_fit_width(live) * 128u; // one 64-K block's rows that the wgmma reads
+        const fg_u32 half = (fg_u32)wg_tile_width(gp.m, tile.m0) * 128u; // one 64-K block's rows that the wgmma reads
 #endif
 #if WG_RDY
         {
@@ -2188,8 +2184,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       const size_t rowb = (size_t)(K >> 1), srow = (size_t)(K >> 4);
       // The consumers read the first nw rows (the tile's wgmma width: live
       // rows rounded up to 32; rows past M decode to zeros).
-      const int live = M - tile.m0 < WG_TM ? M - tile.m0 : WG_TM;
-      const int nw = WG_FIT ? wg_fit_width(live) : WG_TM;
+      const int nw = wg_tile_width(M, tile.m0);
       wg_rows_ring(
           sbase, full0, empty0, tid, q, p.k0, p.k1, nw,
           [&](int r, int kc, bool& ok) {
@@ -2284,7 +2279,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         nk0 = np.k0;
         nk1 = np.k1;
       };
-      const int live = gp.m - tile.m0 < WG_TM ? gp.m - tile.m0 : WG_TM;
       // Warp-uniform dispatch on the tile's wgmma width (live rows rounded up to 32).
       // Keep this a switch: written as `if constexpr (!WG_FIT) wg_consume<WG_TM>
       // ... else switch`, NVRTC 13 folded the dual hand-off's `first` to true
@@ -2295,7 +2289,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
   case k:                                                                                   \
     if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce); \
     break;
-      switch (WG_FIT ? wg_fit_width(live) >> 5 : WG_TM / 32) {
+      switch (wg_tile_width(gp.m, tile.m0) >> 5) {
         WG_CASE(1)
         WG_CASE(2)
         WG_CASE(3)
