@@ -95,6 +95,7 @@
 #   bash dev/gpucall/dual.sh smem16 [TOTAL]      # the next session's first call: ncu of the dual best's tall and narrow tiles (the shared-memory pipe), then the family cover
 #   bash dev/gpucall/dual.sh marks3 [TOTAL]      # the group best's three consumers' chunk marks and piece boundaries (WG_STAMP, bin/web_stamp), bench2 and bench1
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
+#   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
@@ -173,7 +174,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung or newknobs}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs or standing}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1288,6 +1289,19 @@ wgprobe)
 	probebuild
 	step wgprobe 200 wgprobe.txt /tmp/wgprobe
 	grep -E "cycles per wgmma|SMs|wgprobe:|C75" "$OUT/wgprobe.txt"
+	pack
+	;;
+standing)
+	# Session 23's first measurement: both bests' tests, each best against
+	# the baseline, and the peers of the same call: issue 11's standing
+	# with the group's best since session 22 (GW), which no peer has run
+	# beside yet.
+	bestvars
+	tests d_best_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_best_tests nvfp4_group_gemm "$GW" baseline
+	best 23 "$DT" "$GW" "${RUNG_MAX:-160}"
+	peers
+	TITLE="both bests against the baseline, and the peers of the same call" summarize
 	pack
 	;;
 newknobs)
