@@ -74,6 +74,7 @@ type options struct {
 	writeEvery      time.Duration
 	serverCPUs      string
 	overloadRepeat  int
+	tick            time.Duration
 }
 
 func main() {
@@ -100,6 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	overloadRepeat := fs.Int("overload-repeat", 1, "overload pass: passes per page, each offering three times the capacity measured just before it and taking its ratio to the mean of the capacities just before and after (the machine's speed drifts; the median ratio is reported)")
 	serverCPUs := fs.String("server-cpus", "", "pin the servers to these CPUs with taskset -c (e.g. 0); run the generator itself under taskset on the others")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile (pprof) to this file")
+	tick := fs.Duration("tick", 200*time.Microsecond, "open loop: wake once per tick to send what is due and read what has come (each latency still timed from its due time, so a tick adds at most its length to it); 0 wakes for every due time and every answer")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -117,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer pprof.StopCPUProfile()
 	}
 	o := options{web: *web, d: *d, conns: *conns, rate: *rate, repeat: max(1, *repeat), login: *login,
-		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs, overloadRepeat: max(1, *overloadRepeat)}
+		serveArgs: strings.Fields(*serveArgs), keep: *keep, modes: set(*modes), overload: strings.Split(*overload, ","), overloadNoCache: !*overloadCache, writeEvery: *writeEvery, serverCPUs: *serverCPUs, overloadRepeat: max(1, *overloadRepeat), tick: max(0, *tick)}
 	if *only != "" {
 		o.only = set(*only)
 	}
@@ -278,7 +280,7 @@ func benchScale(ctx context.Context, o options, web, dir string, scale int, stdo
 		fmt.Fprintln(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, t := range targets {
 			fmt.Fprintf(stderr, "%dx: open loop %s\n", scale, t.name)
-			r := openLoop(ctx, c, base, t, o.rate, o.d, 1024)
+			r := openLoop(ctx, c, base, t, o.rate, o.d, 1024, o.tick)
 			p := r.percentiles(isOK, 0.5, 0.9, 0.99)
 			refused := r.count(isRefused)
 			fmt.Fprintf(stdout, "| %s | %.0f | %s | %s | %s | %d | %d | %d |\n", t.name, r.goodput(), ms(p[0]), ms(p[1]), ms(p[2]),
@@ -417,7 +419,7 @@ func overloadPage(ctx context.Context, o options, c *client, base string, pid in
 		fmt.Fprintf(stderr, "%dx: overload %s at %.0f rps\n", scale, label, offered)
 		cpuBefore := capCPU
 		m := startCPU(pid)
-		r := openLoop(ctx, c, base, t, offered, o.d, 1024)
+		r := openLoop(ctx, c, base, t, offered, o.d, 1024, o.tick)
 		openCPU := usPair(m.perRequest(len(r.samples)))
 		after := capacity()
 		mean := (before + after) / 2

@@ -192,6 +192,22 @@ func (p *poller) wait(deadline time.Time) error {
 	return nil
 }
 
+// sleepThenPoll sleeps until wake without waking for answers, then ends
+// every request answered meanwhile (one wait that does not block): the
+// open loop's batched form (openLoop's tick).
+func (p *poller) sleepThenPoll(wake time.Time) error {
+	if d := time.Until(wake); d > 0 {
+		ts := syscall.NsecToTimespec(int64(d))
+		for {
+			err := syscall.Nanosleep(&ts, &ts)
+			if !errors.Is(err, syscall.EINTR) {
+				break
+			}
+		}
+	}
+	return p.wait(time.Time{})
+}
+
 func (p *poller) epollWait(d time.Duration) (int, error) {
 	if !p.noPwait {
 		ts := syscall.NsecToTimespec(int64(d))
