@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,11 +131,7 @@ func TestWgmmaFamily(t *testing.T) {
 					// A knob value of the other problem only (token_copy is the
 					// group's): nothing of this one's to check. One this problem
 					// declares but the cover left out is a failure.
-					declared := false
-					for _, v := range all {
-						declared = declared || v.Knobs.Value(key) == val
-					}
-					if !declared {
+					if !slices.ContainsFunc(all, func(v kernels.Variant) bool { return v.Knobs.Value(key) == val }) {
 						t.Skipf("PITCHTANK_FAMILY_KNOB=%s: not in %s's wgmma knobs (none of its %d combinations has it)", kv, p.Name, len(all))
 					}
 					t.Fatalf("PITCHTANK_FAMILY_KNOB=%s: none of the %d combinations checked has it", kv, len(vs))
