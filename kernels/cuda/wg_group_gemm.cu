@@ -143,7 +143,11 @@
 // at about half rate, kernel-notes step 26), one decoded weight feeds up
 // to 256 token columns, and the ring's 64-K sub-stages let a decode run
 // a whole sub-stage ahead of the wgmmas reading the one before (steps 26
-// and 27's two 128-K stages serialized them).
+// and 27's two 128-K stages serialized them). The value is the number of
+// decoder warpgroups: 2, or 4 (768 threads, 128-token tiles only: each
+// decoder thread one row instead of two, twice the warps per scheduler
+// to hide the decode's latency; the first form's decoders issued at ~0.35
+// a cycle, latency-bound, ncu in step 68).
 #define WG_SPL 0
 #endif
 #ifndef WG_PP
@@ -484,11 +488,12 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #error "wg_group_gemm: WG_CSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, two stages, the halves' defaults"
 #endif
 #if WG_SPL && (DUAL || WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_SSA || WG_CSA || WG_PW || WG_PF || \
-                WG_RDY || WG_PRO || WG_CREGS || WG_DB || STAGES % 2 || (WG_TM != 128 && WG_TM != 256))
-#error "wg_group_gemm: WG_SPL is the group GEMM's 128-row tile (two wgmma warpgroups of 64 rows) of 128 or 256 tokens, decoded ahead, whole tiles, an even number of sub-stages"
+                WG_RDY || WG_PRO || WG_CREGS || WG_DB || (WG_TM != 128 && WG_TM != 256) || (WG_SPL != 2 && WG_SPL != 4) || \
+                (WG_SPL == 4 && WG_TM != 128))
+#error "wg_group_gemm: WG_SPL is the group GEMM's 128-row tile (two wgmma warpgroups of 64 rows) of 128 or 256 tokens (2 decoders) or 128 (4), decoded ahead, whole tiles"
 #endif
-// WG_SPL: two decoder warpgroups and WG_CONS wgmma warpgroups.
-#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : WG_SPL ? 2 : 1)))
+// WG_SPL: WG_SPL decoder warpgroups and WG_CONS wgmma warpgroups.
+#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : WG_SPL ? WG_SPL : 1)))
 // Chunks a consumer's weight copies run ahead of its decode: WG_RS - 1, or
 // two with a ring of two slots. A chunk's slot is free once frags_x has
 // loaded its raw words into registers (each thread reads only the bytes it
@@ -526,13 +531,15 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
 #define WG_OFF_WBAR (WG_OFF_BAR + 2 * STAGES * 8) // WG_PW: the weight ring's full, then empty mbarriers
 #define WG_PW_THREADS 96                         // WG_PW: the producer's warps 1-3 copy the weights
-// WG_SPL: STAGES sub-stages of one 64-K block each, its WG_TM token rows
-// then the tile's TILE_N weight rows (128 bytes a row), then the full and
-// empty mbarriers; no raw ring and no epilogue staging.
+// WG_SPL: 2 x STAGES sub-stages (each stage a 128-K chunk's two 64-K
+// blocks), a sub-stage its WG_TM token rows then the tile's TILE_N weight
+// rows (128 bytes a row), then the full and empty mbarriers; no raw ring
+// and no epilogue staging.
+#define WG_SPL_NSUB (2 * STAGES)
 #define WG_SPL_TOK (WG_TM * 128)
 #define WG_SPL_SUB (WG_SPL_TOK + TILE_N * 128)
 #if WG_SPL
-#define FG_SMEM_BYTES (STAGES * WG_SPL_SUB + 2 * STAGES * 8 + 1024)
+#define FG_SMEM_BYTES (WG_SPL_NSUB * WG_SPL_SUB + 2 * WG_SPL_NSUB * 8 + 1024)
 #else
 #define FG_SMEM_BYTES (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0) + 1024) // + slack for the 1024-byte alignment
 #endif
@@ -2463,18 +2470,27 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_SPL
 // ---------------- weights=split (WG_SPL): see its define above ----------------
 // Sub-stage q (one 64-K block, q counted over the block's tiles, 2 kch per
-// tile) sits at ring slot q % STAGES: block h = q % 2 of chunk q / 2 of the
-// tile, decoded by decoder warpgroup h, so with STAGES even each decoder
-// owns every other slot. Full barrier: the four decoder warps (one arrival
-// each, after their stores and a proxy fence) and the token copy's
+// tile) sits at ring slot q % WG_SPL_NSUB: block q % 2 of chunk q / 2 of
+// the tile. Decoder warpgroup d decodes both blocks of weight rows
+// WG_SPL_ROWS d.. of every chunk; the thread 0 of decoders 0 and 1 bulk-copy
+// block 0's and block 1's tokens. Full barrier: every decoder warp (one
+// arrival each, after its stores and a proxy fence) and the token copy's
 // expect_tx arrival; empty barrier: the eight wgmma warps, once their
 // wgmmas on the slot are done.
-#define WG_SPL_FULL 5
+#define WG_SPL_ROWS (128 / WG_SPL) // weight rows per decoder warpgroup
+#define WG_SPL_RPT (WG_SPL_ROWS / 32) // rows per decoder thread (a quad per row)
+#define WG_SPL_FULL (4 * WG_SPL + 1)
 #define WG_SPL_EMPTY (4 * WG_CONS)
 // The 256-token tile's accumulators (128 a thread) need more than the 128
-// registers 512 threads get at launch: the decoders give theirs up.
-#define WG_SPL_DREGS 72
-#define WG_SPL_MREGS 184
+// registers 512 threads get at launch: the decoders give theirs up. With
+// four decoders (768 threads, 80 at launch) the wgmma warpgroups' 64
+// accumulators and their loop need more than 80 as well.
+#define WG_SPL_DREGS (WG_SPL == 4 ? 64 : 80)
+#define WG_SPL_MREGS (WG_SPL == 4 ? 128 : 176)
+#define WG_SPL_SETREGS (WG_TM == 256 || WG_SPL == 4)
+// Chunks of raw words a decoder thread keeps in registers: the one being
+// decoded and the loads of the next WG_SPL_LA - 1.
+#define WG_SPL_LA 3
 
 // A tile's wgmma width: its live token rows rounded up to 64.
 static __device__ __forceinline__ int wg_spl_width(int live) {
@@ -2482,37 +2498,70 @@ static __device__ __forceinline__ int wg_spl_width(int live) {
   return w < WG_TM ? w : WG_TM;
 }
 
-// The raw words of one 64-K block (wg_decode_half's), loaded a sub-stage
-// ahead of their use.
+// One chunk's raw words of a decoder thread's two rows: the quad's lane t
+// holds words 4t..4t+3 of each row's 64 bytes (one coalesced 16-byte load:
+// a warp reads eight whole row pieces, where a row per thread read 32
+// lines per load for 8 bytes each, step 68's first form) and scale bytes
+// 2t, 2t + 1 (blocks 0 and 1 of K group pair t).
 struct WgSplRaw {
-  fg_u32 w[8], s03, s47;
+  fg_u32 w[WG_SPL_RPT][4], s[WG_SPL_RPT];
 };
 
-// Decoder warpgroup d, thread r: row r of every tile's weights, block d of
-// every chunk. The raw words of the next two chunks are in flight in two
-// register sets while this one is decoded (a global load is ~1 us; a
-// sub-stage's wgmmas ~0.5 us at n256).
+// Lane t's part of block h of one row (wg_decode_half's order: fp16x2 j of
+// unit c is nibble pair c % 4 of word 4j + 2h + c / 4 times scale byte
+// 2j + h, and lane t holds j = t): eight 4-byte stores, one per unit, at
+// row (the row's 128 bytes in the weight half) in the 128-byte swizzle.
+template <int H>
+static __device__ __forceinline__ void wg_spl_quarter(const fg_u32 (&w)[4], fg_u32 sc, fg_u32 row, int r, int t) {
+  const fg_u32 scale = wg_scale<H>(sc);
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+    wg_sts32(row + ((((fg_u32)c ^ (fg_u32)r) & 7u) << 4) + 4 * t, wg_hmul2(wg_dec_at(w[2 * H + (c >> 2)], c & 3), scale));
+}
+
+// Decoder warpgroup d, thread (warp w, lane 4g + t): rows WG_SPL_ROWS d +
+// 32i + 8w + g (i < WG_SPL_RPT) of every tile's weights, both blocks of
+// every chunk. WG_EXP & 2 (timing only, wrong results): no decode and no
+// stores, the barriers and copies alone.
 template <class Fetch>
 static __device__ __forceinline__ void wg_spl_decode(int num_tiles, int kch, const Fetch& fetch, fg_u32 sbase,
-                                                     fg_u32 full0, fg_u32 empty0, int d, int r, const fg_u8* tok) {
+                                                     fg_u32 full0, fg_u32 empty0, int d, int tid, const fg_u8* tok) {
   const int G = gridDim.x;
-  const int lane = r & 31;
+  const int lane = tid & 31, t = lane & 3;
+  const int r0 = WG_SPL_ROWS * d + 8 * ((tid >> 5) & 3) + (lane >> 2); // row i is r0 + 32i
   // The load cursor: the tile and chunk of the next words to load.
   int lt = blockIdx.x, lk = 0;
-  const fg_u8 *lraw = nullptr, *lsc = nullptr;
-  bool lok = false;
+  const fg_u8* lraw[WG_SPL_RPT];
+  const fg_u8* lsc[WG_SPL_RPT];
+  bool lok[WG_SPL_RPT];
   auto load_next = [&](WgSplRaw& x) {
     if (lt >= num_tiles) return; // past the block's last chunk
     if (lk == 0) {
-      FgTile t;
+      FgTile tl;
       FgGroup g;
-      fetch(lt, t, g, 0);
-      const int n = t.n0 + r;
-      lok = n < g.n;
-      lraw = g.b + (size_t)(lok ? n : 0) * (size_t)(g.k >> 1);
-      lsc = g.sb + (size_t)(lok ? n : 0) * (size_t)(g.k >> 4);
+      fetch(lt, tl, g, 0);
+#pragma unroll
+      for (int i = 0; i < WG_SPL_RPT; ++i) {
+        const int n = tl.n0 + r0 + 32 * i;
+        lok[i] = n < g.n;
+        lraw[i] = g.b + (size_t)(lok[i] ? n : 0) * (size_t)(g.k >> 1) + 16 * t;
+        lsc[i] = g.sb + (size_t)(lok[i] ? n : 0) * (size_t)(g.k >> 4) + 2 * t;
+      }
     }
-    wg_row_words<2>(lraw, lsc, lok, lk, d, x.w, x.s03, x.s47);
+#pragma unroll
+    for (int i = 0; i < WG_SPL_RPT; ++i) {
+      if (lok[i]) {
+        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(x.w[i][0]), "=r"(x.w[i][1]), "=r"(x.w[i][2]), "=r"(x.w[i][3])
+                     : "l"(lraw[i] + lk * 64));
+        fg_u16 v;
+        asm volatile("ld.global.nc.u16 %0, [%1];\n" : "=h"(v) : "l"(lsc[i] + lk * 8));
+        x.s[i] = v;
+      } else {
+        x.w[i][0] = x.w[i][1] = x.w[i][2] = x.w[i][3] = 0u;
+        x.s[i] = 0u;
+      }
+    }
     if (++lk == kch) {
       lk = 0;
       lt += G;
@@ -2522,46 +2571,59 @@ static __device__ __forceinline__ void wg_spl_decode(int num_tiles, int kch, con
   int ct = blockIdx.x, ck = 0;
   const fg_u8* tsrc = nullptr;
   fg_u32 tbytes = 0u;
-  fg_u32 q = (fg_u32)d;
-  auto step = [&](WgSplRaw& x) {
-    if (ck == 0) {
-      FgTile t;
-      FgGroup g;
-      fetch(ct, t, g, 0);
-      tbytes = (fg_u32)wg_spl_width(g.m - t.m0) * 128u;
-      tsrc = tok + (size_t)t.pad * kch * WG_TOK_STAGE + d * WG_SPL_TOK;
-    }
-    const int st = (int)(q % STAGES);
+  fg_u32 q = 0;
+  // Block h (a literal at each call, so the branches below fold; not a
+  // generic lambda: NVRTC 11.8 compiles those as host code).
+  auto block = [&](const WgSplRaw& x, int h) {
+    const int st = (int)(q % WG_SPL_NSUB);
     const fg_u32 sub = sbase + st * WG_SPL_SUB;
-    wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
-    if (r == 0) {
+    wg_bar_wait(empty0 + 8 * st, ((q / WG_SPL_NSUB) & 1) ^ 1);
+    if (d == h && (tid & 127) == 0) {
       wg_bar_expect(full0 + 8 * st, tbytes);
-      wg_bulk_load(sub, tsrc + (size_t)ck * WG_TOK_STAGE, tbytes, full0 + 8 * st);
+      wg_bulk_load(sub, tsrc + (size_t)ck * WG_TOK_STAGE + h * WG_SPL_TOK, tbytes, full0 + 8 * st);
     }
-    // wg_decode_half puts block d's units at d * WG_TM * 128 past its base.
-    wg_decode_half(x.w, x.s03, x.s47, sub + WG_SPL_TOK - d * (WG_TM * 128), r, d);
+#pragma unroll
+    for (int i = 0; i < WG_SPL_RPT && !(WG_EXP & 2); ++i) {
+      const int r = r0 + 32 * i;
+      if (h == 0)
+        wg_spl_quarter<0>(x.w[i], x.s[i], sub + WG_SPL_TOK + r * 128, r, t);
+      else
+        wg_spl_quarter<1>(x.w[i], x.s[i], sub + WG_SPL_TOK + r * 128, r, t);
+    }
     // The wgmmas read the stores through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncwarp();
     if (lane == 0) wg_bar_arrive(full0 + 8 * st);
-    q += 2;
+    ++q;
+  };
+  auto step = [&](WgSplRaw& x) {
+    if (ck == 0) {
+      FgTile tl;
+      FgGroup g;
+      fetch(ct, tl, g, 0);
+      tbytes = (fg_u32)wg_spl_width(g.m - tl.m0) * 128u;
+      tsrc = tok + (size_t)tl.pad * kch * WG_TOK_STAGE;
+    }
+    block(x, 0);
+    block(x, 1);
     if (++ck == kch) {
       ck = 0;
       ct += G;
     }
-    load_next(x); // the chunk two ahead, into the set just decoded
+    load_next(x); // the chunk WG_SPL_LA ahead, into the set just decoded
   };
-  WgSplRaw xa, xb;
-  load_next(xa);
-  load_next(xb);
+  WgSplRaw x[WG_SPL_LA];
+#pragma unroll
+  for (int j = 0; j < WG_SPL_LA; ++j) load_next(x[j]);
 #if WG_PDL
   // The bulk copies read wg_tokens' output: wait for that grid.
-  if (r == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  if ((tid & 127) == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
   const int items = blockIdx.x < num_tiles ? ((num_tiles - 1 - blockIdx.x) / G + 1) * kch : 0;
-  for (int i = 0; i < items; i += 2) {
-    step(xa);
-    if (i + 1 < items) step(xb);
+  for (int i = 0; i < items; i += WG_SPL_LA) {
+#pragma unroll
+    for (int j = 0; j < WG_SPL_LA; ++j)
+      if (i + j < items) step(x[j]);
   }
 }
 
@@ -2578,13 +2640,13 @@ static __device__ __forceinline__ void wg_spl_tile(const FgTile& tile, const FgG
   for (int i = 0; i < NW / 2; ++i) acc[i] = 0.f;
   int prev = -1;
   for (int it = 0; it < 2 * kch; ++it, ++q) {
-    const int st = (int)(q % STAGES);
-    wg_bar_wait(full0 + 8 * st, (q / STAGES) & 1);
+    const int st = (int)(q % WG_SPL_NSUB);
+    wg_bar_wait(full0 + 8 * st, (q / WG_SPL_NSUB) & 1);
     wg_fence();
     const fg_u32 sub = sbase + st * WG_SPL_SUB;
     const fg_u32 a = sub + WG_SPL_TOK + c * 64 * 128;
 #pragma unroll
-    for (int s = 0; s < 4; ++s) wg_mma_ss<NW>(acc, wg_tdesc(a, s), wg_tdesc(sub, s));
+    for (int s = 0; s < 4 && !(WG_EXP & 4); ++s) wg_mma_ss<NW>(acc, wg_tdesc(a, s), wg_tdesc(sub, s));
     wg_commit();
     if (prev >= 0) {
       wg_wait<1>();
@@ -2624,11 +2686,11 @@ static __device__ __forceinline__ void wg_spl_main(int num_tiles, const Fetch& f
   const fg_u32 raw_base = wg_smem_addr(wg_smem);
   const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
   const int tid = threadIdx.x;
-  const fg_u32 full0 = sbase + STAGES * WG_SPL_SUB;
-  const fg_u32 empty0 = full0 + STAGES * 8;
+  const fg_u32 full0 = sbase + WG_SPL_NSUB * WG_SPL_SUB;
+  const fg_u32 empty0 = full0 + WG_SPL_NSUB * 8;
   if (tid == 0) {
 #pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
+    for (int s = 0; s < WG_SPL_NSUB; ++s) {
       wg_bar_init(full0 + 8 * s, WG_SPL_FULL);
       wg_bar_init(empty0 + 8 * s, WG_SPL_EMPTY);
     }
@@ -2642,30 +2704,37 @@ static __device__ __forceinline__ void wg_spl_main(int num_tiles, const Fetch& f
     kch = g0.k >> 7; // one K for all groups
   }
   const int role = __shfl_sync(0xffffffffu, tid >> 7, 0); // warp-uniform for setmaxnreg
-  if (role < 2) {
-#if WG_TM == 256
+  if (role < WG_SPL) {
+#if WG_SPL_SETREGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_SPL_DREGS));
 #endif
-    wg_spl_decode(num_tiles, kch, fetch, sbase, full0, empty0, role, tid & 127, tok);
-    return;
-  }
-#if WG_TM == 256
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_SPL_MREGS));
+    wg_spl_decode(num_tiles, kch, fetch, sbase, full0, empty0, role, tid, tok);
+  } else {
+#if WG_SPL_SETREGS
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_SPL_MREGS));
 #endif
-  const int c = role - 2;
-  fg_u32 q = 0;
-  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
-    FgTile tile;
-    FgGroup gp;
-    fetch(ti, tile, gp, 0);
-    switch (wg_spl_width(gp.m - tile.m0)) {
-      case 64: wg_spl_tile<64>(tile, gp, kch, sbase, full0, empty0, q, c, tid); break;
+    const int c = role - WG_SPL;
+    fg_u32 q = 0;
+    for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
+      FgTile tile;
+      FgGroup gp;
+      fetch(ti, tile, gp, 0);
+      // An if chain, not a switch: ptxas allocates the setmaxnreg budget
+      // only where the branches are plain (a jump table fell back to the
+      // launch's 128, C7602).
+      const int nw = wg_spl_width(gp.m - tile.m0);
+      if (nw == 64)
+        wg_spl_tile<64>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
 #if WG_TM == 256
-      case 128: wg_spl_tile<128>(tile, gp, kch, sbase, full0, empty0, q, c, tid); break;
-      case 192: wg_spl_tile<192>(tile, gp, kch, sbase, full0, empty0, q, c, tid); break;
-      default: wg_spl_tile<256>(tile, gp, kch, sbase, full0, empty0, q, c, tid); break;
+      else if (nw == 128)
+        wg_spl_tile<128>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
+      else if (nw == 192)
+        wg_spl_tile<192>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
+      else
+        wg_spl_tile<256>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
 #else
-      default: wg_spl_tile<128>(tile, gp, kch, sbase, full0, empty0, q, c, tid); break;
+      else
+        wg_spl_tile<128>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
 #endif
     }
   }
