@@ -99,22 +99,6 @@ func wgmmaSharedA(k Knobs) bool { return k.Value("weights") == "shared" }
 // fp16 A buffers in shared memory and issue SS wgmmas (WG_CSA).
 func wgmmaStagedA(k Knobs) bool { return k.Value("weights") == "staged" }
 
-// wgmmaSplitA reports whether k's weights are decoded by two decoder
-// warpgroups beside two wgmma warpgroups (WG_SPL).
-func wgmmaSplitA(k Knobs) bool { return k.Value("weights") == "split" }
-
-// wgmmaDecoders is weights=split's decoder warpgroup count (WG_SPL).
-func wgmmaDecoders(k Knobs) int {
-	if k.Value("decoders") == "4" {
-		return 4
-	}
-	return 2
-}
-
-// wgmmaDecodersKnob is how many warpgroups decode weights=split's weights.
-var wgmmaDecodersKnob = KnobSpec{Key: "decoders", Values: []string{"2", "4"}, Default: "2", Narrows: true,
-	Doc: "weights=split's decoder warpgroups: 2 (512 threads, each decoder thread two weight rows of the 128), or 4 (768 threads, one row each: twice the decoding warps per scheduler to hide the decode's latency, where two issued at ~0.35 a cycle on an H100; 128-token tiles only, the wgmma warpgroups at 128 registers); needs weights=split (docs/kernel-notes.md step 68)"}
-
 // wgmmaLaunchRegs is what each thread of the block gets at launch: 65536
 // registers over 128 x (1 + consumers) threads, a multiple of 8 (168 for
 // 384 threads, 128 for 512), as the kernel's WG_LREGS.
@@ -160,7 +144,7 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		}
 	}
 	return []KnobSpec{
-		{Key: "tile_m", Values: []string{"64", "128", "256"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16; 256 only with weights=split (m64n256k16 from shared memory)"},
+		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
 		{Key: "tile_n", Values: []string{"128", "192", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each, or three of 64 (192, consumers=3); auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit", "fit64"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; at the even budget, or with three consumers at 160, ptxas serializes the wgmmas for lack of registers, C7512; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9); fit64 = rounded up to 64 (two widths, n64 and n128: less saved per tail, half the widths' code)"},
@@ -179,7 +163,6 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaTokenRowsKnob,
 		wgmmaTokenCopyKnob,
 		wgmmaTokenWaitKnob,
-		wgmmaDecodersKnob,
 	}
 }
 
@@ -257,8 +240,8 @@ var wgmmaEpilogueKnob = KnobSpec{Key: "epilogue", Values: []string{"one", "split
 	Doc: "one = the B2 consumer hands its sums to the B1 consumer through shared memory, and the B1 consumer gates (SiLU with an IEEE division), stages and stores the whole tile while the B2 consumer starts its next one; split = the two trade halves, and each gates, stages and stores half the tile's tokens, with the SiLU's division a fast reciprocal (WG_EPI; built because consumer 0 spent ~10,000 cycles per tile between its last wgmma and the next tile's first against consumer 1's ~4,800: H100, dev/gpucall/dual.sh ablmarks); measured on an H100 1.0915x the dual best without it (every shape faster, 1.065-1.148x), of which the split alone 1.027x and the fast reciprocal 1.067x (dev/gpucall/dual.sh epi, docs/kernel-notes.md step 29)"}
 
 // wgmmaWeightsKnob is where the weights are decoded (WG_SSA, WG_CSA).
-var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared", "staged", "split"}, Default: "registers",
-	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles on an H100, dev/gpucall/dual.sh ablate, docs/kernel-notes.md step 25); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; measured slower on an H100: 0.865x the same tile with register weights on the dual GEMM and 0.851x on the group's, 0.79x and 0.75x their best variants, with the one producer warpgroup's decode and its hand-offs on the critical path (a second decoding warpgroup, on alternate chunks or on half of each chunk, measured 0.97x and 0.63x; dev/gpucall/dual.sh ssa and ssaprof, docs/kernel-notes.md step 26); staged = each consumer copies its weight rows as with registers and decodes them into one of two fp16 A buffers in shared memory (the token stage's layout), the next chunk's while its eight SS wgmmas of this one run, since an H100 probe ran a warpgroup's own integer work at about half rate beside its SS wgmma chain and not at all beside a register-A chain (WG_CSA); the same tiles and knobs as shared, with two 32 KB A buffers in place of the weight stages; measured slower on an H100: 0.806x the register tile on the dual GEMM and 0.814x on the group's, 0.740x and 0.716x the best variants (dev/gpucall/dual.sh staged, docs/kernel-notes.md step 27); split = the group GEMM's 128-row tile with two decoder warpgroups and two wgmma warpgroups (512 threads; WG_SPL): decoder d decodes 64-K block d of each chunk of the tile's 128 weight rows, from raw words it loads two chunks ahead into registers, into the weight half of a ring sub-stage whose token half its first thread bulk-copies (the tile's fit64 width), and each wgmma warpgroup issues four SS wgmmas m64nWk16 per sub-stage (its 64 rows by all W tokens, up to 256) with nothing of its own between them; so no warp that issues wgmmas decodes, one decoded weight feeds up to 256 tokens, and each stage is two 64-K sub-stages (one per decoder), so a decode runs a sub-stage ahead of the wgmmas reading the one before (stages=2 at 256 tokens, 3 at 128: 192 KB either way); the group GEMM only, tile_n=128, tile_m 128 or 256, tail_width=fit64, tokens=once, schedule=tiles (docs/kernel-notes.md step 68)"}
+var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "shared", "staged"}, Default: "registers",
+	Doc: "registers = each consumer copies its weight rows (a cp.async ring) and decodes them into wgmma A fragments in its own registers, between its wgmmas; shared = the producer warpgroup copies the tile's 128 weight rows (the dual GEMM: both products' 64) and decodes them, with the token pass's row decode, into an fp16 stage beside each token stage, and the consumers issue wgmmas with both operands in shared memory and nothing of their own between them (WG_SSA; with the consumers' copies and decode taken out the dual ran at 0.71 of its cycles on an H100, dev/gpucall/dual.sh ablate, docs/kernel-notes.md step 25); the narrow tile only (two consumers of one 64-row block each, a producer warpgroup: dual tile_n=64, group tile_n=128 with tail_width=full), with tokens=once, schedule=tiles, stages=2 (two 32 KB token and two 32 KB weight stages), registers=even, pipeline=halves, prefetch=none and overlap none or pdl; measured slower on an H100: 0.865x the same tile with register weights on the dual GEMM and 0.851x on the group's, 0.79x and 0.75x their best variants, with the one producer warpgroup's decode and its hand-offs on the critical path (a second decoding warpgroup, on alternate chunks or on half of each chunk, measured 0.97x and 0.63x; dev/gpucall/dual.sh ssa and ssaprof, docs/kernel-notes.md step 26); staged = each consumer copies its weight rows as with registers and decodes them into one of two fp16 A buffers in shared memory (the token stage's layout), the next chunk's while its eight SS wgmmas of this one run, since an H100 probe ran a warpgroup's own integer work at about half rate beside its SS wgmma chain and not at all beside a register-A chain (WG_CSA); the same tiles and knobs as shared, with two 32 KB A buffers in place of the weight stages; measured slower on an H100: 0.806x the register tile on the dual GEMM and 0.814x on the group's, 0.740x and 0.716x the best variants (dev/gpucall/dual.sh staged, docs/kernel-notes.md step 27)"}
 
 // wgmmaProducerWeights reports whether the producer warpgroup fills the
 // consumers' weight ring (prefetch=producer, WG_PW).
@@ -548,11 +531,8 @@ func wgmmaBlocks(problem string, k Knobs) int {
 // WgmmaThreads is the block size: one producer and wgmmaConsumers consumer
 // warpgroups, or the consumers alone (wgmmaFold).
 func WgmmaThreads(problem string, k Knobs) int {
-	switch {
-	case wgmmaFold(problem, k):
+	if wgmmaFold(problem, k) {
 		return 128 * wgmmaConsumers(problem, k)
-	case wgmmaSplitA(k):
-		return 128 * (wgmmaDecoders(k) + wgmmaConsumers(problem, k))
 	}
 	return 128 * (1 + wgmmaConsumers(problem, k))
 }
@@ -566,17 +546,11 @@ func wgmmaSharedBytesRS(problem string, k Knobs, rs int) int {
 	mb := wgmmaBlocks(problem, k)
 	cons := wgmmaConsumers(problem, k)
 	tm, tn := k.TileM, 64*mb*cons // weight rows per block (TILE_N)
-	if wgmmaSplitA(k) {
-		// Two sub-stages per stage, each one 64-K block of tile_m token
-		// rows and tn weight rows (128 bytes a row); the mbarriers;
-		// nothing else.
-		return 2*k.Stages*(tm+tn)*128 + 4*k.Stages*8 + 1024
-	}
-	tok := k.Stages * tm * 256 // decoded tokens
-	wraw := rs * tn * 64       // raw weight rows
-	wsc := rs * tn * 16        // weight scales, per (row, lane%4)
-	traw := rs * tm * 80       // raw token rows, padded
-	tsc := rs * tm * 8         // token scales
+	tok := k.Stages * tm * 256    // decoded tokens
+	wraw := rs * tn * 64          // raw weight rows
+	wsc := rs * tn * 16           // weight scales, per (row, lane%4)
+	traw := rs * tm * 80          // raw token rows, padded
+	tsc := rs * tm * 8            // token scales
 	if wgmmaTokensOnce(k) {
 		traw, tsc = 0, 0 // decoded ahead: no raw token ring
 	}
@@ -613,12 +587,6 @@ func checkWgmma(problem string, k Knobs) error {
 		if !wgmmaTokensOnce(k) || wgmmaReady(k) || wgmmaPrologue(k) || k.Value("schedule") != "tiles" || k.Value("registers") != "even" || wgmmaChunks(k) {
 			return &KnobError{Knob: "producer", Value: "folded", Reason: "the producer folded into consumer 0 needs tokens=once, overlap none or pdl, schedule=tiles, registers=even and pipeline=halves"}
 		}
-	}
-	if wgmmaSplitA(k) {
-		return checkWgmmaSplit(problem, k)
-	}
-	if k.Value("decoders") == "4" {
-		return &KnobError{Knob: "decoders", Value: "4", Reason: "decoder warpgroups exist only with weights=split"}
 	}
 	if (wgmmaSharedA(k) || wgmmaStagedA(k)) && (wgmmaBlocks(problem, k) != 1 || wgmmaConsumers(problem, k) != 2 || k.TileM != 128 || k.Stages != 2 ||
 		wgmmaFold(problem, k) || wgmmaFit(k) || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
@@ -705,27 +673,6 @@ func checkWgmma(problem string, k Knobs) error {
 	return nil
 }
 
-// checkWgmmaSplit keeps weights=split to what its kernel builds: the group
-// GEMM's 128-row tile of 128 or 256 tokens at fit64 widths, tokens decoded
-// ahead, whole tiles, and the knobs of
-// the register-weight consumers at their defaults.
-func checkWgmmaSplit(problem string, k Knobs) error {
-	if isDual(problem) || k.TileN != 128 || wgmmaConsumers(problem, k) != 2 || (k.TileM != 128 && k.TileM != 256) ||
-		k.TailWidth != "fit64" || !wgmmaTokensOnce(k) || k.Value("schedule") != "tiles" ||
-		k.Value("registers") != "even" || wgmmaChunks(k) || wgmmaFold(problem, k) || wgmmaReady(k) || wgmmaPrologue(k) ||
-		k.Value("prefetch") != "none" || k.Value("token_copy") != "stage" || k.Value("token_wait") != "block" {
-		return &KnobError{Knob: "weights", Value: "split", Reason: "decoder warpgroups are for the group GEMM's 128-row tile (tile_n=128, two consumers) of 128 or 256 tokens with tail_width=fit64, tokens=once, schedule=tiles, registers=even, pipeline=halves, prefetch=none, token_copy and token_wait at their defaults (the split copies each tile's width itself) and overlap none or pdl"}
-	}
-	if wgmmaDecoders(k) == 4 && k.TileM != 128 {
-		return &KnobError{Knob: "decoders,tile_m", Value: "4," + strconv.Itoa(k.TileM), Reason: "four decoder warpgroups leave the wgmma warpgroups 128 registers: the 128-token tile's 64 accumulators, not the 256-token tile's 128"}
-	}
-	if sb := WgmmaSharedBytes(problem, k); sb > hopperSharedOptin {
-		return &KnobError{Knob: "stages", Value: strconv.Itoa(k.Stages),
-			Reason: fmt.Sprintf("%d stages (two 64-K sub-stages each) of a 128x%d split tile need %d bytes of shared memory; at most %d per block", k.Stages, k.TileM, sb, hopperSharedOptin)}
-	}
-	return nil
-}
-
 func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]string {
 	d["WG_TM"] = strconv.Itoa(k.TileM)
 	d["WG_CONS"] = strconv.Itoa(wgmmaConsumers(problem, k))
@@ -757,10 +704,6 @@ func wgmmaDefines(problem string, k Knobs, d map[string]string) map[string]strin
 		"WG_CSA":     wgmmaStagedA(k),
 	} {
 		d[def] = map[bool]string{false: "0", true: "1"}[on]
-	}
-	d["WG_SPL"] = "0"
-	if wgmmaSplitA(k) {
-		d["WG_SPL"] = strconv.Itoa(wgmmaDecoders(k))
 	}
 	d["WG_SK"] = map[string]string{"streamk": "1", "hybrid": "2"}[k.Value("schedule")]
 	if d["WG_SK"] == "" {

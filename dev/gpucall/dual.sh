@@ -97,9 +97,6 @@
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
-#   bash dev/gpucall/dual.sh spl [TOTAL]         # step 68: weights=split (WG_SPL) at 256 and 128 tokens: ptxas, tests, each paired with the group best on every shape
-#   bash dev/gpucall/dual.sh spl2 [TOTAL]        # step 68: decoders=4 (ptxas, tests, paired with the group best); the two-decoder split's ablations on bench3 (bin/web_nodec, bin/web_nomma)
-#   bash dev/gpucall/dual.sh spl3 [TOTAL]        # step 68: ncu instruction counts of the group best and the 128-token split on bench3; the split's first launch with no decode / no wgmma (bin/web_nodec, bin/web_nomma)
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
@@ -168,6 +165,12 @@
 # bench1, ranges=cost on it 0.985x, its chunks' marks by width; session
 # 22's calls 1-4, docs/BENCHMARKS.md section 33) with the tile, their
 # source at a008ec2.
+# spl, spl2 and spl3 (weights=split, WG_SPL: decoder warpgroups beside SS
+# wgmma warpgroups, 0.47-0.60x the group best on bench1-2 and 0.68x on
+# bench3; session 24's calls 1-6, docs/BENCHMARKS.md section 35) were
+# removed with the knob value, the group's tile_m=256 and the decoders
+# knob, their source at 654a972 (the first form, a row per decoder
+# thread, at 3804afb).
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -177,7 +180,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, spl, spl2 or spl3}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs or standing}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1305,79 +1308,6 @@ standing)
 	best 23 "$DT" "$GW" "${RUNG_MAX:-160}"
 	peers
 	TITLE="both bests against the baseline, and the peers of the same call" summarize
-	pack
-	;;
-spl)
-	# Step 68: weights=split, decoder warpgroups beside SS wgmma
-	# warpgroups: ptxas of both tiles' modules, their tests, then each
-	# paired with the group best (GW) on every benchmark shape.
-	bestvars
-	SPLD="-DDUAL=0 -DWG_CONS=2 -DWG_MB=1 -DWG_TOK=1 -DWG_FIT=2 -DWG_DEC=1 -DWG_PDL=1 -DWG_SPL=1 -DWG_RS=4"
-	ptxas spl256 $SPLD -DWG_TM=256 -DSTAGES=2
-	ptxas spl128 $SPLD -DWG_TM=128 -DSTAGES=3
-	P256='wgmma?tile_m=256&tail_width=fit64&tokens=once&weights=split&stages=2&overlap=pdl&decode=prmt'
-	P128='wgmma?tile_m=128&tail_width=fit64&tokens=once&weights=split&stages=3&overlap=pdl&decode=prmt'
-	tests g_spl256_tests nvfp4_group_gemm "$P256" "$GW"
-	tests g_spl128_tests nvfp4_group_gemm "$P128" "$GW"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	BENCH_MAX=${SPL_MAX:-100} bench g_spl256_gw nvfp4_group_gemm "$P256" "$GW"
-	BENCH_MAX=${SPL_MAX:-100} bench g_spl128_gw nvfp4_group_gemm "$P128" "$GW"
-	# Where the 128-token split's time goes: one launch on bench3 under ncu.
-	echo '[{"m":[192,320],"n":3072,"k":4096}]' >/tmp/g3.json
-	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	NCU_MAX=60 ncubench ncu_spl128 120 ncu_spl.txt nvfp4_group_gemm "$P128" /tmp/g3.json -k regex:wg_group_gemm \
-		--launch-skip 10 --launch-count 1 --section SpeedOfLight --section SchedulerStats --section WarpStateStats \
-		--metrics sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,sm__inst_executed.sum,sm__cycles_elapsed.max,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio
-	grep -E "pipe_|wavefronts|bank_conf|requests|sectors|inst_executed|cycles_elapsed|Duration|Issue Slots Busy|No Eligible|stalled" "$OUT/ncu_spl.txt" | head -30
-	TITLE="step 68: weights=split against the group best" summarize
-	pack
-	;;
-spl2)
-	# Step 68, second form: four decoder warpgroups on the 128-token split
-	# (ptxas, tests, paired with GW), then what paces the two-decoder
-	# split on bench3: the same launch with no decode (experiment build
-	# WG_EXP=2, bin/web_nodec) and with no wgmma (WG_EXP=4, bin/web_nomma),
-	# ungated A/A medians (wrong results by design).
-	bestvars
-	unpackexp
-	ptxas spl128d4 -DDUAL=0 -DWG_CONS=2 -DWG_MB=1 -DWG_TOK=1 -DWG_FIT=2 -DWG_DEC=1 -DWG_PDL=1 -DWG_SPL=4 -DWG_RS=4 -DWG_TM=128 -DSTAGES=3
-	P128='wgmma?tile_m=128&tail_width=fit64&tokens=once&weights=split&stages=3&overlap=pdl&decode=prmt'
-	P4="$P128&decoders=4"
-	tests g_spl4_tests nvfp4_group_gemm "$P4" "$GW"
-	grep -E "WRONG|FAIL|mismatch|rror" "$OUT/tests.log" | head -5
-	BENCH_MAX=${SPL_MAX:-110} bench g_spl4_gw nvfp4_group_gemm "$P4" "$GW"
-	echo '[{"m":[192,320],"n":3072,"k":4096}]' >/tmp/g3.json
-	for b in full nodec nomma; do
-		w=./bin/web
-		[ "$b" = full ] || w=./bin/web_$b
-		step "abl_$b" 60 abl.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$P128" --ungated \
-			--shapes /tmp/g3.json --device 0 --cache-dir "$C" --max-time 40s --json "$R/abl_$b.json"
-		grep -E "^ *0 +2x" "$OUT/abl.log" | tail -1
-	done
-	TITLE="step 68: four decoders; the split's ablations" summarize
-	pack
-	;;
-spl3)
-	# Step 68, third call: what the split executes against the group best
-	# (one launch each on bench3 under ncu), and its first launch (the
-	# correctness check's, which the WG_EXP builds reach before failing
-	# it) in the full build, with no decode and with no wgmma.
-	bestvars
-	unpackexp
-	echo '[{"m":[192,320],"n":3072,"k":4096}]' >/tmp/g3.json
-	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-	P128='wgmma?tile_m=128&tail_width=fit64&tokens=once&weights=split&stages=3&overlap=pdl&decode=prmt'
-	M=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
-	NCU_MAX=60 ncubench ncu3_gw 90 ncu3.txt nvfp4_group_gemm "$GW" /tmp/g3.json -k regex:wg_group_gemm --launch-skip 10 --launch-count 1 --metrics "$M"
-	NCU_MAX=60 ncubench ncu3_spl 90 ncu3.txt nvfp4_group_gemm "$P128" /tmp/g3.json -k regex:wg_group_gemm --launch-skip 10 --launch-count 1 --metrics "$M"
-	for b in full nodec nomma; do
-		w=./bin/web
-		[ "$b" = full ] || w=./bin/web_$b
-		step "ncu3_first_$b" 60 ncu3.txt "$NCU" -k regex:wg_group_gemm --launch-count 1 --metrics "$M" "$w" bench \
-			--problem nvfp4_group_gemm --aa --baseline "$P128" --ungated --shapes /tmp/g3.json --device 0 --cache-dir "$C" \
-			--max-time 40s --json "$R/ncu3_first_$b.json"
-	done
-	grep -E "^=== |gpu__time|cycles_elapsed|inst_executed|issue_active|pipe_shared|wavefronts" "$OUT/ncu3.txt" | cut -c1-140
 	pack
 	;;
 newknobs)

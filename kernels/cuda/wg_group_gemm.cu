@@ -128,28 +128,6 @@
 // raw words, and a warpgroup's own loads wait for its wgmmas (call 7).
 #define WG_CSA 0
 #endif
-#ifndef WG_SPL
-// Weights split from the wgmmas (kernel-notes step 68; the group GEMM's
-// whole tiles, tokens decoded ahead): 1 = two decoder warpgroups and two
-// wgmma warpgroups. Decoder warpgroup d decodes 64-K block d of every K
-// chunk of the tile's 128 weight rows (thread r row r, its raw words
-// loaded from global memory two chunks ahead into registers) into the fp16
-// weight half of a ring sub-stage, whose token half its thread 0
-// bulk-copies (the tile's fit64 width of rows); wgmma warpgroup c issues
-// the sub-stage's four SS wgmmas m64nWk16 for weight rows 64c..64c+63
-// against all W token rows, nothing of its own between them. So the
-// integer work runs in warps that never issue a wgmma (an H100 runs a
-// warp's own integer work not at all beside its register-A chain, others'
-// at about half rate, kernel-notes step 26), one decoded weight feeds up
-// to 256 token columns, and the ring's 64-K sub-stages let a decode run
-// a whole sub-stage ahead of the wgmmas reading the one before (steps 26
-// and 27's two 128-K stages serialized them). The value is the number of
-// decoder warpgroups: 2, or 4 (768 threads, 128-token tiles only: each
-// decoder thread one row instead of two, twice the warps per scheduler
-// to hide the decode's latency; the first form's decoders issued at ~0.35
-// a cycle, latency-bound, ncu in step 68).
-#define WG_SPL 0
-#endif
 #ifndef WG_PP
 // Experiment (kernel-notes step 25): 1 = the dual GEMM's two consumers take
 // turns issuing their wgmma halves (named barriers WG_PP_ID, WG_PP_ID + 1).
@@ -451,7 +429,7 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
 #error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
 #endif
-#if WG_TM == 256 && (!WG_TOK || (WG_FIT && !WG_SPL))
+#if WG_TM == 256 && (!WG_TOK || WG_FIT)
 // 256 token rows: a 64 KB stage per chunk, which only fits beside the rest
 // without the raw token ring; and only whole-width tiles are compiled.
 #error "wg_group_gemm: WG_TM 256 needs the tokens decoded ahead (WG_TOK) and whole tiles (WG_FIT 0)"
@@ -487,13 +465,7 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
                WG_FIT || WG_TM != 128 || WG_CREGS || WG_EXP || WG_PP || STAGES != 2)
 #error "wg_group_gemm: WG_CSA is the narrow tile (two consumers, one 64-row block each, 128 tokens) with the tokens decoded ahead, whole tiles, two stages, the halves' defaults"
 #endif
-#if WG_SPL && (DUAL || WG_MB != 1 || WG_CONS != 2 || !WG_TOK || WG_SK || WG_FOLD || WG_SSA || WG_CSA || WG_PW || WG_PF || \
-                WG_RDY || WG_PRO || WG_CREGS || WG_DB || (WG_TM != 128 && WG_TM != 256) || (WG_SPL != 2 && WG_SPL != 4) || \
-                (WG_SPL == 4 && WG_TM != 128))
-#error "wg_group_gemm: WG_SPL is the group GEMM's 128-row tile (two wgmma warpgroups of 64 rows) of 128 or 256 tokens (2 decoders) or 128 (4), decoded ahead, whole tiles"
-#endif
-// WG_SPL: WG_SPL decoder warpgroups and WG_CONS wgmma warpgroups.
-#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : WG_SPL ? WG_SPL : 1)))
+#define FG_THREADS (128 * (WG_CONS + (WG_FOLD ? 0 : 1)))
 // Chunks a consumer's weight copies run ahead of its decode: WG_RS - 1, or
 // two with a ring of two slots. A chunk's slot is free once frags_x has
 // loaded its raw words into registers (each thread reads only the bytes it
@@ -531,18 +503,7 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
 #define WG_OFF_WBAR (WG_OFF_BAR + 2 * STAGES * 8) // WG_PW: the weight ring's full, then empty mbarriers
 #define WG_PW_THREADS 96                         // WG_PW: the producer's warps 1-3 copy the weights
-// WG_SPL: 2 x STAGES sub-stages (each stage a 128-K chunk's two 64-K
-// blocks), a sub-stage its WG_TM token rows then the tile's TILE_N weight
-// rows (128 bytes a row), then the full and empty mbarriers; no raw ring
-// and no epilogue staging.
-#define WG_SPL_NSUB (2 * STAGES)
-#define WG_SPL_TOK (WG_TM * 128)
-#define WG_SPL_SUB (WG_SPL_TOK + TILE_N * 128)
-#if WG_SPL
-#define FG_SMEM_BYTES (WG_SPL_NSUB * WG_SPL_SUB + 2 * WG_SPL_NSUB * 8 + 1024)
-#else
 #define FG_SMEM_BYTES (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0) + 1024) // + slack for the 1024-byte alignment
-#endif
 
 typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
@@ -717,9 +678,9 @@ static __device__ __forceinline__ fg_u32 wg_wscale(fg_u32 x) {
   return d;
 }
 // What the accumulators hold: the sums times 2^-21 (tokens at 2^-7 from
-// wg_scale, weights at 2^-14 from wg_wscale), or 2^-14 with WG_SSA and
-// WG_SPL, whose decoders decode the weights as the token pass does tokens.
-#define WG_ACC_SCALE (WG_SSA || WG_SPL ? 16384.f : 2097152.f)
+// wg_scale, weights at 2^-14 from wg_wscale), or 2^-14 with WG_SSA, whose
+// producer decodes the weights as it does the tokens.
+#define WG_ACC_SCALE (WG_SSA ? 16384.f : 2097152.f)
 // Pair P of w's eight FP4 values as an fp16x2: magnitude to fp16 bits 9..11
 // (value e2m1 * 2^-14), sign to bit 15, and the low byte zero. WG_DEC 0:
 // nibbles P and P+4 (low half from nibble P). WG_DEC 1: nibbles (0,2),
@@ -933,14 +894,10 @@ __device__ __forceinline__ void wg_mma<128>(float (&d)[64], const fg_u32 (&a)[4]
                : WG_A4, "l"(bdesc));
 }
 
-// D(64 x NW, fp32) += A(64 x 16, fp16, shared memory, descriptor adesc) *
-// B(16 x NW, fp16, shared memory): both operands K-major in the 128-byte
-// swizzle (WG_SSA, WG_CSA: 128; WG_SPL: 64, 128, 192, 256; dev/wgprobe's
-// shared-memory form).
-template <int NW>
-__device__ __forceinline__ void wg_mma_ss(float (&d)[NW / 2], fg_u64 adesc, fg_u64 bdesc);
-template <>
-__device__ __forceinline__ void wg_mma_ss<128>(float (&d)[64], fg_u64 adesc, fg_u64 bdesc) {
+// D(64 x 128, fp32) += A(64 x 16, fp16, shared memory, descriptor adesc) *
+// B(16 x 128, fp16, shared memory): both operands K-major in the 128-byte
+// swizzle (WG_SSA; dev/wgprobe's shared-memory form).
+static __device__ __forceinline__ void wg_mma_ss128(float (&d)[64], fg_u64 adesc, fg_u64 bdesc) {
   asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0; }\n"
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
@@ -957,28 +914,6 @@ __device__ __forceinline__ void wg_mma<256>(float (&d)[128], const fg_u32 (&a)[4
                "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 0; }\n"
                : WG_F64(0), WG_F64(64)
                : WG_A4, "l"(bdesc));
-}
-// The other SS widths, for WG_SPL's fit64 tiles.
-template <>
-__device__ __forceinline__ void wg_mma_ss<64>(float (&d)[32], fg_u64 adesc, fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0; }\n"
-               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28)
-               : "l"(adesc), "l"(bdesc));
-}
-template <>
-__device__ __forceinline__ void wg_mma_ss<192>(float (&d)[96], fg_u64 adesc, fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1, 0, 0; }\n"
-               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60), WG_F4(64), WG_F4(68), WG_F4(72), WG_F4(76), WG_F4(80), WG_F4(84), WG_F4(88), WG_F4(92)
-               : "l"(adesc), "l"(bdesc));
-}
-template <>
-__device__ __forceinline__ void wg_mma_ss<256>(float (&d)[128], fg_u64 adesc, fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0; }\n"
-               : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60), WG_F4(64), WG_F4(68), WG_F4(72), WG_F4(76), WG_F4(80), WG_F4(84), WG_F4(88), WG_F4(92), WG_F4(96), WG_F4(100), WG_F4(104), WG_F4(108), WG_F4(112), WG_F4(116), WG_F4(120), WG_F4(124)
-               : "l"(adesc), "l"(bdesc));
 }
 #undef WG_F64
 
@@ -1454,7 +1389,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       const fg_u32 wst = sbase + WG_OFF_ASTG + st * WG_ASTG_STAGE + c * 64 * 128; // this consumer's rows
 #pragma unroll
       for (int j = 0; j < 8; ++j)
-        wg_mma_ss<128>(acc[0], wg_tdesc(wst, j), wg_tdesc(tok, j));
+        wg_mma_ss128(acc[0], wg_tdesc(wst, j), wg_tdesc(tok, j));
       wg_commit();
       release_prev();
       prev = st;
@@ -1507,7 +1442,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       const fg_u32 tok = tokens(st);
       const fg_u32 a = abuf(it - k0) + c * 64 * 128; // this consumer's rows
 #pragma unroll
-      for (int j = 0; j < 8; ++j) wg_mma_ss<128>(acc[0], wg_tdesc(a, j), wg_tdesc(tok, j));
+      for (int j = 0; j < 8; ++j) wg_mma_ss128(acc[0], wg_tdesc(a, j), wg_tdesc(tok, j));
       wg_commit();
       mark(5);
       release_prev(); // chunk it-1's wgmmas done: its stage and A buffer are free
@@ -1959,19 +1894,15 @@ static __device__ __forceinline__ int wg_token_group(const FgGroup* groups, int 
 // past its M): 4 x W words, W of each 16-byte unit of the row's 64 bytes
 // (a whole row, W = 4, or the token pass's half h of it, W = 2 from byte
 // 8h of each unit), and the chunk's 8 scale bytes.
-// Row words of K chunk kc of a raw FP4 row (raw: the row's first byte,
-// sc: its first scale byte), as the decodes take them: W = 4 the whole
-// chunk, W = 2 64-K block h (words 4j + 2h, 4j + 2h + 1 of the chunk);
-// zeros where !ok (a row past M or N).
 template <int W>
-static __device__ __forceinline__ void wg_row_words(const fg_u8* raw, const fg_u8* sc, bool ok, int kc, int h,
-                                                    fg_u32 (&w)[4 * W], fg_u32& s03, fg_u32& s47) {
+static __device__ __forceinline__ void wg_token_words(const FgGroup& gp, int m, int K, int kc, int h,
+                                                      fg_u32 (&w)[4 * W], fg_u32& s03, fg_u32& s47) {
   s03 = 0u;
   s47 = 0u;
 #pragma unroll
   for (int j = 0; j < 4 * W; ++j) w[j] = 0u;
-  if (ok) {
-    const fg_u8* src = raw + kc * 64 + (W == 4 ? 0 : 8 * h);
+  if (m < gp.m) {
+    const fg_u8* src = gp.a + (size_t)m * (K >> 1) + kc * 64 + (W == 4 ? 0 : 8 * h);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       if constexpr (W == 4)
@@ -1981,13 +1912,10 @@ static __device__ __forceinline__ void wg_row_words(const fg_u8* raw, const fg_u
       else
         asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n" : "=r"(w[2 * j]), "=r"(w[2 * j + 1]) : "l"(src + 16 * j));
     }
-    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n" : "=r"(s03), "=r"(s47) : "l"(sc + kc * 8));
+    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];\n"
+                 : "=r"(s03), "=r"(s47)
+                 : "l"(gp.sa + (size_t)m * (K >> 4) + kc * 8));
   }
-}
-template <int W>
-static __device__ __forceinline__ void wg_token_words(const FgGroup& gp, int m, int K, int kc, int h,
-                                                      fg_u32 (&w)[4 * W], fg_u32& s03, fg_u32& s47) {
-  wg_row_words<W>(gp.a + (size_t)m * (K >> 1), gp.sa + (size_t)m * (K >> 4), m < gp.m, kc, h, w, s03, s47);
 }
 // A whole row's words, as the prologue's decode takes them.
 static __device__ __forceinline__ void wg_token_row(const FgGroup& gp, int m, int K, int kc, fg_u32 (&w)[16],
@@ -2467,280 +2395,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
 }
 
-#if WG_SPL
-// ---------------- weights=split (WG_SPL): see its define above ----------------
-// Sub-stage q (one 64-K block, q counted over the block's tiles, 2 kch per
-// tile) sits at ring slot q % WG_SPL_NSUB: block q % 2 of chunk q / 2 of
-// the tile. Decoder warpgroup d decodes both blocks of weight rows
-// WG_SPL_ROWS d.. of every chunk; the thread 0 of decoders 0 and 1 bulk-copy
-// block 0's and block 1's tokens. Full barrier: every decoder warp (one
-// arrival each, after its stores and a proxy fence) and the token copy's
-// expect_tx arrival; empty barrier: the eight wgmma warps, once their
-// wgmmas on the slot are done.
-#define WG_SPL_ROWS (128 / WG_SPL) // weight rows per decoder warpgroup
-#define WG_SPL_RPT (WG_SPL_ROWS / 32) // rows per decoder thread (a quad per row)
-#define WG_SPL_FULL (4 * WG_SPL + 1)
-#define WG_SPL_EMPTY (4 * WG_CONS)
-// The 256-token tile's accumulators (128 a thread) need more than the 128
-// registers 512 threads get at launch: the decoders give theirs up. With
-// four decoders (768 threads, 80 at launch) the wgmma warpgroups' 64
-// accumulators and their loop need more than 80 as well.
-#define WG_SPL_DREGS (WG_SPL == 4 ? 64 : 80)
-#define WG_SPL_MREGS (WG_SPL == 4 ? 128 : 176)
-#define WG_SPL_SETREGS (WG_TM == 256 || WG_SPL == 4)
-// Chunks of raw words a decoder thread keeps in registers: the one being
-// decoded and the loads of the next WG_SPL_LA - 1.
-#define WG_SPL_LA 3
-
-// A tile's wgmma width: its live token rows rounded up to 64.
-static __device__ __forceinline__ int wg_spl_width(int live) {
-  const int w = (live + 63) & ~63;
-  return w < WG_TM ? w : WG_TM;
-}
-
-// One chunk's raw words of a decoder thread's two rows: the quad's lane t
-// holds words 4t..4t+3 of each row's 64 bytes (one coalesced 16-byte load:
-// a warp reads eight whole row pieces, where a row per thread read 32
-// lines per load for 8 bytes each, step 68's first form) and scale bytes
-// 2t, 2t + 1 (blocks 0 and 1 of K group pair t).
-struct WgSplRaw {
-  fg_u32 w[WG_SPL_RPT][4], s[WG_SPL_RPT];
-};
-
-// Lane t's part of block h of one row (wg_decode_half's order: fp16x2 j of
-// unit c is nibble pair c % 4 of word 4j + 2h + c / 4 times scale byte
-// 2j + h, and lane t holds j = t): eight 4-byte stores, one per unit, at
-// row (the row's 128 bytes in the weight half) in the 128-byte swizzle.
-template <int H>
-static __device__ __forceinline__ void wg_spl_quarter(const fg_u32 (&w)[4], fg_u32 sc, fg_u32 row, int r, int t) {
-  const fg_u32 scale = wg_scale<H>(sc);
-#pragma unroll
-  for (int c = 0; c < 8; ++c)
-    wg_sts32(row + ((((fg_u32)c ^ (fg_u32)r) & 7u) << 4) + 4 * t, wg_hmul2(wg_dec_at(w[2 * H + (c >> 2)], c & 3), scale));
-}
-
-// Decoder warpgroup d, thread (warp w, lane 4g + t): rows WG_SPL_ROWS d +
-// 32i + 8w + g (i < WG_SPL_RPT) of every tile's weights, both blocks of
-// every chunk. WG_EXP & 2 (timing only, wrong results): no decode and no
-// stores, the barriers and copies alone.
-template <class Fetch>
-static __device__ __forceinline__ void wg_spl_decode(int num_tiles, int kch, const Fetch& fetch, fg_u32 sbase,
-                                                     fg_u32 full0, fg_u32 empty0, int d, int tid, const fg_u8* tok) {
-  const int G = gridDim.x;
-  const int lane = tid & 31, t = lane & 3;
-  const int r0 = WG_SPL_ROWS * d + 8 * ((tid >> 5) & 3) + (lane >> 2); // row i is r0 + 32i
-  // The load cursor: the tile and chunk of the next words to load.
-  int lt = blockIdx.x, lk = 0;
-  const fg_u8* lraw[WG_SPL_RPT];
-  const fg_u8* lsc[WG_SPL_RPT];
-  bool lok[WG_SPL_RPT];
-  auto load_next = [&](WgSplRaw& x) {
-    if (lt >= num_tiles) return; // past the block's last chunk
-    if (lk == 0) {
-      FgTile tl;
-      FgGroup g;
-      fetch(lt, tl, g, 0);
-#pragma unroll
-      for (int i = 0; i < WG_SPL_RPT; ++i) {
-        const int n = tl.n0 + r0 + 32 * i;
-        lok[i] = n < g.n;
-        lraw[i] = g.b + (size_t)(lok[i] ? n : 0) * (size_t)(g.k >> 1) + 16 * t;
-        lsc[i] = g.sb + (size_t)(lok[i] ? n : 0) * (size_t)(g.k >> 4) + 2 * t;
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < WG_SPL_RPT; ++i) {
-      if (lok[i]) {
-        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(x.w[i][0]), "=r"(x.w[i][1]), "=r"(x.w[i][2]), "=r"(x.w[i][3])
-                     : "l"(lraw[i] + lk * 64));
-        fg_u16 v;
-        asm volatile("ld.global.nc.u16 %0, [%1];\n" : "=h"(v) : "l"(lsc[i] + lk * 8));
-        x.s[i] = v;
-      } else {
-        x.w[i][0] = x.w[i][1] = x.w[i][2] = x.w[i][3] = 0u;
-        x.s[i] = 0u;
-      }
-    }
-    if (++lk == kch) {
-      lk = 0;
-      lt += G;
-    }
-  };
-  // The decode cursor: the tile and chunk being decoded, its token source.
-  int ct = blockIdx.x, ck = 0;
-  const fg_u8* tsrc = nullptr;
-  fg_u32 tbytes = 0u;
-  fg_u32 q = 0;
-  // Block h (a literal at each call, so the branches below fold; not a
-  // generic lambda: NVRTC 11.8 compiles those as host code).
-  auto block = [&](const WgSplRaw& x, int h) {
-    const int st = (int)(q % WG_SPL_NSUB);
-    const fg_u32 sub = sbase + st * WG_SPL_SUB;
-    wg_bar_wait(empty0 + 8 * st, ((q / WG_SPL_NSUB) & 1) ^ 1);
-    if (d == h && (tid & 127) == 0) {
-      wg_bar_expect(full0 + 8 * st, tbytes);
-      wg_bulk_load(sub, tsrc + (size_t)ck * WG_TOK_STAGE + h * WG_SPL_TOK, tbytes, full0 + 8 * st);
-    }
-#pragma unroll
-    for (int i = 0; i < WG_SPL_RPT && !(WG_EXP & 2); ++i) {
-      const int r = r0 + 32 * i;
-      if (h == 0)
-        wg_spl_quarter<0>(x.w[i], x.s[i], sub + WG_SPL_TOK + r * 128, r, t);
-      else
-        wg_spl_quarter<1>(x.w[i], x.s[i], sub + WG_SPL_TOK + r * 128, r, t);
-    }
-    // The wgmmas read the stores through the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncwarp();
-    if (lane == 0) wg_bar_arrive(full0 + 8 * st);
-    ++q;
-  };
-  auto step = [&](WgSplRaw& x) {
-    if (ck == 0) {
-      FgTile tl;
-      FgGroup g;
-      fetch(ct, tl, g, 0);
-      tbytes = (fg_u32)wg_spl_width(g.m - tl.m0) * 128u;
-      tsrc = tok + (size_t)tl.pad * kch * WG_TOK_STAGE;
-    }
-    block(x, 0);
-    block(x, 1);
-    if (++ck == kch) {
-      ck = 0;
-      ct += G;
-    }
-    load_next(x); // the chunk WG_SPL_LA ahead, into the set just decoded
-  };
-  WgSplRaw x[WG_SPL_LA];
-#pragma unroll
-  for (int j = 0; j < WG_SPL_LA; ++j) load_next(x[j]);
-#if WG_PDL
-  // The bulk copies read wg_tokens' output: wait for that grid.
-  if ((tid & 127) == 0) asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-  const int items = blockIdx.x < num_tiles ? ((num_tiles - 1 - blockIdx.x) / G + 1) * kch : 0;
-  for (int i = 0; i < items; i += WG_SPL_LA) {
-#pragma unroll
-    for (int j = 0; j < WG_SPL_LA; ++j)
-      if (i + j < items) step(x[j]);
-  }
-}
-
-// wgmma warpgroup c on one tile at width NW: per sub-stage four SS wgmmas
-// (weight rows 64c..64c+63 of the weight half, the NW token rows of the
-// token half) as one commit group; the slot before goes back once its group
-// is done. Then the sums go straight from registers to C.
-template <int NW>
-static __device__ __forceinline__ void wg_spl_tile(const FgTile& tile, const FgGroup& gp, int kch, fg_u32 sbase,
-                                                   fg_u32 full0, fg_u32 empty0, fg_u32& q, int c, int tid) {
-  const int lane = tid & 31;
-  float acc[NW / 2];
-#pragma unroll
-  for (int i = 0; i < NW / 2; ++i) acc[i] = 0.f;
-  int prev = -1;
-  for (int it = 0; it < 2 * kch; ++it, ++q) {
-    const int st = (int)(q % WG_SPL_NSUB);
-    wg_bar_wait(full0 + 8 * st, (q / WG_SPL_NSUB) & 1);
-    wg_fence();
-    const fg_u32 sub = sbase + st * WG_SPL_SUB;
-    const fg_u32 a = sub + WG_SPL_TOK + c * 64 * 128;
-#pragma unroll
-    for (int s = 0; s < 4 && !(WG_EXP & 4); ++s) wg_mma_ss<NW>(acc, wg_tdesc(a, s), wg_tdesc(sub, s));
-    wg_commit();
-    if (prev >= 0) {
-      wg_wait<1>();
-      __syncwarp();
-      if (lane == 0) wg_bar_arrive(empty0 + 8 * prev);
-    }
-    prev = st;
-  }
-  wg_wait<0>();
-  // As in wg_consume: keep every read of the sums below the wait.
-#pragma unroll
-  for (int i = 0; i < NW / 2; ++i) asm volatile("" : "+f"(acc[i])::"memory");
-  __syncwarp();
-  if (lane == 0 && prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
-  // D fragment: weight row 16w + g (+ 8), token columns 8j + 2t (+ 1).
-  const int w = (tid >> 5) & 3, g = lane >> 2, t = lane & 3;
-  const int n = tile.n0 + 64 * c + 16 * w + g;
-  if (tile.n0 + 64 * c >= gp.n) return; // N % 64 == 0: the block's rows all exist or none
-#pragma unroll
-  for (int j = 0; j < NW / 8; ++j) {
-    const int m = tile.m0 + 8 * j + 2 * t;
-    fg_u16* const row0 = gp.c + (size_t)m * gp.n + n;
-    if (m < gp.m) {
-      row0[0] = wg_f2h(acc[4 * j] * WG_ACC_SCALE);
-      row0[8] = wg_f2h(acc[4 * j + 2] * WG_ACC_SCALE);
-    }
-    if (m + 1 < gp.m) {
-      row0[gp.n] = wg_f2h(acc[4 * j + 1] * WG_ACC_SCALE);
-      row0[gp.n + 8] = wg_f2h(acc[4 * j + 3] * WG_ACC_SCALE);
-    }
-  }
-}
-
-template <class Fetch>
-static __device__ __forceinline__ void wg_spl_main(int num_tiles, const Fetch& fetch, const fg_u8* tok) {
-  extern __shared__ __attribute__((aligned(1024))) fg_u8 wg_smem[];
-  const fg_u32 raw_base = wg_smem_addr(wg_smem);
-  const fg_u32 sbase = (raw_base + 1023u) & ~1023u;
-  const int tid = threadIdx.x;
-  const fg_u32 full0 = sbase + WG_SPL_NSUB * WG_SPL_SUB;
-  const fg_u32 empty0 = full0 + WG_SPL_NSUB * 8;
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < WG_SPL_NSUB; ++s) {
-      wg_bar_init(full0 + 8 * s, WG_SPL_FULL);
-      wg_bar_init(empty0 + 8 * s, WG_SPL_EMPTY);
-    }
-  }
-  __syncthreads();
-  int kch;
-  {
-    FgTile t0;
-    FgGroup g0;
-    fetch(0, t0, g0, 0);
-    kch = g0.k >> 7; // one K for all groups
-  }
-  const int role = __shfl_sync(0xffffffffu, tid >> 7, 0); // warp-uniform for setmaxnreg
-  if (role < WG_SPL) {
-#if WG_SPL_SETREGS
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WG_SPL_DREGS));
-#endif
-    wg_spl_decode(num_tiles, kch, fetch, sbase, full0, empty0, role, tid, tok);
-  } else {
-#if WG_SPL_SETREGS
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WG_SPL_MREGS));
-#endif
-    const int c = role - WG_SPL;
-    fg_u32 q = 0;
-    for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {
-      FgTile tile;
-      FgGroup gp;
-      fetch(ti, tile, gp, 0);
-      // An if chain, not a switch: ptxas allocates the setmaxnreg budget
-      // only where the branches are plain (a jump table fell back to the
-      // launch's 128, C7602).
-      const int nw = wg_spl_width(gp.m - tile.m0);
-      if (nw == 64)
-        wg_spl_tile<64>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
-#if WG_TM == 256
-      else if (nw == 128)
-        wg_spl_tile<128>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
-      else if (nw == 192)
-        wg_spl_tile<192>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
-      else
-        wg_spl_tile<256>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
-#else
-      else
-        wg_spl_tile<128>(tile, gp, kch, sbase, full0, empty0, q, c, tid);
-#endif
-    }
-  }
-}
-#endif
-
 #endif // __CUDA_ARCH_FEAT_SM90_ALL
 
 // overlap=ready's two trailing parameters of both GEMM entries (WG_RDY:
@@ -2823,17 +2477,10 @@ extern "C" __global__ void __launch_bounds__(FG_THREADS, 1)
 #undef WG_PRO_GROUPS
 #define WG_PRO_GROUPS groups
 #endif
-  auto fetch = [&](int ti, FgTile& t, FgGroup& g, int) {
+  wg_main(num_tiles, [&](int ti, FgTile& t, FgGroup& g, int) {
     t = tiles[ti];
     g = groups[t.group];
-  };
-#if WG_SPL
-  (void)ws;
-  (void)flags;
-  wg_spl_main(num_tiles, fetch, tok);
-#else
-  wg_main(num_tiles, fetch, WG_STREAM, tok);
-#endif
+  }, WG_STREAM, tok);
 #else
   // wgmma is sm_90a only; kernels.Plan refuses every other device.
   asm volatile("trap;");
