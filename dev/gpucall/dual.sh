@@ -97,6 +97,7 @@
 #   bash dev/gpucall/dual.sh db2 [TOTAL]         # step 59: pipeline=chunks on the two-consumer tile (bench3-4's, and tile_n=128 on bench1-2): tests, paired with the group best and with the same tile's halves; marks of the best on bench3
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
+#   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
@@ -180,7 +181,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs or standing}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing or mix24}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1286,6 +1287,24 @@ instmix)
 		step probe_sass 60 probe_sass.txt cuobjdump -sass /tmp/probe.cubin
 	fi
 	gzip -9 "$OUT"/mix_*.csv "$OUT/probe_sass.txt"
+	pack
+	;;
+mix24)
+	# Session 24: where the group best's instructions go (step 25's
+	# instmix form on the best since session 22): ncu source counters of GW,
+	# one launch each on bench3 (two-consumer whole tiles) and bench1
+	# (three consumers, hybrid stream-K), as CSV per SASS line.
+	NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	bestvars
+	benchshapes
+	for v in "g3|tl_g3" "g1|tl_g1"; do
+		IFS='|' read -r name shp <<<"$v"
+		ncubench "mix_$name" 150 ncu.log nvfp4_group_gemm "$GW" "/tmp/$shp.json" -k "regex:^wg_group_gemm\$" \
+			--launch-skip 10 --launch-count 1 --section SourceCounters --section InstructionStats \
+			--section SpeedOfLight --import-source no -f -o "/tmp/mix_$name"
+		step "ncu_page_$name" 60 ncu.log sh -c "\"$NCU\" -i /tmp/mix_$name.ncu-rep --page source --csv --print-source sass >\"$OUT/mix_$name.csv\""
+	done
+	gzip -9 "$OUT"/mix_*.csv
 	pack
 	;;
 wgprobe)
