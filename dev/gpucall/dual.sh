@@ -167,7 +167,7 @@
 # 22's calls 1-4, docs/BENCHMARKS.md section 33) with the tile, their
 # source at a008ec2.
 # spl, spl2 and spl3 (weights=split, WG_SPL: decoder warpgroups beside SS
-# wgmma warpgroups, 0.47-0.60x the group best on bench1-2 and 0.68x on
+# wgmma warpgroups, 0.47-0.60x the group best on bench1-2 and 0.56-0.69x on
 # bench3; session 24's calls 1-6, docs/BENCHMARKS.md section 35) were
 # removed with the knob value, the group's tile_m=256 and the decoders
 # knob, their source at 654a972 (the first form, a row per decoder
