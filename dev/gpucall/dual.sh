@@ -98,6 +98,7 @@
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
+#   bash dev/gpucall/dual.sh screen25 [TOTAL]    # session 25: the dual tall tile on a half-tile grid (bin/web_aligned.gz) and on 132 blocks, narrow whole tiles on bench3, prefetch=next, each paired with DT
 #   bash dev/gpucall/dual.sh h200a [TOTAL]       # session 25: WG_DESC (the wgmma descriptors' upper half held in a register): ptxas, SASS counts, tests, paired in both builds
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
@@ -182,7 +183,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24 or h200a}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, h200a or screen25}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1375,6 +1376,27 @@ h200a)
 	done
 	smistop
 	TITLE="h200a: WG_DESC" summarize
+	pack
+	;;
+screen25)
+	# Session 25, call 3 (kernel-notes step 70), no kernel change: the dual
+	# tall tile under stream-K on bench1 on a grid of half tiles (128 blocks,
+	# each one 28-chunk piece: bin/web_aligned.gz, a throwaway host patch
+	# of kernels/family_wgmma.go's items, quoted in the notes) and on the
+	# usual 132 blocks, each paired with DT; the narrow tile as whole tiles
+	# on bench3 paired with DT; DT with prefetch=next paired with DT.
+	# Builds: bin/web, bin/web_aligned.gz.
+	bestvars
+	unpackexp
+	benchshapes
+	T='wgmma?tile_m=256&tile_n=64&registers=split&stages=2&schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	N='wgmma?tile_n=64&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	WEB=./bin/web_aligned tests d_tal_tests nvfp4_dual_gemm "$T" "$DT"
+	WEB=./bin/web_aligned BENCH_SHAPES=/tmp/tl_b1.json BENCH_MAX=35 bench d_tal_b1 nvfp4_dual_gemm "$T" "$DT"
+	BENCH_SHAPES=/tmp/tl_b1.json BENCH_MAX=30 bench d_tsk_b1 nvfp4_dual_gemm "$T" "$DT"
+	BENCH_SHAPES=/tmp/tl_b3.json BENCH_MAX=30 bench d_nwh_b3 nvfp4_dual_gemm "$N" "$DT"
+	BENCH_MAX=75 bench d_pf nvfp4_dual_gemm "$DT&prefetch=next" "$DT"
+	TITLE="screen25: the tall tile on a half-tile grid; narrow whole tiles on bench3; prefetch=next" summarize
 	pack
 	;;
 standing)
