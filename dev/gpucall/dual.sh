@@ -99,7 +99,6 @@
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
 #   bash dev/gpucall/dual.sh screen25 [TOTAL]    # session 25: the dual tall tile on a half-tile grid (bin/web_aligned.gz) and on 132 blocks, narrow whole tiles on bench3, prefetch=next, each paired with DT
-#   bash dev/gpucall/dual.sh h200a [TOTAL]       # session 25: WG_DESC (the wgmma descriptors' upper half held in a register): ptxas, SASS counts, tests, paired in both builds
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
@@ -174,6 +173,10 @@
 # removed with the knob value, the group's tile_m=256 and the decoders
 # knob, their source at 654a972 (the first form, a row per decoder
 # thread, at 3804afb).
+# h200a (WG_DESC: the wgmma descriptors' upper half held in a register,
+# no gain on the group, 0.961x on dual bench1; session 25's call 2,
+# docs/BENCHMARKS.md section 36) was removed with the define, its source
+# at 8201d28.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -183,7 +186,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, h200a or screen25}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24 or screen25}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -438,30 +441,6 @@ l2ablate() {
 	done
 	stampclocks l2abl.txt
 	NCU_EXTRA=lts__t_sectors_op_read.sum,lts__t_bytes.sum.per_second smemprof
-}
-# smilog / smistop: nvidia-smi's power, SM clock and throttle reasons every
-# 100 ms into $OUT/smi.csv for the rest of the call (bench samples are short
-# launches between idle gaps, so these are the call's envelope, not one
-# kernel's clock).
-smilog() {
-	command -v nvidia-smi >/dev/null || return 0
-	nvidia-smi -q -d POWER,CLOCK,PERFORMANCE >"$OUT/smi_q.txt" 2>&1
-	nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm,clocks.mem,temperature.gpu,clocks_throttle_reasons.active \
-		--format=csv,noheader -lms 100 >"$OUT/smi.csv" 2>&1 &
-	SMI=$!
-}
-smistop() { [ -z "${SMI:-}" ] || kill "$SMI" 2>/dev/null; }
-# sasscount NAME: static counts of the opcodes around the wgmma issue in the
-# cubin the last ptxas step built, into $OUT/sasscount.txt.
-sasscount() {
-	command -v cuobjdump >/dev/null || return 0
-	cuobjdump -sass /tmp/wg.cubin >/tmp/wg.sass 2>>"$OUT/sass.log" || return 0
-	gzip -9c /tmp/wg.sass >"$OUT/$1.sass.gz"
-	{
-		printf '%s' "$1:"
-		for o in HGMMA UMOV UIADD3 ULOP3 R2UR MOV; do printf ' %s %s' "$o" "$(grep -cE "\b$o\b" /tmp/wg.sass)"; done
-		echo " total $(grep -cE '^ +/\*[0-9a-f]{4}\*/' /tmp/wg.sass)"
-	} >>"$OUT/sasscount.txt"
 }
 case "$MODE" in
 dual)
@@ -1340,42 +1319,6 @@ wgprobe)
 	probebuild
 	step wgprobe 200 wgprobe.txt /tmp/wgprobe
 	grep -E "cycles per wgmma|SMs|wgprobe:|C75" "$OUT/wgprobe.txt"
-	pack
-	;;
-h200a)
-	# Session 25, call 2 (kernel-notes step 69): ptxas and static SASS
-	# counts of the group best's bench1 module and the dual narrow module,
-	# with and without WG_DESC; both bests in the WG_DESC build
-	# (bin/web_desc.gz: expbuild.sh desc WG_DESC=1): tests, then paired
-	# with the baseline on bench1 and bench3 in both builds (go run
-	# ./dev/xratio); nvidia-smi's envelope of the call (smilog).
-	# Builds: bin/web, bin/web_desc.gz.
-	bestvars
-	unpackexp
-	benchshapes
-	smilog
-	GWDEFS="-DDUAL=0 -DSTAGES=3 -DWG_CONS=3 -DWG_CREGS=160 -DWG_DEC=1 -DWG_FIT=2 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_SK=2 -DWG_STM=1 -DWG_TM=128 -DWG_TOK=1 -DWG_TOKW=1"
-	DNDEFS="-DDUAL=1 -DSTAGES=3 -DWG_CONS=2 -DWG_DEC=1 -DWG_MB=1 -DWG_PDL=1 -DWG_RS=4 -DWG_TM=128 -DWG_TOK=1 -DWG_EPI=1"
-	for d in 0 1; do
-		ptxas "g_desc$d" $GWDEFS -DWG_DESC=$d
-		sasscount "g_desc$d"
-		ptxas "d_desc$d" $DNDEFS -DWG_DESC=$d
-		sasscount "d_desc$d"
-	done
-	ptxsummary
-	cat "$OUT/sasscount.txt"
-	python3 -c 'import json,sys; [json.dump(json.load(open("/tmp/tl_%s1.json"%t))+json.load(open("/tmp/tl_%s3.json"%t)), open("/tmp/%s13.json"%t,"w")) for t in "gb"]'
-	# The benches only where WG_DESC changed the group module's UMOV count.
-	umov() { grep "^$1:" "$OUT/sasscount.txt" | grep -oE 'UMOV [0-9]+'; }
-	[ "$(umov g_desc0)" != "$(umov g_desc1)" ] || { echo "WG_DESC: the same UMOV count, no benches" | tee -a "$OUT/steps.txt"; smistop; pack; exit 0; }
-	WEB=./bin/web_desc tests g_desc_tests nvfp4_group_gemm "$GW" baseline
-	WEB=./bin/web_desc tests d_desc_tests nvfp4_dual_gemm "$DT" baseline
-	for b in desc:./bin/web_desc ref:./bin/web; do
-		WEB=${b#*:} BENCH_SHAPES=/tmp/g13.json BENCH_MAX=45 bench "g_${b%%:*}" nvfp4_group_gemm "$GW"
-		WEB=${b#*:} BENCH_SHAPES=/tmp/b13.json BENCH_MAX=35 bench "d_${b%%:*}" nvfp4_dual_gemm "$DT"
-	done
-	smistop
-	TITLE="h200a: WG_DESC" summarize
 	pack
 	;;
 screen25)

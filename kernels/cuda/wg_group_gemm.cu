@@ -208,14 +208,6 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
   const int live = m - m0 < WG_TM ? m - m0 : WG_TM;
   return WG_FIT ? wg_fit_width(live) : WG_TM;
 }
-#ifndef WG_DESC
-// Experiment (kernel-notes step 69): 1 = the wgmma descriptors' upper half
-// (a constant) taken from a value ptxas cannot fold (gridDim.y - 1, 0 on
-// every launch of this kernel), so that it is held in a register instead
-// of rewritten before every wgmma (session 24's source counters: UMOV,
-// UMOV, UIADD3 before each HGMMA, 2.4 uniform instructions).
-#define WG_DESC 0
-#endif
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -843,12 +835,7 @@ static __device__ __forceinline__ fg_u32 wg_step_addr(fg_u32 tok, int s) {
 // kernel-notes step 42).
 static __device__ __forceinline__ fg_u64 wg_tdesc(fg_u32 tok, int s) {
   const fg_u64 d0 = wg_desc(tok);
-#if WG_DESC
-  const fg_u32 hi = (fg_u32)(d0 >> 32) + (gridDim.y - 1u);
-  return ((fg_u64)hi << 32) | (fg_u32)((fg_u32)d0 + (wg_step_addr(0u, s) >> 4));
-#else
   return (d0 & 0xFFFFFFFF00000000ull) | (fg_u32)((fg_u32)d0 + (wg_step_addr(0u, s) >> 4));
-#endif
 }
 // Shared address of logical 16-byte chunk c (K 8c..8c+7) of token row r.
 static __device__ __forceinline__ fg_u32 wg_chunk_addr(fg_u32 tok, int r, int c) {
