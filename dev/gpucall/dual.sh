@@ -98,7 +98,6 @@
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
-#   bash dev/gpucall/dual.sh tok25 [TOTAL]       # session 25: the token pass's group lookup eight loads at a time: tests, WG_TL timelines in both builds, A/A medians alternated
 #   bash dev/gpucall/dual.sh screen25 [TOTAL]    # session 25: the dual tall tile on a half-tile grid (bin/web_aligned.gz) and on 132 blocks, narrow whole tiles on bench3, prefetch=next, each paired with DT
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
@@ -177,7 +176,9 @@
 # h200a (WG_DESC: the wgmma descriptors' upper half held in a register,
 # no gain on the group, 0.961x on dual bench1; session 25's call 2,
 # docs/BENCHMARKS.md section 36) was removed with the define, its source
-# at 8201d28.
+# at 8201d28. tok25 (the token pass's group lookup in one round of loads,
+# no gain; session 25's call 4) was removed with the change, its source at
+# e653975.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -187,7 +188,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, screen25 or tok25}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24 or screen25}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1341,37 +1342,6 @@ screen25)
 	BENCH_SHAPES=/tmp/tl_b3.json BENCH_MAX=30 bench d_nwh_b3 nvfp4_dual_gemm "$N" "$DT"
 	BENCH_MAX=75 bench d_pf nvfp4_dual_gemm "$DT&prefetch=next" "$DT"
 	TITLE="screen25: the tall tile on a half-tile grid; narrow whole tiles on bench3; prefetch=next" summarize
-	pack
-	;;
-tok25)
-	# Session 25, call 4 (kernel-notes step 71): the token pass's group
-	# lookup loading the groups' row counts eight at a time (bin/web, the
-	# change; bin/web_ref.gz, the commit before). Both bests' tests in the
-	# new build; the WG_TL timelines (bin/web_tl.gz and bin/web_tlref.gz,
-	# expbuild.sh tl / tlref WG_TL=1) of GW on group bench1-4 and DT on
-	# dual bench1 and bench3 in both builds; then A/A medians of GW on
-	# group bench1-2 in each plain build, ref, new, ref, new.
-	# Builds: bin/web, bin/web_ref.gz, bin/web_tl.gz, bin/web_tlref.gz.
-	bestvars
-	unpackexp
-	benchshapes
-	tests g_tok_tests nvfp4_group_gemm "$GW" baseline
-	tests d_tok_tests nvfp4_dual_gemm "$DT" baseline
-	for b in tlref tl; do
-		for x in "g1 nvfp4_group_gemm g1 $GW" "g2 nvfp4_group_gemm g2 $GW" "g3 nvfp4_group_gemm g3 $GW" "g4 nvfp4_group_gemm g4 $GW" "d1 nvfp4_dual_gemm b1 $DT" "d3 nvfp4_dual_gemm b3 $DT"; do
-			set -- $x
-			step "${b}_$1" 40 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
-				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 5s --json "/tmp/${b}_$1.json"
-		done
-	done
-	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
-	for b in ref new ref2 new2; do
-		w=./bin/web_ref
-		[ "${b#new}" != "$b" ] && w=./bin/web
-		step "aa_$b" 60 aa.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$GW" --shapes /tmp/g12.json \
-			--device 0 --cache-dir "$C" --max-time 50s --json "$R/aa_$b.json"
-	done
-	TITLE="tok25: the token pass's lookup" summarize
 	pack
 	;;
 standing)

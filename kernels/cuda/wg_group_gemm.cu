@@ -1879,36 +1879,16 @@ static __device__ __forceinline__ void wg_weights_ring(int num_tiles, int kch, c
 // tok + (tile.pad * kch + chunk) * WG_TOK_STAGE; unused otherwise.
 #if WG_TOK
 // Token tile tt's group (token tiles numbered group by group) and, in t0,
-// the group's first token tile: the decode-ahead pass's lookup. The groups'
-// row counts are loaded eight at a time, independently of tt and of one
-// another, so a pass block waits for one cold load per eight groups, not
-// one per table line it walks (a 64-byte FgGroup: four lines for eight
-// groups, each a cold miss after the bench's L2 flush).
+// the group's first token tile: the decode-ahead pass's lookup.
 static __device__ __forceinline__ int wg_token_group(const FgGroup* groups, int ng, int tt, int& t0) {
-  int t = 0;
-  for (int g0 = 0; g0 < ng; g0 += 8) {
-    int n[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      // All eight issued before the walk (volatile: the compiler would
-      // otherwise sink each into the branch that first needs it), each
-      // index in range.
-      const int* pm = &groups[g0 + i < ng ? g0 + i : ng - 1].m;
-      asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(n[i]) : "l"(pm));
-    }
-#pragma unroll
-    for (int i = 0; i < 8; ++i) n[i] = (n[i] + WG_TM - 1) / WG_TM;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (g0 + i + 1 >= ng || tt < t + n[i]) {
-        t0 = t;
-        return g0 + i;
-      }
-      t += n[i];
-    }
+  int g = 0, t = 0;
+  for (; g + 1 < ng; ++g) {
+    const int n = (groups[g].m + WG_TM - 1) / WG_TM;
+    if (tt < t + n) break;
+    t += n;
   }
   t0 = t;
-  return ng - 1; // ng < 1 only
+  return g;
 }
 // The raw FP4 words and scales of K chunk kc of token row m of gp (zeros
 // past its M): 4 x W words, W of each 16-byte unit of the row's 64 bytes
