@@ -98,6 +98,7 @@
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
+#   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
 #   bash dev/gpucall/dual.sh screen25 [TOTAL]    # session 25: the dual tall tile on a half-tile grid (bin/web_aligned.gz) and on 132 blocks, narrow whole tiles on bench3, prefetch=next, each paired with DT
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
@@ -188,7 +189,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24 or screen25}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, screen25 or prof25}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1342,6 +1343,26 @@ screen25)
 	BENCH_SHAPES=/tmp/tl_b3.json BENCH_MAX=30 bench d_nwh_b3 nvfp4_dual_gemm "$N" "$DT"
 	BENCH_MAX=75 bench d_pf nvfp4_dual_gemm "$DT&prefetch=next" "$DT"
 	TITLE="screen25: the tall tile on a half-tile grid; narrow whole tiles on bench3; prefetch=next" summarize
+	pack
+	;;
+prof25)
+	# Session 25, call 5: ncu, one launch each at the card's own clocks
+	# (--clock-control none), of DT on dual bench4 (tall tiles, stream-K)
+	# and bench2 (tall, whole tiles) and of GW on group bench3 (two-consumer
+	# whole tiles) and bench1 (three consumers, hybrid): duration, SM clock,
+	# active cycles over the SMs, instructions, issue and tensor-pipe
+	# activity. Builds: bin/web.
+	bestvars
+	benchshapes
+	m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max,sm__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active
+	for x in "d4 nvfp4_dual_gemm tl_b4 $DT wg_dual_gemm" "d2 nvfp4_dual_gemm tl_b2 $DT wg_dual_gemm" "g3 nvfp4_group_gemm tl_g3 $GW ^wg_group_gemm\$" "g1 nvfp4_group_gemm tl_g1 $GW ^wg_group_gemm\$"; do
+		set -- $x
+		echo "### $1" >>"$OUT/ncu25.txt"
+		NCU_MAX=40 ncubench "ncu_$1" 90 ncu25.txt "$2" "$4" "/tmp/$3.json" -k "regex:$5" --clock-control none \
+			--launch-skip 10 --launch-count 1 --metrics "$m"
+	done
+	grep -E "^###|gpu__time|sm__cycles|sm__inst|issue_active|pipe_" "$OUT/ncu25.txt" >"$OUT/prof25.txt"
+	cat "$OUT/prof25.txt"
 	pack
 	;;
 standing)
