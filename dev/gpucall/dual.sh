@@ -99,8 +99,6 @@
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
-#   bash dev/gpucall/dual.sh skcost25 [TOTAL]    # session 25: the tall tile's stream-K module on whole tiles (bin/web_sk1.gz) against DT's whole-tile module, dual bench2: ncu, paired
-#   bash dev/gpucall/dual.sh screen25 [TOTAL]    # session 25: the dual tall tile on a half-tile grid (bin/web_aligned.gz) and on 132 blocks, narrow whole tiles on bench3, prefetch=next, each paired with DT
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
@@ -180,7 +178,12 @@
 # docs/BENCHMARKS.md section 36) was removed with the define, its source
 # at 8201d28. tok25 (the token pass's group lookup in one round of loads,
 # no gain; session 25's call 4) was removed with the change, its source at
-# e653975.
+# e653975. screen25 (the dual tall tile on a half-tile grid, 0.968x; whole
+# narrow tiles on bench3, 0.990x; prefetch=next, 0.992x; session 25's call
+# 3) and skcost25 (the tall stream-K module on whole tiles, 0.960x; call 6)
+# ran throwaway host builds in which kernels/family_wgmma.go's items closure
+# gives other stream-K grids (docs/kernel-notes.md, step 70 and session 25's
+# call 6, quote the change); their source at aaf5bdd.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -190,7 +193,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, screen25, prof25 or skcost25}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24 or prof25}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1325,27 +1328,6 @@ wgprobe)
 	grep -E "cycles per wgmma|SMs|wgprobe:|C75" "$OUT/wgprobe.txt"
 	pack
 	;;
-screen25)
-	# Session 25, call 3 (kernel-notes step 70), no kernel change: the dual
-	# tall tile under stream-K on bench1 on a grid of half tiles (128 blocks,
-	# each one 28-chunk piece: bin/web_aligned.gz, a throwaway host patch
-	# of kernels/family_wgmma.go's items, quoted in the notes) and on the
-	# usual 132 blocks, each paired with DT; the narrow tile as whole tiles
-	# on bench3 paired with DT; DT with prefetch=next paired with DT.
-	# Builds: bin/web, bin/web_aligned.gz.
-	bestvars
-	unpackexp
-	benchshapes
-	T='wgmma?tile_m=256&tile_n=64&registers=split&stages=2&schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	N='wgmma?tile_n=64&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	WEB=./bin/web_aligned tests d_tal_tests nvfp4_dual_gemm "$T" "$DT"
-	WEB=./bin/web_aligned BENCH_SHAPES=/tmp/tl_b1.json BENCH_MAX=35 bench d_tal_b1 nvfp4_dual_gemm "$T" "$DT"
-	BENCH_SHAPES=/tmp/tl_b1.json BENCH_MAX=30 bench d_tsk_b1 nvfp4_dual_gemm "$T" "$DT"
-	BENCH_SHAPES=/tmp/tl_b3.json BENCH_MAX=30 bench d_nwh_b3 nvfp4_dual_gemm "$N" "$DT"
-	BENCH_MAX=75 bench d_pf nvfp4_dual_gemm "$DT&prefetch=next" "$DT"
-	TITLE="screen25: the tall tile on a half-tile grid; narrow whole tiles on bench3; prefetch=next" summarize
-	pack
-	;;
 prof25)
 	# Session 25, call 5: ncu, one launch each at the card's own clocks
 	# (--clock-control none), of DT on dual bench4 (tall tiles, stream-K)
@@ -1364,28 +1346,6 @@ prof25)
 	done
 	grep -E "^###|gpu__time|sm__cycles|sm__inst|issue_active|pipe_" "$OUT/ncu25.txt" >"$OUT/prof25.txt"
 	cat "$OUT/prof25.txt"
-	pack
-	;;
-skcost25)
-	# Session 25, call 6: the tall tile's stream-K module running whole
-	# tiles (bin/web_sk1.gz, a throwaway host patch: a stream-K grid of one
-	# block per tile where the tiles fill 90% of the SMs) against DT's
-	# whole-tile module, on dual bench2 (128 tall tiles): ncu of one launch
-	# each at the card's clocks, then the two paired. Builds: bin/web_sk1.gz.
-	bestvars
-	unpackexp
-	benchshapes
-	T='wgmma?tile_m=256&tile_n=64&registers=split&stages=2&schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max,sm__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active
-	for x in "whole $DT" "sk $T"; do
-		set -- $x
-		echo "### $1" >>"$OUT/ncu25.txt"
-		step "ncu_$1" 90 ncu25.txt ncu -k regex:wg_dual_gemm --clock-control none --launch-skip 10 --launch-count 1 --metrics "$m" \
-			./bin/web_sk1 bench --problem nvfp4_dual_gemm --aa --baseline "$2" --ungated --shapes /tmp/tl_b2.json \
-			--device 0 --cache-dir "$C" --max-time 40s --json "/tmp/ncu_$1.json"
-	done
-	grep -E "^###|gpu__time|sm__cycles|sm__inst|issue_active" "$OUT/ncu25.txt"
-	WEB=./bin/web_sk1 BENCH_SHAPES=/tmp/tl_b2.json BENCH_MAX=40 bench d_sk1_b2 nvfp4_dual_gemm "$T" "$DT"
 	pack
 	;;
 standing)
