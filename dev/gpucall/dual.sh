@@ -98,6 +98,7 @@
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
+#   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
@@ -193,7 +194,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24 or prof25}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25 or tlb25}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1346,6 +1347,23 @@ prof25)
 	done
 	grep -E "^###|gpu__time|sm__cycles|sm__inst|issue_active|pipe_" "$OUT/ncu25.txt" >"$OUT/prof25.txt"
 	cat "$OUT/prof25.txt"
+	pack
+	;;
+tlb25)
+	# Session 25, call 7: every block's WG_TL marks and SM at launch 30
+	# (bin/web_tl2.gz: expbuild.sh tl2 WG_TL=2) for DT on dual bench4
+	# (tall tiles, stream-K) and bench2 (tall, whole tiles), into
+	# $OUT/tlb.txt: where bench4's blocks spend the cycles its chunks do
+	# not explain (call 5). Builds: bin/web_tl2.gz.
+	bestvars
+	unpackexp
+	benchshapes
+	for x in "d4 tl_b4" "d2 tl_b2"; do
+		set -- $x
+		step "tlb_$1" 40 tlb_raw.txt stdbuf -o0 ./bin/web_tl2 bench --problem nvfp4_dual_gemm --aa --baseline "$DT" --ungated \
+			--shapes "/tmp/$2.json" --device 0 --cache-dir "$C" --max-time 6s --json "/tmp/tlb_$1.json"
+	done
+	grep -E "^=== |^WGTLB|^WGTL 30" "$OUT/tlb_raw.txt" >"$OUT/tlb.txt"
 	pack
 	;;
 standing)
