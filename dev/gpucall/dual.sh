@@ -1361,7 +1361,7 @@ tlb25)
 	for x in "d4 tl_b4" "d2 tl_b2"; do
 		set -- $x
 		step "tlb_$1" 40 tlb_raw.txt stdbuf -o0 ./bin/web_tl2 bench --problem nvfp4_dual_gemm --aa --baseline "$DT" --ungated \
-			--shapes "/tmp/$2.json" --device 0 --cache-dir "$C" --max-time 6s --json "/tmp/tlb_$1.json"
+			--shapes "/tmp/$2.json" --device 0 --cache-dir "$C" --max-time 20s --json "/tmp/tlb_$1.json"
 	done
 	grep -E "^=== |^WGTLB|^WGTL 30" "$OUT/tlb_raw.txt" >"$OUT/tlb.txt"
 	pack
