@@ -1377,7 +1377,7 @@ skp25)
 	bestvars
 	unpackexp
 	benchshapes
-	for b in ref skp ref2 skp2; do
+	for b in ${SKP_RUNS:-ref skp ref2 skp2}; do
 		w=./bin/web
 		[ "${b#skp}" != "$b" ] && w=./bin/web_skp
 		step "aa_$b" 70 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" --shapes /tmp/d34.json \

@@ -218,11 +218,11 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 // from DRAM for both). The tile count must be a multiple of WG_SKP.
 #define WG_SKP 0
 #endif
-#if WG_SKP && (WG_SK != 1 || WG_RANGES)
-#error "wg_group_gemm: WG_SKP is an experiment on stream-K over all tiles (WG_SK 1) with equal ranges"
-#endif
-// Blocks between an owner and its partners' partial sums (WG_SKP: its own lane's).
-#define WG_SKP_STEP (WG_SKP ? WG_SKP : 1)
+// Lanes only where stream-K runs over all tiles with equal ranges (an
+// experiment build compiles every module with the define).
+#define WG_SKP_ON (WG_SKP && WG_SK == 1 && !WG_RANGES)
+// Blocks between an owner and its partners' partial sums (lanes: its own lane's).
+#define WG_SKP_STEP (WG_SKP_ON ? WG_SKP : 1)
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -1091,9 +1091,9 @@ static __device__ __forceinline__ void wg_pieces(const int* rng, int num_tiles, 
   // fewer chunks than blocks, the wave before it joins the stream-K part
   // (without this, group bench2 at 64-token tiles hung: 6 tiles x 16 chunks
   // for 132 blocks). (With WG_SK 1 the grid is at most tiles x chunks.)
-#if WG_SKP
+#if WG_SKP_ON
   // Lane l = b % P: its blocks b / P over its tiles t / P (t % P == l).
-  constexpr int P = WG_SKP;
+  constexpr int P = WG_SKP_ON ? WG_SKP : 1;
   if (num_tiles % P != 0) asm volatile("trap;");
   const int ln = b % P, Gp = G / P, bp = b / P;
   const long long I = (long long)(num_tiles / P) * kch;
