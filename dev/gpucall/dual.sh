@@ -98,7 +98,6 @@
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
-#   bash dev/gpucall/dual.sh skp25 [TOTAL]       # session 25: stream-K in two lanes (bin/web_skp.gz, WG_SKP=2): A/A medians of DT on dual bench3-4 in both builds, alternated
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
@@ -185,7 +184,10 @@
 # 3) and skcost25 (the tall stream-K module on whole tiles, 0.960x; call 6)
 # ran throwaway host builds in which kernels/family_wgmma.go's items closure
 # gives other stream-K grids (docs/kernel-notes.md, step 70 and session 25's
-# call 6, quote the change); their source at aaf5bdd.
+# call 6, quote the change); their source at aaf5bdd. skp25 (WG_SKP:
+# stream-K in lanes keeping a weight block's token tiles in step, no gain;
+# session 25's calls 9-10) was removed with the define, its source at
+# 6791e47.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -195,7 +197,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25 or skp25}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25 or tlb25}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1365,25 +1367,6 @@ tlb25)
 			--shapes "/tmp/$2.json" --device 0 --cache-dir "$C" --max-time 20s --json "/tmp/tlb_$1.json"
 	done
 	grep -E "^=== |^WGTLB|^WGTL 30" "$OUT/tlb_raw.txt" >"$OUT/tlb.txt"
-	pack
-	;;
-skp25)
-	# Session 25, call 9 (kernel-notes step 72): stream-K in two lanes
-	# (bin/web_skp.gz: expbuild.sh skp WG_SKP=2), so that the dual's two
-	# token tiles of one weight block run their chunks in step: A/A medians
-	# of DT on dual bench3-4 in the plain build and the lanes build,
-	# alternated (the benches check every output). Builds: bin/web,
-	# bin/web_skp.gz.
-	bestvars
-	unpackexp
-	benchshapes
-	for b in ${SKP_RUNS:-ref skp ref2 skp2}; do
-		w=./bin/web
-		[ "${b#skp}" != "$b" ] && w=./bin/web_skp
-		step "aa_$b" 70 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" --shapes /tmp/d34.json \
-			--device 0 --cache-dir "$C" --max-time 60s --json "$R/aa_$b.json"
-	done
-	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
 	pack
 	;;
 standing)

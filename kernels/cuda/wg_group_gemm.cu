@@ -208,21 +208,6 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
   const int live = m - m0 < WG_TM ? m - m0 : WG_TM;
   return WG_FIT ? wg_fit_width(live) : WG_TM;
 }
-#ifndef WG_SKP
-// Experiment (kernel-notes step 72; WG_SK 1 only): stream-K in WG_SKP
-// lanes. Tile t belongs to lane t % WG_SKP and block b to lane
-// b % WG_SKP, and each lane's blocks run equal ranges over its own tiles,
-// so the dual GEMM's two token tiles of one weight block (tiles 2j and
-// 2j + 1 when M spans two token tiles) go through their K chunks in step
-// on blocks 2i and 2i + 1, as whole tiles do (the weights then come once
-// from DRAM for both). The tile count must be a multiple of WG_SKP.
-#define WG_SKP 0
-#endif
-// Lanes only where stream-K runs over all tiles with equal ranges (an
-// experiment build compiles every module with the define).
-#define WG_SKP_ON (WG_SKP && WG_SK == 1 && !WG_RANGES)
-// Blocks between an owner and its partners' partial sums (lanes: its own lane's).
-#define WG_SKP_STEP (WG_SKP_ON ? WG_SKP : 1)
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -1091,34 +1076,6 @@ static __device__ __forceinline__ void wg_pieces(const int* rng, int num_tiles, 
   // fewer chunks than blocks, the wave before it joins the stream-K part
   // (without this, group bench2 at 64-token tiles hung: 6 tiles x 16 chunks
   // for 132 blocks). (With WG_SK 1 the grid is at most tiles x chunks.)
-#if WG_SKP_ON
-  // Lane l = b % P: its blocks b / P over its tiles t / P (t % P == l).
-  constexpr int P = WG_SKP_ON ? WG_SKP : 1;
-  if (num_tiles % P != 0) asm volatile("trap;");
-  const int ln = b % P, Gp = G / P, bp = b / P;
-  const long long I = (long long)(num_tiles / P) * kch;
-  (void)rng;
-  auto begin = [&](int x) { return (int)((long long)x * I / Gp); };
-  int cur = bp < Gp ? begin(bp) : 0; // a block past the lanes' last whole set: no work
-  const int end = bp < Gp ? begin(bp + 1) : 0;
-  auto piece_at = [&](int x) {
-    const int t = x / kch, k0 = x % kch;
-    const int k1 = k0 + (end - x) < kch ? k0 + (end - x) : kch;
-    int last = bp;
-    if (k0 == 0 && k1 < kch) {
-      const int i = (t + 1) * kch - 1; // the tile's last chunk
-      last = (int)((long long)i * Gp / I);
-      while (begin(last + 1) <= i) ++last;
-      while (begin(last) > i) --last;
-    }
-    return WgPiece{t * P + ln, k0, k1, last * P + ln};
-  };
-  while (cur < end) {
-    const WgPiece p = piece_at(cur);
-    cur += p.k1 - p.k0;
-    fn(p, cur < end, WG_PF && cur < end ? piece_at(cur) : WgPiece{0, 0, 0, 0});
-  }
-#else
 #if WG_SK == 2
   int t0 = num_tiles / G * G;
   if (t0 < num_tiles && (long long)(num_tiles - t0) * kch < G) t0 -= G;
@@ -1160,7 +1117,6 @@ static __device__ __forceinline__ void wg_pieces(const int* rng, int num_tiles, 
     cur += p.k1 - p.k0;
     fn(p, cur < end, WG_PF && cur < end ? piece_at(cur) : WgPiece{0, 0, 0, 0});
   }
-#endif
 #else
   for (int t = b; t < num_tiles; t += G)
     fn(WgPiece{t, 0, kch, b}, t + G < num_tiles, WgPiece{t + G, 0, kch, b});
@@ -1685,7 +1641,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
       return; // the owner finishes the tile
     }
-    for (int s = blockIdx.x + WG_SKP_STEP; s <= last; s += WG_SKP_STEP) {
+    for (int s = blockIdx.x + 1; s <= last; ++s) {
       fg_u32* const flag = sk.flags + s * WG_CONS + c;
       if (lt == 0) {
         while (wg_ld_acquire(flag) == 0u) {
