@@ -208,6 +208,16 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
   const int live = m - m0 < WG_TM ? m - m0 : WG_TM;
   return WG_FIT ? wg_fit_width(live) : WG_TM;
 }
+#ifndef WG_PSV
+// Experiment (kernel-notes step 73, prepared in session 25, not yet run):
+// 1 = stream-K's partial sums as 16-byte stores and loads (laid out
+// [value / 4][thread][4] in the slot) instead of 4-byte ones, and one
+// GPU-scope fence per consumer warpgroup, by the thread that releases the
+// flag after the warpgroup's barrier, instead of one in every thread (the
+// pattern of CUTLASS's stream-K barrier: the barrier orders the others'
+// stores before that fence, which is cumulative).
+#define WG_PSV 0
+#endif
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -1051,6 +1061,13 @@ static __device__ __forceinline__ float wg_ld_cg(const float* p) {
   asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p) : "memory");
   return v;
 }
+// WG_PSV: four consecutive partial sums at once (16-byte aligned).
+static __device__ __forceinline__ void wg_st_cg4(float* p, float x, float y, float z, float w) {
+  asm volatile("st.global.cg.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+static __device__ __forceinline__ void wg_ld_cg4(const float* p, float& x, float& y, float& z, float& w) {
+  asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];\n" : "=f"(x), "=f"(y), "=f"(z), "=f"(w) : "l"(p) : "memory");
+}
 
 // One piece of a block's work: chunks [k0, k1) of tile t; last >
 // blockIdx.x: the owner of a cut tile adds the partials of blocks
@@ -1627,18 +1644,30 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
 #if WG_SK
   {
-    // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
+    // Partial sums, laid out [slot][consumer][value][thread] (WG_PSV:
+    // [value / 4][thread][4]): coalesced.
     // F floats per thread at this tile's width; slots are FMAX apart.
     constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
     const int lt = tid & 127;
     float* const flat = &acc[0][0];
     if (k0 > 0) {
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
+#if WG_PSV
+      static_assert(F % 4 == 0, "WG_PSV stores four partial sums at a time");
+#pragma unroll
+      for (int i = 0; i < F; i += 4) wg_st_cg4(dst + i * 128 + 4 * lt, flat[i], flat[i + 1], flat[i + 2], flat[i + 3]);
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+      if (lt == 0) {
+        asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+        wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
+      }
+#else
 #pragma unroll
       for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
       asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
       if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
+#endif
       return; // the owner finishes the tile
     }
     for (int s = blockIdx.x + 1; s <= last; ++s) {
@@ -1650,8 +1679,20 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       }
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
       const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
+#if WG_PSV
+#pragma unroll
+      for (int i = 0; i < F; i += 4) {
+        float x, y, z, w;
+        wg_ld_cg4(src + i * 128 + 4 * lt, x, y, z, w);
+        flat[i] += x;
+        flat[i + 1] += y;
+        flat[i + 2] += z;
+        flat[i + 3] += w;
+      }
+#else
 #pragma unroll
       for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
+#endif
     }
   }
 #endif
