@@ -1682,12 +1682,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_PSV
 #pragma unroll
       for (int i = 0; i < F; i += 4) {
-        float x, y, z, w;
-        wg_ld_cg4(src + i * 128 + 4 * lt, x, y, z, w);
-        flat[i] += x;
-        flat[i + 1] += y;
-        flat[i + 2] += z;
-        flat[i + 3] += w;
+        float v0, v1, v2, v3;
+        wg_ld_cg4(src + i * 128 + 4 * lt, v0, v1, v2, v3);
+        flat[i] += v0;
+        flat[i + 1] += v1;
+        flat[i + 2] += v2;
+        flat[i + 3] += v3;
       }
 #else
 #pragma unroll
