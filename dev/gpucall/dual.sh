@@ -195,6 +195,10 @@
 # change); the PyTorch peers; then the family's device test with what is left.
 # TOTAL (default 560 s) caps the whole call. Output: $OUT/steps.txt, $OUT/*.log,
 # $OUT/summary.md, $OUT/results.tar.gz.
+# The device tool brings back at most 8 files, and a mode with many logs
+# passes that: end the call's command by packing $OUT into one file, as
+# session 25 did: cd $OUT && tar czf all.tgz --exclude=all.tgz * && find .
+# -maxdepth 1 ! -name all.tgz ! -name . -exec rm -rf {} +
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
