@@ -1358,20 +1358,15 @@ prof25)
 	pack
 	;;
 tlb25)
-	# Session 25, call 7: every block's WG_TL marks and SM at launch 30
+	# Session 25, calls 7-8: every block's WG_TL marks and SM at launch 30
 	# (bin/web_tl2.gz: expbuild.sh tl2 WG_TL=2) for DT on dual bench4
 	# (tall tiles, stream-K) and bench2 (tall, whole tiles), into
-	# $OUT/tlb.txt: where bench4's blocks spend the cycles its chunks do
-	# not explain (call 5). Builds: bin/web_tl2.gz.
+	# $OUT/tl_marks.txt (tlruns): where bench4's blocks spend the cycles its
+	# chunks do not explain (call 5). Builds: bin/web_tl2.gz.
 	bestvars
 	unpackexp
 	benchshapes
-	for x in "d4 tl_b4" "d2 tl_b2"; do
-		set -- $x
-		step "tlb_$1" 40 tlb_raw.txt stdbuf -o0 ./bin/web_tl2 bench --problem nvfp4_dual_gemm --aa --baseline "$DT" --ungated \
-			--shapes "/tmp/$2.json" --device 0 --cache-dir "$C" --max-time 20s --json "/tmp/tlb_$1.json"
-	done
-	grep -E "^=== |^WGTLB|^WGTL 30" "$OUT/tlb_raw.txt" >"$OUT/tlb.txt"
+	tlruns tl2 "d4 nvfp4_dual_gemm b4 $DT" "d2 nvfp4_dual_gemm b2 $DT"
 	pack
 	;;
 psv)
