@@ -98,7 +98,7 @@
 #   bash dev/gpucall/dual.sh standing [TOTAL]    # both bests' tests, each against the baseline, and the peers of the same call (session 23)
 #   bash dev/gpucall/dual.sh newknobs [TOTAL]    # the family test over token_copy=width and token_wait=early (bin/engine.test); the next session's first call
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
-#   bash dev/gpucall/dual.sh psv [TOTAL]         # step 73 (prepared, not run): WG_PSV (16-byte partial sums, one fence per consumer): tests, A/A medians of both bests' stream-K shapes in both builds
+#   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
@@ -202,7 +202,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25 or psv}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25 or slot}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1369,29 +1369,29 @@ tlb25)
 	tlruns tl2 "d4 nvfp4_dual_gemm b4 $DT" "d2 nvfp4_dual_gemm b2 $DT"
 	pack
 	;;
-psv)
-	# Step 73 (kernel-notes; prepared in session 25, not yet run): stream-K's
-	# partial sums as 16-byte stores and loads with one fence per consumer
-	# (bin/web_psv.gz: expbuild.sh psv WG_PSV=1). Both bests' tests in that
-	# build, then A/A medians of DT on dual bench3-4 and GW on group bench1-2
-	# (hybrid) in the plain and the WG_PSV build, alternated (each bench
-	# checks every output). Builds: bin/web, bin/web_psv.gz.
+slot)
+	# Step 74 (kernel-notes): wg_ring_slot, the chunk ring slots as unsigned
+	# remainders. bin/web has it; bin/web_ref.gz is the commit before it
+	# (expbuild.sh ref, no define, from that commit's tree). Both bests'
+	# tests in the new build, then A/A medians alternated between the two
+	# builds: DT on every dual benchmark shape, GW on group bench1-2 (the
+	# hybrid modules; bench3-4's whole-tile modules have the same PTX).
 	bestvars
 	unpackexp
 	benchshapes
-	WEB=./bin/web_psv tests d_psv_tests nvfp4_dual_gemm "$DT" baseline
-	WEB=./bin/web_psv tests g_psv_tests nvfp4_group_gemm "$GW" baseline
-	for b in ref psv ref2 psv2; do
+	tests d_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_tests nvfp4_group_gemm "$GW" baseline
+	for b in ref new ref2 new2; do
 		w=./bin/web
-		[ "${b#psv}" != "$b" ] && w=./bin/web_psv
-		step "aa_d_$b" 70 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" --shapes /tmp/d34.json \
-			--device 0 --cache-dir "$C" --max-time 60s --json "$R/aa_d_$b.json"
+		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
+		step "aa_d_$b" 60 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \
+			--device 0 --cache-dir "$C" --max-time 50s --json "$R/aa_d_$b.json"
 	done
-	for b in ref psv; do
+	for b in ref new ref2 new2; do
 		w=./bin/web
-		[ "${b#psv}" != "$b" ] && w=./bin/web_psv
-		step "aa_g_$b" 110 aa.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$GW" --shapes /tmp/g12.json \
-			--device 0 --cache-dir "$C" --max-time 100s --json "$R/aa_g_$b.json"
+		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
+		step "aa_g_$b" 70 aa.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$GW" --shapes /tmp/g12.json \
+			--device 0 --cache-dir "$C" --max-time 55s --json "$R/aa_g_$b.json"
 	done
 	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
 	pack

@@ -208,16 +208,6 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
   const int live = m - m0 < WG_TM ? m - m0 : WG_TM;
   return WG_FIT ? wg_fit_width(live) : WG_TM;
 }
-#ifndef WG_PSV
-// Experiment (kernel-notes step 73, prepared in session 25, not yet run):
-// 1 = stream-K's partial sums as 16-byte stores and loads (laid out
-// [value / 4][thread][4] in the slot) instead of 4-byte ones, and one
-// GPU-scope fence per consumer warpgroup, by the thread that releases the
-// flag after the warpgroup's barrier, instead of one in every thread (the
-// pattern of CUTLASS's stream-K barrier: the barrier orders the others'
-// stores before that fence, which is cumulative).
-#define WG_PSV 0
-#endif
 #ifndef WG_LAYOUT
 // Decoded token layout: 0 = K-major, 128-byte swizzle (two 64-K blocks);
 // 1, 2 = K-major without swizzle (8x16-byte core matrices, 16 per 8-row
@@ -649,6 +639,12 @@ static __device__ __forceinline__ void wg_sts32(fg_u32 addr, fg_u32 x) {
 static __device__ __forceinline__ void wg_sts128(fg_u32 addr, fg_u32 x, fg_u32 y, fg_u32 z, fg_u32 w) {
   asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
 }
+// Chunk kc's raw ring slot. kc is never negative, but under stream-K it
+// starts at a piece's k0 (a remainder the compiler cannot bound), and a
+// signed remainder costs four or five instructions where the unsigned one
+// is one AND: twice per chunk in every consumer warp of a stream-K or
+// hybrid module (kernel-notes step 74).
+static __device__ __forceinline__ int wg_ring_slot(int kc) { return (int)((fg_u32)kc % WG_RS); }
 static __device__ __forceinline__ fg_u32 wg_prmt(fg_u32 a, fg_u32 b, fg_u32 sel) {
   fg_u32 d;
   asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
@@ -1061,13 +1057,6 @@ static __device__ __forceinline__ float wg_ld_cg(const float* p) {
   asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p) : "memory");
   return v;
 }
-// WG_PSV: four consecutive partial sums at once (16-byte aligned).
-static __device__ __forceinline__ void wg_st_cg4(float* p, float x, float y, float z, float w) {
-  asm volatile("st.global.cg.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
-}
-static __device__ __forceinline__ void wg_ld_cg4(const float* p, float& x, float& y, float& z, float& w) {
-  asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];\n" : "=f"(x), "=f"(y), "=f"(z), "=f"(w) : "l"(p) : "memory");
-}
 
 // One piece of a block's work: chunks [k0, k1) of tile t; last >
 // blockIdx.x: the owner of a cut tile adds the partials of blocks
@@ -1206,7 +1195,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // take the long way).
   auto load_at = [&](int n0, const FgGroup& g, int kc, bool cur) {
     if ((WG_EXP & 40) || WG_PW) return; // WG_PW: the producer's warps copy them
-    const int slot = kc % WG_RS;
+    const int slot = wg_ring_slot(kc);
 #pragma unroll
     for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
@@ -1279,7 +1268,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Raw words of chunk kc, the block's n-th (its copies have landed):
   // decode X, keep Y's.
   auto frags_x = [&](int kc, fg_u32 n) {
-    const int slot = WG_PW ? (int)(n % WG_RS) : kc % WG_RS;
+    const int slot = WG_PW ? (int)(n % WG_RS) : wg_ring_slot(kc);
 #pragma unroll
     for (int b = 0; b < WG_MB && (WG_EXP & 8); ++b) {
 #pragma unroll
@@ -1431,7 +1420,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     };
     auto abuf = [&](int i) { return sbase + WG_OFF_ASTG + (i & 1) * WG_ASTG_STAGE; };
     auto decode_a = [&](int kc, fg_u32 a) {
-      const int slot = kc % WG_RS;
+      const int slot = wg_ring_slot(kc);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = lrow(0, h);
@@ -1644,30 +1633,18 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
 #if WG_SK
   {
-    // Partial sums, laid out [slot][consumer][value][thread] (WG_PSV:
-    // [value / 4][thread][4]): coalesced.
+    // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
     // F floats per thread at this tile's width; slots are FMAX apart.
     constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
     const int lt = tid & 127;
     float* const flat = &acc[0][0];
     if (k0 > 0) {
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
-#if WG_PSV
-      static_assert(F % 4 == 0, "WG_PSV stores four partial sums at a time");
-#pragma unroll
-      for (int i = 0; i < F; i += 4) wg_st_cg4(dst + i * 128 + 4 * lt, flat[i], flat[i + 1], flat[i + 2], flat[i + 3]);
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-      if (lt == 0) {
-        asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-        wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
-      }
-#else
 #pragma unroll
       for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
       asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
       if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
-#endif
       return; // the owner finishes the tile
     }
     for (int s = blockIdx.x + 1; s <= last; ++s) {
@@ -1679,20 +1656,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       }
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
       const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
-#if WG_PSV
-#pragma unroll
-      for (int i = 0; i < F; i += 4) {
-        float v0, v1, v2, v3;
-        wg_ld_cg4(src + i * 128 + 4 * lt, v0, v1, v2, v3);
-        flat[i] += v0;
-        flat[i + 1] += v1;
-        flat[i + 2] += v2;
-        flat[i + 3] += v3;
-      }
-#else
 #pragma unroll
       for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
-#endif
     }
   }
 #endif
@@ -1818,7 +1783,7 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
                                                   const Dst& dst, const Before& before) {
   auto load = [&](int kc) {
     if (WG_EXP & 8) return;
-    const int slot = kc % WG_RS;
+    const int slot = wg_ring_slot(kc);
 #pragma unroll
     for (int r = tid; r < nrows; r += 128) {
       bool ok;
@@ -1841,7 +1806,7 @@ static __device__ __forceinline__ void wg_rows_ring(fg_u32 sbase, fg_u32 full0, 
     const int st = q % STAGES;
     wg_bar_wait(empty0 + 8 * st, ((q / STAGES) & 1) ^ 1);
     before(st, it);
-    const int slot = it % WG_RS;
+    const int slot = wg_ring_slot(it);
 #pragma unroll
     for (int r = tid; r < nrows && !(WG_EXP & 9); r += 128)
       wg_decode_row(sbase + WG_OFF_TRAW + slot * WG_TRAW_STAGE + r * WG_TROWB,
