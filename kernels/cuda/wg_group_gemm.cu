@@ -1188,6 +1188,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       cpok[b][h] = wrow(tile.n0, gp, b, h, nn);
       cp16[b][h] = gp.b + nn * rowb + 16 * t;
       cp4[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
+      // Opaque from here on: NVVM otherwise rebuilt both addresses inside
+      // the chunk loop of the tall and stream-K modules (~28 PTX
+      // instructions per chunk and consumer warp in the tall one, kernel-notes
+      // step 75), undoing what computing them once was for.
+      asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]));
     }
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot; cur: the tile is this piece's (the
