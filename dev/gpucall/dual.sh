@@ -100,6 +100,7 @@
 #   bash dev/gpucall/dual.sh mix24 [TOTAL]       # session 24: ncu source counters (instructions per SASS line) of the group best GW on bench3 and bench1
 #   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh cpkeep [TOTAL]      # step 75: the weight copies' sources kept opaque (bin/web) against step 74 (bin/web_ref.gz): tests, alternated A/A medians of both bests, the peers
+#   bash dev/gpucall/dual.sh cpn [TOTAL]         # step 76: the copies' byte counts opaque too (bin/web) against step 75 (bin/web_ref.gz): tests, alternated A/A medians, the peers, group bench3-4
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
@@ -203,7 +204,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25, slot or cpkeep}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25, slot, cpkeep or cpn}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1368,6 +1369,37 @@ tlb25)
 	unpackexp
 	benchshapes
 	tlruns tl2 "d4 nvfp4_dual_gemm b4 $DT" "d2 nvfp4_dual_gemm b2 $DT"
+	pack
+	;;
+cpn)
+	# Step 76 (kernel-notes): the weight copies' byte counts kept opaque
+	# too. bin/web has it; bin/web_ref.gz is step 75's commit (expbuild.sh
+	# ref from that commit's tree). Tests in the new build; A/A medians of
+	# DT alternated on every dual benchmark shape (twice each); the peers;
+	# GW on group bench3-4 (whole-tile modules, which change too) once each.
+	bestvars
+	unpackexp
+	benchshapes
+	tests d_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_tests nvfp4_group_gemm "$GW" baseline
+	for b in ref new ref2 new2; do
+		w=./bin/web
+		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
+		step "aa_d_$b" 60 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \
+			--device 0 --cache-dir "$C" --max-time 50s --json "$R/aa_d_$b.json"
+	done
+	peers
+	for b in ref new; do
+		w=./bin/web
+		[ "$b" = ref ] && w=./bin/web_ref
+		step "aa_g34_$b" 50 aa.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$GW" --shapes /tmp/g34.json \
+			--device 0 --cache-dir "$C" --max-time 40s --json "$R/aa_g34_$b.json"
+	done
+	for f in $(ls -tr "$C"/*.log); do
+		echo "== $(basename "$f") $(date -r "$f" +%T)"
+		grep -E "registers|spill|C75|Compiling entry" "$f"
+	done >"$OUT/ptxas.txt" 2>&1
+	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
 	pack
 	;;
 cpkeep)

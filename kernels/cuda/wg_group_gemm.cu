@@ -1179,20 +1179,23 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // dev/gpucall/dual.sh cph at 362716e).
   const fg_u8* cp16[WG_MB][2];
   const fg_u8* cp4[WG_MB][2];
-  bool cpok[WG_MB][2];
+  fg_u32 cpn16[WG_MB][2], cpn4[WG_MB][2]; // the copies' byte counts: 0 past the weights' rows
 #pragma unroll
   for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       size_t nn;
-      cpok[b][h] = wrow(tile.n0, gp, b, h, nn);
+      const bool ok = wrow(tile.n0, gp, b, h, nn);
       cp16[b][h] = gp.b + nn * rowb + 16 * t;
       cp4[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
-      // Opaque from here on: NVVM otherwise rebuilt both addresses inside
-      // the chunk loop of the tall and stream-K modules (~28 PTX
-      // instructions per chunk and consumer warp in the tall one, kernel-notes
-      // step 75), undoing what computing them once was for.
-      asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]));
+      cpn16[b][h] = ok ? 16u : 0u;
+      cpn4[b][h] = ok ? 4u : 0u;
+      // Opaque from here on: NVVM otherwise rebuilt the addresses and the
+      // counts inside the chunk loop (the tall modules ~28 PTX instructions
+      // per chunk and consumer warp, the narrow ones 14-16 for the counts,
+      // the stream-K one with the tile's division; kernel-notes steps
+      // 75-76), undoing what computing them once was for.
+      asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]), "+r"(cpn16[b][h]), "+r"(cpn4[b][h]));
     }
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot; cur: the tile is this piece's (the
@@ -1206,8 +1209,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (cur) {
-          wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpok[b][h] ? 16u : 0u);
-          wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpok[b][h] ? 4u : 0u);
+          wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpn16[b][h]);
+          wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpn4[b][h]);
           continue;
         }
         const int r = lrow(b, h);
