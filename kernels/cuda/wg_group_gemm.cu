@@ -1179,7 +1179,19 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // dev/gpucall/dual.sh cph at 362716e).
   const fg_u8* cp16[WG_MB][2];
   const fg_u8* cp4[WG_MB][2];
-  fg_u32 cpn16[WG_MB][2], cpn4[WG_MB][2]; // the copies' byte counts: 0 past the weights' rows
+  // The copies' existence (their byte counts, 0 past the weights' rows).
+  // Opaque below with the addresses in whole-tile modules; under stream-K
+  // the test stays visible to NVVM, since made opaque there too the narrow
+  // stream-K module (dual bench3) lost 1.5% (kernel-notes step 76).
+#if WG_SK
+  bool cpok[WG_MB][2];
+  auto cpn16 = [&](int b, int h) { return cpok[b][h] ? 16u : 0u; };
+  auto cpn4 = [&](int b, int h) { return cpok[b][h] ? 4u : 0u; };
+#else
+  fg_u32 cpb16[WG_MB][2], cpb4[WG_MB][2];
+  auto cpn16 = [&](int b, int h) { return cpb16[b][h]; };
+  auto cpn4 = [&](int b, int h) { return cpb4[b][h]; };
+#endif
 #pragma unroll
   for (int b = 0; b < WG_MB; ++b)
 #pragma unroll
@@ -1188,14 +1200,19 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       const bool ok = wrow(tile.n0, gp, b, h, nn);
       cp16[b][h] = gp.b + nn * rowb + 16 * t;
       cp4[b][h] = gp.sb + nn * srow + 4 * (t >> 1);
-      cpn16[b][h] = ok ? 16u : 0u;
-      cpn4[b][h] = ok ? 4u : 0u;
-      // Opaque from here on: NVVM otherwise rebuilt the addresses and the
-      // counts inside the chunk loop (the tall modules ~28 PTX instructions
-      // per chunk and consumer warp, the narrow ones 14-16 for the counts,
-      // the stream-K one with the tile's division; kernel-notes steps
-      // 75-76), undoing what computing them once was for.
-      asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]), "+r"(cpn16[b][h]), "+r"(cpn4[b][h]));
+      // Opaque from here on: NVVM otherwise rebuilt the addresses (and the
+      // counts) inside the chunk loop (the tall modules ~28 PTX
+      // instructions per chunk and consumer warp, the narrow whole-tile one
+      // 14 for the counts; kernel-notes steps 75-76), undoing what
+      // computing them once was for.
+#if WG_SK
+      cpok[b][h] = ok;
+      asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]));
+#else
+      cpb16[b][h] = ok ? 16u : 0u;
+      cpb4[b][h] = ok ? 4u : 0u;
+      asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]), "+r"(cpb16[b][h]), "+r"(cpb4[b][h]));
+#endif
     }
   // Weight chunk kc of the tile at row n0 of g's weights (one K for all
   // groups) into its ring slot; cur: the tile is this piece's (the
@@ -1209,8 +1226,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (cur) {
-          wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpn16[b][h]);
-          wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpn4[b][h]);
+          wg_cp16(wraw0 + slot * WG_WRAW_STAGE + b * 64 * 64 + h * 8 * 64, cp16[b][h] + kc * 64, cpn16(b, h));
+          wg_cp4(wsc0 + slot * WG_WSC_STAGE + b * 64 * 16 + h * 8 * 16, cp4[b][h] + kc * 8, cpn4(b, h));
           continue;
         }
         const int r = lrow(b, h);
