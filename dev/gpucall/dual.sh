@@ -101,6 +101,7 @@
 #   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh cpkeep [TOTAL]      # step 75: the weight copies' sources kept opaque (bin/web) against step 74 (bin/web_ref.gz): tests, alternated A/A medians of both bests, the peers
 #   bash dev/gpucall/dual.sh cpn [TOTAL]         # step 76: the copies' byte counts opaque too (bin/web) against step 75 (bin/web_ref.gz): tests, alternated A/A medians, the peers, group bench3-4
+#   bash dev/gpucall/dual.sh sass26 [TOTAL]      # prepared, not run: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
@@ -204,7 +205,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25, slot, cpkeep or cpn}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1369,6 +1370,29 @@ tlb25)
 	unpackexp
 	benchshapes
 	tlruns tl2 "d4 nvfp4_dual_gemm b4 $DT" "d2 nvfp4_dual_gemm b2 $DT"
+	pack
+	;;
+sass26)
+	# Kernel-notes "Where session 26 leaves issue 11" (1), prepared, not yet
+	# run: the SASS of every module a short A/A bench of each best compiles
+	# (cuobjdump -sass of the cache's cubins, with each one's ptxas report),
+	# for the chunk loops' comparison, which is done here on the returned
+	# text (each module is told by its wgmma widths and its stream-K code).
+	bestvars
+	benchshapes
+	step d_short 100 short.log ./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \
+		--device 0 --cache-dir "$C" --max-time 80s --json "$R/d_short.json"
+	peers # the kept build's dual medians beside the peers of the same call
+	for g in g2 g3; do # the hybrid module (bench2) and the whole-tile one (bench3)
+		step "${g}_short" 70 short.log ./bin/web bench --problem nvfp4_group_gemm --aa --baseline "$GW" \
+			--shapes "/tmp/tl_$g.json" --device 0 --cache-dir "$C" --max-time 50s --json "$R/${g}_short.json"
+	done
+	mkdir -p "$R/sass"
+	for f in "$C"/*.cubin; do
+		k=$(basename "$f" .cubin)
+		cuobjdump -sass "$f" >"$R/sass/$k.sass" 2>&1
+		cp -f "$C/$k.log" "$R/sass/$k.log" 2>/dev/null
+	done
 	pack
 	;;
 cpn)
