@@ -336,6 +336,40 @@ for prob, tag, pair in (("nvfp4_dual_gemm", "b", "d"), ("nvfp4_group_gemm", "g",
     json.dump(d[2:], open("/tmp/%s34.json" % pair, "w"))
 PY
 }
+# newbuild: the best variants, the experiment builds unpacked, the
+# one-shape files, and both bests' tests in bin/web (the build under test).
+newbuild() {
+	bestvars
+	unpackexp
+	benchshapes
+	tests d_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_tests nvfp4_group_gemm "$GW" baseline
+}
+# refnew TAG PROBLEM VARIANT SHAPES MAX RUNS...: A/A medians of VARIANT in
+# bin/web_ref (runs named ref*) and bin/web (the others), in the order of
+# RUNS, into $OUT/aa.log ($R/aa_TAG_RUN.json); SHAPES a file, or "" for the
+# problem's benchmarks; MAX the bench's --max-time in seconds (the first
+# reference run also compiles every module of an auto variant).
+refnew() {
+	local tag=$1 prob=$2 var=$3 shp=$4 max=$5 b w
+	shift 5
+	for b in "$@"; do
+		w=./bin/web
+		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
+		step "aa_${tag}_$b" $((max + 10)) aa.log "$w" bench --problem "$prob" --aa --baseline "$var" \
+			${shp:+--shapes "$shp"} --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/aa_${tag}_$b.json"
+	done
+}
+# ptxaslist: the engine's ptxas -v report of every module this call compiled,
+# oldest first, into $OUT/ptxas.txt; then aa.log's table rows.
+ptxaslist() {
+	local f
+	for f in $(ls -tr "$C"/*.log); do
+		echo "== $(basename "$f") $(date -r "$f" +%T)"
+		grep -E "registers|spill|C75|Compiling entry" "$f"
+	done >"$OUT/ptxas.txt" 2>&1
+	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
+}
 # tlruns "BUILD..." "TAG PROBLEM SHAPE VARIANT"...: ungated A/A benches of
 # each VARIANT on /tmp/tl_SHAPE.json in each experiment build bin/web_BUILD
 # (WG_TL marks into $OUT/tl.txt, then $OUT/tl_marks.txt).
@@ -1401,29 +1435,11 @@ cpn)
 	# ref from that commit's tree). Tests in the new build; A/A medians of
 	# DT alternated on every dual benchmark shape (twice each); the peers;
 	# GW on group bench3-4 (whole-tile modules, which change too) once each.
-	bestvars
-	unpackexp
-	benchshapes
-	tests d_tests nvfp4_dual_gemm "$DT" baseline
-	tests g_tests nvfp4_group_gemm "$GW" baseline
-	for b in ref new ref2 new2; do
-		w=./bin/web
-		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
-		step "aa_d_$b" 60 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \
-			--device 0 --cache-dir "$C" --max-time 50s --json "$R/aa_d_$b.json"
-	done
+	newbuild
+	refnew d nvfp4_dual_gemm "$DT" "" 50 ref new ref2 new2
 	peers
-	for b in ref new; do
-		w=./bin/web
-		[ "$b" = ref ] && w=./bin/web_ref
-		step "aa_g34_$b" 50 aa.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$GW" --shapes /tmp/g34.json \
-			--device 0 --cache-dir "$C" --max-time 40s --json "$R/aa_g34_$b.json"
-	done
-	for f in $(ls -tr "$C"/*.log); do
-		echo "== $(basename "$f") $(date -r "$f" +%T)"
-		grep -E "registers|spill|C75|Compiling entry" "$f"
-	done >"$OUT/ptxas.txt" 2>&1
-	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
+	refnew g34 nvfp4_group_gemm "$GW" /tmp/g34.json 40 ref new
+	ptxaslist
 	pack
 	;;
 cpkeep)
@@ -1433,31 +1449,11 @@ cpkeep)
 	# no define, from that commit's tree). Tests in the new build; A/A
 	# medians alternated: DT on every dual benchmark shape (twice each),
 	# GW on group bench1-2 (once each); the peers of this call.
-	bestvars
-	unpackexp
-	benchshapes
-	tests d_tests nvfp4_dual_gemm "$DT" baseline
-	tests g_tests nvfp4_group_gemm "$GW" baseline
-	for b in ref new ref2 new2; do
-		w=./bin/web
-		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
-		step "aa_d_$b" 60 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \
-			--device 0 --cache-dir "$C" --max-time 50s --json "$R/aa_d_$b.json"
-	done
-	for b in ref new; do
-		w=./bin/web
-		[ "$b" = ref ] && w=./bin/web_ref
-		step "aa_g_$b" 100 aa.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$GW" --shapes /tmp/g12.json \
-			--device 0 --cache-dir "$C" --max-time 90s --json "$R/aa_g_$b.json"
-	done
+	newbuild
+	refnew d nvfp4_dual_gemm "$DT" "" 50 ref new ref2 new2
+	refnew g nvfp4_group_gemm "$GW" /tmp/g12.json 90 ref new
 	peers
-	# ptxas -v of every module compiled in this call, oldest first (the new
-	# build's tests compiled first, then the reference's benches).
-	for f in $(ls -tr "$C"/*.log); do
-		echo "== $(basename "$f") $(date -r "$f" +%T)"
-		grep -E "registers|spill|C75|Compiling entry" "$f"
-	done >"$OUT/ptxas.txt" 2>&1
-	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
+	ptxaslist
 	pack
 	;;
 slot)
@@ -1467,23 +1463,11 @@ slot)
 	# tests in the new build, then A/A medians alternated between the two
 	# builds: DT on every dual benchmark shape, GW on group bench1-2 (the
 	# hybrid modules; bench3-4's whole-tile modules have the same PTX).
-	bestvars
-	unpackexp
-	benchshapes
-	tests d_tests nvfp4_dual_gemm "$DT" baseline
-	tests g_tests nvfp4_group_gemm "$GW" baseline
-	for b in ref new ref2 new2; do
-		w=./bin/web
-		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
-		step "aa_d_$b" 60 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \
-			--device 0 --cache-dir "$C" --max-time 50s --json "$R/aa_d_$b.json"
-	done
-	for b in ref new ref2 new2; do
-		w=./bin/web
-		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
-		step "aa_g_$b" 70 aa.log "$w" bench --problem nvfp4_group_gemm --aa --baseline "$GW" --shapes /tmp/g12.json \
-			--device 0 --cache-dir "$C" --max-time 55s --json "$R/aa_g_$b.json"
-	done
+	# (Session 26 ran it with caps of 50 s and 55 s: group bench2 got no
+	# time; 90 s fits both group shapes.)
+	newbuild
+	refnew d nvfp4_dual_gemm "$DT" "" 50 ref new ref2 new2
+	refnew g nvfp4_group_gemm "$GW" /tmp/g12.json 90 ref new ref2 new2
 	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
 	pack
 	;;
