@@ -1,0 +1,252 @@
+// Command ptxloop counts the PTX instructions of a variant's chunk loop, per
+// source line, on every benchmark shape: NVRTC compiles the module each
+// shape resolves to (for compute_90, the sm_90a features defined, with line
+// information), and the innermost loops that issue wgmmas are counted.
+// Kernel-notes steps 74-76 found this way the values NVVM rebuilt inside the
+// loop every chunk (a signed remainder, the weight copies' addresses), which
+// the device then measured. Run it in two trees and diff the outputs to see
+// what a change does to each loop before any device time is spent.
+//
+// Usage, from the repository root (NVRTC installed; any version that knows
+// compute_90):
+//
+//	go run ./dev/ptxloop [-problem P -variant V] [-lines N] [-out DIR]
+//
+// Without -problem it counts both bests of issue 11 (dev/gpucall/dual.sh's
+// DT and GW). -lines shows each loop's N busiest source lines; -out keeps
+// each module's PTX (DIR/<problem>_bench<i>.ptx) and its source.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/kernels"
+)
+
+// bests are issue 11's best variants (dual.sh's DT and GW).
+var bests = [][2]string{
+	{"nvfp4_dual_gemm", "wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split"},
+	{"nvfp4_group_gemm", "wgmma?tile_n=auto&tail_width=fit64&schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&consumers=3&staging=stmatrix&token_copy=width"},
+}
+
+// hopper is the device the modules are resolved for (an H100 or H200).
+var hopper = kernels.Limits{SMs: 132, MaxSharedOptin: 232448, Arch: "sm_90a"}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "ptxloop:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("ptxloop", flag.ContinueOnError)
+	problem := fs.String("problem", "", "problem name (default: both bests of issue 11)")
+	variant := fs.String("variant", "", "variant spec of -problem")
+	lines := fs.Int("lines", 12, "source lines shown per loop, busiest first")
+	out := fs.String("out", "", "folder that keeps each module's PTX and source")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	todo := bests
+	if *problem != "" || *variant != "" {
+		if *problem == "" || *variant == "" {
+			return errors.New("-problem and -variant go together")
+		}
+		todo = [][2]string{{*problem, *variant}}
+	}
+	for _, pv := range todo {
+		if err := countProblem(w, pv[0], pv[1], *lines, *out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countProblem(w io.Writer, problem, spec string, lines int, out string) error {
+	p, err := kernels.LookupProblem(problem)
+	if err != nil {
+		return err
+	}
+	v, err := p.ResolveVariant(spec)
+	if err != nil {
+		return fmt.Errorf("variant of %s: %w", problem, err)
+	}
+	for i, s := range p.Benchmarks {
+		r, err := v.Resolve(s, hopper)
+		if err != nil {
+			return fmt.Errorf("resolving %s on bench%d: %w", spec, i+1, err)
+		}
+		ptx, src, err := compilePTX(r)
+		if err != nil {
+			return fmt.Errorf("compiling %s for bench%d: %w", r.Name, i+1, err)
+		}
+		if out != "" {
+			base := filepath.Join(out, fmt.Sprintf("%s_bench%d", problem, i+1))
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(base+".ptx", []byte(ptx), 0o644); err != nil {
+				return err
+			}
+			if err := os.WriteFile(base+".cu", []byte(src), 0o644); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(w, "== %s bench%d: %s\n", problem, i+1, r.Name)
+		loops := wgmmaLoops(ptx)
+		if len(loops) == 0 {
+			fmt.Fprintln(w, "   no loop issues wgmmas")
+		}
+		srcLines := strings.Split(src, "\n")
+		for _, l := range loops {
+			fmt.Fprintf(w, "   loop at PTX line %d: %d instructions, %d wgmmas\n", l.start+1, l.total, l.wgmmas)
+			for _, lc := range l.busiest(lines) {
+				text := ""
+				if lc.line > 0 && lc.line <= len(srcLines) {
+					text = strings.TrimSpace(srcLines[lc.line-1])
+				}
+				fmt.Fprintf(w, "   %5d  line %-5d %.90s\n", lc.n, lc.line, text)
+			}
+		}
+	}
+	return nil
+}
+
+// compilePTX compiles r's module to PTX with line information; it returns
+// the PTX and the source the line numbers refer to.
+func compilePTX(r kernels.Variant) (ptx, src string, err error) {
+	src, err = r.Source()
+	if err != nil {
+		return "", "", err
+	}
+	hd, err := r.Headers()
+	if err != nil {
+		return "", "", err
+	}
+	d := r.Defines()
+	// compute_90 has no sm_90a features; the kernels compile their wgmma
+	// paths under this macro, which NVRTC defines only for sm_90a.
+	d["__CUDA_ARCH_FEAT_SM90_ALL"] = "1"
+	c, err := gpu.Compile("module.cu", src, gpu.CompileOptions{Arch: "compute_90", Defines: d, Headers: hd, Flags: []string{"-lineinfo"}})
+	if err != nil {
+		return "", "", err
+	}
+	return strings.TrimRight(string(c.Cubin), "\x00"), src, nil
+}
+
+// loop is one innermost loop of a PTX listing that issues wgmmas: its first
+// line (the label a backward branch returns to), and per source line the
+// instructions in it.
+type loop struct {
+	start, end    int
+	total, wgmmas int
+	perLine       map[int]int // source line (0: none given) -> instructions
+}
+
+type lineCount struct{ line, n int }
+
+// busiest returns up to n source lines, most instructions first.
+func (l loop) busiest(n int) []lineCount {
+	var out []lineCount
+	for line, c := range l.perLine {
+		out = append(out, lineCount{line, c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].n != out[j].n {
+			return out[i].n > out[j].n
+		}
+		return out[i].line < out[j].line
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+var (
+	labelRE  = regexp.MustCompile(`^\s*(\$L__BB\d+_\d+):`)
+	branchRE = regexp.MustCompile(`\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);`)
+	locRE    = regexp.MustCompile(`^\s*\.loc\s+\d+\s+(\d+)`)
+)
+
+// wgmmaLoops finds the loops of a PTX listing (a label and a later branch
+// back to it) that contain wgmma.mma_async and no smaller such loop, and
+// counts their instructions: lines that are not labels, directives,
+// comments or braces.
+func wgmmaLoops(ptx string) []loop {
+	lines := strings.Split(ptx, "\n")
+	labels := map[string]int{}
+	var wg []int
+	for i, l := range lines {
+		if m := labelRE.FindStringSubmatch(l); m != nil {
+			labels[m[1]] = i
+		}
+		if strings.Contains(l, "wgmma.mma_async") {
+			wg = append(wg, i)
+		}
+	}
+	var spans [][2]int
+	for i, l := range lines {
+		m := branchRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		s, ok := labels[m[1]]
+		if !ok || s >= i {
+			continue
+		}
+		for _, x := range wg {
+			if s < x && x < i {
+				spans = append(spans, [2]int{s, i})
+				break
+			}
+		}
+	}
+	var out []loop
+	for _, a := range spans {
+		inner := true
+		for _, b := range spans {
+			if b != a && a[0] <= b[0] && b[1] <= a[1] {
+				inner = false
+				break
+			}
+		}
+		if inner {
+			out = append(out, count(lines, a[0], a[1]))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+func count(lines []string, s, e int) loop {
+	l := loop{start: s, end: e, perLine: map[int]int{}}
+	cur := 0
+	for _, raw := range lines[s : e+1] {
+		t := strings.TrimSpace(raw)
+		if m := locRE.FindStringSubmatch(raw); m != nil {
+			cur, _ = strconv.Atoi(m[1])
+			continue
+		}
+		if t == "" || t == "{" || t == "}" || strings.HasPrefix(t, "//") || strings.HasPrefix(t, ".") || labelRE.MatchString(raw) {
+			continue
+		}
+		l.total++
+		l.perLine[cur]++
+		if strings.Contains(t, "wgmma.mma_async") {
+			l.wgmmas++
+		}
+	}
+	return l
+}
