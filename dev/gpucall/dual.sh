@@ -361,7 +361,8 @@ refnew() {
 	done
 }
 # ptxaslist: the engine's ptxas -v report of every module this call compiled,
-# oldest first, into $OUT/ptxas.txt; then aa.log's table rows.
+# oldest first, into $OUT/ptxas.txt (named by cache key: `go run
+# ./dev/ptxloop -keys 13.0` here names the modules); then aa.log's rows.
 ptxaslist() {
 	local f
 	for f in $(ls -tr "$C"/*.log); do
@@ -1411,7 +1412,8 @@ sass26)
 	# run: the SASS of every module a short A/A bench of each best compiles
 	# (cuobjdump -sass of the cache's cubins, with each one's ptxas report),
 	# for the chunk loops' comparison, which is done here on the returned
-	# text (each module is told by its wgmma widths and its stream-K code).
+	# text. Files are named by cache key: `go run ./dev/ptxloop -keys 13.0`
+	# (here) names each benchmark shape's module.
 	bestvars
 	benchshapes
 	step d_short 100 short.log ./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \

@@ -11,10 +11,15 @@
 // compute_90):
 //
 //	go run ./dev/ptxloop [-problem P -variant V] [-lines N] [-out DIR]
+//	go run ./dev/ptxloop [-problem P -variant V] -keys VERSION
 //
 // Without -problem it counts both bests of issue 11 (dev/gpucall/dual.sh's
 // DT and GW). -lines shows each loop's N busiest source lines; -out keeps
-// each module's PTX (DIR/<problem>_bench<i>.ptx) and its source.
+// each module's PTX (DIR/<problem>_bench<i>.ptx) and its source. -keys
+// compiles nothing and lists each benchmark module's cache key as the
+// engine on a GPU machine with NVRTC VERSION (e.g. 13.0) builds it for
+// sm_90a: the names of that machine's cached cubins and ptxas reports
+// (<key>.cubin, <key>.log), which dual.sh's sass26 and ptxaslist return.
 package main
 
 import (
@@ -29,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pitchtank/pitchtank/internal/engine"
 	"github.com/pitchtank/pitchtank/internal/gpu"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -55,6 +61,7 @@ func run(args []string, w io.Writer) error {
 	variant := fs.String("variant", "", "variant spec of -problem")
 	lines := fs.Int("lines", 12, "source lines shown per loop, busiest first")
 	out := fs.String("out", "", "folder that keeps each module's PTX and source")
+	keys := fs.String("keys", "", "list the modules' cache keys for this NVRTC version instead (no compile)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -66,9 +73,39 @@ func run(args []string, w io.Writer) error {
 		todo = [][2]string{{*problem, *variant}}
 	}
 	for _, pv := range todo {
-		if err := countProblem(w, pv[0], pv[1], *lines, *out); err != nil {
+		var err error
+		if *keys != "" {
+			err = listKeys(w, pv[0], pv[1], *keys)
+		} else {
+			err = countProblem(w, pv[0], pv[1], *lines, *out)
+		}
+		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// listKeys prints the cache key of the module each benchmark shape runs.
+func listKeys(w io.Writer, problem, spec, ver string) error {
+	p, err := kernels.LookupProblem(problem)
+	if err != nil {
+		return err
+	}
+	v, err := p.ResolveVariant(spec)
+	if err != nil {
+		return fmt.Errorf("variant of %s: %w", problem, err)
+	}
+	keys, err := engine.ModuleKeys(v, hopper.Arch, ver)
+	if err != nil {
+		return err
+	}
+	for i, s := range p.Benchmarks {
+		r, err := v.Resolve(s, hopper)
+		if err != nil {
+			return fmt.Errorf("resolving %s on bench%d: %w", spec, i+1, err)
+		}
+		fmt.Fprintf(w, "%s bench%d %s %s\n", problem, i+1, keys[r.Name], r.Name)
 	}
 	return nil
 }

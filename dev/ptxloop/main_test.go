@@ -106,3 +106,30 @@ func TestDualLoops(t *testing.T) {
 		}
 	}
 }
+
+// -keys lists one key per benchmark shape, and two shapes that resolve to
+// one module share its key; nothing is compiled, so no NVRTC is needed.
+func TestKeysNameEachShapesModule(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-problem", bests[1][0], "-variant", bests[1][1], "-keys", "13.0"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want one per benchmark shape:\n%s", len(rows), out.String())
+	}
+	key := map[string]string{}
+	for _, r := range rows {
+		f := strings.Fields(r)
+		if len(f) != 4 || len(f[2]) != 64 {
+			t.Fatalf("row %q: want problem, shape, a 64-hex key and the module", r)
+		}
+		if k, ok := key[f[3]]; ok && k != f[2] {
+			t.Errorf("module %s has two keys", f[3])
+		}
+		key[f[3]] = f[2]
+	}
+	if len(key) != 2 {
+		t.Errorf("%d modules, want 2 (the group's hybrid module on bench1-2, its whole-tile one on bench3-4):\n%s", len(key), out.String())
+	}
+}

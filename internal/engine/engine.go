@@ -25,16 +25,49 @@ const PtxasFlag = "--ptxas-options=-v"
 // --no-cache (NVIDIA/Fuser#4694 does the same); our own cache (cacheDir)
 // stores the log with the cubin.
 func buildFlags() []string {
-	flags := []string{PtxasFlag}
 	ver, err := gpu.NVRTCVersion()
 	if err != nil {
-		return flags
+		return []string{PtxasFlag}
 	}
+	return buildFlagsFor(ver)
+}
+
+// buildFlagsFor is buildFlags for NVRTC version ver ("13.0").
+func buildFlagsFor(ver string) []string {
+	flags := []string{PtxasFlag}
 	var major, minor int
 	if _, err := fmt.Sscanf(ver, "%d.%d", &major, &minor); err == nil && (major > 12 || major == 12 && minor >= 9) {
 		flags = append(flags, "--no-cache")
 	}
 	return flags
+}
+
+// ModuleKeys returns the cache key (gpu.CacheKey) of every module Build
+// compiles for v, by the name of the concrete variant it holds (v's own
+// name, or each candidate's for an auto variant), as NVRTC version ver
+// would build them for arch. It compiles nothing: the keys name another
+// machine's cached cubins and ptxas reports.
+func ModuleKeys(v kernels.Variant, arch, ver string) (map[string]string, error) {
+	if v.Kernel != nil && v.Kernel.Manifest.Kind != kernels.KindCUDA {
+		return nil, fmt.Errorf("engine: module keys of %s: a %s submission is loaded as given, not compiled", v.Name, v.Kernel.Manifest.Kind)
+	}
+	keys := map[string]string{}
+	for _, cv := range v.Candidates() {
+		src, err := cv.Source()
+		if err != nil {
+			return nil, fmt.Errorf("engine: module keys of %s: %w", cv.Name, err)
+		}
+		hdrs, err := cv.Headers()
+		if err != nil {
+			return nil, fmt.Errorf("engine: module keys of %s: %w", cv.Name, err)
+		}
+		k, err := gpu.CacheKey(src, gpu.CompileOptions{Arch: arch, Defines: cv.Defines(), Flags: buildFlagsFor(ver), Headers: hdrs}, ver)
+		if err != nil {
+			return nil, fmt.Errorf("engine: module keys of %s: %w", cv.Name, err)
+		}
+		keys[cv.Name] = k
+	}
+	return keys, nil
 }
 
 // Build compiles v for dev's architecture with v's defines (NVRTC only, no

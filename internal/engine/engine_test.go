@@ -177,4 +177,15 @@ func TestBuildAutoTileCandidates(t *testing.T) {
 			t.Errorf("%v resolves to %q (%v), not a built candidate", s, cv.Name, err)
 		}
 	}
+	// ModuleKeys names the same cache files without compiling.
+	ver, _ := gpu.NVRTCVersion()
+	keys, err := engine.ModuleKeys(v, "sm_90", ver)
+	if err != nil || len(keys) != len(cands) {
+		t.Fatalf("ModuleKeys: %d keys, %v", len(keys), err)
+	}
+	for _, cv := range cands {
+		if c := b.Candidates[cv.Name]; c != nil && keys[cv.Name] != c.Key {
+			t.Errorf("%s: ModuleKeys %q, Build's key %q", cv.Name, keys[cv.Name], c.Key)
+		}
+	}
 }

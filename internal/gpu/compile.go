@@ -166,6 +166,25 @@ func headerNames(h map[string]string) ([]string, error) {
 	return names, nil
 }
 
+// CacheKey is the Key that Compile gives src under opt with NVRTC version
+// (as NVRTCVersion reports it, e.g. "13.0"), without compiling: it names
+// another machine's cache files (<Key>.cubin, <Key>.log, its ptxas report)
+// from here. opt.CacheDir plays no part.
+func CacheKey(src string, opt CompileOptions, version string) (string, error) {
+	if !archRE.MatchString(opt.Arch) {
+		return "", fmt.Errorf("gpu: cache key: arch %q is not of the form sm_90a, sm_80 or compute_90", opt.Arch)
+	}
+	hdrNames, err := headerNames(opt.Headers)
+	if err != nil {
+		return "", fmt.Errorf("gpu: cache key: %w", err)
+	}
+	opts, err := compileOptions(opt)
+	if err != nil {
+		return "", fmt.Errorf("gpu: cache key: %w", err)
+	}
+	return cacheKeyHeaders(src, opts, opt.Arch, version, hdrNames, opt.Headers), nil
+}
+
 // cacheKey hashes everything that decides the output of a compile without
 // headers. Fields are length-prefixed so no two inputs share an encoding.
 func cacheKey(src string, opts []string, arch, version string) string {

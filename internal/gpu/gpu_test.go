@@ -269,6 +269,31 @@ func TestCompileDefines(t *testing.T) {
 	}
 }
 
+// CacheKey names the cache files Compile writes: the same key for the same
+// source, options and NVRTC version, another for another version.
+func TestCacheKeyIsCompilesKey(t *testing.T) {
+	ver := requireNVRTC(t)
+	src := readKernels(t)
+	opt := CompileOptions{Arch: "compute_80", Defines: map[string]string{"PT_DEFINED_VALUE": "7"}, Flags: []string{"-lineinfo"}, CacheDir: t.TempDir()}
+	c, err := Compile("kernels.cu", src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := CacheKey(src, opt, ver)
+	if err != nil || k != c.Key {
+		t.Fatalf("CacheKey = %q, %v; Compile's key %q", k, err, c.Key)
+	}
+	if _, err := os.Stat(filepath.Join(opt.CacheDir, k+".ptx")); err != nil {
+		t.Errorf("no cache file under the key: %v", err)
+	}
+	if other, _ := CacheKey(src, opt, ver+".1"); other == k {
+		t.Error("another NVRTC version gave the same key")
+	}
+	if _, err := CacheKey(src, CompileOptions{Arch: "90a"}, ver); err == nil || !strings.Contains(err.Error(), "arch") {
+		t.Errorf("a bad arch: err = %v, want it named", err)
+	}
+}
+
 func TestCompileRejectsBadInput(t *testing.T) {
 	before := nvrtcCompiles.Load()
 	for _, c := range []struct {
