@@ -88,42 +88,48 @@ func run(args []string, w io.Writer) error {
 
 // listKeys prints the cache key of the module each benchmark shape runs.
 func listKeys(w io.Writer, problem, spec, ver string) error {
-	p, err := kernels.LookupProblem(problem)
+	v, mods, err := benchModules(problem, spec)
 	if err != nil {
 		return err
-	}
-	v, err := p.ResolveVariant(spec)
-	if err != nil {
-		return fmt.Errorf("variant of %s: %w", problem, err)
 	}
 	keys, err := engine.ModuleKeys(v, hopper.Arch, ver)
 	if err != nil {
 		return err
 	}
-	for i, s := range p.Benchmarks {
-		r, err := v.Resolve(s, hopper)
-		if err != nil {
-			return fmt.Errorf("resolving %s on bench%d: %w", spec, i+1, err)
-		}
+	for i, r := range mods {
 		fmt.Fprintf(w, "%s bench%d %s %s\n", problem, i+1, keys[r.Name], r.Name)
 	}
 	return nil
 }
 
-func countProblem(w io.Writer, problem, spec string, lines int, out string) error {
+// benchModules resolves spec on each of problem's benchmark shapes: the
+// variant, and the concrete one each shape runs.
+func benchModules(problem, spec string) (kernels.Variant, []kernels.Variant, error) {
 	p, err := kernels.LookupProblem(problem)
 	if err != nil {
-		return err
+		return kernels.Variant{}, nil, err
 	}
 	v, err := p.ResolveVariant(spec)
 	if err != nil {
-		return fmt.Errorf("variant of %s: %w", problem, err)
+		return kernels.Variant{}, nil, fmt.Errorf("variant of %s: %w", problem, err)
 	}
+	var mods []kernels.Variant
 	for i, s := range p.Benchmarks {
 		r, err := v.Resolve(s, hopper)
 		if err != nil {
-			return fmt.Errorf("resolving %s on bench%d: %w", spec, i+1, err)
+			return kernels.Variant{}, nil, fmt.Errorf("resolving %s on bench%d: %w", spec, i+1, err)
 		}
+		mods = append(mods, r)
+	}
+	return v, mods, nil
+}
+
+func countProblem(w io.Writer, problem, spec string, lines int, out string) error {
+	_, mods, err := benchModules(problem, spec)
+	if err != nil {
+		return err
+	}
+	for i, r := range mods {
 		ptx, src, err := compilePTX(r)
 		if err != nil {
 			return fmt.Errorf("compiling %s for bench%d: %w", r.Name, i+1, err)

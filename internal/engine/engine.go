@@ -51,16 +51,12 @@ func ModuleKeys(v kernels.Variant, arch, ver string) (map[string]string, error) 
 	if v.Kernel != nil && v.Kernel.Manifest.Kind != kernels.KindCUDA {
 		return nil, fmt.Errorf("engine: module keys of %s: a %s submission is loaded as given, not compiled", v.Name, v.Kernel.Manifest.Kind)
 	}
+	src, hdrs, err := moduleInputs(v)
+	if err != nil {
+		return nil, fmt.Errorf("engine: module keys of %s: %w", v.Name, err)
+	}
 	keys := map[string]string{}
 	for _, cv := range v.Candidates() {
-		src, err := cv.Source()
-		if err != nil {
-			return nil, fmt.Errorf("engine: module keys of %s: %w", cv.Name, err)
-		}
-		hdrs, err := cv.Headers()
-		if err != nil {
-			return nil, fmt.Errorf("engine: module keys of %s: %w", cv.Name, err)
-		}
 		k, err := gpu.CacheKey(src, gpu.CompileOptions{Arch: arch, Defines: cv.Defines(), Flags: buildFlagsFor(ver), Headers: hdrs}, ver)
 		if err != nil {
 			return nil, fmt.Errorf("engine: module keys of %s: %w", cv.Name, err)
@@ -68,6 +64,20 @@ func ModuleKeys(v kernels.Variant, arch, ver string) (map[string]string, error) 
 		keys[cv.Name] = k
 	}
 	return keys, nil
+}
+
+// moduleInputs is what NVRTC compiles for v: its source and headers, the
+// same for every candidate of an auto variant (only the defines differ).
+func moduleInputs(v kernels.Variant) (string, map[string]string, error) {
+	src, err := v.Source()
+	if err != nil {
+		return "", nil, err
+	}
+	hdrs, err := v.Headers()
+	if err != nil {
+		return "", nil, err
+	}
+	return src, hdrs, nil
 }
 
 // Build compiles v for dev's architecture with v's defines (NVRTC only, no
@@ -88,11 +98,7 @@ func Build(dev gpu.DeviceInfo, v kernels.Variant, cacheDir string) (*Built, erro
 	if v.Kernel != nil && v.Kernel.Manifest.Kind != kernels.KindCUDA {
 		return loadAsIs(v, arch)
 	}
-	src, err := v.Source()
-	if err != nil {
-		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
-	}
-	hdrs, err := v.Headers()
+	src, hdrs, err := moduleInputs(v)
 	if err != nil {
 		return nil, fmt.Errorf("engine: build %s: %w", v.Name, err)
 	}
