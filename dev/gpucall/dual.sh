@@ -1412,8 +1412,9 @@ sass26)
 	# run: the SASS of every module a short A/A bench of each best compiles
 	# (cuobjdump -sass of the cache's cubins, with each one's ptxas report),
 	# for the chunk loops' comparison, which is done here on the returned
-	# text. Files are named by cache key: `go run ./dev/ptxloop -keys 13.0`
-	# (here) names each benchmark shape's module.
+	# text: `go run ./dev/ptxloop -sass sass/*.sass` counts each loop by
+	# opcode, and files are named by cache key (`go run ./dev/ptxloop -keys
+	# 13.0` names each benchmark shape's module).
 	bestvars
 	benchshapes
 	step d_short 100 short.log ./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \

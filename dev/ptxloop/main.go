@@ -12,6 +12,7 @@
 //
 //	go run ./dev/ptxloop [-problem P -variant V] [-lines N] [-out DIR]
 //	go run ./dev/ptxloop [-problem P -variant V] -keys VERSION
+//	go run ./dev/ptxloop [-lines N] -sass FILE...
 //
 // Without -problem it counts both bests of issue 11 (dev/gpucall/dual.sh's
 // DT and GW). -lines shows each loop's N busiest source lines; -out keeps
@@ -20,6 +21,9 @@
 // engine on a GPU machine with NVRTC VERSION (e.g. 13.0) builds it for
 // sm_90a: the names of that machine's cached cubins and ptxas reports
 // (<key>.cubin, <key>.log), which dual.sh's sass26 and ptxaslist return.
+// -sass reads `cuobjdump -sass` listings instead (sass26's files) and
+// counts, per function, the innermost loops that issue HGMMAs: their
+// instructions and the N most frequent opcodes.
 package main
 
 import (
@@ -62,8 +66,30 @@ func run(args []string, w io.Writer) error {
 	lines := fs.Int("lines", 12, "source lines shown per loop, busiest first")
 	out := fs.String("out", "", "folder that keeps each module's PTX and source")
 	keys := fs.String("keys", "", "list the modules' cache keys for this NVRTC version instead (no compile)")
+	sass := fs.Bool("sass", false, "count the HGMMA loops of the cuobjdump -sass listings named as arguments instead")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *sass {
+		if fs.NArg() == 0 {
+			return errors.New("-sass needs the listings' file names")
+		}
+		for _, f := range fs.Args() {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "== %s\n", f)
+			for _, fn := range sassLoops(string(data)) {
+				for _, l := range fn.loops {
+					fmt.Fprintf(w, "   %s: loop %#x-%#x: %d instructions, %d HGMMA\n", fn.name, l.start, l.end, l.total, l.hgmma)
+					for _, oc := range l.busiest(*lines) {
+						fmt.Fprintf(w, "   %5d  %s\n", oc.n, oc.op)
+					}
+				}
+			}
+		}
+		return nil
 	}
 	todo := bests
 	if *problem != "" || *variant != "" {
@@ -292,4 +318,138 @@ func count(lines []string, s, e int) loop {
 		}
 	}
 	return l
+}
+
+// sassFunc is one function of a cuobjdump -sass listing and its HGMMA loops.
+type sassFunc struct {
+	name  string
+	loops []sassLoop
+}
+
+// sassLoop is an innermost loop of SASS (a branch back to an earlier
+// address) that issues HGMMAs: its address range and its opcodes.
+type sassLoop struct {
+	start, end   int
+	total, hgmma int
+	ops          map[string]int // base opcode (before the first '.') -> instructions
+}
+
+type opCount struct {
+	op string
+	n  int
+}
+
+// busiest returns up to n opcodes, most instructions first.
+func (l sassLoop) busiest(n int) []opCount {
+	var out []opCount
+	for op, c := range l.ops {
+		out = append(out, opCount{op, c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].n != out[j].n {
+			return out[i].n > out[j].n
+		}
+		return out[i].op < out[j].op
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+var (
+	sassFuncRE = regexp.MustCompile(`^\s*Function : (\S+)`)
+	// An instruction line: /*addr*/ [@[!]Pn] OPCODE operands ;
+	sassInstRE = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[0-9T]+\s+)?([A-Z][A-Z0-9_.]*)(.*);`)
+	sassBraRE  = regexp.MustCompile(`^\s*(0x[0-9a-f]+)`)
+)
+
+type sassInst struct {
+	addr   int
+	op     string
+	target int // a branch's target, else -1
+}
+
+// sassLoops parses a cuobjdump -sass listing.
+func sassLoops(listing string) []sassFunc {
+	var funcs []sassFunc
+	var name string
+	var insts []sassInst
+	flush := func() {
+		if name != "" {
+			funcs = append(funcs, sassFunc{name: name, loops: innerHGMMALoops(insts)})
+		}
+		insts = nil
+	}
+	for _, line := range strings.Split(listing, "\n") {
+		if m := sassFuncRE.FindStringSubmatch(line); m != nil {
+			flush()
+			name = m[1]
+			continue
+		}
+		m := sassInstRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		addr, _ := strconv.ParseInt(m[1], 16, 64)
+		in := sassInst{addr: int(addr), op: m[2], target: -1}
+		if strings.HasPrefix(in.op, "BRA") {
+			if t := sassBraRE.FindStringSubmatch(m[3]); t != nil {
+				v, _ := strconv.ParseInt(t[1], 0, 64)
+				in.target = int(v)
+			}
+		}
+		insts = append(insts, in)
+	}
+	flush()
+	return funcs
+}
+
+func innerHGMMALoops(insts []sassInst) []sassLoop {
+	var spans [][2]int // indices into insts
+	for i, in := range insts {
+		if in.target < 0 || in.target >= in.addr {
+			continue
+		}
+		s := -1
+		for j := i; j >= 0; j-- {
+			if insts[j].addr == in.target {
+				s = j
+				break
+			}
+		}
+		if s < 0 {
+			continue
+		}
+		for _, x := range insts[s : i+1] {
+			if strings.HasPrefix(x.op, "HGMMA") {
+				spans = append(spans, [2]int{s, i})
+				break
+			}
+		}
+	}
+	var out []sassLoop
+	for _, a := range spans {
+		inner := true
+		for _, b := range spans {
+			if b != a && a[0] <= b[0] && b[1] <= a[1] {
+				inner = false
+				break
+			}
+		}
+		if !inner {
+			continue
+		}
+		l := sassLoop{start: insts[a[0]].addr, end: insts[a[1]].addr, ops: map[string]int{}}
+		for _, x := range insts[a[0] : a[1]+1] {
+			base, _, _ := strings.Cut(x.op, ".")
+			l.ops[base]++
+			l.total++
+			if base == "HGMMA" {
+				l.hgmma++
+			}
+		}
+		out = append(out, l)
+	}
+	return out
 }

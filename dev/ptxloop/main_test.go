@@ -133,3 +133,34 @@ func TestKeysNameEachShapesModule(t *testing.T) {
 		t.Errorf("%d modules, want 2 (the group's hybrid module on bench1-2, its whole-tile one on bench3-4):\n%s", len(key), out.String())
 	}
 }
+
+// A cuobjdump -sass listing: a loop without HGMMA, then one with, inside a
+// function whose other code runs once.
+const sassListing = `
+	code for sm_90a
+		Function : k
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        /*0010*/                   IADD3 R2, R2, 0x1, RZ ;
+        /*0020*/               @P0 BRA 0x10 ;
+        /*0030*/                   PRMT R4, R5, 0x3210, RZ ;
+        /*0040*/                   LOP3.LUT R6, R4, 0x80808080, RZ, 0xc0, !PT ;
+        /*0050*/                   HGMMA.64x128x16.F32 R24, R4, gdesc[UR4], R24 ;
+        /*0060*/                   LOP3.LUT R7, R6, 0x0e0e0e0e, RZ, 0xc0, !PT ;
+        /*0070*/              @!P1 BRA 0x30 ;
+        /*0080*/                   EXIT ;
+`
+
+func TestSassLoopsCountTheHGMMALoop(t *testing.T) {
+	fns := sassLoops(sassListing)
+	if len(fns) != 1 || fns[0].name != "k" || len(fns[0].loops) != 1 {
+		t.Fatalf("got %+v, want function k with one HGMMA loop", fns)
+	}
+	l := fns[0].loops[0]
+	if l.start != 0x30 || l.end != 0x70 || l.total != 5 || l.hgmma != 1 || l.ops["LOP3"] != 2 || l.ops["BRA"] != 1 {
+		t.Errorf("loop %+v: want 0x30-0x70, 5 instructions, 1 HGMMA, 2 LOP3, 1 BRA", l)
+	}
+	var out bytes.Buffer
+	if err := run([]string{"-sass"}, &out); err == nil {
+		t.Error("-sass without files: want an error")
+	}
+}
