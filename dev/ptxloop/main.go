@@ -27,6 +27,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,7 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -83,8 +84,8 @@ func run(args []string, w io.Writer) error {
 			for _, fn := range sassLoops(string(data)) {
 				for _, l := range fn.loops {
 					fmt.Fprintf(w, "   %s: loop %#x-%#x: %d instructions, %d HGMMA\n", fn.name, l.start, l.end, l.total, l.hgmma)
-					for _, oc := range l.busiest(*lines) {
-						fmt.Fprintf(w, "   %5d  %s\n", oc.n, oc.op)
+					for _, oc := range busiest(l.ops, *lines) {
+						fmt.Fprintf(w, "   %5d  %s\n", oc.n, oc.key)
 					}
 				}
 			}
@@ -180,12 +181,12 @@ func countProblem(w io.Writer, problem, spec string, lines int, out string) erro
 		srcLines := strings.Split(src, "\n")
 		for _, l := range loops {
 			fmt.Fprintf(w, "   loop at PTX line %d: %d instructions, %d wgmmas\n", l.start+1, l.total, l.wgmmas)
-			for _, lc := range l.busiest(lines) {
+			for _, lc := range busiest(l.perLine, lines) {
 				text := ""
-				if lc.line > 0 && lc.line <= len(srcLines) {
-					text = strings.TrimSpace(srcLines[lc.line-1])
+				if lc.key > 0 && lc.key <= len(srcLines) {
+					text = strings.TrimSpace(srcLines[lc.key-1])
 				}
-				fmt.Fprintf(w, "   %5d  line %-5d %.90s\n", lc.n, lc.line, text)
+				fmt.Fprintf(w, "   %5d  line %-5d %.90s\n", lc.n, lc.key, text)
 			}
 		}
 	}
@@ -223,22 +224,34 @@ type loop struct {
 	perLine       map[int]int // source line (0: none given) -> instructions
 }
 
-type lineCount struct{ line, n int }
+// counted is one key of a count map and its count.
+type counted[K cmp.Ordered] struct {
+	key K
+	n   int
+}
 
-// busiest returns up to n source lines, most instructions first.
-func (l loop) busiest(n int) []lineCount {
-	var out []lineCount
-	for line, c := range l.perLine {
-		out = append(out, lineCount{line, c})
+// busiest returns up to n keys of m, the largest counts first (ties by key).
+func busiest[K cmp.Ordered](m map[K]int, n int) []counted[K] {
+	var out []counted[K]
+	for k, c := range m {
+		out = append(out, counted[K]{k, c})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].n != out[j].n {
-			return out[i].n > out[j].n
+	slices.SortFunc(out, func(a, b counted[K]) int {
+		if a.n != b.n {
+			return b.n - a.n
 		}
-		return out[i].line < out[j].line
+		return cmp.Compare(a.key, b.key)
 	})
-	if len(out) > n {
-		out = out[:n]
+	return out[:min(n, len(out))]
+}
+
+// innermost keeps the spans that contain no other span.
+func innermost(spans [][2]int) [][2]int {
+	var out [][2]int
+	for _, a := range spans {
+		if !slices.ContainsFunc(spans, func(b [2]int) bool { return b != a && a[0] <= b[0] && b[1] <= a[1] }) {
+			out = append(out, a)
+		}
 	}
 	return out
 }
@@ -283,19 +296,10 @@ func wgmmaLoops(ptx string) []loop {
 		}
 	}
 	var out []loop
-	for _, a := range spans {
-		inner := true
-		for _, b := range spans {
-			if b != a && a[0] <= b[0] && b[1] <= a[1] {
-				inner = false
-				break
-			}
-		}
-		if inner {
-			out = append(out, count(lines, a[0], a[1]))
-		}
+	for _, a := range innermost(spans) {
+		out = append(out, count(lines, a[0], a[1]))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	slices.SortFunc(out, func(a, b loop) int { return a.start - b.start })
 	return out
 }
 
@@ -332,29 +336,6 @@ type sassLoop struct {
 	start, end   int
 	total, hgmma int
 	ops          map[string]int // base opcode (before the first '.') -> instructions
-}
-
-type opCount struct {
-	op string
-	n  int
-}
-
-// busiest returns up to n opcodes, most instructions first.
-func (l sassLoop) busiest(n int) []opCount {
-	var out []opCount
-	for op, c := range l.ops {
-		out = append(out, opCount{op, c})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].n != out[j].n {
-			return out[i].n > out[j].n
-		}
-		return out[i].op < out[j].op
-	})
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
 }
 
 var (
@@ -429,17 +410,7 @@ func innerHGMMALoops(insts []sassInst) []sassLoop {
 		}
 	}
 	var out []sassLoop
-	for _, a := range spans {
-		inner := true
-		for _, b := range spans {
-			if b != a && a[0] <= b[0] && b[1] <= a[1] {
-				inner = false
-				break
-			}
-		}
-		if !inner {
-			continue
-		}
+	for _, a := range innermost(spans) {
 		l := sassLoop{start: insts[a[0]].addr, end: insts[a[1]].addr, ops: map[string]int{}}
 		for _, x := range insts[a[0] : a[1]+1] {
 			base, _, _ := strings.Cut(x.op, ".")

@@ -52,8 +52,8 @@ func TestWgmmaLoopsInnermostOnly(t *testing.T) {
 	if l.perLine[20] != 3 || l.perLine[21] != 2 {
 		t.Errorf("per line %v, want line 20: 3, line 21: 2", l.perLine)
 	}
-	b := l.busiest(1)
-	if len(b) != 1 || b[0].line != 20 {
+	b := busiest(l.perLine, 1)
+	if len(b) != 1 || b[0].key != 20 {
 		t.Errorf("busiest(1) = %v, want line 20", b)
 	}
 }
