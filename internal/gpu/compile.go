@@ -59,14 +59,7 @@ func Compile(name, src string, opt CompileOptions) (*Compiled, error) {
 	if strings.IndexByte(src, 0) >= 0 {
 		return nil, fmt.Errorf("gpu: compile %s: source contains a NUL byte", name)
 	}
-	if !archRE.MatchString(opt.Arch) {
-		return nil, fmt.Errorf("gpu: compile %s: arch %q is not of the form sm_90a, sm_80 or compute_90", name, opt.Arch)
-	}
-	hdrNames, err := headerNames(opt.Headers)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: compile %s: %w", name, err)
-	}
-	opts, err := compileOptions(opt)
+	opts, hdrNames, err := keyInputs(opt)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile %s: %w", name, err)
 	}
@@ -171,18 +164,26 @@ func headerNames(h map[string]string) ([]string, error) {
 // another machine's cache files (<Key>.cubin, <Key>.log, its ptxas report)
 // from here. opt.CacheDir plays no part.
 func CacheKey(src string, opt CompileOptions, version string) (string, error) {
-	if !archRE.MatchString(opt.Arch) {
-		return "", fmt.Errorf("gpu: cache key: arch %q is not of the form sm_90a, sm_80 or compute_90", opt.Arch)
-	}
-	hdrNames, err := headerNames(opt.Headers)
-	if err != nil {
-		return "", fmt.Errorf("gpu: cache key: %w", err)
-	}
-	opts, err := compileOptions(opt)
+	opts, hdrNames, err := keyInputs(opt)
 	if err != nil {
 		return "", fmt.Errorf("gpu: cache key: %w", err)
 	}
 	return cacheKeyHeaders(src, opts, opt.Arch, version, hdrNames, opt.Headers), nil
+}
+
+// keyInputs checks opt and returns what its cache key hashes besides the
+// source: the NVRTC options and the header names, sorted.
+func keyInputs(opt CompileOptions) (opts, hdrNames []string, err error) {
+	if !archRE.MatchString(opt.Arch) {
+		return nil, nil, fmt.Errorf("arch %q is not of the form sm_90a, sm_80 or compute_90", opt.Arch)
+	}
+	if hdrNames, err = headerNames(opt.Headers); err != nil {
+		return nil, nil, err
+	}
+	if opts, err = compileOptions(opt); err != nil {
+		return nil, nil, err
+	}
+	return opts, hdrNames, nil
 }
 
 // cacheKey hashes everything that decides the output of a compile without
