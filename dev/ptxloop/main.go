@@ -81,10 +81,10 @@ func run(args []string, w io.Writer) error {
 				return err
 			}
 			fmt.Fprintf(w, "== %s\n", f)
-			for _, fn := range sassLoops(string(data)) {
-				for _, l := range fn.loops {
-					fmt.Fprintf(w, "   %s: loop %#x-%#x: %d instructions, %d HGMMA\n", fn.name, l.start, l.end, l.total, l.hgmma)
-					for _, oc := range busiest(l.ops, *lines) {
+			for _, fn := range sassFuncs(string(data)) {
+				for _, l := range fn.loops() {
+					fmt.Fprintf(w, "   %s: loop %#x-%#x: %d instructions, %d HGMMA\n", fn.name, l.start, l.end, l.total(), l.marked)
+					for _, oc := range busiest(l.counts, *lines) {
 						fmt.Fprintf(w, "   %5d  %s\n", oc.n, oc.key)
 					}
 				}
@@ -180,8 +180,8 @@ func countProblem(w io.Writer, problem, spec string, lines int, out string) erro
 		}
 		srcLines := strings.Split(src, "\n")
 		for _, l := range loops {
-			fmt.Fprintf(w, "   loop at PTX line %d: %d instructions, %d wgmmas\n", l.start+1, l.total, l.wgmmas)
-			for _, lc := range busiest(l.perLine, lines) {
+			fmt.Fprintf(w, "   loop at PTX line %d: %d instructions, %d wgmmas\n", l.start+1, l.total(), l.marked)
+			for _, lc := range busiest(l.counts, lines) {
 				text := ""
 				if lc.key > 0 && lc.key <= len(srcLines) {
 					text = strings.TrimSpace(srcLines[lc.key-1])
@@ -215,13 +215,58 @@ func compilePTX(r kernels.Variant) (ptx, src string, err error) {
 	return strings.TrimRight(string(c.Cubin), "\x00"), src, nil
 }
 
-// loop is one innermost loop of a PTX listing that issues wgmmas: its first
-// line (the label a backward branch returns to), and per source line the
-// instructions in it.
-type loop struct {
-	start, end    int
-	total, wgmmas int
-	perLine       map[int]int // source line (0: none given) -> instructions
+// listing is one function's instructions, PTX or SASS: the position of
+// each (its PTX line, its SASS address), the key it is counted under (a
+// source line, an opcode), whether it issues a wgmma, and where a branch
+// back to an earlier instruction goes (-1: none).
+type listing[K cmp.Ordered] struct {
+	pos    []int
+	key    []K
+	marked []bool
+	back   []int
+}
+
+func (l *listing[K]) add(pos int, key K, marked bool, back int) {
+	l.pos, l.key, l.marked, l.back = append(l.pos, pos), append(l.key, key), append(l.marked, marked), append(l.back, back)
+}
+
+// loop is an innermost loop that issues wgmmas: its first and last
+// instructions' positions, its instructions by key and its wgmmas.
+type loop[K cmp.Ordered] struct {
+	start, end int
+	counts     map[K]int
+	marked     int
+}
+
+func (l loop[K]) total() (n int) {
+	for _, c := range l.counts {
+		n += c
+	}
+	return n
+}
+
+// loops returns the loops (a branch back to an earlier instruction) that
+// issue a wgmma and hold no smaller such loop, in order.
+func (l listing[K]) loops() []loop[K] {
+	var spans [][2]int
+	for i, t := range l.back {
+		if t >= 0 && slices.Contains(l.marked[t:i+1], true) {
+			spans = append(spans, [2]int{t, i})
+		}
+	}
+	var out []loop[K]
+	for _, sp := range innermost(spans) {
+		lp := loop[K]{start: l.pos[sp[0]], end: l.pos[sp[1]], counts: map[K]int{}}
+		for i := sp[0]; i <= sp[1]; i++ {
+			lp.counts[l.key[i]]++
+			if l.marked[i] {
+				lp.marked++
+			}
+		}
+		out = append(out, lp)
+	}
+	slices.SortFunc(out, func(a, b loop[K]) int { return a.start - b.start })
+	return out
 }
 
 // counted is one key of a count map and its count.
@@ -262,80 +307,42 @@ var (
 	locRE    = regexp.MustCompile(`^\s*\.loc\s+\d+\s+(\d+)`)
 )
 
-// wgmmaLoops finds the loops of a PTX listing (a label and a later branch
-// back to it) that contain wgmma.mma_async and no smaller such loop, and
-// counts their instructions: lines that are not labels, directives,
-// comments or braces.
-func wgmmaLoops(ptx string) []loop {
-	lines := strings.Split(ptx, "\n")
-	labels := map[string]int{}
-	var wg []int
-	for i, l := range lines {
-		if m := labelRE.FindStringSubmatch(l); m != nil {
-			labels[m[1]] = i
-		}
-		if strings.Contains(l, "wgmma.mma_async") {
-			wg = append(wg, i)
-		}
-	}
-	var spans [][2]int
-	for i, l := range lines {
-		m := branchRE.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		s, ok := labels[m[1]]
-		if !ok || s >= i {
-			continue
-		}
-		for _, x := range wg {
-			if s < x && x < i {
-				spans = append(spans, [2]int{s, i})
-				break
-			}
-		}
-	}
-	var out []loop
-	for _, a := range innermost(spans) {
-		out = append(out, count(lines, a[0], a[1]))
-	}
-	slices.SortFunc(out, func(a, b loop) int { return a.start - b.start })
-	return out
-}
-
-func count(lines []string, s, e int) loop {
-	l := loop{start: s, end: e, perLine: map[int]int{}}
+// wgmmaLoops reads a PTX listing's instructions (lines that are not
+// labels, directives, comments or braces), each counted under the source
+// line of the .loc before it, and returns its innermost wgmma loops.
+func wgmmaLoops(ptx string) []loop[int] {
+	var l listing[int]
+	labels := map[string]int{} // label -> index of the instruction after it
 	cur := 0
-	for _, raw := range lines[s : e+1] {
+	for i, raw := range strings.Split(ptx, "\n") {
 		t := strings.TrimSpace(raw)
 		if m := locRE.FindStringSubmatch(raw); m != nil {
 			cur, _ = strconv.Atoi(m[1])
 			continue
 		}
-		if t == "" || t == "{" || t == "}" || strings.HasPrefix(t, "//") || strings.HasPrefix(t, ".") || labelRE.MatchString(raw) {
+		if m := labelRE.FindStringSubmatch(raw); m != nil {
+			labels[m[1]] = len(l.pos)
 			continue
 		}
-		l.total++
-		l.perLine[cur]++
-		if strings.Contains(t, "wgmma.mma_async") {
-			l.wgmmas++
+		if t == "" || t == "{" || t == "}" || strings.HasPrefix(t, "//") || strings.HasPrefix(t, ".") {
+			continue
 		}
+		back := -1
+		if m := branchRE.FindStringSubmatch(t); m != nil {
+			if at, ok := labels[m[1]]; ok {
+				back = at
+			}
+		}
+		l.add(i, cur, strings.Contains(t, "wgmma.mma_async"), back)
 	}
-	return l
+	return l.loops()
 }
 
-// sassFunc is one function of a cuobjdump -sass listing and its HGMMA loops.
+// sassFunc is one function of a cuobjdump -sass listing, its instructions
+// counted by base opcode (before the first '.').
 type sassFunc struct {
-	name  string
-	loops []sassLoop
-}
-
-// sassLoop is an innermost loop of SASS (a branch back to an earlier
-// address) that issues HGMMAs: its address range and its opcodes.
-type sassLoop struct {
-	start, end   int
-	total, hgmma int
-	ops          map[string]int // base opcode (before the first '.') -> instructions
+	name string
+	listing[string]
 }
 
 var (
@@ -345,82 +352,33 @@ var (
 	sassBraRE  = regexp.MustCompile(`^\s*(0x[0-9a-f]+)`)
 )
 
-type sassInst struct {
-	addr   int
-	op     string
-	target int // a branch's target, else -1
-}
-
-// sassLoops parses a cuobjdump -sass listing.
-func sassLoops(listing string) []sassFunc {
+// sassFuncs parses a cuobjdump -sass listing; HGMMAs are the marked
+// instructions.
+func sassFuncs(text string) []sassFunc {
 	var funcs []sassFunc
-	var name string
-	var insts []sassInst
-	flush := func() {
-		if name != "" {
-			funcs = append(funcs, sassFunc{name: name, loops: innerHGMMALoops(insts)})
-		}
-		insts = nil
-	}
-	for _, line := range strings.Split(listing, "\n") {
+	var at map[int]int // address -> instruction index, in the current function
+	for _, line := range strings.Split(text, "\n") {
 		if m := sassFuncRE.FindStringSubmatch(line); m != nil {
-			flush()
-			name = m[1]
+			funcs = append(funcs, sassFunc{name: m[1]})
+			at = map[int]int{}
 			continue
 		}
 		m := sassInstRE.FindStringSubmatch(line)
-		if m == nil {
+		if m == nil || len(funcs) == 0 {
 			continue
 		}
+		f := &funcs[len(funcs)-1]
 		addr, _ := strconv.ParseInt(m[1], 16, 64)
-		in := sassInst{addr: int(addr), op: m[2], target: -1}
-		if strings.HasPrefix(in.op, "BRA") {
-			if t := sassBraRE.FindStringSubmatch(m[3]); t != nil {
-				v, _ := strconv.ParseInt(t[1], 0, 64)
-				in.target = int(v)
+		op, _, _ := strings.Cut(m[2], ".")
+		back := -1
+		if t := sassBraRE.FindStringSubmatch(m[3]); op == "BRA" && t != nil {
+			v, _ := strconv.ParseInt(t[1], 0, 64)
+			if i, ok := at[int(v)]; ok {
+				back = i
 			}
 		}
-		insts = append(insts, in)
+		at[int(addr)] = len(f.pos)
+		f.add(int(addr), op, op == "HGMMA", back)
 	}
-	flush()
 	return funcs
-}
-
-func innerHGMMALoops(insts []sassInst) []sassLoop {
-	var spans [][2]int // indices into insts
-	for i, in := range insts {
-		if in.target < 0 || in.target >= in.addr {
-			continue
-		}
-		s := -1
-		for j := i; j >= 0; j-- {
-			if insts[j].addr == in.target {
-				s = j
-				break
-			}
-		}
-		if s < 0 {
-			continue
-		}
-		for _, x := range insts[s : i+1] {
-			if strings.HasPrefix(x.op, "HGMMA") {
-				spans = append(spans, [2]int{s, i})
-				break
-			}
-		}
-	}
-	var out []sassLoop
-	for _, a := range innermost(spans) {
-		l := sassLoop{start: insts[a[0]].addr, end: insts[a[1]].addr, ops: map[string]int{}}
-		for _, x := range insts[a[0] : a[1]+1] {
-			base, _, _ := strings.Cut(x.op, ".")
-			l.ops[base]++
-			l.total++
-			if base == "HGMMA" {
-				l.hgmma++
-			}
-		}
-		out = append(out, l)
-	}
-	return out
 }

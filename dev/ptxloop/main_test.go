@@ -13,7 +13,7 @@ import (
 
 // A listing with an outer loop around an inner one that issues the wgmma,
 // and a third loop without any: only the inner loop counts.
-const listing = `
+const ptxListing = `
 .visible .entry k()
 {
 	.reg .b32 %r<9>;
@@ -41,18 +41,18 @@ $L__BB0_3:
 `
 
 func TestWgmmaLoopsInnermostOnly(t *testing.T) {
-	loops := wgmmaLoops(listing)
+	loops := wgmmaLoops(ptxListing)
 	if len(loops) != 1 {
 		t.Fatalf("got %d loops, want the inner one only: %+v", len(loops), loops)
 	}
 	l := loops[0]
-	if l.total != 5 || l.wgmmas != 1 {
-		t.Errorf("inner loop: %d instructions, %d wgmmas; want 5 and 1", l.total, l.wgmmas)
+	if l.total() != 5 || l.marked != 1 {
+		t.Errorf("inner loop: %d instructions, %d wgmmas; want 5 and 1", l.total(), l.marked)
 	}
-	if l.perLine[20] != 3 || l.perLine[21] != 2 {
-		t.Errorf("per line %v, want line 20: 3, line 21: 2", l.perLine)
+	if l.counts[20] != 3 || l.counts[21] != 2 {
+		t.Errorf("per line %v, want line 20: 3, line 21: 2", l.counts)
 	}
-	b := busiest(l.perLine, 1)
+	b := busiest(l.counts, 1)
 	if len(b) != 1 || b[0].key != 20 {
 		t.Errorf("busiest(1) = %v, want line 20", b)
 	}
@@ -100,7 +100,7 @@ func TestDualLoops(t *testing.T) {
 			t.Fatal("the weight copies' source line is gone from the kernel: update this test")
 		}
 		for _, l := range wgmmaLoops(string(ptx)) {
-			if n := l.perLine[line]; n > 2 {
+			if n := l.counts[line]; n > 2 {
 				t.Errorf("bench%d: the chunk loop spends %d instructions rebuilding the copies' sources (line %d; kernel-notes step 75)", i, n, line)
 			}
 		}
@@ -151,12 +151,12 @@ const sassListing = `
 `
 
 func TestSassLoopsCountTheHGMMALoop(t *testing.T) {
-	fns := sassLoops(sassListing)
-	if len(fns) != 1 || fns[0].name != "k" || len(fns[0].loops) != 1 {
+	fns := sassFuncs(sassListing)
+	if len(fns) != 1 || fns[0].name != "k" || len(fns[0].loops()) != 1 {
 		t.Fatalf("got %+v, want function k with one HGMMA loop", fns)
 	}
-	l := fns[0].loops[0]
-	if l.start != 0x30 || l.end != 0x70 || l.total != 5 || l.hgmma != 1 || l.ops["LOP3"] != 2 || l.ops["BRA"] != 1 {
+	l := fns[0].loops()[0]
+	if l.start != 0x30 || l.end != 0x70 || l.total() != 5 || l.marked != 1 || l.counts["LOP3"] != 2 || l.counts["BRA"] != 1 {
 		t.Errorf("loop %+v: want 0x30-0x70, 5 instructions, 1 HGMMA, 2 LOP3, 1 BRA", l)
 	}
 	var out bytes.Buffer
