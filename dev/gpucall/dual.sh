@@ -101,7 +101,8 @@
 #   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh cpkeep [TOTAL]      # step 75: the weight copies' sources kept opaque (bin/web) against step 74 (bin/web_ref.gz): tests, alternated A/A medians of both bests, the peers
 #   bash dev/gpucall/dual.sh cpn [TOTAL]         # step 76: the copies' byte counts opaque too (bin/web) against step 75 (bin/web_ref.gz): tests, alternated A/A medians, the peers, group bench3-4
-#   bash dev/gpucall/dual.sh sass26 [TOTAL]      # prepared, not run: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
+#   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27: the standing (the rung of steps 74-76) and step 77 (WG_CPNSK, bin/web_cpnsk.gz) on dual bench3-4
+#   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
 #   bash dev/gpucall/dual.sh tcwrung [TOTAL]     # step 66's rung: the group best with token_copy=width against the baseline
@@ -205,7 +206,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -346,16 +347,17 @@ newbuild() {
 	tests g_tests nvfp4_group_gemm "$GW" baseline
 }
 # refnew TAG PROBLEM VARIANT SHAPES MAX RUNS...: A/A medians of VARIANT in
-# bin/web_ref (runs named ref*) and bin/web (the others), in the order of
-# RUNS, into $OUT/aa.log ($R/aa_TAG_RUN.json); SHAPES a file, or "" for the
-# problem's benchmarks; MAX the bench's --max-time in seconds (the first
-# reference run also compiles every module of an auto variant).
+# bin/web_ref (runs named ref*; REFWEB another build) and bin/web (the
+# others; NEWWEB another), in the order of RUNS, into $OUT/aa.log
+# ($R/aa_TAG_RUN.json); SHAPES a file, or "" for the problem's benchmarks;
+# MAX the bench's --max-time in seconds (the first reference run also
+# compiles every module of an auto variant).
 refnew() {
 	local tag=$1 prob=$2 var=$3 shp=$4 max=$5 b w
 	shift 5
 	for b in "$@"; do
-		w=./bin/web
-		[ "${b#ref}" != "$b" ] && w=./bin/web_ref
+		w=${NEWWEB:-./bin/web}
+		[ "${b#ref}" != "$b" ] && w=${REFWEB:-./bin/web_ref}
 		step "aa_${tag}_$b" $((max + 10)) aa.log "$w" bench --problem "$prob" --aa --baseline "$var" \
 			${shp:+--shapes "$shp"} --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/aa_${tag}_$b.json"
 	done
@@ -1472,6 +1474,35 @@ slot)
 	refnew d nvfp4_dual_gemm "$DT" "" 50 ref new ref2 new2
 	refnew g nvfp4_group_gemm "$GW" /tmp/g12.json 90 ref new ref2 new2
 	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
+	pack
+	;;
+standing27)
+	# Session 27, call 2: the standing on the build of steps 74-76 (both
+	# bests' tests, each best against the baseline, the peers of the same
+	# call: the ladder's rung), then step 77: the copies' byte counts made
+	# opaque under stream-K too (bin/web_cpnsk.gz, expbuild.sh cpnsk
+	# WG_CPNSK=1) against the kept form (bin/web), A/A alternated on dual
+	# bench3 and bench4's concrete modules (one module each to compile),
+	# and the SASS of every cached cubin (sass26's form).
+	bestvars
+	unpackexp
+	benchshapes
+	tests d_best_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_best_tests nvfp4_group_gemm "$GW" baseline
+	best 27 "$DT" "$GW" "${RUNG_MAX:-150}"
+	peers
+	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	REFWEB=./bin/web NEWWEB=./bin/web_cpnsk refnew b3 nvfp4_dual_gemm "$N3" /tmp/tl_b3.json 30 ref new ref2 new2
+	REFWEB=./bin/web NEWWEB=./bin/web_cpnsk refnew b4 nvfp4_dual_gemm "$T4" /tmp/tl_b4.json 30 ref new
+	mkdir -p "$R/sass"
+	for f in "$C"/*.cubin; do
+		k=$(basename "$f" .cubin)
+		cuobjdump -sass "$f" >"$R/sass/$k.sass" 2>&1
+		cp -f "$C/$k.log" "$R/sass/$k.log" 2>/dev/null
+	done
+	ptxaslist
+	TITLE="the standing on steps 74-76's build; step 77" summarize
 	pack
 	;;
 standing)

@@ -168,6 +168,12 @@
 // every block's marks and its SM (WGTLB lines) at launch 30.
 #define WG_TL 0
 #endif
+#ifndef WG_CPNSK
+// Experiment (kernel-notes step 77): 1 makes the weight copies' byte counts
+// opaque under stream-K too, as in whole-tile modules (step 76's form
+// everywhere), for the SASS and A/A comparison with the kept form.
+#define WG_CPNSK 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -1183,7 +1189,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // Opaque below with the addresses in whole-tile modules; under stream-K
   // the test stays visible to NVVM, since made opaque there too the narrow
   // stream-K module (dual bench3) lost 1.5% (kernel-notes step 76).
-#if WG_SK
+#if WG_SK && !WG_CPNSK
   bool cpok[WG_MB][2];
   auto cpn16 = [&](int b, int h) { return cpok[b][h] ? 16u : 0u; };
   auto cpn4 = [&](int b, int h) { return cpok[b][h] ? 4u : 0u; };
@@ -1205,7 +1211,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // instructions per chunk and consumer warp, the narrow whole-tile one
       // 14 for the counts; kernel-notes steps 75-76), undoing what
       // computing them once was for.
-#if WG_SK
+#if WG_SK && !WG_CPNSK
       cpok[b][h] = ok;
       asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]));
 #else
