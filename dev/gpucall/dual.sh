@@ -1410,8 +1410,8 @@ tlb25)
 	pack
 	;;
 sass26)
-	# Kernel-notes "Where session 26 leaves issue 11" (1), prepared, not yet
-	# run: the SASS of every module a short A/A bench of each best compiles
+	# Kernel-notes "Where session 26 leaves issue 11" (1), run as session
+	# 27's call 1: the SASS of every module a short A/A bench of each best compiles
 	# (cuobjdump -sass of the cache's cubins, with each one's ptxas report),
 	# for the chunk loops' comparison, which is done here on the returned
 	# text: `go run ./dev/ptxloop -sass sass/*.sass` counts each loop by

@@ -1188,7 +1188,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // The copies' existence (their byte counts, 0 past the weights' rows).
   // Opaque below with the addresses in whole-tile modules; under stream-K
   // the test stays visible to NVVM, since made opaque there too the narrow
-  // stream-K module (dual bench3) lost 1.5% (kernel-notes step 76).
+  // stream-K module (dual bench3) lost 1.5-1.6% twice (kernel-notes steps
+  // 76-77): its chunk loop loses five instructions, and ptxas orders the
+  // decode among the wgmmas differently.
 #if WG_SK && !WG_CPNSK
   bool cpok[WG_MB][2];
   auto cpn16 = [&](int b, int h) { return cpok[b][h] ? 16u : 0u; };
