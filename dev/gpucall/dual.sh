@@ -101,7 +101,7 @@
 #   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh cpkeep [TOTAL]      # step 75: the weight copies' sources kept opaque (bin/web) against step 74 (bin/web_ref.gz): tests, alternated A/A medians of both bests, the peers
 #   bash dev/gpucall/dual.sh cpn [TOTAL]         # step 76: the copies' byte counts opaque too (bin/web) against step 75 (bin/web_ref.gz): tests, alternated A/A medians, the peers, group bench3-4
-#   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27: the standing (the rung of steps 74-76) and step 77 (WG_CPNSK, bin/web_cpnsk.gz) on dual bench3-4
+#   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
@@ -1479,11 +1479,12 @@ slot)
 standing27)
 	# Session 27, call 2: the standing on the build of steps 74-76 (both
 	# bests' tests, each best against the baseline, the peers of the same
-	# call: the ladder's rung), then step 77: the copies' byte counts made
-	# opaque under stream-K too (bin/web_cpnsk.gz, expbuild.sh cpnsk
-	# WG_CPNSK=1) against the kept form (bin/web), A/A alternated on dual
-	# bench3 and bench4's concrete modules (one module each to compile),
-	# and the SASS of every cached cubin (sass26's form).
+	# call), then step 77: the copies' byte counts made opaque under
+	# stream-K too (bin/web_cpnsk.gz, expbuild.sh cpnsk WG_CPNSK=1) against
+	# the kept form (bin/web), A/A alternated on dual bench3 and bench4's
+	# concrete modules (one module each to compile), and the SASS of every
+	# cached cubin (sass26's form). WG_CPNSK was removed after the call
+	# (0.984x again on bench3); its source is at 301c93d.
 	bestvars
 	unpackexp
 	benchshapes

@@ -168,12 +168,6 @@
 // every block's marks and its SM (WGTLB lines) at launch 30.
 #define WG_TL 0
 #endif
-#ifndef WG_CPNSK
-// Experiment (kernel-notes step 77): 1 makes the weight copies' byte counts
-// opaque under stream-K too, as in whole-tile modules (step 76's form
-// everywhere), for the SASS and A/A comparison with the kept form.
-#define WG_CPNSK 0
-#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -1191,7 +1185,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // stream-K module (dual bench3) lost 1.5-1.6% twice (kernel-notes steps
   // 76-77): its chunk loop loses five instructions, and ptxas orders the
   // decode among the wgmmas differently.
-#if WG_SK && !WG_CPNSK
+#if WG_SK
   bool cpok[WG_MB][2];
   auto cpn16 = [&](int b, int h) { return cpok[b][h] ? 16u : 0u; };
   auto cpn4 = [&](int b, int h) { return cpok[b][h] ? 4u : 0u; };
@@ -1213,7 +1207,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // instructions per chunk and consumer warp, the narrow whole-tile one
       // 14 for the counts; kernel-notes steps 75-76), undoing what
       // computing them once was for.
-#if WG_SK && !WG_CPNSK
+#if WG_SK
       cpok[b][h] = ok;
       asm("" : "+l"(cp16[b][h]), "+l"(cp4[b][h]));
 #else
