@@ -232,7 +232,8 @@ func (s *fakeShape) InputHash(ctx context.Context, role, set int) (string, error
 	return s.input[set][role], nil
 }
 func (s *fakeShape) Plan(role int) result.LaunchPlan {
-	return result.LaunchPlan{Mode: "sequential", Launches: []result.Launch{{Kernel: "fake", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{128, 1, 1}, Group: -1}}}
+	return result.LaunchPlan{Mode: "sequential", Launches: []result.Launch{{Kernel: "fake", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{128, 1, 1}, Group: -1}},
+		Module: fmt.Sprintf("fake?role=%d", role), CubinKey: fmt.Sprintf("fakekey%d", role)}
 }
 func (s *fakeShape) Close() error { return nil }
 

@@ -419,9 +419,16 @@ func (r *gpuShape) Plan(role int) result.LaunchPlan {
 	var p *kernels.Plan
 	if len(r.inst) > 0 && r.inst[0][role] != nil {
 		p = r.inst[0][role].Plan()
+		pl.Module, pl.CubinKey = r.inst[0][role].Module()
 	} else {
+		// No instance yet (the protocol records the plan before the first
+		// input set loads): the module the shape resolves to, which is
+		// what Prepare loads (the engine's device test checks they agree).
 		bt := r.b.builds[r.roles[role]]
 		var err error
+		if pl.Module, pl.CubinKey, err = bt.ModuleFor(r.shape, r.b.lim); err != nil {
+			fmt.Fprintf(os.Stderr, "web bench: %s's module: %v\n", r.roles[role], err)
+		}
 		if p, err = bt.Variant.Plan(r.shape, r.b.lim); err != nil {
 			fmt.Fprintf(os.Stderr, "web bench: plan %s: %v\n", r.roles[role], err)
 			return pl

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -400,5 +401,25 @@ func TestMaxTimeStopsWithTimeout(t *testing.T) {
 	r, code := Run(ctx, cfg, f, nil)
 	if code != result.ExitCouldNotRun || !strings.Contains(r.Error, "timeout") {
 		t.Fatalf("exit %d error %q, want 3 and a timeout", code, r.Error)
+	}
+}
+
+// TestPlanNamesModules: each shape's launch plan, per role, carries the
+// module and cubin key the shape's runner names (schema version 3).
+func TestPlanNamesModules(t *testing.T) {
+	f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, 0.001) })
+	r, _, _ := runFake(t, fakeConfig(2, true), f)
+	if r.SchemaVersion != result.SchemaVersion || result.SchemaVersion < 3 {
+		t.Fatalf("schema_version %d (this build writes %d), want 3 or later", r.SchemaVersion, result.SchemaVersion)
+	}
+	for i, s := range r.Shapes {
+		if len(s.Launch) != 2 {
+			t.Fatalf("shape %d: %d launch plans, want 2", i, len(s.Launch))
+		}
+		for role, pl := range s.Launch {
+			if want := fmt.Sprintf("fake?role=%d", role); pl.Module != want || pl.CubinKey != fmt.Sprintf("fakekey%d", role) {
+				t.Errorf("shape %d %s: module %q key %q, want %q", i, pl.Role, pl.Module, pl.CubinKey, want)
+			}
+		}
 	}
 }

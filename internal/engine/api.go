@@ -52,6 +52,8 @@ type Instance struct {
 	plan    *kernels.Plan
 	dual    bool
 	mod     *gpu.Module
+	modName string // the concrete variant mod was compiled from (Built.ModuleFor)
+	modKey  string // and its cache key
 	funcs   map[string]*gpu.Function
 	bufs    map[bufKey]buffer
 	side    []*gpu.Stream // side streams 1..n of the plan (index i-1)

@@ -181,21 +181,37 @@ func loadError(b *Built, err error) error {
 	return fmt.Errorf("engine: load module of %s: %w", b.Variant.Name, err)
 }
 
-// module returns the compiled module b runs on shape s and the key of its
-// entry points in b.Attrs: for auto tiles the candidate s resolves to.
-func (b *Built) module(s kernels.Shape, lim kernels.Limits) (*gpu.Compiled, func(kernel string) string, error) {
+// module returns the compiled module b runs on shape s, the name of the
+// concrete variant it holds and the key of its entry points in b.Attrs:
+// for auto tiles the candidate s resolves to.
+func (b *Built) module(s kernels.Shape, lim kernels.Limits) (*gpu.Compiled, string, func(kernel string) string, error) {
 	if b.Candidates == nil {
-		return b.Compiled, func(k string) string { return k }, nil
+		return b.Compiled, b.Variant.Name, func(k string) string { return k }, nil
 	}
 	cv, err := b.Variant.Resolve(s, lim)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	c, ok := b.Candidates[cv.Name]
 	if !ok {
-		return nil, nil, fmt.Errorf("engine: %s resolves to %s on %v, which was not built", b.Variant.Name, cv.Name, s)
+		return nil, "", nil, fmt.Errorf("engine: %s resolves to %s on %v, which was not built", b.Variant.Name, cv.Name, s)
 	}
-	return c, func(k string) string { return cv.Name + " " + k }, nil
+	return c, cv.Name, func(k string) string { return cv.Name + " " + k }, nil
+}
+
+// ModuleFor names the module b runs on shape s: the concrete variant it
+// was compiled from (for auto tiles the candidate s resolves to, else b's
+// own variant) and its cache key, so that a result can say per shape which
+// cubin ran and whose resources (b.Attrs) apply.
+func (b *Built) ModuleFor(s kernels.Shape, lim kernels.Limits) (name, key string, err error) {
+	c, name, _, err := b.module(s, lim)
+	if err != nil {
+		return "", "", fmt.Errorf("engine: module of %s on %v: %w", b.Variant.Name, s, err)
+	}
+	if c == nil {
+		return "", "", fmt.Errorf("engine: module of %s on %v: nothing was compiled", b.Variant.Name, s)
+	}
+	return name, c.Key, nil
 }
 
 func (in Inputs) check(p *kernels.Problem, s kernels.Shape) error {
@@ -367,10 +383,11 @@ func prepare(c *gpu.Ctx, b *Built, s kernels.Shape, lim kernels.Limits, in Input
 // returns the key of a kernel's attributes in b.Attrs.
 func (i *Instance) loadKernels(lim kernels.Limits) (attrKey func(kernel string) string, err error) {
 	b := i.b
-	comp, attrKey, err := b.module(i.shape, lim)
+	comp, name, attrKey, err := b.module(i.shape, lim)
 	if err != nil {
 		return nil, err
 	}
+	i.modName, i.modKey = name, comp.Key
 	if i.mod, err = i.c.LoadModule(comp.Cubin); err != nil {
 		return nil, loadError(b, err)
 	}
@@ -791,6 +808,10 @@ func (i *Instance) InputHash() (string, error) {
 
 // Plan is the launch plan the instance runs.
 func (i *Instance) Plan() *kernels.Plan { return i.plan }
+
+// Module names the module i loaded: the concrete variant it was compiled
+// from (Built.ModuleFor) and its cache key.
+func (i *Instance) Module() (name, key string) { return i.modName, i.modKey }
 
 // Built is what the instance was prepared from.
 func (i *Instance) Built() *Built { return i.b }

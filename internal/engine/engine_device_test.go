@@ -881,3 +881,71 @@ func pairCover(problem, fam string, vs []kernels.Variant) []kernels.Variant {
 	}
 	return out
 }
+
+// TestModuleNamesWhatRan: an instance of a variant with auto tile sizes
+// names the module it loaded (Instance.Module), which is the candidate its
+// shape resolves to, with that candidate's cache key; Built.ModuleFor
+// names the same without preparing, and the loaded module's resources sit
+// under that name in Attrs. Over the benchmark and test shapes the auto
+// baseline runs more than one module (else the names could not differ),
+// and a fixed variant names itself and its one module.
+func TestModuleNamesWhatRan(t *testing.T) {
+	info := needDevice(t)
+	lim := limits(info)
+	for _, p := range kernels.Problems() {
+		auto, fixed := mustVariant(t, p, "baseline?tile_m=auto&tile_n=auto"), mustVariant(t, p, "baseline")
+		built := buildAll(t, info, []kernels.Variant{auto, fixed})
+		seen := map[string]bool{}
+		for si, s := range append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...) {
+			cv, err := auto.Resolve(s, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for bi, b := range built {
+				wantName, wantKey := cv.Name, ""
+				if bi == 0 {
+					c, ok := b.Candidates[cv.Name]
+					if !ok {
+						t.Fatalf("%s: %s resolves to %s on %v, not among its candidates", p.Name, auto.Name, cv.Name, s)
+					}
+					wantKey = c.Key
+				} else {
+					wantName, wantKey = fixed.Name, b.Compiled.Key
+				}
+				name, key, err := b.ModuleFor(s, lim)
+				if err != nil || name != wantName || key != wantKey {
+					t.Fatalf("%s %s on %v: ModuleFor = %q, %q, %v; want %q, %q", p.Name, b.Variant.Name, s, name, key, err, wantName, wantKey)
+				}
+				err = dev.Do(func(c *gpu.Ctx) error {
+					inst, err := engine.Prepare(c, b, s, lim, genInputs(p, s, uint64(7100+si)))
+					if err != nil {
+						return err
+					}
+					defer inst.Close()
+					name, key = inst.Module()
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("%s %s on %v: %v", p.Name, b.Variant.Name, s, err)
+				}
+				if name != wantName || key != wantKey {
+					t.Fatalf("%s %s on %v: the instance loaded %q (%q), want %q (%q)", p.Name, b.Variant.Name, s, name, key, wantName, wantKey)
+				}
+				if bi == 0 {
+					seen[name] = true
+					found := false
+					for k := range b.Attrs {
+						found = found || strings.HasPrefix(k, name+" ")
+					}
+					if !found {
+						t.Errorf("%s %s on %v: no resources recorded under %q", p.Name, b.Variant.Name, s, name)
+					}
+				}
+			}
+		}
+		t.Logf("%s: %s ran %d modules over %d shapes", p.Name, auto.Name, len(seen), len(p.Tests)+len(p.Benchmarks))
+		if len(seen) < 2 {
+			t.Errorf("%s: %s ran one module on every shape (%v): the test cannot tell modules apart", p.Name, auto.Name, seen)
+		}
+	}
+}

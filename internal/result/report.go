@@ -55,7 +55,58 @@ func Markdown(r *Result) string {
 		}
 	}
 	b.WriteString(".\n")
+	b.WriteString(modules(r))
 	return b.String()
+}
+
+// modules lists, for a variant with auto tile sizes (a plan whose module
+// is not the build's own name), the module each shape ran with its cache
+// key and its kernels' resources as loaded (the build's kernels named
+// "<module> <entry>"): which cubin a shape's median came from, and whether
+// it spilled. "" for a variant of one module.
+func modules(r *Result) string {
+	var order []string
+	shapes := map[string][]int{}
+	keys := map[string]string{}
+	for _, s := range r.Shapes {
+		for _, pl := range s.Launch {
+			if pl.Role != RoleVariant || pl.Module == "" {
+				continue
+			}
+			if _, ok := shapes[pl.Module]; !ok {
+				order = append(order, pl.Module)
+			}
+			shapes[pl.Module] = append(shapes[pl.Module], s.Index)
+			keys[pl.Module] = pl.CubinKey
+		}
+	}
+	if len(order) == 0 || (len(order) == 1 && order[0] == r.Variant.Name) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nModules the variant ran (auto tile sizes):\n\n")
+	for _, m := range order {
+		key := keys[m]
+		if len(key) > 12 {
+			key = key[:12]
+		}
+		fmt.Fprintf(&b, "- shapes %s: `%s` (cubin %s)", joinInts(shapes[m]), m, key)
+		for _, k := range r.Variant.Kernels {
+			if entry, ok := strings.CutPrefix(k.Name, m+" "); ok {
+				fmt.Fprintf(&b, "; %s %d registers, %d B local", entry, k.Registers, k.LocalBytes)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 func pairedWith(r *Result) string {

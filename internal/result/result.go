@@ -16,9 +16,12 @@ import (
 // change that an old reader would misread; docs/bench-result.md documents it.
 // Version 2 added the timing guard (protocol.guarded, guard_seed,
 // check_rate; shapes[].guard; checks' sample, set and detail), the suspect
-// status and summary.failures and summary.suspect. Fields tagged since:"2"
-// are required only in version 2 documents; Validate reads both.
-const SchemaVersion = 2
+// status and summary.failures and summary.suspect. Version 3 added each
+// launch plan's module and cubin_key: which compiled module ran the shape
+// (for a variant with auto tile sizes, one of several). A field tagged
+// since:"N" is required only in documents of version N or later; Validate
+// reads versions 1 to 3.
+const SchemaVersion = 3
 
 // MinSchemaVersion is the oldest document version Validate accepts (imports
 // of results measured before the guard existed).
@@ -272,6 +275,13 @@ type LaunchPlan struct {
 	Mode     string   `json:"mode"` // sequential, streams, graph, grouped; "cpu" in CPU mode
 	Streams  int      `json:"streams"`
 	Launches []Launch `json:"launches"`
+	// Module is the concrete variant whose module ran the launches: the
+	// build's own name, or for auto tile sizes the candidate the shape
+	// resolved to (its kernels' resources are the build's kernels named
+	// "<module> <entry>"); CubinKey is that module's cache key. Both ""
+	// in CPU mode and where the module could not be named.
+	Module   string `json:"module" since:"3"`
+	CubinKey string `json:"cubin_key" since:"3"`
 }
 
 // Launch is one kernel launch of a plan.

@@ -128,6 +128,33 @@ func jsonName(f reflect.StructField) string {
 	return name
 }
 
+// moduleProblem says what is inconsistent in a launch plan's module
+// (version 3): none runs in CPU mode, and a plan that ran its build's own
+// variant ran the build's module. (A candidate of an auto variant has a key
+// of its own, which the build, holding its first candidate's, cannot check.)
+func (r *Result) moduleProblem(pl LaunchPlan) string {
+	if r.Mode == "cpu" {
+		if pl.Module != "" || pl.CubinKey != "" {
+			return fmt.Sprintf("module %q in CPU mode", pl.Module)
+		}
+		return ""
+	}
+	var b *Build
+	switch pl.Role {
+	case RoleVariant:
+		b = &r.Variant
+	case RoleBaseline:
+		b = r.Baseline
+	}
+	if b != nil && pl.Module == b.Name && b.CubinKey != "" && pl.CubinKey != b.CubinKey {
+		return fmt.Sprintf("module %q has cubin_key %q, its build %q", pl.Module, pl.CubinKey, b.CubinKey)
+	}
+	if pl.Module == "" && pl.CubinKey != "" {
+		return "cubin_key without a module"
+	}
+	return ""
+}
+
 // problems lists what is inconsistent in a decoded result.
 func (r *Result) problems() []string {
 	var p []string
@@ -228,6 +255,11 @@ func (r *Result) problems() []string {
 		s := &r.Shapes[i]
 		for _, q := range s.problems(paired) {
 			bad("shapes[%d].%s", i, q)
+		}
+		for j, pl := range s.Launch {
+			if q := r.moduleProblem(pl); q != "" {
+				bad("shapes[%d].launch[%d]: %s", i, j, q)
+			}
 		}
 		if s.Correct {
 			correct++

@@ -91,7 +91,7 @@ func TestValidateRefusesBrokenDocuments(t *testing.T) {
 		"missing field":    func(m map[string]any) { delete(m, "fingerprint") },
 		"missing nested":   func(m map[string]any) { delete(shape0(m), "floor_ns") },
 		"null not allowed": func(m map[string]any) { m["problem"] = nil },
-		"wrong version":    func(m map[string]any) { m["schema_version"] = 3 },
+		"wrong version":    func(m map[string]any) { m["schema_version"] = 4 },
 		"bad status":       func(m map[string]any) { m["status"] = "great" },
 		"exit code":        func(m map[string]any) { m["exit_code"] = 1 },
 		"negative sample":  func(m map[string]any) { shape0(m)["variant_timing"].(map[string]any)["samples_ns"].([]any)[0] = -5.0 },
@@ -126,5 +126,62 @@ func TestValidateRefusesBrokenDocuments(t *testing.T) {
 	doc, _ := json.Marshal(validDoc(t))
 	if err := Validate(doc); err != nil {
 		t.Fatalf("the unmodified document does not validate: %v", err)
+	}
+}
+
+// asVersion3 turns the version 2 fixture into the version 3 document the
+// same run writes now: every launch plan names its module, "" on the CPU.
+func asVersion3(m map[string]any) map[string]any {
+	m["schema_version"] = 3.0
+	for _, sh := range m["shapes"].([]any) {
+		for _, pl := range sh.(map[string]any)["launch"].([]any) {
+			pl.(map[string]any)["module"], pl.(map[string]any)["cubin_key"] = "", ""
+		}
+	}
+	return m
+}
+
+func TestValidateVersion3Modules(t *testing.T) {
+	plan0 := func(m map[string]any) map[string]any {
+		return m["shapes"].([]any)[0].(map[string]any)["launch"].([]any)[0].(map[string]any)
+	}
+	doc, _ := json.Marshal(asVersion3(validDoc(t)))
+	if err := Validate(doc); err != nil {
+		t.Fatalf("a version 3 document does not validate: %v", err)
+	}
+	for name, mod := range map[string]func(m map[string]any){
+		"missing module":    func(m map[string]any) { delete(plan0(m), "module") },
+		"missing cubin_key": func(m map[string]any) { delete(plan0(m), "cubin_key") },
+		"a module on a CPU": func(m map[string]any) { plan0(m)["module"], plan0(m)["cubin_key"] = "reference", "ab12" },
+	} {
+		m := asVersion3(validDoc(t))
+		mod(m)
+		doc, _ := json.Marshal(m)
+		if err := Validate(doc); err == nil {
+			t.Errorf("Validate accepted a version 3 document with %s", name)
+		}
+	}
+}
+
+// TestModuleProblem: on a GPU a plan that ran its build's own variant must
+// name the build's module; a candidate of an auto variant has its own key;
+// a key needs a module.
+func TestModuleProblem(t *testing.T) {
+	r := &Result{Mode: "gpu", Variant: Build{Name: "wgmma?tile_n=auto", CubinKey: "k-first"}, Baseline: &Build{Name: "baseline", CubinKey: "k-base"}}
+	for _, c := range []struct {
+		pl   LaunchPlan
+		want string // a fragment of the problem; "" for none
+	}{
+		{LaunchPlan{Role: RoleBaseline, Module: "baseline", CubinKey: "k-base"}, ""},
+		{LaunchPlan{Role: RoleBaseline, Module: "baseline", CubinKey: "k-other"}, "its build"},
+		{LaunchPlan{Role: RoleVariant, Module: "wgmma?tile_n=64", CubinKey: "k-second"}, ""},
+		{LaunchPlan{Role: RoleVariant, Module: "wgmma?tile_n=auto", CubinKey: "k-first"}, ""},
+		{LaunchPlan{Role: RoleVariant, Module: "", CubinKey: ""}, ""},
+		{LaunchPlan{Role: RoleVariant, Module: "", CubinKey: "k-first"}, "without a module"},
+	} {
+		got := r.moduleProblem(c.pl)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("moduleProblem(%+v) = %q, want %q", c.pl, got, c.want)
+		}
 	}
 }
