@@ -101,6 +101,7 @@
 #   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh cpkeep [TOTAL]      # step 75: the weight copies' sources kept opaque (bin/web) against step 74 (bin/web_ref.gz): tests, alternated A/A medians of both bests, the peers
 #   bash dev/gpucall/dual.sh cpn [TOTAL]         # step 76: the copies' byte counts opaque too (bin/web) against step 75 (bin/web_ref.gz): tests, alternated A/A medians, the peers, group bench3-4
+#   bash dev/gpucall/dual.sh modules27 [TOTAL]   # session 27, call 3: schema 3's per-shape modules on the device (TestModuleNamesWhatRan, DT and GW documents); step 78 (narrow autohybrid on dual bench4)
 #   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
@@ -206,7 +207,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1474,6 +1475,28 @@ slot)
 	refnew d nvfp4_dual_gemm "$DT" "" 50 ref new ref2 new2
 	refnew g nvfp4_group_gemm "$GW" /tmp/g12.json 90 ref new ref2 new2
 	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
+	pack
+	;;
+modules27)
+	# Session 27, call 3: the result documents' per-shape modules (schema
+	# 3) on the device: engine's TestModuleNamesWhatRan (bin/engine.test),
+	# then A/A benches of DT on every dual shape and GW on group bench3-4,
+	# whose documents name each shape's module (compared here with `go run
+	# ./dev/ptxloop -keys 13.0`); step 78: the narrow tile under
+	# schedule=autohybrid paired with DT on dual bench4; the peers.
+	bestvars
+	benchshapes
+	step modtest 240 modtest.log ./bin/engine.test -test.v -test.timeout 230s -test.run '^TestModuleNamesWhatRan$'
+	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|ran [0-9]+ modules|want" "$OUT/modtest.log" | head -12
+	step d_mod 90 mod.log ./bin/web bench --problem nvfp4_dual_gemm --aa --baseline "$DT" \
+		--device 0 --cache-dir "$C" --max-time 80s --json "$R/d_mod.json"
+	step g_mod 60 mod.log ./bin/web bench --problem nvfp4_group_gemm --aa --baseline "$GW" \
+		--shapes /tmp/g34.json --device 0 --cache-dir "$C" --max-time 50s --json "$R/g_mod.json"
+	NH='wgmma?schedule=autohybrid&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	step nh_b4 70 mod.log ./bin/web bench --problem nvfp4_dual_gemm --variant "$NH" --baseline "$DT" \
+		--shapes /tmp/tl_b4.json --device 0 --cache-dir "$C" --max-time 60s --json "$R/nh_b4.json"
+	peers
+	grep -E "^[0-9] |^status|^- shapes|^Modules" "$OUT/mod.log" | cut -c1-200
 	pack
 	;;
 standing27)
