@@ -90,7 +90,11 @@ func modules(r *Result) string {
 		if len(key) > 12 {
 			key = key[:12]
 		}
-		fmt.Fprintf(&b, "- shapes %s: `%s` (cubin %s)", joinInts(shapes[m]), m, key)
+		label := "shapes"
+		if len(shapes[m]) == 1 {
+			label = "shape"
+		}
+		fmt.Fprintf(&b, "- %s %s: `%s` (cubin %s)", label, joinInts(shapes[m]), m, key)
 		for _, k := range r.Variant.Kernels {
 			if entry, ok := strings.CutPrefix(k.Name, m+" "); ok {
 				fmt.Fprintf(&b, "; %s %d registers, %d B local", entry, k.Registers, k.LocalBytes)

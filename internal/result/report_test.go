@@ -24,7 +24,7 @@ func TestMarkdownNamesModules(t *testing.T) {
 	md := Markdown(auto)
 	for _, want := range []string{
 		"- shapes 0, 2: `wgmma?tile_n=64` (cubin c9a039df0123); wg_dual_gemm 168 registers, 0 B local",
-		"- shapes 1: `wgmma?tile_n=128` (cubin c9a039df0123); wg_dual_gemm 168 registers, 40 B local",
+		"- shape 1: `wgmma?tile_n=128` (cubin c9a039df0123); wg_dual_gemm 168 registers, 40 B local",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
