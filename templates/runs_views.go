@@ -80,6 +80,12 @@ type BuildRow struct {
 	Role, Spec, SourceHash, Options, Knobs string
 }
 
+// ModuleRow is one module an auto variant ran: the shapes (indexes), the
+// concrete variant, its cubin key (abbreviated) and its kernels' resources.
+type ModuleRow struct {
+	Shapes, Module, Cubin, Resources string
+}
+
 // TermRow is one deal term evaluated on a run.
 type TermRow struct {
 	Who  string // the shark whose vote set the term
@@ -112,6 +118,7 @@ type RunView struct {
 	Shapes      []ShapeRow
 	Fingerprint []KV
 	Builds      []BuildRow
+	Modules     []ModuleRow // an auto variant's modules, per shape (empty otherwise)
 	BarsSVG     string
 	HistorySVG  string
 	HistoryNote string

@@ -122,7 +122,8 @@ func TestRunAPIEndToEndCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantContains(t, page.body, "Device and kernels", doc.Fingerprint.Key, doc.Variant.SourceHash, "History of this variant")
-	wantNotContains(t, page.body, "data-progress", `http-equiv="refresh"`)
+	// A CPU run names no module (schema 3: modules are the GPU's).
+	wantNotContains(t, page.body, "data-progress", `http-equiv="refresh"`, "Modules the variant ran")
 	// A viewer may look but not launch.
 	wantNotContains(t, b.get("/runs").body, `action="/runs" class="form run-form"`)
 }

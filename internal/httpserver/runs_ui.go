@@ -14,6 +14,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/charts"
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/kernels"
 	"github.com/pitchtank/pitchtank/templates"
@@ -331,6 +332,32 @@ type benchSpec struct {
 	Knobs          map[string]any `json:"knobs"`
 }
 
+// modulesRan lists the modules an auto variant ran, per shape (schema 3
+// documents; none otherwise): which cubin each shape's median came from.
+func modulesRan(doc []byte) []templates.ModuleRow {
+	var r result.Result
+	if json.Unmarshal(doc, &r) != nil {
+		return nil
+	}
+	var rows []templates.ModuleRow
+	for _, u := range result.ModulesRan(&r) {
+		shapes := make([]string, len(u.Shapes))
+		for i, x := range u.Shapes {
+			shapes[i] = strconv.Itoa(x)
+		}
+		var res []string
+		for _, k := range u.Kernels {
+			res = append(res, fmt.Sprintf("%s: %d registers, %d B local", k.Name, k.Registers, k.LocalBytes))
+		}
+		key := u.CubinKey
+		if len(key) > 12 {
+			key = key[:12]
+		}
+		rows = append(rows, templates.ModuleRow{Shapes: strings.Join(shapes, ", "), Module: u.Module, Cubin: key, Resources: strings.Join(res, "; ")})
+	}
+	return rows
+}
+
 // importDoc is the part of an import document the run page shows.
 type importDoc struct {
 	Note string `json:"note"`
@@ -455,6 +482,7 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 					Options: strings.Join(b.spec.CompileOptions, " "), Knobs: string(knobs)})
 			}
 		}
+		v.Modules = modulesRan(run.Result)
 	}
 	// History: this variant against this baseline on this device, oldest first.
 	hist, err := s.runs.List(ctx, runner.Filter{Problem: run.Problem, Variant: run.Variant, Baseline: run.Baseline, Device: run.Device,

@@ -59,46 +59,72 @@ func Markdown(r *Result) string {
 	return b.String()
 }
 
-// modules lists, for a variant with auto tile sizes (a plan whose module
-// is not the build's own name), the module each shape ran with its cache
-// key and its kernels' resources as loaded (the build's kernels named
-// "<module> <entry>"): which cubin a shape's median came from, and whether
-// it spilled. "" for a variant of one module.
-func modules(r *Result) string {
-	var order []string
-	shapes := map[string][]int{}
-	keys := map[string]string{}
+// ModuleUse is one module a variant ran: the concrete variant it was
+// compiled from, its cache key, the shapes (indexes) it ran and its
+// kernels' resources as loaded (the build's kernels named "<module> <entry>",
+// with the entry name alone here).
+type ModuleUse struct {
+	Module   string
+	CubinKey string
+	Shapes   []int
+	Kernels  []KernelAttrs
+}
+
+// ModulesRan lists the modules r's variant ran, in the order of the shapes
+// that first ran each, for a variant with auto tile sizes (a plan whose
+// module is not the build's own name): which cubin each shape's median came
+// from, and whether it spilled. nil for a variant of one module, and for
+// documents before schema version 3.
+func ModulesRan(r *Result) []ModuleUse {
+	var uses []ModuleUse
+	at := map[string]int{}
 	for _, s := range r.Shapes {
 		for _, pl := range s.Launch {
 			if pl.Role != RoleVariant || pl.Module == "" {
 				continue
 			}
-			if _, ok := shapes[pl.Module]; !ok {
-				order = append(order, pl.Module)
+			i, ok := at[pl.Module]
+			if !ok {
+				i = len(uses)
+				at[pl.Module] = i
+				u := ModuleUse{Module: pl.Module, CubinKey: pl.CubinKey}
+				for _, k := range r.Variant.Kernels {
+					if entry, ok := strings.CutPrefix(k.Name, pl.Module+" "); ok {
+						k.Name = entry
+						u.Kernels = append(u.Kernels, k)
+					}
+				}
+				uses = append(uses, u)
 			}
-			shapes[pl.Module] = append(shapes[pl.Module], s.Index)
-			keys[pl.Module] = pl.CubinKey
+			uses[i].Shapes = append(uses[i].Shapes, s.Index)
 		}
 	}
-	if len(order) == 0 || (len(order) == 1 && order[0] == r.Variant.Name) {
+	if len(uses) == 1 && uses[0].Module == r.Variant.Name {
+		return nil
+	}
+	return uses
+}
+
+// modules renders ModulesRan for the Markdown report ("" when nil).
+func modules(r *Result) string {
+	uses := ModulesRan(r)
+	if len(uses) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("\nModules the variant ran (auto tile sizes):\n\n")
-	for _, m := range order {
-		key := keys[m]
+	for _, u := range uses {
+		key := u.CubinKey
 		if len(key) > 12 {
 			key = key[:12]
 		}
 		label := "shapes"
-		if len(shapes[m]) == 1 {
+		if len(u.Shapes) == 1 {
 			label = "shape"
 		}
-		fmt.Fprintf(&b, "- %s %s: `%s` (cubin %s)", label, joinInts(shapes[m]), m, key)
-		for _, k := range r.Variant.Kernels {
-			if entry, ok := strings.CutPrefix(k.Name, m+" "); ok {
-				fmt.Fprintf(&b, "; %s %d registers, %d B local", entry, k.Registers, k.LocalBytes)
-			}
+		fmt.Fprintf(&b, "- %s %s: `%s` (cubin %s)", label, joinInts(u.Shapes), u.Module, key)
+		for _, k := range u.Kernels {
+			fmt.Fprintf(&b, "; %s %d registers, %d B local", k.Name, k.Registers, k.LocalBytes)
 		}
 		b.WriteString("\n")
 	}
