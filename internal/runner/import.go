@@ -30,8 +30,8 @@ type ImportRequest struct {
 	PitchID  int64         `json:"pitch_id"` // optional: the pitch this measures
 	Note     string        `json:"note"`     // optional: where the numbers come from
 	Shapes   []ImportShape `json:"shapes"`
-	// Document is a full `web bench` result document (schema_version 1 or
-	// 2). With it, problem, suite, variant and baseline come from the
+	// Document is a full `web bench` result document (schema_version 1 to
+	// 3). With it, problem, suite, variant and baseline come from the
 	// document (given ones must agree), the device label defaults to its
 	// fingerprint's device model, and Shapes must be empty.
 	Document json.RawMessage `json:"document,omitempty"`
