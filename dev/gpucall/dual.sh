@@ -363,6 +363,19 @@ refnew() {
 			${shp:+--shapes "$shp"} --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/aa_${tag}_$b.json"
 	done
 }
+# sassdump: cuobjdump -sass of every cubin in the engine's cache, with its
+# ptxas report, into $R/sass/KEY.sass and KEY.log (files named by cache
+# key: `go run ./dev/ptxloop -keys 13.0` here names the benchmark modules,
+# `-sass` counts their HGMMA loops).
+sassdump() {
+	local f k
+	mkdir -p "$R/sass"
+	for f in "$C"/*.cubin; do
+		k=$(basename "$f" .cubin)
+		cuobjdump -sass "$f" >"$R/sass/$k.sass" 2>&1
+		cp -f "$C/$k.log" "$R/sass/$k.log" 2>/dev/null
+	done
+}
 # ptxaslist: the engine's ptxas -v report of every module this call compiled,
 # oldest first, into $OUT/ptxas.txt (named by cache key: `go run
 # ./dev/ptxloop -keys 13.0` here names the modules); then aa.log's rows.
@@ -1427,12 +1440,7 @@ sass26)
 		step "${g}_short" 70 short.log ./bin/web bench --problem nvfp4_group_gemm --aa --baseline "$GW" \
 			--shapes "/tmp/tl_$g.json" --device 0 --cache-dir "$C" --max-time 50s --json "$R/${g}_short.json"
 	done
-	mkdir -p "$R/sass"
-	for f in "$C"/*.cubin; do
-		k=$(basename "$f" .cubin)
-		cuobjdump -sass "$f" >"$R/sass/$k.sass" 2>&1
-		cp -f "$C/$k.log" "$R/sass/$k.log" 2>/dev/null
-	done
+	sassdump
 	pack
 	;;
 cpn)
@@ -1519,12 +1527,7 @@ standing27)
 	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
 	REFWEB=./bin/web NEWWEB=./bin/web_cpnsk refnew b3 nvfp4_dual_gemm "$N3" /tmp/tl_b3.json 30 ref new ref2 new2
 	REFWEB=./bin/web NEWWEB=./bin/web_cpnsk refnew b4 nvfp4_dual_gemm "$T4" /tmp/tl_b4.json 30 ref new
-	mkdir -p "$R/sass"
-	for f in "$C"/*.cubin; do
-		k=$(basename "$f" .cubin)
-		cuobjdump -sass "$f" >"$R/sass/$k.sass" 2>&1
-		cp -f "$C/$k.log" "$R/sass/$k.log" 2>/dev/null
-	done
+	sassdump
 	ptxaslist
 	TITLE="the standing on steps 74-76's build; step 77" summarize
 	pack
