@@ -101,6 +101,7 @@
 #   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh cpkeep [TOTAL]      # step 75: the weight copies' sources kept opaque (bin/web) against step 74 (bin/web_ref.gz): tests, alternated A/A medians of both bests, the peers
 #   bash dev/gpucall/dual.sh cpn [TOTAL]         # step 76: the copies' byte counts opaque too (bin/web) against step 75 (bin/web_ref.gz): tests, alternated A/A medians, the peers, group bench3-4
+#   bash dev/gpucall/dual.sh defer79 [TOTAL]     # step 79: WG_DEFER (bin/web_defer.gz) against bin/web on dual bench3-4's stream-K and group bench2's hybrid module
 #   bash dev/gpucall/dual.sh modules27 [TOTAL]   # session 27, call 3: schema 3's per-shape modules on the device (TestModuleNamesWhatRan, DT and GW documents); step 78 (narrow autohybrid on dual bench4)
 #   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
@@ -207,7 +208,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1483,6 +1484,30 @@ slot)
 	refnew d nvfp4_dual_gemm "$DT" "" 50 ref new ref2 new2
 	refnew g nvfp4_group_gemm "$GW" /tmp/g12.json 90 ref new ref2 new2
 	grep -E "^=== aa|^[0-9] +[0-9]x|^status" "$OUT/aa.log" | cut -c1-170
+	pack
+	;;
+defer79)
+	# Step 79 (kernel-notes): a stream-K piece that leaves partial sums
+	# publishes them (fence, barrier, flag) in the next piece, after that
+	# piece's first weight copies are out (bin/web_defer.gz: expbuild.sh
+	# defer WG_DEFER=1; bin/web is the commit without it). Both bests'
+	# tests in the new build, then A/A medians alternated on the concrete
+	# stream-K modules of dual bench4 and bench3 and the hybrid module of
+	# group bench2.
+	bestvars
+	unpackexp
+	benchshapes
+	WEB=./bin/web_defer tests d_tests nvfp4_dual_gemm "$DT" baseline
+	WEB=./bin/web_defer tests g_tests nvfp4_group_gemm "$GW" baseline
+	grep -E "^status" "$OUT/tests.log"
+	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	H2='wgmma?tile_n=192&tail_width=fit64&schedule=hybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3&token_copy=width'
+	export REFWEB=./bin/web NEWWEB=./bin/web_defer
+	refnew b4 nvfp4_dual_gemm "$T4" /tmp/tl_b4.json 30 ref new ref2 new2
+	refnew b3 nvfp4_dual_gemm "$N3" /tmp/tl_b3.json 30 ref new ref2 new2
+	refnew g2 nvfp4_group_gemm "$H2" /tmp/tl_g2.json 40 ref new
+	ptxaslist
 	pack
 	;;
 modules27)

@@ -168,6 +168,15 @@
 // every block's marks and its SM (WGTLB lines) at launch 30.
 #define WG_TL 0
 #endif
+#ifndef WG_DEFER
+// Experiment (kernel-notes step 79): 1 = a stream-K piece that leaves
+// partial sums (k0 > 0) and is followed by another piece does not wait for
+// them to reach L2 before that piece: its fence, barrier and flag release
+// move to the next piece, after its first weight copies are issued, so the
+// stores drain while those copies fly. The owner reads the sums only at the
+// end of its own range.
+#define WG_DEFER 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -1048,6 +1057,14 @@ static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
 static __device__ __forceinline__ void wg_st_release(fg_u32* p, fg_u32 v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
+// A consumer warpgroup's stream-K partial sums are out: each thread's
+// stores ordered before the warpgroup's barrier, then one thread raises the
+// owner's flag (release).
+static __device__ __forceinline__ void wg_sk_publish(fg_u32* flag, int c, int tid) {
+  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+  if ((tid & 127) == 0) wg_st_release(flag, 1u);
+}
 // Partial sums go through L2 only (.cg): the owner's SM never caches them.
 static __device__ __forceinline__ void wg_st_cg(float* p, float v) {
   asm volatile("st.global.cg.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
@@ -1147,7 +1164,8 @@ template <int NW, class Next, class Produce>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
                                                   int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, int k0,
                                                   int k1, int last, bool first, bool more, const WgStream& sk,
-                                                  bool warm, const Next& next, const Produce& produce) {
+                                                  bool warm, const Next& next, const Produce& produce,
+                                                  fg_u32*& pend) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -1342,6 +1360,12 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
 #pragma unroll
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
+  }
+#endif
+#if WG_SK && WG_DEFER
+  if (pend != nullptr) { // the previous piece's partial sums (WG_DEFER)
+    wg_sk_publish(pend, c, tid);
+    pend = nullptr;
   }
 #endif
   if (WG_PW)
@@ -1669,9 +1693,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
 #pragma unroll
       for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
-      asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-      if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
+#if WG_DEFER
+      if (more) { // released by the next piece (WG_DEFER)
+        pend = sk.flags + blockIdx.x * WG_CONS + c;
+        return;
+      }
+#endif
+      wg_sk_publish(sk.flags + blockIdx.x * WG_CONS + c, c, tid);
       return; // the owner finishes the tile
     }
     for (int s = blockIdx.x + 1; s <= last; ++s) {
@@ -2296,6 +2324,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
+    fg_u32* pend = nullptr; // WG_DEFER: the flag of partial sums not yet released
 #if WG_TL
     bool tl_first = true; // WG_TL: the block's first piece
 #endif
@@ -2320,7 +2349,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce, pend); \
     break;
       switch (wg_tile_width(gp.m, tile.m0) >> 5) {
         WG_CASE(1)
@@ -2342,6 +2371,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       if (k0 == 0) first = false;
       warm = WG_PF && more;
     });
+#if WG_SK && WG_DEFER
+    if (pend != nullptr) wg_sk_publish(pend, c, tid); // no piece took it (none should remain)
+#endif
   }
 #if WG_PRO
   // Every role has left its loop; the block that ends last sets up the
