@@ -101,7 +101,7 @@
 #   bash dev/gpucall/dual.sh slot [TOTAL]        # step 74: chunk ring slots as unsigned remainders (bin/web) against the commit before (bin/web_ref.gz): tests, alternated A/A medians of both bests (step 73's psv mode and WG_PSV, run in session 26: source at ce7c8b3)
 #   bash dev/gpucall/dual.sh cpkeep [TOTAL]      # step 75: the weight copies' sources kept opaque (bin/web) against step 74 (bin/web_ref.gz): tests, alternated A/A medians of both bests, the peers
 #   bash dev/gpucall/dual.sh cpn [TOTAL]         # step 76: the copies' byte counts opaque too (bin/web) against step 75 (bin/web_ref.gz): tests, alternated A/A medians, the peers, group bench3-4
-#   bash dev/gpucall/dual.sh defer79 [TOTAL]     # step 79: WG_DEFER (bin/web_defer.gz) against bin/web on dual bench3-4's stream-K and group bench2's hybrid module
+#   bash dev/gpucall/dual.sh defer79 [TOTAL]     # session 27, call 4: step 79, WG_DEFER (removed; source at bdc9dea) against the plain build on dual bench3-4
 #   bash dev/gpucall/dual.sh modules27 [TOTAL]   # session 27, call 3: schema 3's per-shape modules on the device (TestModuleNamesWhatRan, DT and GW documents); step 78 (narrow autohybrid on dual bench4)
 #   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
@@ -1493,7 +1493,8 @@ defer79)
 	# defer WG_DEFER=1; bin/web is the commit without it). Both bests'
 	# tests in the new build, then A/A medians alternated on the concrete
 	# stream-K modules of dual bench4 and bench3 and the hybrid module of
-	# group bench2.
+	# group bench2. Run as session 27's call 4 (1.009x, 0.989x; group bench2
+	# cut by its --max-time); WG_DEFER was removed, its source at bdc9dea.
 	bestvars
 	unpackexp
 	benchshapes

@@ -168,15 +168,6 @@
 // every block's marks and its SM (WGTLB lines) at launch 30.
 #define WG_TL 0
 #endif
-#ifndef WG_DEFER
-// Experiment (kernel-notes step 79): 1 = a stream-K piece that leaves
-// partial sums (k0 > 0) and is followed by another piece does not wait for
-// them to reach L2 before that piece: its fence, barrier and flag release
-// move to the next piece, after its first weight copies are issued, so the
-// stores drain while those copies fly. The owner reads the sums only at the
-// end of its own range.
-#define WG_DEFER 0
-#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -1164,8 +1155,7 @@ template <int NW, class Next, class Produce>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
                                                   int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, int k0,
                                                   int k1, int last, bool first, bool more, const WgStream& sk,
-                                                  bool warm, const Next& next, const Produce& produce,
-                                                  fg_u32*& pend) {
+                                                  bool warm, const Next& next, const Produce& produce) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -1360,12 +1350,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
 #pragma unroll
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
-  }
-#endif
-#if WG_SK && WG_DEFER
-  if (pend != nullptr) { // the previous piece's partial sums (WG_DEFER)
-    wg_sk_publish(pend, c, tid);
-    pend = nullptr;
   }
 #endif
   if (WG_PW)
@@ -1693,12 +1677,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
 #pragma unroll
       for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
-#if WG_DEFER
-      if (more) { // released by the next piece (WG_DEFER)
-        pend = sk.flags + blockIdx.x * WG_CONS + c;
-        return;
-      }
-#endif
       wg_sk_publish(sk.flags + blockIdx.x * WG_CONS + c, c, tid);
       return; // the owner finishes the tile
     }
@@ -2324,7 +2302,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
-    fg_u32* pend = nullptr; // WG_DEFER: the flag of partial sums not yet released
 #if WG_TL
     bool tl_first = true; // WG_TL: the block's first piece
 #endif
@@ -2349,7 +2326,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce, pend); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce); \
     break;
       switch (wg_tile_width(gp.m, tile.m0) >> 5) {
         WG_CASE(1)
@@ -2371,9 +2348,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       if (k0 == 0) first = false;
       warm = WG_PF && more;
     });
-#if WG_SK && WG_DEFER
-    if (pend != nullptr) wg_sk_publish(pend, c, tid); // no piece took it (none should remain)
-#endif
   }
 #if WG_PRO
   // Every role has left its loop; the block that ends last sets up the
