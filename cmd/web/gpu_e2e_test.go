@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/kernels"
 )
@@ -223,8 +224,25 @@ func TestGPUServerRuns(t *testing.T) {
 	}
 	runLimit := runTimeout + 60*time.Second // queue wait, kill grace, drain
 
-	// (b) Baseline against baseline through the API.
-	succeeded("(b) A/A baseline", wait("(b) A/A baseline", submit("(b)", "baseline"), runLimit))
+	// (b) Baseline against baseline through the API. Its stored document
+	// is the current schema and names, per shape and role, the module that
+	// ran (baseline's one module, its build's cubin).
+	aa := wait("(b) A/A baseline", submit("(b)", "baseline"), runLimit)
+	succeeded("(b) A/A baseline", aa)
+	doc, err := result.ParseResult(aa.Result)
+	if err != nil {
+		t.Fatalf("(b) run %d's document: %v", aa.ID, err)
+	}
+	if doc.SchemaVersion != result.SchemaVersion || doc.Variant.CubinKey == "" {
+		t.Fatalf("(b) run %d: schema_version %d (want %d), variant cubin_key %q", aa.ID, doc.SchemaVersion, result.SchemaVersion, doc.Variant.CubinKey)
+	}
+	for _, sh := range doc.Shapes {
+		for _, pl := range sh.Launch {
+			if pl.Module != "baseline" || pl.CubinKey != doc.Variant.CubinKey {
+				t.Fatalf("(b) run %d shape %d %s: module %q cubin %q, want baseline and %q", aa.ID, sh.Index, pl.Role, pl.Module, pl.CubinKey, doc.Variant.CubinKey)
+			}
+		}
+	}
 
 	// (c) A pitch's variant from its pitch page, as its contestant in a
 	// browser: log in through the form, post the page's run form with the
