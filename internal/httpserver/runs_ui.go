@@ -326,34 +326,37 @@ type benchDoc struct {
 }
 
 type benchSpec struct {
-	Spec           string         `json:"spec"`
-	SourceHash     string         `json:"source_hash"`
-	CompileOptions []string       `json:"compile_options"`
-	Knobs          map[string]any `json:"knobs"`
+	Spec           string               `json:"spec"`
+	Name           string               `json:"name"`
+	SourceHash     string               `json:"source_hash"`
+	CompileOptions []string             `json:"compile_options"`
+	Knobs          map[string]any       `json:"knobs"`
+	Kernels        []result.KernelAttrs `json:"kernels"`
+}
+
+// runPageDoc adds what the modules table needs to benchDoc: each shape's
+// launch plans (schema 3), without the shapes' samples.
+type runPageDoc struct {
+	benchDoc
+	Shapes []struct {
+		Index  int                 `json:"index"`
+		Launch []result.LaunchPlan `json:"launch"`
+	} `json:"shapes"`
 }
 
 // modulesRan lists the modules an auto variant ran, per shape (schema 3
 // documents; none otherwise): which cubin each shape's median came from.
-func modulesRan(doc []byte) []templates.ModuleRow {
+func modulesRan(d *runPageDoc) []templates.ModuleRow {
 	var r result.Result
-	if json.Unmarshal(doc, &r) != nil {
-		return nil
+	if d.Variant != nil {
+		r.Variant = result.Build{Name: d.Variant.Name, Kernels: d.Variant.Kernels}
+	}
+	for _, sh := range d.Shapes {
+		r.Shapes = append(r.Shapes, result.Shape{Index: sh.Index, Launch: sh.Launch})
 	}
 	var rows []templates.ModuleRow
 	for _, u := range result.ModulesRan(&r) {
-		shapes := make([]string, len(u.Shapes))
-		for i, x := range u.Shapes {
-			shapes[i] = strconv.Itoa(x)
-		}
-		var res []string
-		for _, k := range u.Kernels {
-			res = append(res, fmt.Sprintf("%s: %d registers, %d B local", k.Name, k.Registers, k.LocalBytes))
-		}
-		key := u.CubinKey
-		if len(key) > 12 {
-			key = key[:12]
-		}
-		rows = append(rows, templates.ModuleRow{Shapes: strings.Join(shapes, ", "), Module: u.Module, Cubin: key, Resources: strings.Join(res, "; ")})
+		rows = append(rows, templates.ModuleRow{Shapes: result.JoinInts(u.Shapes), Module: u.Module, Cubin: u.ShortKey(), Resources: u.Resources()})
 	}
 	return rows
 }
@@ -455,7 +458,7 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	// A run measured here, or an import of a full bench document: the
 	// document's fingerprint and builds.
 	if !run.Imported || isBenchDoc(run.Result) {
-		var d benchDoc
+		var d runPageDoc
 		if json.Unmarshal(run.Result, &d) == nil {
 			add := func(k, val string) {
 				if val != "" {
@@ -481,8 +484,8 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 				v.Builds = append(v.Builds, templates.BuildRow{Role: b.role, Spec: b.spec.Spec, SourceHash: b.spec.SourceHash,
 					Options: strings.Join(b.spec.CompileOptions, " "), Knobs: string(knobs)})
 			}
+			v.Modules = modulesRan(&d)
 		}
-		v.Modules = modulesRan(run.Result)
 	}
 	// History: this variant against this baseline on this device, oldest first.
 	hist, err := s.runs.List(ctx, runner.Filter{Problem: run.Problem, Variant: run.Variant, Baseline: run.Baseline, Device: run.Device,

@@ -70,6 +70,25 @@ type ModuleUse struct {
 	Kernels  []KernelAttrs
 }
 
+// ShortKey is the cubin key's first 12 hex digits, enough to find the
+// module's cached cubin and ptxas report.
+func (u ModuleUse) ShortKey() string {
+	if len(u.CubinKey) > 12 {
+		return u.CubinKey[:12]
+	}
+	return u.CubinKey
+}
+
+// Resources is each kernel's registers and local bytes (stack and spills),
+// "; "-separated.
+func (u ModuleUse) Resources() string {
+	res := make([]string, len(u.Kernels))
+	for i, k := range u.Kernels {
+		res[i] = fmt.Sprintf("%s %d registers, %d B local", k.Name, k.Registers, k.LocalBytes)
+	}
+	return strings.Join(res, "; ")
+}
+
 // ModulesRan lists the modules r's variant ran, in the order of the shapes
 // that first ran each, for a variant with auto tile sizes (a plan whose
 // module is not the build's own name): which cubin each shape's median came
@@ -114,24 +133,21 @@ func modules(r *Result) string {
 	var b strings.Builder
 	b.WriteString("\nModules the variant ran (auto tile sizes):\n\n")
 	for _, u := range uses {
-		key := u.CubinKey
-		if len(key) > 12 {
-			key = key[:12]
-		}
 		label := "shapes"
 		if len(u.Shapes) == 1 {
 			label = "shape"
 		}
-		fmt.Fprintf(&b, "- %s %s: `%s` (cubin %s)", label, joinInts(u.Shapes), u.Module, key)
-		for _, k := range u.Kernels {
-			fmt.Fprintf(&b, "; %s %d registers, %d B local", k.Name, k.Registers, k.LocalBytes)
+		fmt.Fprintf(&b, "- %s %s: `%s` (cubin %s)", label, JoinInts(u.Shapes), u.Module, u.ShortKey())
+		if len(u.Kernels) > 0 {
+			b.WriteString("; " + u.Resources())
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
-func joinInts(xs []int) string {
+// JoinInts writes xs as "0, 2, 3".
+func JoinInts(xs []int) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
 		s[i] = fmt.Sprint(x)
