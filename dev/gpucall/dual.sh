@@ -104,6 +104,7 @@
 #   bash dev/gpucall/dual.sh defer79 [TOTAL]     # session 27, call 4: step 79, WG_DEFER (removed; source at bdc9dea) against the plain build on dual bench3-4
 #   bash dev/gpucall/dual.sh modules27 [TOTAL]   # session 27, call 3: schema 3's per-shape modules on the device (TestModuleNamesWhatRan, DT and GW documents); step 78 (narrow autohybrid on dual bench4)
 #   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
+#   bash dev/gpucall/dual.sh standing28 [TOTAL]  # session 28, call 1: the server end to end (docs/gpu-e2e.md), then the standing (both bests' tests, each against the baseline, the peers)
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
@@ -208,7 +209,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, standing28, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1556,6 +1557,23 @@ standing27)
 	sassdump
 	ptxaslist
 	TITLE="the standing on steps 74-76's build; step 77" summarize
+	pack
+	;;
+standing28)
+	# Session 28, call 1: the server end to end first (bin/webgpu.test,
+	# docs/gpu-e2e.md; the standing call now runs it, so a stale test is
+	# seen within a session), then the standing at HEAD: both bests' tests,
+	# each best against the baseline (d_best28, g_best28: the documents of
+	# the demo's H200 ladder, internal/demo/ladder_h200.json), the peers.
+	step e2e 330 e2e.log env PITCHTANK_GPU_E2E=1 PITCHTANK_REQUIRE_NVRTC=1 PITCHTANK_WEB_BIN=./bin/web \
+		./bin/webgpu.test -test.run '^TestGPUServerRuns$' -test.v -test.timeout 320s
+	grep -E -- "^(--- |ok|FAIL|PASS)" "$OUT/e2e.log" | tail -3
+	bestvars
+	tests d_best_tests nvfp4_dual_gemm "$DT" baseline
+	tests g_best_tests nvfp4_group_gemm "$GW" baseline
+	best 28 "$DT" "$GW" "${RUNG_MAX:-150}"
+	peers
+	TITLE="the server end to end; the standing at HEAD" summarize
 	pack
 	;;
 standing)
