@@ -1,5 +1,7 @@
 // Command ladderjson writes internal/demo/ladder_h100.json, the demo's H100
-// ladder measurements, from `web bench --json` result documents: per rung
+// ladder measurements, and internal/demo/ladder_h200.json, the rungs
+// measured again on an H200 (one file per device, named by -device's
+// card), from `web bench --json` result documents: per rung
 // the problem, variant, document name, start time, bench's paired geomean
 // speedup and, per shape, both roles' median times, their correctness and
 // the paired speedup with its 95% interval and verdict.

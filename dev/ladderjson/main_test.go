@@ -13,7 +13,9 @@ import (
 	"testing"
 )
 
-const committed = "../../internal/demo/ladder_h100.json"
+// committedFiles are the ladder files in the tree: the H100 ladder and the
+// rungs measured again on an H200.
+var committedFiles = []string{"../../internal/demo/ladder_h100.json", "../../internal/demo/ladder_h200.json"}
 
 // docFor writes a result document (the fields docs/bench-result.md gives
 // them) that holds rung r's values, unrounded the way bench writes them:
@@ -90,7 +92,7 @@ func writeTarGz(t *testing.T, path, member string, data []byte) {
 	}
 }
 
-func readCommitted(t *testing.T) ([]byte, ladder) {
+func readCommitted(t *testing.T, committed string) ([]byte, ladder) {
 	t.Helper()
 	want, err := os.ReadFile(committed)
 	if err != nil {
@@ -108,7 +110,13 @@ func readCommitted(t *testing.T) ([]byte, ladder) {
 // own (plain files, or members of a results.tar.gz as dev/gpucall returns
 // them), and the tool's output must equal the file byte for byte.
 func TestCommittedLadderIsTheToolsOutput(t *testing.T) {
-	want, l := readCommitted(t)
+	for _, committed := range committedFiles {
+		t.Run(filepath.Base(committed), func(t *testing.T) { checkCommitted(t, committed) })
+	}
+}
+
+func checkCommitted(t *testing.T, committed string) {
+	want, l := readCommitted(t, committed)
 	var specs []string
 	for i, r := range l.Rungs {
 		if strings.ContainsAny(r.Document, `/\`) {
@@ -222,7 +230,7 @@ func TestRealBenchDocument(t *testing.T) {
 // A document that is not a finished, paired measurement is refused with a
 // message naming the document and what is wrong.
 func TestRefusals(t *testing.T) {
-	_, l := readCommitted(t)
+	_, l := readCommitted(t, committedFiles[0])
 	good := docFor(t, l.Rungs[0])
 	edit := func(f func(d map[string]any)) []byte {
 		var d map[string]any
@@ -272,7 +280,7 @@ func TestRefusals(t *testing.T) {
 // replaces it in place, a new one is appended, and directories of the
 // kept rungs' documents are dropped.
 func TestMerge(t *testing.T) {
-	_, l := readCommitted(t)
+	_, l := readCommitted(t, committedFiles[0])
 	dir := t.TempDir()
 	old := l
 	old.Rungs = append([]rung(nil), l.Rungs...)

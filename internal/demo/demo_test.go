@@ -242,7 +242,9 @@ func TestDemoLadderRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := readLadderData(t)
+	data := readLadderData(t, "ladder_h100.json").Rungs
+	h200 := readLadderData(t, "ladder_h200.json")
+	h200Seen := 0
 	all, err := db.Pitches(ctx, 6)
 	var ps []pitches.Pitch // the ladder's; the submitted kernel's pitch is TestDemoSubmittedKernel's
 	for _, p := range all {
@@ -262,9 +264,17 @@ func TestDemoLadderRound(t *testing.T) {
 			continue
 		}
 		runs, err := db.List(ctx, runner.Filter{PitchID: p.ID, WithShapes: true})
-		if err != nil || len(runs) != 1 {
-			t.Errorf("%s: %d runs (%v)", p.Title, len(runs), err)
+		// The H100 run, and one more where ladder_h200.json measured the
+		// rung again (imported after it: newest first).
+		again := h200.Rungs[r.Problem+" "+r.Variant]
+		if want := 1 + btoi(again != nil); err != nil || len(runs) != want {
+			t.Errorf("%s: %d runs, want %d (%v)", p.Title, len(runs), want, err)
 			continue
+		}
+		if again != nil {
+			checkH200Run(t, p, round, h200.Device, again, runs)
+			runs = runs[1:]
+			h200Seen++
 		}
 		run := runs[0]
 		// A shape over 10x makes the run suspect; the demo's admin accepts it
@@ -327,6 +337,9 @@ func TestDemoLadderRound(t *testing.T) {
 		}
 	}
 	t.Logf("the team's claims: %d of %d inside the measured geomean", hits, len(ps))
+	if h200Seen != len(h200.Rungs) || h200Seen == 0 {
+		t.Errorf("%d rungs have an H200 run, ladder_h200.json measures %d", h200Seen, len(h200.Rungs))
+	}
 	// Round 5 stays the current round: the ladder's round is closed.
 	if cur, _ := db.CurrentRound(ctx); cur.Number != 5 {
 		t.Errorf("current round %d, want 5", cur.Number)
@@ -344,22 +357,80 @@ type ladderMeas struct {
 	} `json:"shapes"`
 }
 
-// readLadderData reads the embedded data file from the package directory.
-func readLadderData(t *testing.T) map[string]*ladderMeas {
+// ladderFile is one of the ladder measurement files, its rungs keyed by
+// problem and variant.
+type ladderFile struct {
+	Device string
+	Rungs  map[string]*ladderMeas
+}
+
+// readLadderData reads an embedded data file from the package directory.
+func readLadderData(t *testing.T, name string) ladderFile {
 	t.Helper()
-	raw, err := os.ReadFile("ladder_h100.json")
+	raw, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Rungs []*ladderMeas `json:"rungs"`
+		Device string        `json:"device"`
+		Rungs  []*ladderMeas `json:"rungs"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*ladderMeas{}
+	out := ladderFile{Device: doc.Device, Rungs: map[string]*ladderMeas{}}
 	for _, m := range doc.Rungs {
-		out[m.Problem+" "+m.Variant] = m
+		out.Rungs[m.Problem+" "+m.Variant] = m
 	}
 	return out
+}
+
+// checkH200Run checks the newest of a ladder pitch's runs (newest first):
+// the rung's H200 measurement m, imported with its device label and
+// medians, and listed beside the pitch's result under round's
+// measurement, never counted in it.
+func checkH200Run(t *testing.T, p pitches.Pitch, round *pitches.Round, device string, m *ladderMeas, runs []runner.Run) {
+	t.Helper()
+	run := runs[0]
+	if !run.Imported || run.Device != device || !strings.Contains(device, "H200") || run.Problem != m.Problem ||
+		run.Variant != m.Variant || run.Baseline != "baseline" || run.Suite != runner.SuiteBenchmarks ||
+		(run.Status != runner.StatusSucceeded && !run.Accepted()) || len(run.Shapes) != len(m.Shapes) {
+		t.Errorf("%s: H200 run %+v", p.Title, run)
+		return
+	}
+	logs := 0.0
+	for j, s := range run.Shapes {
+		w := m.Shapes[j]
+		if s.Label != w.Label || s.BaselineMedianUs != w.BaselineUs || s.VariantMedianUs != w.VariantUs || !s.Correct {
+			t.Errorf("%s H200 shape %d: %+v, want %+v", p.Title, j, s, w)
+		}
+		logs += math.Log(w.BaselineUs / w.VariantUs)
+	}
+	if want := math.Exp(logs / float64(len(m.Shapes))); math.Abs(run.Speedup.Value-want) > 1e-9 {
+		t.Errorf("%s: H200 geomean %.6f, medians give %.6f", p.Title, run.Speedup.Value, want)
+	}
+	res := runner.ResultOf(runner.MeasurementOf(round), runs)
+	if res.CountsRun(run.ID) {
+		t.Errorf("%s: the H200 run counts in a round measured on the H100", p.Title)
+	}
+	// The group rung differs from the round's measurement only by its
+	// device; the dual rungs first by their problem.
+	want := "device"
+	if m.Problem != round.Measurement.Problem {
+		want = "problem"
+	}
+	found := false
+	for _, x := range res.Other {
+		found = found || (x.Run.ID == run.ID && x.Field == want)
+	}
+	if !found {
+		t.Errorf("%s: H200 run not listed beside the result by %s: %+v", p.Title, want, res.Other)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -39,7 +39,22 @@ import (
 //go:embed ladder_h100.json
 var ladderH100JSON []byte
 
-// ladderData is ladder_h100.json.
+// ladderH200JSON holds rungs measured again on another device: the device
+// tool lent only H200s from 2026-11-28 on, so the H100 ladder could not take
+// later measurements of the same specs without mixing two cards in one
+// file. Each is imported as one more run of its rung's pitch, listed beside
+// the round's H100 result and not part of it (another device). Written by
+// `go run ./dev/ladderjson -device 'NVIDIA H200 (pitchtank standing,
+// 2026-11-29)' -o internal/demo/ladder_h200.json d_best28.json
+// g_best28.json`, from session 28's first device call (`bash
+// dev/gpucall/dual.sh standing28 560`, 2026-11-29, NVIDIA H200, driver
+// 580.159.04, NVRTC 13.0): both best variants against the baseline on the
+// code of kernel-notes steps 74-76 (docs/BENCHMARKS.md section 39).
+//
+//go:embed ladder_h200.json
+var ladderH200JSON []byte
+
+// ladderData is the shape of ladder_h100.json and ladder_h200.json.
 type ladderData struct {
 	Device string       `json:"device"` // the imported runs' device label
 	Rungs  []ladderMeas `json:"rungs"`
@@ -69,12 +84,16 @@ type ladderShape struct {
 	Verdict    string  `json:"verdict"`
 }
 
-func parseLadderData() (*ladderData, error) {
+// parseLadderData reads one ladder measurement file (name for errors).
+func parseLadderData(name string, raw []byte) (*ladderData, error) {
 	var d ladderData
-	dec := json.NewDecoder(bytes.NewReader(ladderH100JSON))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("demo: parse ladder_h100.json: %w", err)
+		return nil, fmt.Errorf("demo: parse %s: %w", name, err)
+	}
+	if d.Device == "" {
+		return nil, fmt.Errorf("demo: %s names no device", name)
 	}
 	return &d, nil
 }
@@ -256,13 +275,19 @@ var ladderPitches = map[string]ladderPitch{
 // pitches in round 6, each claim being the rung's predicted range written
 // before the device runs, closes the round, and imports each rung's H100
 // measurement as a run of its pitch, so the calibration page scores the
-// team's predictions next to the contestants' and the sharks'.
+// team's predictions next to the contestants' and the sharks'. A rung
+// measured again on an H200 (ladder_h200.json) gets that run as well,
+// listed beside the pitch's result and not part of it.
 func (l *loader) roundLadder() error {
 	rungs, err := kernels.Ladder()
 	if err != nil {
 		return fmt.Errorf("demo: ladder: %w", err)
 	}
-	data, err := parseLadderData()
+	data, err := parseLadderData("ladder_h100.json", ladderH100JSON)
+	if err != nil {
+		return err
+	}
+	again, err := parseLadderData("ladder_h200.json", ladderH200JSON)
 	if err != nil {
 		return err
 	}
@@ -290,6 +315,7 @@ func (l *loader) roundLadder() error {
 	}
 	type filed struct {
 		pitch *pitches.Pitch
+		key   string // problem and variant
 		m     *ladderMeas
 	}
 	var all []filed
@@ -310,7 +336,7 @@ func (l *loader) roundLadder() error {
 		if err != nil {
 			return err
 		}
-		all = append(all, filed{p, m})
+		all = append(all, filed{p, key, m})
 	}
 	// The team's submitted kernel (kernel.go), uploaded while the round
 	// is pitching, as any contestant's would be.
@@ -327,33 +353,55 @@ func (l *loader) roundLadder() error {
 	if err := l.importClearKernel(clear, kernelClearJSON); err != nil {
 		return err
 	}
+	byRung := map[string]*pitches.Pitch{}
 	for _, f := range all {
+		byRung[f.key] = f.pitch
 		if f.m == nil {
 			continue
 		}
-		req := &runner.ImportRequest{
-			Device: data.Device, Problem: f.m.Problem, Suite: runner.SuiteBenchmarks,
-			Variant: f.m.Variant, Baseline: "baseline", PitchID: f.pitch.ID,
-			Note: fmt.Sprintf("pitchtank's web bench on an NVIDIA H100 80GB HBM3, %s: per-shape medians of %s paired with baseline; "+
-				"bench's own paired geomean speedup %.4f (per shape: %s)",
-				f.m.StartedAt, f.m.Variant, f.m.PairedGeomean, pairedSummary(f.m.Shapes)),
-		}
-		for _, s := range f.m.Shapes {
-			correct := s.Correct
-			req.Shapes = append(req.Shapes, runner.ImportShape{Label: s.Label, BaselineUs: s.BaselineUs, VariantUs: s.VariantUs, Correct: &correct})
-		}
-		run, err := l.importRun(req)
-		if err != nil {
+		if err := l.importLadderRun(f.pitch, data.Device, f.m, ""); err != nil {
 			return err
 		}
-		if run.Status != runner.StatusSuspect {
-			continue
+	}
+	for i := range again.Rungs {
+		m := &again.Rungs[i]
+		p := byRung[m.Problem+" "+m.Variant]
+		if p == nil {
+			return fmt.Errorf("demo: ladder_h200.json measures %s %s, which is not a rung of kernels/ladder.json", m.Problem, m.Variant)
 		}
-		// The runner's rule (a shape over 10x the baseline): suspect until a
-		// person says why it is real, as a team would on its own server.
-		if _, err := l.svc.Accept(l.ctx, run.ID, l.u("admin").ID, suspectReason(run.Reason)); err != nil {
-			return fmt.Errorf("demo: accept ladder run %s: %w", f.m.Variant, err)
+		if err := l.importLadderRun(p, again.Device, m, " Measured again on another device than the round's H100: "+
+			"listed beside the pitch's result, not part of it."); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// importLadderRun imports measurement m, taken on device, as a run of the
+// rung's pitch p; extra ends the run's note. A run the runner flags suspect
+// (a shape over 10x the baseline) is accepted by the demo's admin with a
+// written reason, as a team would on its own server.
+func (l *loader) importLadderRun(p *pitches.Pitch, device string, m *ladderMeas, extra string) error {
+	req := &runner.ImportRequest{
+		Device: device, Problem: m.Problem, Suite: runner.SuiteBenchmarks,
+		Variant: m.Variant, Baseline: "baseline", PitchID: p.ID,
+		Note: fmt.Sprintf("pitchtank's web bench on %s, %s: per-shape medians of %s paired with baseline; "+
+			"bench's own paired geomean speedup %.4f (per shape: %s).%s",
+			device, m.StartedAt, m.Variant, m.PairedGeomean, pairedSummary(m.Shapes), extra),
+	}
+	for _, s := range m.Shapes {
+		correct := s.Correct
+		req.Shapes = append(req.Shapes, runner.ImportShape{Label: s.Label, BaselineUs: s.BaselineUs, VariantUs: s.VariantUs, Correct: &correct})
+	}
+	run, err := l.importRun(req)
+	if err != nil {
+		return err
+	}
+	if run.Status != runner.StatusSuspect {
+		return nil
+	}
+	if _, err := l.svc.Accept(l.ctx, run.ID, l.u("admin").ID, suspectReason(run.Reason)); err != nil {
+		return fmt.Errorf("demo: accept ladder run %s on %s: %w", m.Variant, device, err)
 	}
 	return nil
 }
