@@ -14,7 +14,8 @@ import (
 // nothing for a variant of one module or an older document.
 func TestRunPageModules(t *testing.T) {
 	plan := func(role, module, key string) map[string]any {
-		return map[string]any{"role": role, "module": module, "cubin_key": key}
+		return map[string]any{"role": role, "module": module, "cubin_key": key,
+			"launches": []any{map[string]any{"kernel": "wg_dual_gemm", "shared_bytes": 1000 * len(module)}}}
 	}
 	doc := func(variant string, modules ...string) []byte {
 		var shapes []any
@@ -22,7 +23,7 @@ func TestRunPageModules(t *testing.T) {
 			shapes = append(shapes, map[string]any{"index": i, "launch": []any{plan("variant", m, "c9a039df0123456789-"+m), plan("baseline", "baseline", "b")}})
 		}
 		d, _ := json.Marshal(map[string]any{"schema_version": 3, "variant": map[string]any{"name": variant, "kernels": []any{
-			map[string]any{"name": "wgmma?tile_m=256 wg_dual_gemm", "registers": 168, "local_bytes": 0},
+			map[string]any{"name": "wgmma?tile_m=256 wg_dual_gemm", "registers": 168, "shared_static_bytes": 16, "local_bytes": 0},
 			map[string]any{"name": "wgmma?tile_n=64 wg_dual_gemm", "registers": 168, "local_bytes": 40},
 		}}, "shapes": shapes})
 		return d
@@ -37,8 +38,8 @@ func TestRunPageModules(t *testing.T) {
 	}
 	rows := ran(doc("wgmma?tile_m=auto", "wgmma?tile_n=64", "wgmma?tile_m=256", "wgmma?tile_n=64"))
 	want := []templates.ModuleRow{
-		{Shapes: "0, 2", Module: "wgmma?tile_n=64", Cubin: "c9a039df0123", Resources: "wg_dual_gemm 168 registers, 40 B local"},
-		{Shapes: "1", Module: "wgmma?tile_m=256", Cubin: "c9a039df0123", Resources: "wg_dual_gemm 168 registers, 0 B local"},
+		{Shapes: "0, 2", Module: "wgmma?tile_n=64", Cubin: "c9a039df0123", Resources: "wg_dual_gemm 168 registers, 15000 B shared, 40 B local"},
+		{Shapes: "1", Module: "wgmma?tile_m=256", Cubin: "c9a039df0123", Resources: "wg_dual_gemm 168 registers, 16016 B shared, 0 B local"},
 	}
 	if len(rows) != len(want) || rows[0] != want[0] || rows[1] != want[1] {
 		t.Fatalf("modulesRan = %+v, want %+v", rows, want)
@@ -55,7 +56,7 @@ func TestRunPageModules(t *testing.T) {
 	if err := templates.RunPage(templates.Chrome{Title: "Run"}, v).Render(context.Background(), &page); err != nil {
 		t.Fatal(err)
 	}
-	wantContains(t, page.String(), "Modules the variant ran", "<td>0, 2</td>", "<code>wgmma?tile_m=256</code>", "wg_dual_gemm 168 registers, 40 B local")
+	wantContains(t, page.String(), "Modules the variant ran", "<td>0, 2</td>", "<code>wgmma?tile_m=256</code>", "wg_dual_gemm 168 registers, 15000 B shared, 40 B local")
 	page.Reset()
 	v.Modules = nil
 	if err := templates.RunPage(templates.Chrome{Title: "Run"}, v).Render(context.Background(), &page); err != nil {

@@ -68,6 +68,11 @@ type ModuleUse struct {
 	CubinKey string
 	Shapes   []int
 	Kernels  []KernelAttrs
+	// DynShared is the most dynamic shared memory any of the module's
+	// launches asked for, per kernel entry (one module's launches ask the
+	// same, whatever the shape): issue 11's resource report names shared
+	// memory beside registers and spills.
+	DynShared map[string]uint32
 }
 
 // ShortKey is the cubin key's first 12 hex digits, enough to find the
@@ -79,12 +84,13 @@ func (u ModuleUse) ShortKey() string {
 	return u.CubinKey
 }
 
-// Resources is each kernel's registers and local bytes (stack and spills),
-// "; "-separated.
+// Resources is each kernel's registers, shared bytes (static and the
+// launches' dynamic) and local bytes (stack and spills), "; "-separated.
 func (u ModuleUse) Resources() string {
 	res := make([]string, len(u.Kernels))
 	for i, k := range u.Kernels {
-		res[i] = fmt.Sprintf("%s %d registers, %d B local", k.Name, k.Registers, k.LocalBytes)
+		shared := k.SharedStatic + int(u.DynShared[k.Name])
+		res[i] = fmt.Sprintf("%s %d registers, %d B shared, %d B local", k.Name, k.Registers, shared, k.LocalBytes)
 	}
 	return strings.Join(res, "; ")
 }
@@ -106,7 +112,7 @@ func ModulesRan(r *Result) []ModuleUse {
 			if !ok {
 				i = len(uses)
 				at[pl.Module] = i
-				u := ModuleUse{Module: pl.Module, CubinKey: pl.CubinKey}
+				u := ModuleUse{Module: pl.Module, CubinKey: pl.CubinKey, DynShared: map[string]uint32{}}
 				for _, k := range r.Variant.Kernels {
 					if entry, ok := strings.CutPrefix(k.Name, pl.Module+" "); ok {
 						k.Name = entry
@@ -116,6 +122,9 @@ func ModulesRan(r *Result) []ModuleUse {
 				uses = append(uses, u)
 			}
 			uses[i].Shapes = append(uses[i].Shapes, s.Index)
+			for _, l := range pl.Launches {
+				uses[i].DynShared[l.Kernel] = max(uses[i].DynShared[l.Kernel], l.SharedBytes)
+			}
 		}
 	}
 	if len(uses) == 1 && uses[0].Module == r.Variant.Name {
