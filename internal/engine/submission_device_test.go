@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,11 +18,28 @@ import (
 
 func loadExample(t *testing.T, name string) *kernels.Submission {
 	t.Helper()
-	s, err := kernels.LoadSubmission(filepath.Join("..", "..", "examples", "kernels", name))
+	s, err := kernels.LoadSubmission(exampleDir(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// exampleDir finds examples/kernels/name from the working directory or
+// one above it: `go test` runs this package in internal/engine, but the GPU
+// machine has no Go and dev/gpucall runs the built bin/engine.test from the
+// repository root (a fixed ../.. made every submission test fail there).
+func exampleDir(t *testing.T, name string) string {
+	t.Helper()
+	rel := filepath.Join("examples", "kernels", name)
+	for _, up := range []string{".", "..", filepath.Join("..", "..")} {
+		dir := filepath.Join(up, rel)
+		if _, err := os.Stat(filepath.Join(dir, kernels.ManifestFile)); err == nil {
+			return dir
+		}
+	}
+	t.Fatalf("no %s here or above (run from the repository root or internal/engine)", rel)
+	return ""
 }
 
 // asKind is s rebuilt as a submission of kind with main file name holding
