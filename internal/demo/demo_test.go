@@ -291,21 +291,13 @@ func TestDemoLadderRound(t *testing.T) {
 			t.Errorf("%s: %d shapes, data %+v", p.Title, len(run.Shapes), m)
 			continue
 		}
-		logs := 0.0
-		for j, s := range run.Shapes {
-			w := m.Shapes[j]
-			if s.Label != w.Label || s.BaselineMedianUs != w.BaselineUs || s.VariantMedianUs != w.VariantUs || !s.Correct {
-				t.Errorf("%s shape %d: %+v, want %+v", p.Title, j, s, w)
-			}
-			logs += math.Log(w.BaselineUs / w.VariantUs)
-		}
+		fromMedians := checkImportedShapes(t, p.Title, &run, m)
 		// The import divides the medians; kernels/ladder.json records bench's
 		// paired geomean (the geometric mean of the per-round ratios, rounded
 		// to 4 places), the same documents' headline. The two estimators
 		// agree to 1e-3 where the timing distributions are tight; the stream
 		// launch's (rel SEM 0.2%) differ by 0.57%, so the comparison with
 		// ladder.json allows 1% and the one with the medians is exact.
-		fromMedians := math.Exp(logs / 4)
 		if math.Abs(run.Speedup.Value-fromMedians) > 1e-9 {
 			t.Errorf("%s: imported geomean %.6f, medians give %.6f", p.Title, run.Speedup.Value, fromMedians)
 		}
@@ -398,15 +390,7 @@ func checkH200Run(t *testing.T, p pitches.Pitch, round *pitches.Round, device st
 		t.Errorf("%s: H200 run %+v", p.Title, run)
 		return
 	}
-	logs := 0.0
-	for j, s := range run.Shapes {
-		w := m.Shapes[j]
-		if s.Label != w.Label || s.BaselineMedianUs != w.BaselineUs || s.VariantMedianUs != w.VariantUs || !s.Correct {
-			t.Errorf("%s H200 shape %d: %+v, want %+v", p.Title, j, s, w)
-		}
-		logs += math.Log(w.BaselineUs / w.VariantUs)
-	}
-	if want := math.Exp(logs / float64(len(m.Shapes))); math.Abs(run.Speedup.Value-want) > 1e-9 {
+	if want := checkImportedShapes(t, p.Title+" (H200)", &run, m); math.Abs(run.Speedup.Value-want) > 1e-9 {
 		t.Errorf("%s: H200 geomean %.6f, medians give %.6f", p.Title, run.Speedup.Value, want)
 	}
 	res := runner.ResultOf(runner.MeasurementOf(round), runs)
@@ -426,6 +410,22 @@ func checkH200Run(t *testing.T, p pitches.Pitch, round *pitches.Round, device st
 	if !found {
 		t.Errorf("%s: H200 run not listed beside the result by %s: %+v", p.Title, want, res.Other)
 	}
+}
+
+// checkImportedShapes checks that run's shapes carry m's labels and
+// medians, each correct, and returns the geomean of m's median ratios
+// (what the import computes).
+func checkImportedShapes(t *testing.T, title string, run *runner.Run, m *ladderMeas) float64 {
+	t.Helper()
+	logs := 0.0
+	for j, s := range run.Shapes {
+		w := m.Shapes[j]
+		if s.Label != w.Label || s.BaselineMedianUs != w.BaselineUs || s.VariantMedianUs != w.VariantUs || !s.Correct {
+			t.Errorf("%s shape %d: %+v, want %+v", title, j, s, w)
+		}
+		logs += math.Log(w.BaselineUs / w.VariantUs)
+	}
+	return math.Exp(logs / float64(len(m.Shapes)))
 }
 
 func btoi(b bool) int {
