@@ -25,8 +25,8 @@ func loadExample(t *testing.T, name string) *kernels.Submission {
 	return s
 }
 
-// exampleDir finds examples/kernels/name from the working directory or
-// one above it: `go test` runs this package in internal/engine, but the GPU
+// exampleDir finds examples/kernels/name in the working directory or up
+// to two levels above it: `go test` runs this package in internal/engine, but the GPU
 // machine has no Go and dev/gpucall runs the built bin/engine.test from the
 // repository root (a fixed ../.. made every submission test fail there).
 func exampleDir(t *testing.T, name string) string {

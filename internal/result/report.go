@@ -69,9 +69,10 @@ type ModuleUse struct {
 	Shapes   []int
 	Kernels  []KernelAttrs
 	// DynShared is the most dynamic shared memory any of the module's
-	// launches asked for, per kernel entry (one module's launches ask the
-	// same, whatever the shape): issue 11's resource report names shared
-	// memory beside registers and spills.
+	// launches asked for, per kernel entry (the wgmma modules ask the same
+	// on every shape; a module whose launches differ shows its largest):
+	// issue 11's resource report names shared memory beside registers and
+	// spills.
 	DynShared map[string]uint32
 }
 
