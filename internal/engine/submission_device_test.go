@@ -42,6 +42,21 @@ func exampleDir(t *testing.T, name string) string {
 	return ""
 }
 
+// exampleDir answers from both places the submission tests run: the
+// package folder (go test) and the repository root (dev/gpucall's built
+// bin/engine.test). No device needed.
+func TestExampleDirFromPackageAndRoot(t *testing.T) {
+	for _, dir := range []string{".", filepath.Join("..", "..")} {
+		t.Run(dir, func(t *testing.T) {
+			t.Chdir(dir)
+			s, err := kernels.LoadSubmission(exampleDir(t, "clear"))
+			if err != nil || s.Manifest.Name == "" {
+				t.Fatalf("clear example from %s: %v", dir, err)
+			}
+		})
+	}
+}
+
 // asKind is s rebuilt as a submission of kind with main file name holding
 // img (PTX or cubin made from s's source at test time).
 func asKind(t *testing.T, s *kernels.Submission, kind, name string, img []byte) *kernels.Submission {
