@@ -431,4 +431,3 @@ func checkImportedShapes(t *testing.T, title string, run *runner.Run, m *ladderM
 	}
 	return math.Exp(logs / float64(len(m.Shapes)))
 }
-
