@@ -105,6 +105,7 @@
 #   bash dev/gpucall/dual.sh modules27 [TOTAL]   # session 27, call 3: schema 3's per-shape modules on the device (TestModuleNamesWhatRan, DT and GW documents); step 78 (narrow autohybrid on dual bench4)
 #   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
 #   bash dev/gpucall/dual.sh standing28 [TOTAL]  # session 28, call 1: the server end to end (docs/gpu-e2e.md), then the standing (both bests' tests, each against the baseline, the peers)
+#   [SKT80=b4|b3|g2] bash dev/gpucall/dual.sh skt80 [TOTAL] # session 29: step 80, WG_SKT (stream-K partial sums by bulk copies) against the plain build; b4 first runs the engine's submission tests
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
@@ -209,7 +210,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, standing28, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, standing28, skt80, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1509,6 +1510,46 @@ defer79)
 	refnew b4 nvfp4_dual_gemm "$T4" /tmp/tl_b4.json 30 ref new ref2 new2
 	refnew b3 nvfp4_dual_gemm "$N3" /tmp/tl_b3.json 30 ref new ref2 new2
 	refnew g2 nvfp4_group_gemm "$H2" /tmp/tl_g2.json 40 ref new
+	ptxaslist
+	pack
+	;;
+skt80)
+	# Step 80 (kernel-notes): stream-K partial sums through the TMA engine
+	# (bin/web_skt1.gz: expbuild.sh skt1 WG_SKT=1, the non-owners' bulk
+	# stores; bin/web_skt3.gz: WG_SKT=3, the owners' bulk loads too; bin/web
+	# is the commit without them). First the engine's submission tests
+	# (session 28's path fix, never run on the device), then the stream-K
+	# modules of dual bench3-4 and the group's hybrid on every test shape in
+	# the WG_SKT=3 build, then A/A medians alternated over the three builds:
+	# SKT80=b4 (dual bench4), b3 (dual bench3) or g2 (group bench2's hybrid).
+	bestvars
+	unpackexp
+	benchshapes
+	engine_env
+	if [ "${SKT80:-b4}" = b4 ]; then
+		step submitted 150 engine.log ./bin/engine.test -test.v -test.timeout 140s -test.run '^TestSubmitted'
+		grep -E -- "^(--- |ok|FAIL|PASS)" "$OUT/engine.log" | tail -6
+	fi
+	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	H2='wgmma?tile_n=192&tail_width=fit64&schedule=hybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3&token_copy=width'
+	case ${SKT80:-b4} in
+	b4)
+		WEB=./bin/web_skt3 tests t4_tests nvfp4_dual_gemm "$T4" baseline
+		WEB=./bin/web_skt3 tests n3_tests nvfp4_dual_gemm "$N3" baseline
+		WEB=./bin/web_skt3 tests h2_tests nvfp4_group_gemm "$H2" baseline
+		grep -E "^status" "$OUT/tests.log"
+		v=$T4 p=nvfp4_dual_gemm shp=/tmp/tl_b4.json max=25
+		;;
+	b3) v=$N3 p=nvfp4_dual_gemm shp=/tmp/tl_b3.json max=25 ;;
+	g2) v=$H2 p=nvfp4_group_gemm shp=/tmp/tl_g2.json max=40 ;;
+	esac
+	for b in plain skt1 skt3 plain2 skt12 skt32; do
+		w=./bin/web
+		case $b in skt1*) w=./bin/web_skt1 ;; skt3*) w=./bin/web_skt3 ;; esac
+		step "aa_${SKT80:-b4}_$b" $((max + 10)) aa.log "$w" bench --problem "$p" --aa --baseline "$v" \
+			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/aa_${SKT80:-b4}_$b.json"
+	done
 	ptxaslist
 	pack
 	;;

@@ -168,6 +168,18 @@
 // every block's marks and its SM (WGTLB lines) at launch 30.
 #define WG_TL 0
 #endif
+#ifndef WG_SKT
+// Experiment (kernel-notes step 80): stream-K partial sums through the TMA
+// engine. Bit 1: a piece that leaves partial sums (k0 > 0) writes them into
+// its consumer's epilogue staging buffer, a round at a time, and one thread
+// bulk-stores each round (cp.async.bulk), so the warps neither issue 4-byte
+// global stores nor wait for them to reach L2; where another piece follows,
+// that piece releases the flag after its first weight copies (the issuing
+// thread waits for the stores there). Bit 2: an owner adds its partners'
+// sums from bulk loads into the same buffer, a round at a time, in place of
+// 4-byte loads from L2.
+#define WG_SKT 0
+#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -1065,6 +1077,84 @@ static __device__ __forceinline__ float wg_ld_cg(const float* p) {
   asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p) : "memory");
   return v;
 }
+#if WG_SKT
+// WG_SKT: floats per thread in one round of f partial sums through a
+// consumer's staging buffer (128 threads, [value][thread]): the largest
+// whole part of f that fits with 16 bytes to spare for bit 2's mbarrier.
+static __host__ __device__ constexpr int wg_skt_round(int f) {
+  int d = 1;
+  while (f % d != 0 || (f / d) * 512 + 16 > WG_EP_BYTES) ++d;
+  return f / d;
+}
+// WG_SKT bit 1: consumer c's F partial sums per thread (flat) to its
+// workspace slot dst ([value][thread]) through its staging buffer (stg,
+// sstg its shared address), round by round; thread lt 0 bulk-stores a
+// round once every thread has written it (each thread's proxy fence, then
+// the barrier), and before the next round overwrites the buffer waits for
+// the engine to have read it. The stores stay in flight: wg_skt_publish
+// waits for them.
+template <int F>
+static __device__ __forceinline__ void wg_skt_store(const float* flat, float* dst, float* stg, fg_u32 sstg, int c,
+                                                    int lt) {
+  constexpr int R = wg_skt_round(F);
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // an earlier epilogue's reads are done
+#pragma unroll
+  for (int r = 0; r < F / R; ++r) {
+    if (r > 0) {
+      if (lt == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) stg[i * 128 + lt] = flat[r * R + i];
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+    if (lt == 0) {
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst + r * R * 128),
+                   "r"(sstg), "r"(R * 512)
+                   : "memory");
+      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    }
+  }
+}
+// WG_SKT bit 1: the owner's flag, once thread 0 of the warpgroup (which
+// issued wg_skt_store's bulk stores) has seen them complete; the barrier
+// gives the staging buffer back to the whole warpgroup.
+static __device__ __forceinline__ void wg_skt_publish(fg_u32* flag, int c, int tid) {
+  if ((tid & 127) == 0) {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    wg_st_release(flag, 1u);
+  }
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+}
+// WG_SKT bit 2: adds to flat the F sums per thread of a partner's slot
+// src, round by round through the staging buffer with one bulk load each,
+// completing on an mbarrier in the buffer's last 16 bytes (initialized
+// here and invalidated at the end: the epilogue stages its rows over it).
+template <int F>
+static __device__ __forceinline__ void wg_skt_add(float* flat, const float* src, const float* stg, fg_u32 sstg, int c,
+                                                  int lt) {
+  constexpr int R = wg_skt_round(F);
+  const fg_u32 bar = sstg + WG_EP_BYTES - 16;
+  if (lt == 0) wg_bar_init(bar, 1);
+  // The buffer's generic writes (an epilogue's, wg_skt_store's) and the
+  // barrier's init, ordered before the engine's writes.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#pragma unroll
+  for (int r = 0; r < F / R; ++r) {
+    if (lt == 0) {
+      wg_bar_expect(bar, R * 512);
+      wg_bulk_load(sstg, src + r * R * 128, R * 512, bar);
+    }
+    wg_bar_wait(bar, r & 1);
+#pragma unroll
+    for (int i = 0; i < R; ++i) flat[r * R + i] += stg[i * 128 + lt];
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next load
+  }
+  if (lt == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+#endif
 
 // One piece of a block's work: chunks [k0, k1) of tile t; last >
 // blockIdx.x: the owner of a cut tile adds the partials of blocks
@@ -1155,7 +1245,8 @@ template <int NW, class Next, class Produce>
 static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGroup& gp, fg_u32 sbase, fg_u8* sgen,
                                                   int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, int k0,
                                                   int k1, int last, bool first, bool more, const WgStream& sk,
-                                                  bool warm, const Next& next, const Produce& produce) {
+                                                  bool warm, const Next& next, const Produce& produce,
+                                                  fg_u32*& pend) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -1351,6 +1442,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
   }
+#endif
+#if WG_SK && (WG_SKT & 1)
+  if (pend != nullptr) { // the previous piece's partial sums (WG_SKT)
+    wg_skt_publish(pend, c, tid);
+    pend = nullptr;
+  }
+#else
+  (void)pend;
 #endif
   if (WG_PW)
     wland(q); // chunk k0 landed
@@ -1675,9 +1774,19 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     float* const flat = &acc[0][0];
     if (k0 > 0) {
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
+#if WG_SKT & 1
+      wg_skt_store<F>(flat, dst, (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES, c,
+                      lt);
+      if (more) { // released by the next piece
+        pend = sk.flags + blockIdx.x * WG_CONS + c;
+        return;
+      }
+      wg_skt_publish(sk.flags + blockIdx.x * WG_CONS + c, c, tid);
+#else
 #pragma unroll
       for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
       wg_sk_publish(sk.flags + blockIdx.x * WG_CONS + c, c, tid);
+#endif
       return; // the owner finishes the tile
     }
     for (int s = blockIdx.x + 1; s <= last; ++s) {
@@ -1689,8 +1798,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       }
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
       const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
+#if WG_SKT & 2
+      wg_skt_add<F>(flat, src, (const float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES,
+                    c, lt);
+#else
 #pragma unroll
       for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
+#endif
     }
   }
 #endif
@@ -2302,6 +2416,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
+    fg_u32* pend = nullptr; // WG_SKT: the flag of partial sums not yet released
 #if WG_TL
     bool tl_first = true; // WG_TL: the block's first piece
 #endif
@@ -2326,7 +2441,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce, pend); \
     break;
       switch (wg_tile_width(gp.m, tile.m0) >> 5) {
         WG_CASE(1)
@@ -2348,6 +2463,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       if (k0 == 0) first = false;
       warm = WG_PF && more;
     });
+#if WG_SK && (WG_SKT & 1)
+    if (pend != nullptr) wg_skt_publish(pend, c, tid); // no piece took it (none should remain)
+#endif
   }
 #if WG_PRO
   // Every role has left its loop; the block that ends last sets up the
