@@ -1522,11 +1522,14 @@ skt80)
 	# modules of dual bench3-4 and the group's hybrid on every test shape in
 	# the WG_SKT=3 build, then A/A medians alternated over the three builds:
 	# SKT80=b4 (dual bench4), b3 (dual bench3) or g2 (group bench2's hybrid).
+	# Call 1 ran b4 as it stood at f371857, call 2 b3; later calls name the
+	# build under test (SKTT, e.g. skt13: no submission tests then) and the
+	# builds to alternate (SKTB).
 	bestvars
 	unpackexp
 	benchshapes
 	engine_env
-	if [ "${SKT80:-b4}" = b4 ]; then
+	if [ "${SKT80:-b4}" = b4 ] && [ -z "${SKTT:-}" ]; then
 		step submitted 150 engine.log ./bin/engine.test -test.v -test.timeout 140s -test.run '^TestSubmitted'
 		grep -E -- "^(--- |ok|FAIL|PASS)" "$OUT/engine.log" | tail -6
 	fi
@@ -1535,20 +1538,24 @@ skt80)
 	H2='wgmma?tile_n=192&tail_width=fit64&schedule=hybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3&token_copy=width'
 	case ${SKT80:-b4} in
 	b4)
-		WEB=./bin/web_skt3 tests t4_tests nvfp4_dual_gemm "$T4" baseline
-		WEB=./bin/web_skt3 tests n3_tests nvfp4_dual_gemm "$N3" baseline
-		WEB=./bin/web_skt3 tests h2_tests nvfp4_group_gemm "$H2" baseline
+		WEB=./bin/web_${SKTT:-skt3} tests t4_tests nvfp4_dual_gemm "$T4" baseline
+		WEB=./bin/web_${SKTT:-skt3} tests n3_tests nvfp4_dual_gemm "$N3" baseline
+		WEB=./bin/web_${SKTT:-skt3} tests h2_tests nvfp4_group_gemm "$H2" baseline
 		grep -E "^status" "$OUT/tests.log"
 		v=$T4 p=nvfp4_dual_gemm shp=/tmp/tl_b4.json max=25
 		;;
 	b3) v=$N3 p=nvfp4_dual_gemm shp=/tmp/tl_b3.json max=25 ;;
 	g2) v=$H2 p=nvfp4_group_gemm shp=/tmp/tl_g2.json max=40 ;;
 	esac
-	for b in plain skt1 skt3 plain2 skt12 skt32; do
-		w=./bin/web
-		case $b in skt1*) w=./bin/web_skt1 ;; skt3*) w=./bin/web_skt3 ;; esac
-		step "aa_${SKT80:-b4}_$b" $((max + 10)) aa.log "$w" bench --problem "$p" --aa --baseline "$v" \
-			--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/aa_${SKT80:-b4}_$b.json"
+	# SKTB: the builds, each run twice in turn ("plain" is bin/web; call 1
+	# ran skt1 and skt3).
+	for r in 1 2; do
+		for b in ${SKTB:-plain skt1 skt3}; do
+			w=./bin/web_$b
+			[ "$b" = plain ] && w=./bin/web
+			step "aa_${SKT80:-b4}_$b$r" $((max + 10)) aa.log "$w" bench --problem "$p" --aa --baseline "$v" \
+				--shapes "$shp" --device 0 --cache-dir "$C" --max-time "${max}s" --json "$R/aa_${SKT80:-b4}_$b$r.json"
+		done
 	done
 	ptxaslist
 	pack

@@ -177,7 +177,12 @@
 // that piece releases the flag after its first weight copies (the issuing
 // thread waits for the stores there). Bit 2: an owner adds its partners'
 // sums from bulk loads into the same buffer, a round at a time, in place of
-// 4-byte loads from L2.
+// 4-byte loads from L2. Bit 4 (with 1): the flag is released later, by the
+// issuing thread alone, after the next piece's second chunk is issued (or
+// at its end), so no warp waits for the stores to drain. Bit 8: an owner's
+// bulk loads land in the token stages instead (every consumer's mainloop is
+// over: one barrier across them), as many partners at once as fit, where
+// one partner's sums fit at all (else bit 2's rounds, or 4-byte loads).
 #define WG_SKT 0
 #endif
 #ifndef WG_STAMP
@@ -1443,14 +1448,31 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
   }
 #endif
-#if WG_SK && (WG_SKT & 1)
+#if WG_SK && (WG_SKT & 1) && !(WG_SKT & 4)
   if (pend != nullptr) { // the previous piece's partial sums (WG_SKT)
     wg_skt_publish(pend, c, tid);
     pend = nullptr;
   }
-#else
-  (void)pend;
 #endif
+  // WG_SKT bit 4: the previous piece's partial sums released by the thread
+  // that bulk-stored them, once they have landed; no other thread waits.
+  // (A local copy: the reference kept in the loop cost 10-16 PTX
+  // instructions a chunk.)
+#if WG_SK && (WG_SKT & 5) == 5
+  fg_u32* skp = (tid & 127) == 0 ? pend : nullptr;
+  pend = nullptr;
+#endif
+  auto skt_flush = [&]() {
+#if WG_SK && (WG_SKT & 5) == 5
+    if (skp != nullptr) {
+      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+      asm volatile("fence.proxy.async.global;\n" ::: "memory");
+      wg_st_release(skp, 1u);
+      skp = nullptr;
+    }
+#endif
+  };
+  (void)pend;
   if (WG_PW)
     wland(q); // chunk k0 landed
   else if (!(WG_EXP & 64) && !WG_SSA)
@@ -1706,6 +1728,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     mark(8);
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
+    if ((WG_SKT & 5) == 5 && it == k0 + 1) skt_flush();
     if (!WG_PW) {
       if (it + WG_LA < k1) load(it + WG_LA);
       wg_cp_commit();
@@ -1744,6 +1767,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
   wg_wait<0>();
   boundary_mark(19);
+#if WG_SK && (WG_SKT & 5) == 5
+  // Released at the latest here; the barrier orders the issuing thread's
+  // wait (the engine has read the staging buffer) before the epilogue's
+  // and the hand-over's writes to it.
+  skt_flush();
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#endif
 #if WG_TL
   if (c == 0 && (tid & 127) == 0) wg_tl_mark(3); // the last piece's, in the end
 #endif
@@ -1789,6 +1819,47 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
       return; // the owner finishes the tile
     }
+#if WG_SKT & 8
+    constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS; // token-stage bytes per consumer
+    constexpr int SKP = F * 512;                        // one partner's sums per consumer
+    if constexpr (SKA >= SKP) {
+      if (last > (int)blockIdx.x) {
+        // Every consumer's mainloop is over (each has waited for its last
+        // wgmmas), so the token stages are free for the partners' sums.
+        asm volatile("bar.sync 15, %0;\n" ::"n"(128 * WG_CONS) : "memory");
+        const fg_u32 land = sbase + c * SKA;
+        const float* const landg = (const float*)(sgen + c * SKA);
+        const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
+        if (lt == 0) wg_bar_init(bar, 1);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        int ph = 0;
+        for (int s0 = blockIdx.x + 1; s0 <= last; s0 += SKA / SKP) {
+          const int n = last + 1 - s0 < SKA / SKP ? last + 1 - s0 : SKA / SKP;
+          if (lt == 0) {
+            for (int j = 0; j < n; ++j) {
+              fg_u32* const flag = sk.flags + (s0 + j) * WG_CONS + c;
+              while (wg_ld_acquire(flag) == 0u) {
+              }
+              *flag = 0u; // cleared for the next launch
+            }
+            asm volatile("fence.proxy.async.global;\n" ::: "memory");
+            wg_bar_expect(bar, n * SKP);
+            for (int j = 0; j < n; ++j)
+              wg_bulk_load(land + j * SKP, sk.ws + ((size_t)(s0 + j) * WG_CONS + c) * FMAX * 128, SKP, bar);
+          }
+          wg_bar_wait(bar, ph);
+          ph ^= 1;
+          for (int j = 0; j < n; ++j) {
+#pragma unroll
+            for (int i = 0; i < F; ++i) flat[i] += landg[(j * F + i) * 128 + lt];
+          }
+          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next loads
+        }
+        if (lt == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+      }
+    } else
+#endif
     for (int s = blockIdx.x + 1; s <= last; ++s) {
       fg_u32* const flag = sk.flags + s * WG_CONS + c;
       if (lt == 0) {
