@@ -1545,7 +1545,7 @@ skt80)
 		v=$T4 p=nvfp4_dual_gemm shp=/tmp/tl_b4.json max=25
 		;;
 	b3) v=$N3 p=nvfp4_dual_gemm shp=/tmp/tl_b3.json max=25 ;;
-	g2) v=$H2 p=nvfp4_group_gemm shp=/tmp/tl_g2.json max=40 ;;
+	g2) v=$H2 p=nvfp4_group_gemm shp=/tmp/tl_g2.json max=${SKTMAX:-40} ;;
 	esac
 	# SKTB: the builds, each run twice in turn ("plain" is bin/web; call 1
 	# ran skt1 and skt3).
