@@ -168,23 +168,6 @@
 // every block's marks and its SM (WGTLB lines) at launch 30.
 #define WG_TL 0
 #endif
-#ifndef WG_SKT
-// Experiment (kernel-notes step 80): stream-K partial sums through the TMA
-// engine. Bit 1: a piece that leaves partial sums (k0 > 0) writes them into
-// its consumer's epilogue staging buffer, a round at a time, and one thread
-// bulk-stores each round (cp.async.bulk), so the warps neither issue 4-byte
-// global stores nor wait for them to reach L2; where another piece follows,
-// that piece releases the flag after its first weight copies (the issuing
-// thread waits for the stores there). Bit 2: an owner adds its partners'
-// sums from bulk loads into the same buffer, a round at a time, in place of
-// 4-byte loads from L2. Bit 4 (with 1): the flag is released later, by the
-// issuing thread alone, after the next piece's second chunk is issued (or
-// at its end), so no warp waits for the stores to drain. Bit 8: an owner's
-// bulk loads land in the token stages instead (every consumer's mainloop is
-// over: one barrier across them), as many partners at once as fit, where
-// one partner's sums fit at all (else bit 2's rounds, or 4-byte loads).
-#define WG_SKT 0
-#endif
 #ifndef WG_STAMP
 // Timing diagnostics only (kernel-notes steps 23-25; whole tiles, since the
 // prints follow a block barrier): 1 = block 0 records, per token chunk, the
@@ -436,6 +419,7 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #define WG_XFULL(cl) (1 + WG_CONS + 2 * (cl))
 #define WG_XEMPTY(cl) (2 + WG_CONS + 2 * (cl))
 #define WG_PP_ID 13 // WG_PP's two named barriers (13, 14), above the hand-off's
+#define WG_SKT_ID 15 // all consumers, before an owner's bulk loads overwrite the token stages
 #if WG_PP && (!DUAL || WG_CONS != 2 || WG_DB || WG_EXP || WG_SK || WG_FOLD)
 #error "wg_group_gemm: WG_PP is for the dual GEMM's two consumers in the halves pipeline, whole tiles, with a producer warpgroup"
 #endif
@@ -1065,39 +1049,36 @@ static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
 static __device__ __forceinline__ void wg_st_release(fg_u32* p, fg_u32 v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
-// A consumer warpgroup's stream-K partial sums are out: each thread's
-// stores ordered before the warpgroup's barrier, then one thread raises the
-// owner's flag (release).
-static __device__ __forceinline__ void wg_sk_publish(fg_u32* flag, int c, int tid) {
-  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-  if ((tid & 127) == 0) wg_st_release(flag, 1u);
-}
-// Partial sums go through L2 only (.cg): the owner's SM never caches them.
-static __device__ __forceinline__ void wg_st_cg(float* p, float v) {
-  asm volatile("st.global.cg.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
-}
+// Partial sums read through L2 only (.cg): the owner's SM never caches them.
 static __device__ __forceinline__ float wg_ld_cg(const float* p) {
   float v;
   asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p) : "memory");
   return v;
 }
-#if WG_SKT
-// WG_SKT: floats per thread in one round of f partial sums through a
-// consumer's staging buffer (128 threads, [value][thread]): the largest
-// whole part of f that fits with 16 bytes to spare for bit 2's mbarrier.
+// Stream-K hand-over by the TMA engine (kernel-notes step 80: dual bench4
+// 1.020x, bench3 1.011x, group bench2's hybrid 1.008x on an H200, against
+// 4-byte stores and loads from every consumer thread). A piece that leaves
+// partial sums writes them into its consumer's epilogue staging buffer, a
+// round at a time, and one thread bulk-stores each round, so no warp issues
+// global stores or waits for L2; the flag is released by that thread alone
+// once they have landed, after the block's next piece has issued its second
+// chunk (wg_skt_release). The owner takes its partners' sums with bulk loads
+// into the token stages, free once every consumer's mainloop is over.
+//
+// Floats per thread in one round of f partial sums through a consumer's
+// staging buffer (128 threads, [value][thread]): the largest whole part of
+// f that fits.
 static __host__ __device__ constexpr int wg_skt_round(int f) {
   int d = 1;
-  while (f % d != 0 || (f / d) * 512 + 16 > WG_EP_BYTES) ++d;
+  while (f % d != 0 || (f / d) * 512 > WG_EP_BYTES) ++d;
   return f / d;
 }
-// WG_SKT bit 1: consumer c's F partial sums per thread (flat) to its
-// workspace slot dst ([value][thread]) through its staging buffer (stg,
-// sstg its shared address), round by round; thread lt 0 bulk-stores a
-// round once every thread has written it (each thread's proxy fence, then
-// the barrier), and before the next round overwrites the buffer waits for
-// the engine to have read it. The stores stay in flight: wg_skt_publish
-// waits for them.
+// Consumer c's F partial sums per thread (flat) to its workspace slot dst
+// ([value][thread]) through its staging buffer (stg, sstg its shared
+// address), round by round; thread lt 0 bulk-stores a round once every
+// thread has written it (each thread's proxy fence, then the barrier), and
+// before the next round overwrites the buffer waits for the engine to have
+// read it. The stores stay in flight: wg_skt_release waits for them.
 template <int F>
 static __device__ __forceinline__ void wg_skt_store(const float* flat, float* dst, float* stg, fg_u32 sstg, int c,
                                                     int lt) {
@@ -1121,45 +1102,13 @@ static __device__ __forceinline__ void wg_skt_store(const float* flat, float* ds
     }
   }
 }
-// WG_SKT bit 1: the owner's flag, once thread 0 of the warpgroup (which
-// issued wg_skt_store's bulk stores) has seen them complete; the barrier
-// gives the staging buffer back to the whole warpgroup.
-static __device__ __forceinline__ void wg_skt_publish(fg_u32* flag, int c, int tid) {
-  if ((tid & 127) == 0) {
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-    asm volatile("fence.proxy.async.global;\n" ::: "memory");
-    wg_st_release(flag, 1u);
-  }
-  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+// The owner's flag, by the thread that issued wg_skt_store's bulk stores,
+// once they have landed.
+static __device__ __forceinline__ void wg_skt_release(fg_u32* flag) {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+  wg_st_release(flag, 1u);
 }
-// WG_SKT bit 2: adds to flat the F sums per thread of a partner's slot
-// src, round by round through the staging buffer with one bulk load each,
-// completing on an mbarrier in the buffer's last 16 bytes (initialized
-// here and invalidated at the end: the epilogue stages its rows over it).
-template <int F>
-static __device__ __forceinline__ void wg_skt_add(float* flat, const float* src, const float* stg, fg_u32 sstg, int c,
-                                                  int lt) {
-  constexpr int R = wg_skt_round(F);
-  const fg_u32 bar = sstg + WG_EP_BYTES - 16;
-  if (lt == 0) wg_bar_init(bar, 1);
-  // The buffer's generic writes (an epilogue's, wg_skt_store's) and the
-  // barrier's init, ordered before the engine's writes.
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-#pragma unroll
-  for (int r = 0; r < F / R; ++r) {
-    if (lt == 0) {
-      wg_bar_expect(bar, R * 512);
-      wg_bulk_load(sstg, src + r * R * 128, R * 512, bar);
-    }
-    wg_bar_wait(bar, r & 1);
-#pragma unroll
-    for (int i = 0; i < R; ++i) flat[r * R + i] += stg[i * 128 + lt];
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next load
-  }
-  if (lt == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-#endif
 
 // One piece of a block's work: chunks [k0, k1) of tile t; last >
 // blockIdx.x: the owner of a cut tile adds the partials of blocks
@@ -1448,26 +1397,18 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     for (int j = 0; j < STAGES; ++j) produce(j, 0, true);
   }
 #endif
-#if WG_SK && (WG_SKT & 1) && !(WG_SKT & 4)
-  if (pend != nullptr) { // the previous piece's partial sums (WG_SKT)
-    wg_skt_publish(pend, c, tid);
-    pend = nullptr;
-  }
-#endif
-  // WG_SKT bit 4: the previous piece's partial sums released by the thread
-  // that bulk-stored them, once they have landed; no other thread waits.
-  // (A local copy: the reference kept in the loop cost 10-16 PTX
-  // instructions a chunk.)
-#if WG_SK && (WG_SKT & 5) == 5
+  // The previous piece's partial sums (pend, thread 0 of each consumer
+  // warpgroup), released at this piece's second chunk or its end: by then
+  // the bulk stores have drained, and no other thread waits. (A local copy:
+  // the reference tested in the loop cost 10-16 PTX instructions a chunk.)
+#if WG_SK
   fg_u32* skp = (tid & 127) == 0 ? pend : nullptr;
   pend = nullptr;
 #endif
   auto skt_flush = [&]() {
-#if WG_SK && (WG_SKT & 5) == 5
+#if WG_SK
     if (skp != nullptr) {
-      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-      asm volatile("fence.proxy.async.global;\n" ::: "memory");
-      wg_st_release(skp, 1u);
+      wg_skt_release(skp);
       skp = nullptr;
     }
 #endif
@@ -1728,7 +1669,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     mark(8);
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
-    if ((WG_SKT & 5) == 5 && it == k0 + 1) skt_flush();
+    if (WG_SK && it == k0 + 1) skt_flush();
     if (!WG_PW) {
       if (it + WG_LA < k1) load(it + WG_LA);
       wg_cp_commit();
@@ -1767,7 +1708,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
   wg_wait<0>();
   boundary_mark(19);
-#if WG_SK && (WG_SKT & 5) == 5
+#if WG_SK
   // Released at the latest here; the barrier orders the issuing thread's
   // wait (the engine has read the staging buffer) before the epilogue's
   // and the hand-over's writes to it.
@@ -1804,29 +1745,22 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     float* const flat = &acc[0][0];
     if (k0 > 0) {
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
-#if WG_SKT & 1
       wg_skt_store<F>(flat, dst, (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES, c,
                       lt);
       if (more) { // released by the next piece
         pend = sk.flags + blockIdx.x * WG_CONS + c;
         return;
       }
-      wg_skt_publish(sk.flags + blockIdx.x * WG_CONS + c, c, tid);
-#else
-#pragma unroll
-      for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
-      wg_sk_publish(sk.flags + blockIdx.x * WG_CONS + c, c, tid);
-#endif
+      if (lt == 0) wg_skt_release(sk.flags + blockIdx.x * WG_CONS + c);
       return; // the owner finishes the tile
     }
-#if WG_SKT & 8
     constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS; // token-stage bytes per consumer
     constexpr int SKP = F * 512;                        // one partner's sums per consumer
     if constexpr (SKA >= SKP) {
       if (last > (int)blockIdx.x) {
         // Every consumer's mainloop is over (each has waited for its last
         // wgmmas), so the token stages are free for the partners' sums.
-        asm volatile("bar.sync 15, %0;\n" ::"n"(128 * WG_CONS) : "memory");
+        asm volatile("bar.sync %0, %1;\n" ::"n"(WG_SKT_ID), "n"(128 * WG_CONS) : "memory");
         const fg_u32 land = sbase + c * SKA;
         const float* const landg = (const float*)(sgen + c * SKA);
         const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
@@ -1859,24 +1793,20 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         if (lt == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
       }
     } else
-#endif
-    for (int s = blockIdx.x + 1; s <= last; ++s) {
-      fg_u32* const flag = sk.flags + s * WG_CONS + c;
-      if (lt == 0) {
-        while (wg_ld_acquire(flag) == 0u) {
+      // One partner's sums do not fit the token stages (the group's
+      // 256-row tile): 4-byte loads.
+      for (int s = blockIdx.x + 1; s <= last; ++s) {
+        fg_u32* const flag = sk.flags + s * WG_CONS + c;
+        if (lt == 0) {
+          while (wg_ld_acquire(flag) == 0u) {
+          }
+          *flag = 0u; // cleared for the next launch
         }
-        *flag = 0u; // cleared for the next launch
-      }
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-      const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
-#if WG_SKT & 2
-      wg_skt_add<F>(flat, src, (const float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES,
-                    c, lt);
-#else
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
 #pragma unroll
-      for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
-#endif
-    }
+        for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
+      }
   }
 #endif
 
@@ -2487,7 +2417,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     };
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
-    fg_u32* pend = nullptr; // WG_SKT: the flag of partial sums not yet released
+    fg_u32* pend = nullptr; // stream-K: the flag of partial sums not yet released
 #if WG_TL
     bool tl_first = true; // WG_TL: the block's first piece
 #endif
@@ -2534,8 +2464,8 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       if (k0 == 0) first = false;
       warm = WG_PF && more;
     });
-#if WG_SK && (WG_SKT & 1)
-    if (pend != nullptr) wg_skt_publish(pend, c, tid); // no piece took it (none should remain)
+#if WG_SK
+    if ((tid & 127) == 0 && pend != nullptr) wg_skt_release(pend); // no piece took it (none should remain)
 #endif
   }
 #if WG_PRO
