@@ -105,6 +105,7 @@
 #   bash dev/gpucall/dual.sh modules27 [TOTAL]   # session 27, call 3: schema 3's per-shape modules on the device (TestModuleNamesWhatRan, DT and GW documents); step 78 (narrow autohybrid on dual bench4)
 #   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
 #   bash dev/gpucall/dual.sh standing28 [TOTAL]  # session 28, call 1: the server end to end (docs/gpu-e2e.md), then the standing (both bests' tests, each against the baseline, the peers)
+#   bash dev/gpucall/dual.sh keep29 [TOTAL]      # session 29, call 6: the family test's stream-K and hybrid combinations on step 80's kept code, the dual best, the peers
 #   [SKT80=b4|b3|g2] bash dev/gpucall/dual.sh skt80 [TOTAL] # session 29: step 80, WG_SKT (stream-K partial sums by bulk copies) against the plain build; b4 first runs the engine's submission tests
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
@@ -210,7 +211,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, standing28, skt80, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
+MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, standing28, skt80, keep29, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -1511,6 +1512,24 @@ defer79)
 	refnew b3 nvfp4_dual_gemm "$N3" /tmp/tl_b3.json 30 ref new ref2 new2
 	refnew g2 nvfp4_group_gemm "$H2" /tmp/tl_g2.json 40 ref new
 	ptxaslist
+	pack
+	;;
+keep29)
+	# Session 29, call 6: the kept stream-K hand-over (step 80) after call
+	# 5's family test found two faults, both mended: TestWgmmaFamily over
+	# every combination of its cover with schedule=streamk (both problems)
+	# and the dual's with schedule=hybrid; then the dual best against the
+	# baseline (d_best29) and the peers of the same call.
+	bestvars
+	engine_env
+	step fam_streamk 170 family.log env PITCHTANK_FAMILY_KNOB=schedule=streamk ./bin/engine.test -test.v \
+		-test.timeout 165s -test.run '^TestWgmmaFamily$'
+	step fam_hybrid 120 family.log env PITCHTANK_FAMILY_KNOB=schedule=hybrid ./bin/engine.test -test.v \
+		-test.timeout 115s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -14
+	BENCH_MAX=70 bench d_best29 nvfp4_dual_gemm "$DT"
+	peers
+	TITLE="the kept stream-K hand-over's family checks; the dual best and the peers" summarize
 	pack
 	;;
 skt80)

@@ -1049,7 +1049,10 @@ static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
 static __device__ __forceinline__ void wg_st_release(fg_u32* p, fg_u32 v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
-// Partial sums read through L2 only (.cg): the owner's SM never caches them.
+// Partial sums go through L2 only (.cg): the owner's SM never caches them.
+static __device__ __forceinline__ void wg_st_cg(float* p, float v) {
+  asm volatile("st.global.cg.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
+}
 static __device__ __forceinline__ float wg_ld_cg(const float* p) {
   float v;
   asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p) : "memory");
@@ -1064,6 +1067,15 @@ static __device__ __forceinline__ float wg_ld_cg(const float* p) {
 // once they have landed, after the block's next piece has issued its second
 // chunk (wg_skt_release). The owner takes its partners' sums with bulk loads
 // into the token stages, free once every consumer's mainloop is over.
+//
+// Where the staging buffer is not the consumer's own between pieces (the
+// dual hand-off without WG_EPI, under the hybrid schedule: the B1 consumer
+// may still read the B2 consumer's buffer from the whole tile before, and
+// the hand-off's named barriers pair one wait with one arrival), the sums
+// go out as 4-byte stores instead, each thread's ordered before the
+// warpgroup's barrier and the flag's release (the family test caught the
+// race there, 78-3,249 wrong outputs on dual bench2: kernel-notes step 80).
+#define WG_SKT_STAGED (!(DUAL && !WG_EPI && WG_SK == 2))
 //
 // Floats per thread in one round of f partial sums through a consumer's
 // staging buffer (128 threads, [value][thread]): the largest whole part of
@@ -1745,16 +1757,27 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     float* const flat = &acc[0][0];
     if (k0 > 0) {
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
-      wg_skt_store<F>(flat, dst, (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES, c,
-                      lt);
-      if (more) { // released by the next piece
-        pend = sk.flags + blockIdx.x * WG_CONS + c;
-        return;
+      if constexpr (WG_SKT_STAGED) {
+        wg_skt_store<F>(flat, dst, (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES,
+                        c, lt);
+        if (more) { // released by the next piece
+          pend = sk.flags + blockIdx.x * WG_CONS + c;
+          return;
+        }
+        if (lt == 0) wg_skt_release(sk.flags + blockIdx.x * WG_CONS + c);
+      } else {
+#pragma unroll
+        for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
+        asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
       }
-      if (lt == 0) wg_skt_release(sk.flags + blockIdx.x * WG_CONS + c);
       return; // the owner finishes the tile
     }
-    constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS; // token-stage bytes per consumer
+    // Token-stage bytes per consumer, whole KB: a bulk copy's address is
+    // 16-byte aligned (a third of two 16 KB stages, the group's 64-token
+    // three-consumer tile, was not: misaligned address, kernel-notes step 80).
+    constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024;
     constexpr int SKP = F * 512;                        // one partner's sums per consumer
     if constexpr (SKA >= SKP) {
       if (last > (int)blockIdx.x) {
