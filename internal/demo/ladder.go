@@ -49,7 +49,10 @@ var ladderH100JSON []byte
 // g_best28.json`, from session 28's first device call (`bash
 // dev/gpucall/dual.sh standing28 560`, 2026-11-29, NVIDIA H200, driver
 // 580.159.04, NVRTC 13.0): both best variants against the baseline on the
-// code of kernel-notes steps 74-76 (docs/BENCHMARKS.md section 39).
+// code of kernel-notes steps 74-76 (docs/BENCHMARKS.md section 39). The
+// dual's rung was then replaced with `-merge internal/demo/ladder_h200.json
+// d_best29.json`, session 29's sixth call (`bash dev/gpucall/dual.sh keep29
+// 480`): the dual best on step 80's code (section 40).
 //
 //go:embed ladder_h200.json
 var ladderH200JSON []byte
