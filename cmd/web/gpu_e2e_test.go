@@ -238,7 +238,13 @@ func TestGPUServerRuns(t *testing.T) {
 	if doc.SchemaVersion != result.SchemaVersion || doc.Variant.CubinKey == "" {
 		t.Fatalf("(b) run %d: schema_version %d (want %d), variant cubin_key %q", aa.ID, doc.SchemaVersion, result.SchemaVersion, doc.Variant.CubinKey)
 	}
+	if len(doc.Shapes) == 0 {
+		t.Fatalf("(b) run %d's document has no shapes", aa.ID)
+	}
 	for _, sh := range doc.Shapes {
+		if len(sh.Launch) == 0 { // else the module check below holds vacuously
+			t.Fatalf("(b) run %d shape %d: no launch plan named", aa.ID, sh.Index)
+		}
 		for _, pl := range sh.Launch {
 			if pl.Module != "baseline" || pl.CubinKey != doc.Variant.CubinKey {
 				t.Fatalf("(b) run %d shape %d %s: module %q cubin %q, want baseline and %q", aa.ID, sh.Index, pl.Role, pl.Module, pl.CubinKey, doc.Variant.CubinKey)

@@ -164,7 +164,10 @@ func TestGPUServerKernels(t *testing.T) {
 	t.Run("nvcc", func(t *testing.T) {
 		nvcc, err := exec.LookPath("nvcc")
 		if err != nil {
-			t.Skip("no nvcc on PATH: the PTX and cubin submissions need it to be built (the GPU machine has it)")
+			// This test runs only with PITCHTANK_GPU_E2E=1, on the GPU
+			// machine, which has nvcc: a skip there would leave the PTX and
+			// cubin paths unchecked and the test passing.
+			t.Fatal("no nvcc on PATH: the PTX and cubin submissions need it to be built (the GPU machine has it)")
 		}
 		out := t.TempDir()
 		build := func(step, kind string, args ...string) []byte {
@@ -250,7 +253,9 @@ func TestGPUServerKernels(t *testing.T) {
 	if err := json.Unmarshal(b, &results); err != nil {
 		t.Fatalf("(f) results: %v: %s", err, b)
 	}
+	seen := map[int64]bool{}
 	for _, r := range results {
+		seen[r.PitchID] = true
 		m := "none"
 		if r.Measured != nil {
 			m = fmt.Sprintf("%.4f", *r.Measured)
@@ -261,6 +266,12 @@ func TestGPUServerKernels(t *testing.T) {
 		}
 		if r.PitchID == bugPitch && r.Measured != nil {
 			t.Errorf("(f) pitch %d (buggy submission) has a measured speedup %v from an incorrect run", r.PitchID, *r.Measured)
+		}
+	}
+	// Both checks above hold vacuously for a pitch the results leave out.
+	for _, id := range []int64{cudaPitch, bugPitch} {
+		if !seen[id] {
+			t.Errorf("(f) pitch %d is not in round %d's results", id, round)
 		}
 	}
 

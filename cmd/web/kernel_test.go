@@ -73,7 +73,12 @@ func TestKernelCheckBroken(t *testing.T) {
 				}
 			}
 		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if broken == 0 {
+		t.Fatal("the example no longer has the line this test breaks (acc[0][0] += x0 * y0;)")
 	}
 	loc := fmt.Sprintf("clear_gemm.cu:%d: error: identifier \"y_undeclared\" is undefined", broken)
 	code, out, errs := kernelCheck(dir)

@@ -27,6 +27,7 @@ done
 	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 } >"$OUT/device.txt" 2>&1
 export PITCHTANK_REQUIRE_NVRTC=1
+export PITCHTANK_REQUIRE_GPU=1
 
 # 1. The server end to end. Its runs use the server's own cubin cache.
 step e2e 330 e2e.log env PITCHTANK_GPU_E2E=1 PITCHTANK_WEB_BIN=./bin/web \

@@ -52,12 +52,29 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// needDevice skips without a device, unless PITCHTANK_REQUIRE_GPU=1 (set by
+// dev/gpucall's device calls): opening the device is itself under test,
+// and a run that skipped every test on a GPU machine would exit 0.
 func needDevice(t *testing.T) gpu.DeviceInfo {
 	t.Helper()
 	if dev == nil {
+		if os.Getenv("PITCHTANK_REQUIRE_GPU") == "1" {
+			t.Fatalf("PITCHTANK_REQUIRE_GPU=1 but the device did not open: %v", devErr)
+		}
 		t.Skipf("no CUDA device here (%v): the device tests run on the GPU machine", devErr)
 	}
 	return dev.Info()
+}
+
+// isHopper reports whether info is the wgmma family's sm_90a; a compute
+// capability 9.0 device named otherwise fails t, since the family's checks
+// would skip on it and pass.
+func isHopper(t *testing.T, info gpu.DeviceInfo) bool {
+	t.Helper()
+	if info.CCMajor == 9 && info.CCMinor == 0 && info.Arch != "sm_90a" {
+		t.Fatalf("a compute capability 9.0 device (%s) resolved to arch %q, not sm_90a", info.Name, info.Arch)
+	}
+	return info.Arch == "sm_90a"
 }
 
 func limits(info gpu.DeviceInfo) kernels.Limits {
@@ -253,6 +270,11 @@ func shapeCases(t *testing.T, info gpu.DeviceInfo, p *kernels.Problem, shapes []
 
 func checkVariants(t *testing.T, info gpu.DeviceInfo, p *kernels.Problem, vs []kernels.Variant, cases []shapeCase) {
 	t.Helper()
+	// Nothing to check is a mistake in the caller's selection (a mistyped
+	// PITCHTANK_FAMILIES, a problem without sample specs), not a pass.
+	if len(vs) == 0 || len(cases) == 0 {
+		t.Fatalf("%s: %d variants on %d shapes: nothing to check", p.Name, len(vs), len(cases))
+	}
 	// The checks run as the builds come, in order (PITCHTANK_FAMILY_SKIP
 	// counts them), while the later ones compile.
 	get, stop := buildEach(info, vs)
@@ -826,6 +848,12 @@ func TestBaselineNewKnobs(t *testing.T) {
 // device tests use resolves, so a device call never dies on a typo.
 func TestSampleSpecsResolve(t *testing.T) {
 	for _, p := range kernels.Problems() {
+		// Every problem has specs: the device tests that walk them
+		// (TestVariantsCorrectAllShapes, TestEdgeCases, TestResourceReport)
+		// would otherwise check nothing for it and pass.
+		if len(sampleSpecs[p.Name]) == 0 {
+			t.Errorf("%s has no sample specs", p.Name)
+		}
 		for _, spec := range sampleSpecs[p.Name] {
 			if _, err := p.ResolveVariant(spec); err != nil {
 				t.Errorf("%s %s: %v", p.Name, spec, err)

@@ -149,13 +149,16 @@ func TestSubmittedPTXAndCubin(t *testing.T) {
 	t.Logf("refused: %v", err)
 }
 
-// A submitted kernel with a bug fails the check by name (the bench's
-// "incorrect"), and does not poison the device for the next variant.
+// A submitted kernel with a bug fails the check (the bench's "incorrect")
+// on at least one test shape.
 func TestSubmittedBuggyKernelFailsCheck(t *testing.T) {
 	info := needDevice(t)
 	p, _ := kernels.LookupProblem("nvfp4_group_gemm")
 	clear := loadExample(t, "clear")
 	src := strings.Replace(string(clear.Files["clear_gemm.cu"]), "acc[1][1] += x1 * y1;", "acc[1][1] += x1 * y0;", 1)
+	if src == string(clear.Files["clear_gemm.cu"]) {
+		t.Fatal("the example no longer has the line this test breaks (acc[1][1] += x1 * y1;)")
+	}
 	files := map[string][]byte{}
 	for n, b := range clear.Files {
 		files[n] = b

@@ -20,7 +20,7 @@ func TestBestVariantResources(t *testing.T) {
 		"nvfp4_group_gemm": {"fused", "fused?split_k=auto"},
 		"nvfp4_dual_gemm":  {"fused"},
 	}
-	if info.Arch == "sm_90a" {
+	if isHopper(t, info) {
 		best["nvfp4_group_gemm"] = append(best["nvfp4_group_gemm"], "wgmma", "wgmma?decode=prmt", "wgmma?decode=prmt&tokens=once",
 			"wgmma?tile_n=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once",
 			// What the best group variant resolves to (docs/BENCHMARKS.md section 15).
@@ -82,9 +82,10 @@ func TestBestVariantResources(t *testing.T) {
 // staging=stmatrix, which changes only how the epilogue stages its rows.
 func TestWgmmaFamily(t *testing.T) {
 	info := needDevice(t)
-	if info.Arch != "sm_90a" {
+	if !isHopper(t, info) {
 		t.Skipf("the wgmma family is Hopper-only (sm_90a); this device is %s", info.Arch)
 	}
+	knobSeen := false // PITCHTANK_FAMILY_KNOB's value declared by a problem that ran
 	for _, p := range kernels.Problems() {
 		// One subtest per problem: -test.run 'TestWgmmaFamily/nvfp4_dual_gemm' checks one.
 		t.Run(p.Name, func(t *testing.T) {
@@ -110,7 +111,9 @@ func TestWgmmaFamily(t *testing.T) {
 			// with PITCHTANK_FAMILY_SKIP set to the combinations it checked
 			// (the order above is fixed).
 			if n, err := strconv.Atoi(os.Getenv("PITCHTANK_FAMILY_SKIP")); err == nil && n > 0 {
-				n = min(n, len(vs))
+				if n >= len(vs) {
+					t.Fatalf("PITCHTANK_FAMILY_SKIP=%d leaves none of the %d combinations to check", n, len(vs))
+				}
 				t.Logf("skipping the first %d (PITCHTANK_FAMILY_SKIP), checking %d", n, len(vs)-n)
 				vs = vs[n:]
 			}
@@ -130,17 +133,22 @@ func TestWgmmaFamily(t *testing.T) {
 				if len(only) == 0 {
 					// A knob value of the other problem only (token_copy is the
 					// group's): nothing of this one's to check. One this problem
-					// declares but the cover left out is a failure.
+					// declares but the cover left out is a failure, and one no
+					// problem declares (a typo) fails the parent below.
 					if !slices.ContainsFunc(all, func(v kernels.Variant) bool { return v.Knobs.Value(key) == val }) {
 						t.Skipf("PITCHTANK_FAMILY_KNOB=%s: not in %s's wgmma knobs (none of its %d combinations has it)", kv, p.Name, len(all))
 					}
 					t.Fatalf("PITCHTANK_FAMILY_KNOB=%s: none of the %d combinations checked has it", kv, len(vs))
 				}
+				knobSeen = true
 				t.Logf("checking the %d with %s (PITCHTANK_FAMILY_KNOB)", len(only), kv)
 				vs = only
 			}
 			shapes := append(append([]kernels.Shape{}, p.Tests...), p.Benchmarks...)
 			checkVariants(t, info, p, vs, shapeCases(t, info, p, shapes, 4000))
 		})
+	}
+	if kv := os.Getenv("PITCHTANK_FAMILY_KNOB"); kv != "" && !knobSeen {
+		t.Fatalf("PITCHTANK_FAMILY_KNOB=%s: no problem that ran declares it", kv)
 	}
 }
