@@ -65,6 +65,11 @@ if want cheats; then
 	done
 	gb cheat_group_replay_unguarded $G benchmarks 'cheat?mode=replay' --unguarded
 fi
-python3 dev/gpucall/guard_summary.py "$R" >"$OUT/summary.md" 2>&1
+# The summary exits 1 when a run did not end as expected (a cheat not
+# caught, an honest run failed): said here and in the call's exit status.
+rc=0
+python3 dev/gpucall/guard_summary.py "$R" >"$OUT/summary.md" 2>&1 || rc=1
+tail -1 "$OUT/summary.md"
 cat "$OUT/steps.txt" >>"$OUT/summary.md"
 pack
+exit "$rc"

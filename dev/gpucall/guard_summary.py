@@ -2,7 +2,11 @@
 
 One row per document: status, exit code, wall time, geomean speedup, what
 the guard did, and each failed check or suspect reason (the first per
-shape); for A/A runs, every shape's 95% interval.
+shape); for A/A runs, every shape's 95% interval. Each run is held to what
+guard.sh expects of it by name (expected()): a cheat the guard must catch
+ends "incorrect", an honest or A/A run "ok". Any other ending is marked
+UNEXPECTED and makes the script exit 1, so a missed cheat is not left for
+a reader to spot in the table.
 """
 import glob
 import json
@@ -10,10 +14,23 @@ import os
 import sys
 
 
+def expected(name):
+    """The status guard.sh's run NAME must end with, or None (no rule).
+
+    The unguarded replay cheat is expected to pass: it shows what the guard
+    is for, not what it catches."""
+    if name.startswith("cheat_"):
+        return None if name.endswith("_unguarded") else "incorrect"
+    if name.startswith(("honest_", "aa_")):
+        return "ok"
+    return None
+
+
 def main(folder):
-    print("| run | status | exit | wall s | geomean speedup | checked / content changes / shapes moved | failures (first per shape) or suspect |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| run | status | expected | exit | wall s | geomean speedup | checked / content changes / shapes moved | failures (first per shape) or suspect |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     aa = []
+    unexpected = []
     for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
         d = json.load(open(path))
         name = os.path.basename(path)[:-5]
@@ -35,8 +52,12 @@ def main(folder):
         notes += sm.get("suspect", [])
         if d.get("error"):
             notes.append("error: " + d["error"][:200])
-        print("| %s | %s | %d | %.1f | %s | %d / %d / %d | %s |" % (
-            name, d["status"], d["exit_code"], d["wall_seconds"],
+        want = expected(name)
+        verdict = "-" if want is None else ("yes" if d["status"] == want else "UNEXPECTED (want %s)" % want)
+        if want is not None and d["status"] != want:
+            unexpected.append(name)
+        print("| %s | %s | %s | %d | %.1f | %s | %d / %d / %d | %s |" % (
+            name, d["status"], verdict, d["exit_code"], d["wall_seconds"],
             "%.4f" % g if g else "-", checked, changes, reloads, "; ".join(notes)))
         if d.get("aa"):
             aa.append((name, d))
@@ -54,7 +75,13 @@ def main(folder):
             print("- shape %d: %.4f [%.4f, %.4f] %s; %.2f / %.2f us" % (
                 s["index"], iv["point"], iv["lo"], iv["hi"], "inside [0.99, 1.01]" if ok else "OUTSIDE",
                 s["variant_timing"]["stats"]["median_ns"] / 1e3, s["baseline_timing"]["stats"]["median_ns"] / 1e3))
+    print()
+    if unexpected:
+        print("UNEXPECTED: %d run(s) did not end as guard.sh expects: %s" % (len(unexpected), ", ".join(unexpected)))
+    else:
+        print("every run with an expectation ended as expected")
+    return 1 if unexpected else 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))
