@@ -106,7 +106,7 @@
 #   bash dev/gpucall/dual.sh standing27 [TOTAL]  # session 27, call 2: the standing and step 77 (WG_CPNSK, removed; source at 301c93d) on dual bench3-4
 #   bash dev/gpucall/dual.sh standing28 [TOTAL]  # session 28, call 1: the server end to end (docs/gpu-e2e.md), then the standing (both bests' tests, each against the baseline, the peers)
 #   bash dev/gpucall/dual.sh keep29 [TOTAL]      # session 29, call 6: the family test's stream-K and hybrid combinations on step 80's kept code, the dual best, the peers
-#   [SKT80=b4|b3|g2] bash dev/gpucall/dual.sh skt80 [TOTAL] # session 29: step 80, WG_SKT (stream-K partial sums by bulk copies) against the plain build; b4 first runs the engine's submission tests
+#   [SKT80=b4|b3|g2] bash dev/gpucall/dual.sh skt80 [TOTAL] # session 29, calls 1-4: step 80, WG_SKT (stream-K partial sums by bulk copies; the define removed once WG_SKT=13 was kept, its forms at 0063fea) against the plain build
 #   bash dev/gpucall/dual.sh sass26 [TOTAL]      # session 27, call 1: the SASS (cuobjdump) and ptxas report of every module short benches of both bests compile
 #   bash dev/gpucall/dual.sh tlb25 [TOTAL]       # session 25: every block's WG_TL marks (bin/web_tl2.gz), DT on dual bench4 and bench2
 #   bash dev/gpucall/dual.sh prof25 [TOTAL]      # session 25: ncu at the card's own clocks, DT on dual bench4 and bench2, GW on group bench3 and bench1
@@ -1543,7 +1543,8 @@ skt80)
 	# SKT80=b4 (dual bench4), b3 (dual bench3) or g2 (group bench2's hybrid).
 	# Call 1 ran b4 as it stood at f371857, call 2 b3; later calls name the
 	# build under test (SKTT, e.g. skt13: no submission tests then) and the
-	# builds to alternate (SKTB).
+	# builds to alternate (SKTB). WG_SKT=13 became the only code in c8a1ed8
+	# and the define went: the experiment builds need 0063fea's source.
 	bestvars
 	unpackexp
 	benchshapes
