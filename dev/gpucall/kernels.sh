@@ -5,6 +5,7 @@
 #   CGO_ENABLED=1 go test -c -o bin/engine.test ./internal/engine
 #   CGO_ENABLED=1 go test -c -o bin/kernelcheck.test ./internal/kernelcheck
 #   CGO_ENABLED=1 go test -c -o bin/kernels.test ./kernels
+#   CGO_ENABLED=1 go test -c -o bin/gpu.test ./internal/gpu  (check runs it when present)
 #
 #   bash dev/gpucall/kernels.sh check [TOTAL]  # engine device tests of submissions (the examples as
 #                                              # CUDA in every launch mode, PTX through the driver JIT,
@@ -12,7 +13,8 @@
 #                                              # kernel caught); the Blackwell compile test (every family
 #                                              # default and example for sm_90a/sm_100a/sm_120a, figures
 #                                              # in $OUT/compile.jsonl); the fused families again, whose
-#                                              # helpers moved into cuda/pt_common.cuh
+#                                              # helpers moved into cuda/pt_common.cuh; internal/gpu's own
+#                                              # device tests (bin/gpu.test), which no other call ran
 #   bash dev/gpucall/kernels.sh bench [TOTAL]  # web bench --kernel of the examples paired with baseline;
 #                                              # with nvcc on the machine, a PTX and a cubin of the clear
 #                                              # example built by nvcc, benched the same way
@@ -52,7 +54,14 @@ check)
 	(cd internal/kernelcheck && PITCHTANK_COMPILE_RECORD="$OUT/compile.jsonl" \
 		step blackwell 200 compile.log ../../bin/kernelcheck.test -test.v -test.timeout 600s -test.run '^(TestCompileBlackwellAndBeyond|TestBinaryArchsOfNVRTCCubins)$')
 	step header 150 header.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^(TestVariantsCorrectAllShapes)$'
-	grep -E -- '^(---|ok|FAIL|PASS)|shapes correct|WRONG|refused|build:|panic|sm_1[02]0a' "$OUT"/engine.log "$OUT"/compile.log "$OUT"/header.log 2>/dev/null |
+	# The driver layer's device tests, from their package folder (testdata/);
+	# a GPU that does not open fails them here rather than skipping.
+	if [ -x bin/gpu.test ]; then
+		(cd internal/gpu && PITCHTANK_REQUIRE_GPU=1 step gpu 120 gpu.log ../../bin/gpu.test -test.v -test.count=1 -test.timeout 110s)
+	else
+		echo "SKIP gpu: bin/gpu.test not built (CGO_ENABLED=1 go test -c -o bin/gpu.test ./internal/gpu)" | tee -a "$OUT/steps.txt"
+	fi
+	grep -E -- '^(---|ok|FAIL|PASS)|shapes correct|WRONG|refused|build:|panic|sm_1[02]0a' "$OUT"/engine.log "$OUT"/compile.log "$OUT"/header.log "$OUT"/gpu.log 2>/dev/null |
 		cut -c1-300 >"$OUT/summary.md"
 	;;
 bench)
