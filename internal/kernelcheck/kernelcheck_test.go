@@ -75,15 +75,23 @@ func TestFileLine(t *testing.T) {
 	}
 }
 
-// The ELF header of a cubin the local NVRTC builds reads back as its arch.
-func TestBinaryArchsOfNVRTCCubins(t *testing.T) {
+// nvrtcVersion is the local NVRTC's version; without NVRTC the test skips
+// (why names what needs it), or fails under PITCHTANK_REQUIRE_NVRTC=1.
+func nvrtcVersion(t *testing.T, why string) string {
+	t.Helper()
 	ver, err := gpu.NVRTCVersion()
 	if err != nil {
 		if os.Getenv("PITCHTANK_REQUIRE_NVRTC") == "1" {
-			t.Fatalf("NVRTC required but unavailable: %v", err)
+			t.Fatalf("PITCHTANK_REQUIRE_NVRTC=1 but NVRTC did not load: %v", err)
 		}
-		t.Skipf("NVRTC is not installed here (%v)", err)
+		t.Skipf("NVRTC is not installed here (%v)%s", err, why)
 	}
+	return ver
+}
+
+// The ELF header of a cubin the local NVRTC builds reads back as its arch.
+func TestBinaryArchsOfNVRTCCubins(t *testing.T) {
+	ver := nvrtcVersion(t, "")
 	archs := []string{"sm_80", "sm_90"}
 	if nvrtcNumber(ver) >= 120 {
 		archs = append(archs, "sm_90a")
@@ -114,13 +122,7 @@ func TestBinaryArchsOfNVRTCCubins(t *testing.T) {
 
 // A cubin is not compiled: the report says on which targets it runs.
 func TestCheckCubin(t *testing.T) {
-	ver, err := gpu.NVRTCVersion()
-	if err != nil {
-		if os.Getenv("PITCHTANK_REQUIRE_NVRTC") == "1" {
-			t.Fatalf("PITCHTANK_REQUIRE_NVRTC=1 but NVRTC did not load: %v", err)
-		}
-		t.Skipf("NVRTC is not installed here (%v): the cubin is built by it", err)
-	}
+	ver := nvrtcVersion(t, ": the cubin is built by it")
 	c, err := gpu.Compile("k.cu", "extern \"C\" __global__ void k(int* p) { p[0] = 1; }\n", gpu.CompileOptions{Arch: "sm_80"})
 	if err != nil {
 		t.Fatal(err)

@@ -1049,6 +1049,13 @@ static __device__ __forceinline__ fg_u32 wg_ld_acquire(const fg_u32* p) {
 static __device__ __forceinline__ void wg_st_release(fg_u32* p, fg_u32 v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
+// An owner takes a partner's partial sums: waits for its flag (acquire),
+// then clears it for the next launch (each flag has this one reader).
+static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
+  while (wg_ld_acquire(flag) == 0u) {
+  }
+  *flag = 0u;
+}
 // Partial sums go through L2 only (.cg): the owner's SM never caches them.
 static __device__ __forceinline__ void wg_st_cg(float* p, float v) {
   asm volatile("st.global.cg.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
@@ -1412,7 +1419,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // The previous piece's partial sums (pend, thread 0 of each consumer
   // warpgroup), released at this piece's second chunk or its end: by then
   // the bulk stores have drained, and no other thread waits. (A local copy:
-  // the reference tested in the loop cost 10-16 PTX instructions a chunk.)
+  // the reference tested in the loop cost 10-16 PTX instructions a chunk,
+  // counted by `go run ./dev/ptxloop`; the copy costs 5-9.)
 #if WG_SK
   fg_u32* skp = (tid & 127) == 0 ? pend : nullptr;
   pend = nullptr;
@@ -1794,12 +1802,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         for (int s0 = blockIdx.x + 1; s0 <= last; s0 += SKA / SKP) {
           const int n = last + 1 - s0 < SKA / SKP ? last + 1 - s0 : SKA / SKP;
           if (lt == 0) {
-            for (int j = 0; j < n; ++j) {
-              fg_u32* const flag = sk.flags + (s0 + j) * WG_CONS + c;
-              while (wg_ld_acquire(flag) == 0u) {
-              }
-              *flag = 0u; // cleared for the next launch
-            }
+            for (int j = 0; j < n; ++j) wg_sk_take(sk.flags + (s0 + j) * WG_CONS + c);
             asm volatile("fence.proxy.async.global;\n" ::: "memory");
             wg_bar_expect(bar, n * SKP);
             for (int j = 0; j < n; ++j)
@@ -1819,12 +1822,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // One partner's sums do not fit the token stages (the group's
       // 256-row tile): 4-byte loads.
       for (int s = blockIdx.x + 1; s <= last; ++s) {
-        fg_u32* const flag = sk.flags + s * WG_CONS + c;
-        if (lt == 0) {
-          while (wg_ld_acquire(flag) == 0u) {
-          }
-          *flag = 0u; // cleared for the next launch
-        }
+        if (lt == 0) wg_sk_take(sk.flags + s * WG_CONS + c);
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
         const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
 #pragma unroll
