@@ -1532,6 +1532,18 @@ keep29)
 	TITLE="the kept stream-K hand-over's family checks; the dual best and the peers" summarize
 	pack
 	;;
+pf30)
+	# Session 30, call 2: the weight ring's two prefetch forms against DT now
+	# that step 80 took the partial-sum stores off the pieces' path:
+	# prefetch=next on the stream-K shapes (bench3-4), prefetch=producer on
+	# all four, each paired with DT in one process.
+	bestvars
+	benchshapes
+	BENCH_MAX=80 BENCH_SHAPES=/tmp/d34.json bench d34_pfnext nvfp4_dual_gemm "$DT&prefetch=next" "$DT"
+	BENCH_MAX=100 bench d_pfprod nvfp4_dual_gemm "$DT&prefetch=producer" "$DT"
+	TITLE="prefetch=next and prefetch=producer against DT" summarize
+	pack
+	;;
 skt80)
 	# Step 80 (kernel-notes): stream-K partial sums through the TMA engine
 	# (bin/web_skt1.gz: expbuild.sh skt1 WG_SKT=1, the non-owners' bulk
