@@ -1532,6 +1532,42 @@ keep29)
 	TITLE="the kept stream-K hand-over's family checks; the dual best and the peers" summarize
 	pack
 	;;
+ske81)
+	# Session 30, step 81 (kernel-notes): a dual stream-K owner's early take
+	# of half its last partner's sums (bin/web_ske1.gz and
+	# bin/engine_ske1.test.gz: EXPBUILD_TEST=1 expbuild.sh ske1 WG_SKE=1;
+	# bin/web_tlske.gz: expbuild.sh tlske WG_TL=2 WG_SKE=1). The dual's
+	# stream-K modules on every test shape and TestWgmmaFamily's dual
+	# combinations with schedule=streamk in that build, then A/A medians
+	# alternated with bin/web on dual bench4 and bench3, then bench4's marks.
+	bestvars
+	unpackexp
+	benchshapes
+	engine_env
+	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	WEB=./bin/web_ske1 tests t4_tests nvfp4_dual_gemm "$T4" baseline
+	WEB=./bin/web_ske1 tests n3_tests nvfp4_dual_gemm "$N3" baseline
+	grep -E "^status" "$OUT/tests.log"
+	step fam_ske 120 family.log env PITCHTANK_FAMILY_KNOB=schedule=streamk ./bin/engine_ske1.test -test.v \
+		-test.timeout 115s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -6
+	for x in "b4 $T4" "b3 $N3"; do
+		set -- $x
+		for r in 1 2; do
+			for b in plain ske1; do
+				w=./bin/web_$b
+				[ "$b" = plain ] && w=./bin/web
+				step "aa_$1_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$2" \
+					--shapes "/tmp/tl_$1.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_$1_$b$r.json"
+			done
+		done
+	done
+	grep -E "^status|^0 " "$OUT/aa.log"
+	tlruns tlske "d4 nvfp4_dual_gemm b4 $DT"
+	ptxaslist
+	pack
+	;;
 pf30)
 	# Session 30, call 2: the weight ring's two prefetch forms against DT now
 	# that step 80 took the partial-sum stores off the pieces' path:

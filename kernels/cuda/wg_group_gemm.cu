@@ -156,6 +156,14 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
+#ifndef WG_SKE
+// Experiment (kernel-notes step 81): 1 = a dual stream-K owner takes the
+// first half of its last partner's partial sums early, two chunks before
+// its piece ends, into its own epilogue staging buffer (free during the
+// mainloop), if that partner has published by then; the rest is taken at
+// the end as before.
+#define WG_SKE 0
+#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -1434,6 +1442,35 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
   };
   (void)pend;
+  // WG_SKE: an owner's early take of the first half of its last partner's
+  // sums (that partner's piece is its block's first, so it has usually
+  // published long before), two chunks before this piece ends, once the
+  // previous piece's staging has drained (skt_flush) and if no epilogue has
+  // used the staging buffers in this block (first). Thread 0 of the
+  // consumer tests the flag once, without waiting; the load completes on
+  // the hand-over's mbarrier (phase 0), and `ske` says it was issued.
+#if WG_SK
+  constexpr bool ske_on = WG_SKE && DUAL && WG_MB * (NW / 2) * 256 + 16 <= WG_EP_BYTES &&
+                          STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024 >= WG_MB * (NW / 2) * 512;
+  const int ke = ske_on && k0 == 0 && last > (int)blockIdx.x && first && k1 - 2 >= k0 + 2 ? k1 - 2 : -1;
+  bool ske = false;
+  auto ske_take = [&]() {
+    if constexpr (ske_on) {
+      constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
+      fg_u32* const flag = sk.flags + last * WG_CONS + c;
+      if ((tid & 127) == 0 && wg_ld_acquire(flag) != 0u) {
+        *flag = 0u;
+        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+        const fg_u32 ep = sbase + WG_OFF_EP + c * WG_EP_BYTES, bar = ep + WG_EP_BYTES - 16;
+        wg_bar_init(bar, 1);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        wg_bar_expect(bar, F * 256);
+        wg_bulk_load(ep, sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128, F * 256, bar);
+        ske = true;
+      }
+    }
+  };
+#endif
   if (WG_PW)
     wland(q); // chunk k0 landed
   else if (!(WG_EXP & 64) && !WG_SSA)
@@ -1687,6 +1724,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_commit();
     pass(it + 1 == k1);
     mark(8);
+#if WG_SK
+    if (ske_on && it == ke) ske_take(); // its flag's load waits under this chunk's X wgmmas
+#endif
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
     if (WG_SK && it == k0 + 1) skt_flush();
@@ -1733,6 +1773,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // wait (the engine has read the staging buffer) before the epilogue's
   // and the hand-over's writes to it.
   skt_flush();
+  // WG_SKE: whether the early take was issued, for every thread of the
+  // consumer after the barrier (in the staging buffer's last word but one).
+  if (ske_on && ke >= 0 && (tid & 127) == 0)
+    *(volatile fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) = ske ? 1u : 0u;
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
 #endif
 #if WG_TL
@@ -1795,12 +1839,35 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         const fg_u32 land = sbase + c * SKA;
         const float* const landg = (const float*)(sgen + c * SKA);
         const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
-        if (lt == 0) wg_bar_init(bar, 1);
+        // WG_SKE: the first half of partner last's sums is in (or on its
+        // way to) this consumer's staging buffer, its flag taken.
+        const bool early =
+            ske_on && ke >= 0 && *(volatile const fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) != 0u;
+        if (lt == 0 && !early) wg_bar_init(bar, 1);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
         int ph = 0;
-        for (int s0 = blockIdx.x + 1; s0 <= last; s0 += SKA / SKP) {
-          const int n = last + 1 - s0 < SKA / SKP ? last + 1 - s0 : SKA / SKP;
+        if constexpr (ske_on) {
+          if (early) {
+            // The second half goes to the token stages while the first is added.
+            wg_bar_wait(bar, 0);
+            if (lt == 0) {
+              wg_bar_expect(bar, SKP / 2);
+              wg_bulk_load(land, sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128 + F / 2 * 128, SKP / 2, bar);
+            }
+            const float* const epg = (const float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES);
+#pragma unroll
+            for (int i = 0; i < F / 2; ++i) flat[i] += epg[i * 128 + lt];
+            wg_bar_wait(bar, 1);
+#pragma unroll
+            for (int i = 0; i < F / 2; ++i) flat[F / 2 + i] += landg[i * 128 + lt];
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next loads
+            ph = 0;
+          }
+        }
+        const int lastw = early ? last - 1 : last; // the partners taken whole here
+        for (int s0 = blockIdx.x + 1; s0 <= lastw; s0 += SKA / SKP) {
+          const int n = lastw + 1 - s0 < SKA / SKP ? lastw + 1 - s0 : SKA / SKP;
           if (lt == 0) {
             for (int j = 0; j < n; ++j) wg_sk_take(sk.flags + (s0 + j) * WG_CONS + c);
             asm volatile("fence.proxy.async.global;\n" ::: "memory");
