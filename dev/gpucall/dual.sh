@@ -275,6 +275,9 @@ bestvars() {
 	GW="$GS&token_copy=width"
 	# The dual best since session 13's step 33 (E was the best before it).
 	DT='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	# The candidate of session 30 (kernel-notes step 81): the weight
+	# prefetch on the 256-token stream-K module only.
+	DP="$DT&prefetch=auto"
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
 }
@@ -1530,6 +1533,38 @@ keep29)
 	BENCH_MAX=70 bench d_best29 nvfp4_dual_gemm "$DT"
 	peers
 	TITLE="the kept stream-K hand-over's family checks; the dual best and the peers" summarize
+	pack
+	;;
+keep30)
+	# Session 30, call 4: step 81's kept code (the early take on the dual's
+	# 256-token tile) in bin/engine.test: TestWgmmaFamily's dual
+	# combinations with schedule=streamk, schedule=hybrid and prefetch=next;
+	# the candidate's tests on every test shape (its bench4 module forced
+	# on them too); then DP paired with DT on the four shapes.
+	bestvars
+	benchshapes
+	engine_env
+	for kn in schedule=streamk schedule=hybrid prefetch=next; do
+		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine.test -test.v \
+			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	done
+	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -10
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	tests dp_tests nvfp4_dual_gemm "$DP" baseline
+	tests t4pf_tests nvfp4_dual_gemm "$T4&prefetch=next" baseline
+	grep -E "^status" "$OUT/tests.log"
+	BENCH_MAX=90 bench d_dp nvfp4_dual_gemm "$DP" "$DT"
+	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
+	pack
+	;;
+standing30)
+	# Session 30, call 5: the standing at HEAD: the dual candidate DP and
+	# the group best GW against the baseline (d_best30, g_best30), the peers.
+	bestvars
+	tests g_best_tests nvfp4_group_gemm "$GW" baseline
+	best 30 "$DP" "$GW" "${RUNG_MAX:-150}"
+	peers
+	TITLE="the standing at HEAD (DP, GW)" summarize
 	pack
 	;;
 ske81)

@@ -156,14 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_SKE
-// Experiment (kernel-notes step 81): 1 = a dual stream-K owner takes the
-// first half of its last partner's partial sums early, two chunks before
-// its piece ends, into its own epilogue staging buffer (free during the
-// mainloop), if that partner has published by then; the rest is taken at
-// the end as before.
-#define WG_SKE 0
-#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -1442,15 +1434,19 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
   };
   (void)pend;
-  // WG_SKE: an owner's early take of the first half of its last partner's
-  // sums (that partner's piece is its block's first, so it has usually
-  // published long before), two chunks before this piece ends, once the
-  // previous piece's staging has drained (skt_flush) and if no epilogue has
-  // used the staging buffers in this block (first). Thread 0 of the
-  // consumer tests the flag once, without waiting; the load completes on
-  // the hand-over's mbarrier (phase 0), and `ske` says it was issued.
+  // The dual's 256-token tile: an owner's early take of the first half of
+  // its last partner's sums (that partner's piece is its block's first, so
+  // it has usually published long before), two chunks before this piece
+  // ends, once the previous piece's staging has drained (skt_flush) and if
+  // no epilogue has used the staging buffers in this block (first). Thread
+  // 0 of the consumer tests the flag once, without waiting; the load
+  // completes on the hand-over's mbarrier (phase 0), and `ske` says it was
+  // issued. Measured (kernel-notes step 81, H200, A/A): dual bench4 1.011x;
+  // on the 128-token tile (bench3) 0.988x, where the flag's acquire load
+  // outlasts the chunk's X wgmmas it waits under, so that tile keeps the
+  // hand-over at the end.
 #if WG_SK
-  constexpr bool ske_on = WG_SKE && DUAL && WG_MB * (NW / 2) * 256 + 16 <= WG_EP_BYTES &&
+  constexpr bool ske_on = DUAL && NW == 256 && WG_MB * (NW / 2) * 256 + 16 <= WG_EP_BYTES &&
                           STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024 >= WG_MB * (NW / 2) * 512;
   const int ke = ske_on && k0 == 0 && last > (int)blockIdx.x && first && k1 - 2 >= k0 + 2 ? k1 - 2 : -1;
   bool ske = false;
@@ -1773,7 +1769,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // wait (the engine has read the staging buffer) before the epilogue's
   // and the hand-over's writes to it.
   skt_flush();
-  // WG_SKE: whether the early take was issued, for every thread of the
+  // Whether the early take (ske_on) was issued, for every thread of the
   // consumer after the barrier (in the staging buffer's last word but one).
   if (ske_on && ke >= 0 && (tid & 127) == 0)
     *(volatile fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) = ske ? 1u : 0u;
@@ -1839,7 +1835,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         const fg_u32 land = sbase + c * SKA;
         const float* const landg = (const float*)(sgen + c * SKA);
         const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
-        // WG_SKE: the first half of partner last's sums is in (or on its
+        // ske_on: the first half of partner last's sums is in (or on its
         // way to) this consumer's staging buffer, its flag taken.
         const bool early =
             ske_on && ke >= 0 && *(volatile const fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) != 0u;
