@@ -248,21 +248,8 @@ var wgmmaWeightsKnob = KnobSpec{Key: "weights", Values: []string{"registers", "s
 func wgmmaProducerWeights(k Knobs) bool { return k.Value("prefetch") == "producer" }
 
 // wgmmaPrefetchKnob is when a block's next piece starts its weight ring (WG_PF).
-var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next", "producer", "auto"}, Default: "none",
-	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF); producer = the producer warpgroup's three spare warps copy every chunk's weight rows into the ring, up to the ring's depth ahead of the consumers and across pieces, completing on a full mbarrier per slot that the consumers wait on and an empty one they give back, so the consumers neither issue the copies nor wait out a tile's first global load (WG_PW; needs tokens=once, whose producer is one thread, and a producer warpgroup); built because the dual narrow tile's chunk took 0.86x the cycles with the consumers' copies taken out (H100, dev/gpucall/dual.sh ablmarks); measured on an H100 against the best variants: dual 1.007x (the narrow whole tiles of bench1 1.04-1.09x, the wide 1.00-1.02x), group 0.959x with its three consumers' producer at 32 registers (spilling) and ~0.99x with the consumers at 152 and the producer at 56 (no spill), while the group's two-consumer tiles gain 1.17x on bench1-2 but stay under three consumers (dev/gpucall/dual.sh pw3, pwg2, pwg3; docs/kernel-notes.md step 28); auto (the dual GEMM, with tile_m=auto) = per shape, next on the 256-token tile under stream-K, where a two-piece block's owner piece waits out its first weight copies on the launch's critical path, and none elsewhere (wgmmaPrefetchPick): measured paired with prefetch=none on an H200, next gave the 256-token stream-K module of dual bench4 1.010x and the 128-token one of bench3 0.985x (dev/gpucall/dual.sh pf30, docs/kernel-notes.md session 30, call 2)"}
-
-// wgmmaPrefetchPick resolves prefetch=auto for concrete knobs k (tile and
-// schedule picked): next on the dual's 256-token tile under stream-K, none
-// elsewhere; other values are k's own.
-func wgmmaPrefetchPick(k Knobs) Knobs {
-	if k.Value("prefetch") != "auto" {
-		return k
-	}
-	if k.TileM == 256 && k.Value("schedule") == "streamk" {
-		return k.withCustom("prefetch", "next")
-	}
-	return k.withCustom("prefetch", "none")
-}
+var wgmmaPrefetchKnob = KnobSpec{Key: "prefetch", Values: []string{"none", "next", "producer"}, Default: "none",
+	Doc: "none = each tile (or stream-K piece) starts with an empty weight ring and waits out a global load before its first wgmma; next = each consumer issues the first weight copies of its block's next piece as soon as this piece's last chunk is decoded, so they land under this piece's last wgmmas and its epilogue (WG_PF); producer = the producer warpgroup's three spare warps copy every chunk's weight rows into the ring, up to the ring's depth ahead of the consumers and across pieces, completing on a full mbarrier per slot that the consumers wait on and an empty one they give back, so the consumers neither issue the copies nor wait out a tile's first global load (WG_PW; needs tokens=once, whose producer is one thread, and a producer warpgroup); built because the dual narrow tile's chunk took 0.86x the cycles with the consumers' copies taken out (H100, dev/gpucall/dual.sh ablmarks); measured on an H100 against the best variants: dual 1.007x (the narrow whole tiles of bench1 1.04-1.09x, the wide 1.00-1.02x), group 0.959x with its three consumers' producer at 32 registers (spilling) and ~0.99x with the consumers at 152 and the producer at 56 (no spill), while the group's two-consumer tiles gain 1.17x on bench1-2 but stay under three consumers (dev/gpucall/dual.sh pw3, pwg2, pwg3; docs/kernel-notes.md step 28)"}
 
 // wgmmaOverlap reports whether k's GEMM launch overlaps wg_tokens.
 func wgmmaOverlap(k Knobs) bool { return k.Value("overlap") == "pdl" || wgmmaReady(k) }
@@ -382,16 +369,9 @@ func (wgmmaFamily) candidates(problem string, k Knobs) []Knobs {
 			out = append(out, c)
 		}
 	}
-	for i := range out {
-		out[i] = wgmmaPrefetchPick(out[i])
-	}
 	return out
 }
-func (f wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
-	k, err := f.resolveTileSchedule(problem, s, k, lim)
-	return wgmmaPrefetchPick(k), err
-}
-func (wgmmaFamily) resolveTileSchedule(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
+func (wgmmaFamily) resolve(problem string, s Shape, k Knobs, lim Limits) (Knobs, error) {
 	if k.TileN == TileAuto {
 		c := wgmmaTileCandidates(problem, k)
 		switch {
@@ -437,9 +417,6 @@ func wgmmaTileCandidates(problem string, k Knobs) []Knobs {
 		k.TileM = 128
 		tall := k.withCustom("registers", "split")
 		tall.TileM, tall.TileN, tall.Stages = 256, 64, 2
-		if k.Value("prefetch") == "auto" { // only the tall tile may prefetch (wgmmaPrefetchPick)
-			k = k.withCustom("prefetch", "none")
-		}
 		return append(wgmmaTileCandidates(problem, k), tall)
 	}
 	if wgmmaConsumers(problem, k) == 3 {
@@ -651,17 +628,11 @@ func checkWgmma(problem string, k Knobs) error {
 	if k.TileM == TileAuto && (!isDual(problem) || k.TileN != TileAuto || !wgmmaTokensOnce(k)) {
 		return &KnobError{Knob: "tile_m", Value: "auto", Reason: "tile_m=auto is the dual GEMM's, with tile_n=auto and tokens=once (its 256-token tile needs both)"}
 	}
-	if k.Value("prefetch") == "auto" && k.TileM != TileAuto {
-		return &KnobError{Knob: "prefetch", Value: "auto", Reason: "prefetch=auto picks next or none with the dual GEMM's per-shape tile: it needs tile_m=auto"}
-	}
 	if k.TileN == TileAuto {
 		if (k.TileM != 128 && k.TileM != TileAuto) || k.Stages != 3 || k.Value("registers") != "even" || wgmmaChunks(k) {
 			return &KnobError{Knob: "tile_n", Value: "auto", Reason: "tile_n=auto picks the stages and registers with the tile (narrow: 3 stages, even; wide: 2 stages, split): it needs tile_m=128 (or auto, dual) and stages, registers and pipeline at their defaults"}
 		}
 		for _, c := range wgmmaTileCandidates(problem, k) {
-			if c.Value("prefetch") == "auto" {
-				c = c.withCustom("prefetch", "next") // what it may become
-			}
 			if err := checkWgmma(problem, c); err != nil {
 				return err
 			}

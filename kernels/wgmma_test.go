@@ -222,10 +222,9 @@ func TestWgmmaDualDeclared(t *testing.T) {
 	// (the split needs nothing of the others): 4292; both stagings: 8584.
 	// tile_m=auto (with tile_n=auto and tokens=once: five schedules, three
 	// overlaps, three prefetches per decode, 45) on every epilogue and
-	// staging: 360 more, 8944. prefetch=auto (tile_m=auto only) doubles
-	// the tile_m=auto combinations at prefetch=none: 320 more in the end.
-	if n := len(d.VariantCombinations("wgmma")); n != 19184 {
-		t.Errorf("dual wgmma combinations: %d, want 19184 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights, 45 with tile_m=auto)); 8944, and 2400 with overlap=prologue: 11344; and 7520 of them again with token_wait=early, those with the halves pipeline, not folded, the weights in registers: 18864; and 320 with prefetch=auto, one for each tile_m=auto combination at prefetch=none", n)
+	// staging: 360 more, 8944.
+	if n := len(d.VariantCombinations("wgmma")); n != 18864 {
+		t.Errorf("dual wgmma combinations: %d, want 18864 (2 stagings x 2 epilogues x (75 per decode and prefetch none or next with tokens=block, 3 x 95 with once at all three prefetches, 16 folded, 4 each with shared and staged weights, 45 with tile_m=auto)); 8944, and 2400 with overlap=prologue: 11344; and 7520 of them again with token_wait=early, those with the halves pipeline, not folded, the weights in registers", n)
 	}
 	if g, _ := LookupProblem("nvfp4_group_gemm"); g != nil {
 		if _, err := g.ResolveVariant("wgmma?epilogue=split"); err == nil {
@@ -1251,67 +1250,6 @@ func TestWgmmaAutoTall(t *testing.T) {
 // arguments, where the table ends with a zero flag per token stage; the
 // workspace is tokens=once's. Refused without tokens=once, folded or with
 // weights in shared memory.
-// prefetch=auto resolves per shape with the tile and the schedule: next
-// only on the 256-token tile under stream-K (dual bench4), none elsewhere;
-// its candidates (the modules an auto variant may run) carry no auto, and
-// it is refused without tile_m=auto.
-func TestWgmmaPrefetchAuto(t *testing.T) {
-	d, err := LookupProblem("nvfp4_dual_gemm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
-	v, err := d.ResolveVariant("wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split&prefetch=auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		m, n, k int
-		want    string // TileM, schedule, prefetch
-	}{
-		{256, 4096, 7168, "128 tiles none"},   // bench1
-		{512, 4096, 7168, "256 tiles none"},   // bench2
-		{256, 3072, 4096, "128 streamk none"}, // bench3: the narrow tile measured 0.985x with next
-		{512, 3072, 7168, "256 streamk next"}, // bench4: 1.010x
-	} {
-		cv, err := v.Resolve(Shape{M: []int{c.m}, N: c.n, K: c.k}, lim)
-		if err != nil {
-			t.Fatalf("M %d N %d K %d: %v", c.m, c.n, c.k, err)
-		}
-		got := fmt.Sprintf("%d %s %s", cv.Knobs.TileM, cv.Knobs.Value("schedule"), cv.Knobs.Value("prefetch"))
-		if got != c.want {
-			t.Errorf("M %d N %d K %d: resolves to %q (%s), want %q", c.m, c.n, c.k, got, cv.Name, c.want)
-		}
-		if want := strings.Contains(c.want, "next"); cv.Defines()["WG_PF"] != map[bool]string{true: "1", false: "0"}[want] {
-			t.Errorf("M %d N %d: WG_PF %q, want prefetch %v", c.m, c.n, cv.Defines()["WG_PF"], want)
-		}
-	}
-	next := 0
-	for _, c := range v.Candidates() {
-		switch c.Knobs.Value("prefetch") {
-		case "auto":
-			t.Errorf("candidate %s keeps prefetch=auto", c.Name)
-		case "next":
-			next++
-			if c.Knobs.TileM != 256 || c.Knobs.Value("schedule") != "streamk" {
-				t.Errorf("candidate %s prefetches", c.Name)
-			}
-		}
-	}
-	if next != 1 {
-		t.Errorf("%d candidates prefetch, want 1 (the 256-token stream-K module)", next)
-	}
-	var ke *KnobError
-	for _, bad := range []string{
-		"wgmma?tile_n=auto&schedule=auto&decode=prmt&tokens=once&prefetch=auto",
-		"wgmma?tile_m=256&tile_n=64&stages=2&registers=split&schedule=streamk&tokens=once&prefetch=auto",
-	} {
-		if _, err := d.ResolveVariant(bad); !errors.As(err, &ke) || ke.Knob != "prefetch" {
-			t.Errorf("%s: %v, want a prefetch knob error", bad, err)
-		}
-	}
-}
-
 func TestWgmmaProloguePlan(t *testing.T) {
 	lim := Limits{SMs: 132, MaxSharedOptin: hopperSharedOptin, Arch: "sm_90a"}
 	noAddr := func(Buffer, int) uint64 { return 0 }

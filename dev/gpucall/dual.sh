@@ -275,8 +275,9 @@ bestvars() {
 	GW="$GS&token_copy=width"
 	# The dual best since session 13's step 33 (E was the best before it).
 	DT='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	# The candidate of session 30 (kernel-notes step 81): the weight
-	# prefetch on the 256-token stream-K module only.
+	# Session 30's candidate (kernel-notes step 81): the weight prefetch on
+	# the 256-token stream-K module only. Refuted in call 4 (bench4 0.994x
+	# beside the early take) and removed: prefetch=auto needs 2147398's source.
 	DP="$DT&prefetch=auto"
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
@@ -1535,6 +1536,39 @@ keep29)
 	TITLE="the kept stream-K hand-over's family checks; the dual best and the peers" summarize
 	pack
 	;;
+sko82)
+	# Session 30, step 82 (kernel-notes): after the early take, the rest of
+	# that partner's sums and a middle partner's on one phase
+	# (bin/web_sko1.gz, bin/engine_sko1.test.gz: EXPBUILD_TEST=1
+	# expbuild.sh sko1 WG_SKO=1). The tall stream-K module on every test
+	# shape and TestWgmmaFamily's dual stream-K and hybrid combinations in
+	# that build; A/A medians alternated with bin/web on dual bench4; then
+	# DT&token_wait=early paired with DT on the four shapes (bin/web).
+	bestvars
+	unpackexp
+	benchshapes
+	engine_env
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	WEB=./bin/web_sko1 tests t4_tests nvfp4_dual_gemm "$T4" baseline
+	grep -E "^status" "$OUT/tests.log"
+	for kn in schedule=streamk schedule=hybrid; do
+		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_sko1.test -test.v \
+			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	done
+	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
+	for r in 1 2 3; do
+		for b in plain sko1; do
+			w=./bin/web_$b
+			[ "$b" = plain ] && w=./bin/web
+			step "aa_b4_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$T4" \
+				--shapes /tmp/tl_b4.json --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_b4_$b$r.json"
+		done
+	done
+	grep -E "^status" "$OUT/aa.log"
+	BENCH_MAX=90 bench d_twe nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
+	TITLE="step 82: the end loads on one phase; DT&token_wait=early" summarize
+	pack
+	;;
 keep30)
 	# Session 30, call 4: step 81's kept code (the early take on the dual's
 	# 256-token tile) in bin/engine.test: TestWgmmaFamily's dual
@@ -1558,13 +1592,14 @@ keep30)
 	pack
 	;;
 standing30)
-	# Session 30, call 5: the standing at HEAD: the dual candidate DP and
-	# the group best GW against the baseline (d_best30, g_best30), the peers.
+	# Session 30: the standing at HEAD: both bests' tests, each best against
+	# the baseline (d_best30, g_best30), the peers.
 	bestvars
+	tests d_best_tests nvfp4_dual_gemm "$DT" baseline
 	tests g_best_tests nvfp4_group_gemm "$GW" baseline
-	best 30 "$DP" "$GW" "${RUNG_MAX:-150}"
+	best 30 "$DT" "$GW" "${RUNG_MAX:-150}"
 	peers
-	TITLE="the standing at HEAD (DP, GW)" summarize
+	TITLE="the standing at HEAD" summarize
 	pack
 	;;
 ske81)
