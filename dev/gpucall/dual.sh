@@ -1544,6 +1544,8 @@ sko82)
 	# shape and TestWgmmaFamily's dual stream-K and hybrid combinations in
 	# that build; A/A medians alternated with bin/web on dual bench4; then
 	# DT&token_wait=early paired with DT on the four shapes (bin/web).
+	# Refuted in call 5 (0.994x) and removed: the WG_SKO build needs
+	# c17d737's source.
 	bestvars
 	unpackexp
 	benchshapes

@@ -156,13 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_SKO
-// Experiment (kernel-notes step 82): 1 = after an early take (ske_on), the
-// owner loads the rest of that partner's sums into its staging buffer and
-// a middle partner's whole sums into the token stages on one phase,
-// instead of one after the other.
-#define WG_SKO 0
-#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -1850,38 +1843,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
         int ph = 0;
-        int mid = 0; // WG_SKO: middle partners taken with the early one's second half
-        if constexpr (ske_on && WG_SKO) {
-          if (early) {
-            // The first half (in the staging buffer) is added; then its
-            // second half goes there too, and the first middle partner's
-            // sums (if any) to the token stages, on one phase.
-            wg_bar_wait(bar, 0);
-            const float* const epg = (const float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES);
-#pragma unroll
-            for (int i = 0; i < F / 2; ++i) flat[i] += epg[i * 128 + lt];
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before it is reloaded
-            mid = last - 1 > (int)blockIdx.x ? 1 : 0;
-            if (lt == 0) {
-              if (mid) {
-                wg_sk_take(sk.flags + (blockIdx.x + 1) * WG_CONS + c);
-                asm volatile("fence.proxy.async.global;\n" ::: "memory");
-              }
-              wg_bar_expect(bar, SKP / 2 + mid * SKP);
-              wg_bulk_load(sbase + WG_OFF_EP + c * WG_EP_BYTES,
-                           sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128 + F / 2 * 128, SKP / 2, bar);
-              if (mid) wg_bulk_load(land, sk.ws + ((size_t)(blockIdx.x + 1) * WG_CONS + c) * FMAX * 128, SKP, bar);
-            }
-            wg_bar_wait(bar, 1);
-#pragma unroll
-            for (int i = 0; i < F / 2; ++i) flat[F / 2 + i] += epg[i * 128 + lt];
-            if (mid) {
-#pragma unroll
-              for (int i = 0; i < F; ++i) flat[i] += landg[i * 128 + lt];
-            }
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next loads
-          }
-        } else if constexpr (ske_on) {
+        if constexpr (ske_on) {
           if (early) {
             // The second half goes to the token stages while the first is added.
             wg_bar_wait(bar, 0);
@@ -1900,7 +1862,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
           }
         }
         const int lastw = early ? last - 1 : last; // the partners taken whole here
-        for (int s0 = blockIdx.x + 1 + mid; s0 <= lastw; s0 += SKA / SKP) {
+        for (int s0 = blockIdx.x + 1; s0 <= lastw; s0 += SKA / SKP) {
           const int n = lastw + 1 - s0 < SKA / SKP ? lastw + 1 - s0 : SKA / SKP;
           if (lt == 0) {
             for (int j = 0; j < n; ++j) wg_sk_take(sk.flags + (s0 + j) * WG_CONS + c);
