@@ -52,7 +52,10 @@ var ladderH100JSON []byte
 // code of kernel-notes steps 74-76 (docs/BENCHMARKS.md section 39). The
 // dual's rung was then replaced with `-merge internal/demo/ladder_h200.json
 // d_best29.json`, session 29's sixth call (`bash dev/gpucall/dual.sh keep29
-// 480`): the dual best on step 80's code (section 40).
+// 480`): the dual best on step 80's code (section 40); then both with
+// `-merge internal/demo/ladder_h200.json d_best30.json g_best30.json`,
+// session 30's sixth call (`bash dev/gpucall/dual.sh standing30 450`): both
+// bests on step 81's code (section 41).
 //
 //go:embed ladder_h200.json
 var ladderH200JSON []byte
