@@ -1442,17 +1442,22 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // 0 of the consumer tests the flag once, without waiting; the load
   // completes on the hand-over's mbarrier (phase 0), and `ske` says it was
   // issued. Measured (kernel-notes step 81, H200, A/A): dual bench4 1.011x;
-  // on the 128-token tile (bench3) 0.988x, where the flag's acquire load
-  // outlasts the chunk's X wgmmas it waits under, so that tile keeps the
-  // hand-over at the end.
+  // on the 128-token tile (bench3) 0.988x, so that tile keeps the hand-over
+  // at the end (the likely reason, not measured: there the flag's acquire
+  // load outlasts the chunk's X wgmmas it waits under).
 #if WG_SK
-  constexpr bool ske_on = DUAL && NW == 256 && WG_MB * (NW / 2) * 256 + 16 <= WG_EP_BYTES &&
-                          STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024 >= WG_MB * (NW / 2) * 512;
+  // Stream-K partial sums: F floats per thread at this tile's width, slots
+  // FMAX apart. SKA: token-stage bytes per consumer, whole KB (a bulk
+  // copy's address is 16-byte aligned; a third of two 16 KB stages, the
+  // group's 64-token three-consumer tile, was not: misaligned address,
+  // kernel-notes step 80); SKP: one partner's sums per consumer.
+  constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
+  constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024, SKP = F * 512;
+  constexpr bool ske_on = DUAL && NW == 256 && SKP / 2 + 16 <= WG_EP_BYTES && SKA >= SKP;
   const int ke = ske_on && k0 == 0 && last > (int)blockIdx.x && first && k1 - 2 >= k0 + 2 ? k1 - 2 : -1;
   bool ske = false;
   auto ske_take = [&]() {
     if constexpr (ske_on) {
-      constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
       fg_u32* const flag = sk.flags + last * WG_CONS + c;
       if ((tid & 127) == 0 && wg_ld_acquire(flag) != 0u) {
         *flag = 0u;
@@ -1799,8 +1804,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_SK
   {
     // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
-    // F floats per thread at this tile's width; slots are FMAX apart.
-    constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
     const int lt = tid & 127;
     float* const flat = &acc[0][0];
     if (k0 > 0) {
@@ -1822,11 +1825,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       }
       return; // the owner finishes the tile
     }
-    // Token-stage bytes per consumer, whole KB: a bulk copy's address is
-    // 16-byte aligned (a third of two 16 KB stages, the group's 64-token
-    // three-consumer tile, was not: misaligned address, kernel-notes step 80).
-    constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024;
-    constexpr int SKP = F * 512;                        // one partner's sums per consumer
     if constexpr (SKA >= SKP) {
       if (last > (int)blockIdx.x) {
         // Every consumer's mainloop is over (each has waited for its last
@@ -1858,7 +1856,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
             for (int i = 0; i < F / 2; ++i) flat[F / 2 + i] += landg[i * 128 + lt];
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next loads
-            ph = 0;
+            // Two phases done: the next wait is on parity 0 again (ph).
           }
         }
         const int lastw = early ? last - 1 : last; // the partners taken whole here
