@@ -1612,6 +1612,8 @@ ske81)
 	# stream-K modules on every test shape and TestWgmmaFamily's dual
 	# combinations with schedule=streamk in that build, then A/A medians
 	# alternated with bin/web on dual bench4 and bench3, then bench4's marks.
+	# Kept on the 256-token tile only (2147398) and the define went: these
+	# builds need 7f8a502's source.
 	bestvars
 	unpackexp
 	benchshapes
