@@ -18,6 +18,8 @@ Usage: python3 dev/gpucall/skmodel.py [ITERATIONS]
 import random
 import sys
 
+from tlblocks import pieces_of
+
 GRID, TILES, KCH = 132, 96, 56
 START, R1, STAGE, PUBDELAY = 8.45, 1.502, 1.99, 5.0
 RESTART, R2, R2C, STORE = 1.84, 1.52, 0.28, 3.04
@@ -25,13 +27,7 @@ OWN, HLOAD, EPI = 0.13, 1.75, 2.5
 
 
 def pieces(r, b):
-    cur, end, out = r[b], r[b + 1], []
-    while cur < end:
-        t, k0 = cur // KCH, cur % KCH
-        k1 = min(KCH, k0 + end - cur)
-        out.append((t, k0, k1))
-        cur += k1 - k0
-    return out
+    return pieces_of(r, b, KCH)
 
 
 def ends(r):

@@ -22,6 +22,19 @@ import statistics as st
 import sys
 
 
+def pieces_of(cuts, b, kch):
+    """Block b's stream-K pieces (tile, k0, k1) for the chunk cuts of every
+    block (block b runs chunks cuts[b] .. cuts[b + 1] - 1), as wg_pieces
+    walks them; skmodel.py shares it."""
+    cur, end, out = cuts[b], cuts[b + 1], []
+    while cur < end:
+        t, k0 = cur // kch, cur % kch
+        k1 = min(kch, k0 + end - cur)
+        out.append((t, k0, k1))
+        cur += k1 - k0
+    return out
+
+
 def main():
     path, run, tiles, kch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     grid = int(sys.argv[5]) if len(sys.argv) > 5 else 132
@@ -30,14 +43,10 @@ def main():
     def begin(x):
         return x * total // grid
 
+    cuts = [begin(x) for x in range(grid + 1)]
+
     def pieces(b):
-        cur, end, out = begin(b), begin(b + 1), []
-        while cur < end:
-            t, k0 = cur // kch, cur % kch
-            k1 = min(kch, k0 + end - cur)
-            out.append((t, k0, k1))
-            cur += k1 - k0
-        return out
+        return pieces_of(cuts, b, kch)
 
     def partners(b, t):
         last, i = b, (t + 1) * kch - 1
