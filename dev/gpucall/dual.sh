@@ -1571,6 +1571,45 @@ sko82)
 	TITLE="step 82: the end loads on one phase; DT&token_wait=early" summarize
 	pack
 	;;
+skep83)
+	# Step 83 (kernel-notes), built in session 30 for a later call: the
+	# early take by the producer thread on both dual tiles
+	# (bin/web_skep1.gz, bin/engine_skep1.test.gz: EXPBUILD_TEST=1
+	# expbuild.sh skep1 WG_SKEP=1; bin/web the plain build). The dual's
+	# stream-K modules on every test shape and TestWgmmaFamily's dual
+	# stream-K and hybrid combinations in that build; A/A medians alternated
+	# with bin/web on bench4 and bench3, three of each; then, in that build,
+	# the tall stream-K module with prefetch=next paired with it on bench4.
+	bestvars
+	unpackexp
+	benchshapes
+	engine_env
+	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	WEB=./bin/web_skep1 tests t4_tests nvfp4_dual_gemm "$T4" baseline
+	WEB=./bin/web_skep1 tests n3_tests nvfp4_dual_gemm "$N3" baseline
+	grep -E "^status" "$OUT/tests.log"
+	for kn in schedule=streamk schedule=hybrid; do
+		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_skep1.test -test.v \
+			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	done
+	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
+	for x in "b4 $T4" "b3 $N3"; do
+		set -- $x
+		for r in 1 2 3; do
+			for b in plain skep1; do
+				w=./bin/web_$b
+				[ "$b" = plain ] && w=./bin/web
+				step "aa_$1_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$2" \
+					--shapes "/tmp/tl_$1.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_$1_$b$r.json"
+			done
+		done
+	done
+	grep -E "^status" "$OUT/aa.log"
+	WEB=./bin/web_skep1 BENCH_MAX=60 BENCH_SHAPES=/tmp/tl_b4.json bench b4_pf nvfp4_dual_gemm "$T4&prefetch=next" "$T4"
+	ptxaslist
+	pack
+	;;
 keep30)
 	# Session 30, call 4: step 81's kept code (the early take on the dual's
 	# 256-token tile) in bin/engine.test: TestWgmmaFamily's dual

@@ -156,6 +156,14 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
+#ifndef WG_SKEP
+// Experiment (kernel-notes step 83): 1 = the early take of step 81 by the
+// producer thread instead of consumer thread 0, on both dual tiles: after
+// issuing an owner piece's last token copy, it waits for the last
+// partner's flag and bulk-loads the first half of its sums into each
+// consumer's staging buffer; the consumers' chunk loops carry no test.
+#define WG_SKEP 0
+#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -1056,6 +1064,18 @@ static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
   }
   *flag = 0u;
 }
+// WG_SKEP: the dual's plain decode-ahead producer (one thread) takes the
+// first half of an owner's last partner's sums early. Whether piece (k0,
+// k1, last) of this block is such an owner (first: no epilogue has used
+// the staging buffers in this block yet): with at least STAGES + 2 chunks,
+// the producer's last token copy waits for the consumers to free chunk
+// k1 - 1 - STAGES's stage, which they do after the previous piece's
+// staging has drained (skt_flush at chunk k0 + 1), so the staging buffers
+// are free for the load. The producer and the consumers decide alike.
+#define WG_SKEP_ON (WG_SKEP && DUAL && WG_SK && WG_TOK && !WG_SSA && !WG_FOLD && !WG_FIT && !WG_TOKW && !WG_RDY && !WG_PRO)
+static __device__ __forceinline__ bool wg_skep_piece(int k0, int k1, int last, bool first) {
+  return WG_SKEP_ON && k0 == 0 && last > (int)blockIdx.x && first && k1 - k0 >= STAGES + 2;
+}
 // Partial sums go through L2 only (.cg): the owner's SM never caches them.
 static __device__ __forceinline__ void wg_st_cg(float* p, float v) {
   asm volatile("st.global.cg.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
@@ -1453,7 +1473,9 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // kernel-notes step 80); SKP: one partner's sums per consumer.
   constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
   constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024, SKP = F * 512;
-  constexpr bool ske_on = DUAL && NW == 256 && SKP / 2 + 16 <= WG_EP_BYTES && SKA >= SKP;
+  constexpr bool ske_on = !WG_SKEP_ON && DUAL && NW == 256 && SKP / 2 + 16 <= WG_EP_BYTES && SKA >= SKP;
+  // WG_SKEP: the producer takes it instead, on every tile that fits.
+  constexpr bool skep_on = WG_SKEP_ON && SKP / 2 + 16 <= WG_EP_BYTES && SKA >= SKP;
   const int ke = ske_on && k0 == 0 && last > (int)blockIdx.x && first && k1 - 2 >= k0 + 2 ? k1 - 2 : -1;
   bool ske = false;
   auto ske_take = [&]() {
@@ -1836,12 +1858,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         // ske_on: the first half of partner last's sums is in (or on its
         // way to) this consumer's staging buffer, its flag taken.
         const bool early =
-            ske_on && ke >= 0 && *(volatile const fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) != 0u;
-        if (lt == 0 && !early) wg_bar_init(bar, 1);
+            (skep_on && wg_skep_piece(k0, k1, last, first)) ||
+            (ske_on && ke >= 0 && *(volatile const fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) != 0u);
+        if (lt == 0 && !early) wg_bar_init(bar, 1); // WG_SKEP: the producer initialized it
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
         int ph = 0;
-        if constexpr (ske_on) {
+        if constexpr (ske_on || skep_on) {
           if (early) {
             // The second half goes to the token stages while the first is added.
             wg_bar_wait(bar, 0);
@@ -2356,11 +2379,28 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
       wg_tl_mark(1);
+#if WG_SKEP_ON
+      bool pfirst = true; // as the consumers' first: no piece with k0 == 0 yet
+#endif
       wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
         fetch(p.t, tile, gp, -1);
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
+#if WG_SKEP_ON
+        // The sums' sizes at the tile's width (WG_FIT is off: NW == WG_TM).
+        constexpr int F = WG_MB * (WG_TM / 2), SKP = F * 512;
+        constexpr bool fits = SKP / 2 + 16 <= WG_EP_BYTES && STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024 >= SKP;
+        const bool early = fits && wg_skep_piece(p.k0, p.k1, p.last, pfirst);
+        if (early) {
+          // Each consumer's hand-over barrier, before this piece's first
+          // token copy: a consumer's wait on that copy orders the init
+          // before its own wait on the barrier at the piece's end.
+          for (int c = 0; c < WG_CONS; ++c) wg_bar_init(sbase + WG_OFF_EP + (c + 1) * WG_EP_BYTES - 16, 1);
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        }
+        if (p.k0 == 0) pfirst = false;
+#endif
 #if WG_TOKW
         const fg_u32 half = (fg_u32)wg_tile_width(gp.m, tile.m0) * 128u; // one 64-K block's rows that the wgmma reads
 #endif
@@ -2404,6 +2444,21 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
 #endif
         }
+#if WG_SKEP_ON
+        if (early) {
+          // Every token copy of the piece is out; the last partner ran the
+          // tile's tail as its block's first piece, so its flag is usually
+          // set by now. The consumers wait for these bytes at their end.
+          constexpr int FMAX = WG_MB * (WG_TM / 2);
+          for (int c = 0; c < WG_CONS; ++c) {
+            const fg_u32 ep = sbase + WG_OFF_EP + c * WG_EP_BYTES, bar = ep + WG_EP_BYTES - 16;
+            wg_sk_take(sk.flags + p.last * WG_CONS + c);
+            asm volatile("fence.proxy.async.global;\n" ::: "memory");
+            wg_bar_expect(bar, SKP / 2);
+            wg_bulk_load(ep, sk.ws + ((size_t)p.last * WG_CONS + c) * FMAX * 128, SKP / 2, bar);
+          }
+        }
+#endif
       });
     }
 #if WG_PW
