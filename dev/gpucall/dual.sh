@@ -410,6 +410,51 @@ tlruns() {
 	done
 	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
 }
+# expmods: the dual's stream-K modules of bench3 (N3, the 128-token tile)
+# and bench4 (T4, the 256-token tile), as DT runs them there.
+expmods() {
+	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+}
+# expcheck TAG "t4 n3" KNOB...: an experiment build's modules (bin/web_TAG)
+# on every test shape, then TestWgmmaFamily's dual combinations with each
+# PITCHTANK_FAMILY_KNOB value in bin/engine_TAG.test. Needs expmods.
+expcheck() {
+	local tag=$1 mods=$2 m kn
+	shift 2
+	for m in $mods; do
+		case $m in
+		t4) WEB=./bin/web_$tag tests t4_tests nvfp4_dual_gemm "$T4" baseline ;;
+		n3) WEB=./bin/web_$tag tests n3_tests nvfp4_dual_gemm "$N3" baseline ;;
+		esac
+	done
+	grep -E "^status" "$OUT/tests.log"
+	for kn in "$@"; do
+		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_$tag.test -test.v \
+			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+	done
+	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
+}
+# expaa TAG ROUNDS SHAPE...: A/A medians of bin/web and bin/web_TAG in
+# turn, ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
+# bench3). Needs expmods and benchshapes.
+expaa() {
+	local tag=$1 rounds=$2 shp v r b w
+	shift 2
+	for shp in "$@"; do
+		v=$T4
+		[ "$shp" = b3 ] && v=$N3
+		for r in $(seq "$rounds"); do
+			for b in plain "$tag"; do
+				w=./bin/web_$b
+				[ "$b" = plain ] && w=./bin/web
+				step "aa_${shp}_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$v" \
+					--shapes "/tmp/tl_$shp.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_${shp}_$b$r.json"
+			done
+		done
+	done
+	grep -E "^status" "$OUT/aa.log"
+}
 # srcprof TAG: ncu source counters of DT on dual bench1 and GS on group
 # bench1 in ${WEB:-./bin/web}, one launch each, summarized per opcode
 # (srcsum.py) into $OUT/srcsum.txt; the CSVs go to $R/src_TAGd1.csv and
@@ -1550,25 +1595,11 @@ sko82)
 	unpackexp
 	benchshapes
 	engine_env
-	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	WEB=./bin/web_sko1 tests t4_tests nvfp4_dual_gemm "$T4" baseline
-	grep -E "^status" "$OUT/tests.log"
-	for kn in schedule=streamk schedule=hybrid; do
-		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_sko1.test -test.v \
-			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	done
-	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
-	for r in 1 2 3; do
-		for b in plain sko1; do
-			w=./bin/web_$b
-			[ "$b" = plain ] && w=./bin/web
-			step "aa_b4_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$T4" \
-				--shapes /tmp/tl_b4.json --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_b4_$b$r.json"
-		done
-	done
-	grep -E "^status" "$OUT/aa.log"
+	expmods
+	expcheck sko1 t4 schedule=streamk schedule=hybrid
+	expaa sko1 3 b4
 	BENCH_MAX=90 bench d_twe nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
-	TITLE="step 82: the end loads on one phase; DT&token_wait=early" summarize
+	TITLE="step 82: the end's loads on one phase; DT&token_wait=early" summarize
 	pack
 	;;
 skep83)
@@ -1584,28 +1615,9 @@ skep83)
 	unpackexp
 	benchshapes
 	engine_env
-	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	WEB=./bin/web_skep1 tests t4_tests nvfp4_dual_gemm "$T4" baseline
-	WEB=./bin/web_skep1 tests n3_tests nvfp4_dual_gemm "$N3" baseline
-	grep -E "^status" "$OUT/tests.log"
-	for kn in schedule=streamk schedule=hybrid; do
-		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_skep1.test -test.v \
-			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	done
-	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
-	for x in "b4 $T4" "b3 $N3"; do
-		set -- $x
-		for r in 1 2 3; do
-			for b in plain skep1; do
-				w=./bin/web_$b
-				[ "$b" = plain ] && w=./bin/web
-				step "aa_$1_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$2" \
-					--shapes "/tmp/tl_$1.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_$1_$b$r.json"
-			done
-		done
-	done
-	grep -E "^status" "$OUT/aa.log"
+	expmods
+	expcheck skep1 "t4 n3" schedule=streamk schedule=hybrid
+	expaa skep1 3 b4 b3
 	WEB=./bin/web_skep1 BENCH_MAX=60 BENCH_SHAPES=/tmp/tl_b4.json bench b4_pf nvfp4_dual_gemm "$T4&prefetch=next" "$T4"
 	ptxaslist
 	pack
@@ -1657,26 +1669,9 @@ ske81)
 	unpackexp
 	benchshapes
 	engine_env
-	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	WEB=./bin/web_ske1 tests t4_tests nvfp4_dual_gemm "$T4" baseline
-	WEB=./bin/web_ske1 tests n3_tests nvfp4_dual_gemm "$N3" baseline
-	grep -E "^status" "$OUT/tests.log"
-	step fam_ske 120 family.log env PITCHTANK_FAMILY_KNOB=schedule=streamk ./bin/engine_ske1.test -test.v \
-		-test.timeout 115s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -6
-	for x in "b4 $T4" "b3 $N3"; do
-		set -- $x
-		for r in 1 2; do
-			for b in plain ske1; do
-				w=./bin/web_$b
-				[ "$b" = plain ] && w=./bin/web
-				step "aa_$1_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$2" \
-					--shapes "/tmp/tl_$1.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_$1_$b$r.json"
-			done
-		done
-	done
-	grep -E "^status|^0 " "$OUT/aa.log"
+	expmods
+	expcheck ske1 "t4 n3" schedule=streamk
+	expaa ske1 2 b4 b3
 	tlruns tlske "d4 nvfp4_dual_gemm b4 $DT"
 	ptxaslist
 	pack
