@@ -510,12 +510,37 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #define WG_EP_BYTES (WG_TM * WG_EP_STRIDE)         // per consumer warpgroup
 #define WG_OFF_EP (WG_OFF_ASTG + STAGES * WG_ASTG_STAGE)
 #define WG_OFF_BAR (WG_OFF_EP + WG_CONS * WG_EP_BYTES)
+// Token-stage bytes per consumer, whole KB: a bulk copy's address is
+// 16-byte aligned (a third of two 16 KB stages, the group's 64-token
+// three-consumer tile, was not: misaligned address, kernel-notes step 80).
+#define WG_SKA (STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024)
+// Whether an early take (steps 81, 83) fits f partial sums per thread: half
+// of them in the staging buffer below its last 16 bytes, one partner's
+// whole sums in the consumer's token-stage bytes.
+#define WG_SKE_FITS(f) ((f) * 256 + 16 <= WG_EP_BYTES && WG_SKA >= (f) * 512)
 #define WG_OFF_WBAR (WG_OFF_BAR + 2 * STAGES * 8) // WG_PW: the weight ring's full, then empty mbarriers
 #define WG_PW_THREADS 96                         // WG_PW: the producer's warps 1-3 copy the weights
 #define FG_SMEM_BYTES (WG_OFF_WBAR + (WG_PW ? 2 * WG_RS * 8 : 0) + 1024) // + slack for the 1024-byte alignment
 
 typedef unsigned int fg_u32;
 typedef unsigned short fg_u16;
+// Consumer c's staging buffer from a shared base (the shared-window
+// address or the generic pointer), and what stream-K keeps in its last 16
+// bytes, which no staging round reaches: the owner's hand-over mbarrier (8
+// bytes), then whether its early take was issued (4 bytes). Written as the
+// sums the kernel spelled out before, so its code is unchanged.
+template <class B>
+static __device__ __forceinline__ B wg_ep(B base, int c) {
+  return base + WG_OFF_EP + c * WG_EP_BYTES;
+}
+template <class B>
+static __device__ __forceinline__ B wg_ep_bar(B base, int c) {
+  return base + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
+}
+template <class B>
+static __device__ __forceinline__ B wg_ep_word(B base, int c) {
+  return base + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8;
+}
 typedef unsigned char fg_u8;
 typedef unsigned long long fg_u64;
 
@@ -1467,15 +1492,13 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // load outlasts the chunk's X wgmmas it waits under).
 #if WG_SK
   // Stream-K partial sums: F floats per thread at this tile's width, slots
-  // FMAX apart. SKA: token-stage bytes per consumer, whole KB (a bulk
-  // copy's address is 16-byte aligned; a third of two 16 KB stages, the
-  // group's 64-token three-consumer tile, was not: misaligned address,
-  // kernel-notes step 80); SKP: one partner's sums per consumer.
+  // FMAX apart; SKA token-stage bytes per consumer (WG_SKA), SKP one
+  // partner's sums per consumer.
   constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
-  constexpr int SKA = STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024, SKP = F * 512;
-  constexpr bool ske_on = !WG_SKEP_ON && DUAL && NW == 256 && SKP / 2 + 16 <= WG_EP_BYTES && SKA >= SKP;
+  constexpr int SKA = WG_SKA, SKP = F * 512;
+  constexpr bool ske_on = !WG_SKEP_ON && DUAL && NW == 256 && WG_SKE_FITS(F);
   // WG_SKEP: the producer takes it instead, on every tile that fits.
-  constexpr bool skep_on = WG_SKEP_ON && SKP / 2 + 16 <= WG_EP_BYTES && SKA >= SKP;
+  constexpr bool skep_on = WG_SKEP_ON && WG_SKE_FITS(F);
   const int ke = ske_on && k0 == 0 && last > (int)blockIdx.x && first && k1 - 2 >= k0 + 2 ? k1 - 2 : -1;
   bool ske = false;
   auto ske_take = [&]() {
@@ -1484,7 +1507,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       if ((tid & 127) == 0 && wg_ld_acquire(flag) != 0u) {
         *flag = 0u;
         asm volatile("fence.proxy.async.global;\n" ::: "memory");
-        const fg_u32 ep = sbase + WG_OFF_EP + c * WG_EP_BYTES, bar = ep + WG_EP_BYTES - 16;
+        const fg_u32 ep = wg_ep(sbase, c), bar = ep + WG_EP_BYTES - 16;
         wg_bar_init(bar, 1);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         wg_bar_expect(bar, F * 256);
@@ -1797,9 +1820,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // and the hand-over's writes to it.
   skt_flush();
   // Whether the early take (ske_on) was issued, for every thread of the
-  // consumer after the barrier (in the staging buffer's last word but one).
-  if (ske_on && ke >= 0 && (tid & 127) == 0)
-    *(volatile fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) = ske ? 1u : 0u;
+  // consumer after the barrier.
+  if (ske_on && ke >= 0 && (tid & 127) == 0) *(volatile fg_u32*)wg_ep_word(sgen, c) = ske ? 1u : 0u;
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
 #endif
 #if WG_TL
@@ -1854,12 +1876,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         asm volatile("bar.sync %0, %1;\n" ::"n"(WG_SKT_ID), "n"(128 * WG_CONS) : "memory");
         const fg_u32 land = sbase + c * SKA;
         const float* const landg = (const float*)(sgen + c * SKA);
+        // wg_ep_bar's address, spelled out: through the helper one instruction
+        // of the group's measured hybrid module moves (dev/ptxloop).
         const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
         // ske_on: the first half of partner last's sums is in (or on its
         // way to) this consumer's staging buffer, its flag taken.
         const bool early =
             (skep_on && wg_skep_piece(k0, k1, last, first)) ||
-            (ske_on && ke >= 0 && *(volatile const fg_u32*)(sgen + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8) != 0u);
+            (ske_on && ke >= 0 && *(volatile const fg_u32*)wg_ep_word(sgen, c) != 0u);
         if (lt == 0 && !early) wg_bar_init(bar, 1); // WG_SKEP: the producer initialized it
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
@@ -1872,7 +1896,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
               wg_bar_expect(bar, SKP / 2);
               wg_bulk_load(land, sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128 + F / 2 * 128, SKP / 2, bar);
             }
-            const float* const epg = (const float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES);
+            const float* const epg = (const float*)wg_ep(sgen, c);
 #pragma unroll
             for (int i = 0; i < F / 2; ++i) flat[i] += epg[i * 128 + lt];
             wg_bar_wait(bar, 1);
@@ -2390,13 +2414,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_SKEP_ON
         // The sums' sizes at the tile's width (WG_FIT is off: NW == WG_TM).
         constexpr int F = WG_MB * (WG_TM / 2), SKP = F * 512;
-        constexpr bool fits = SKP / 2 + 16 <= WG_EP_BYTES && STAGES * WG_TOK_STAGE / WG_CONS / 1024 * 1024 >= SKP;
-        const bool early = fits && wg_skep_piece(p.k0, p.k1, p.last, pfirst);
+        const bool early = WG_SKE_FITS(F) && wg_skep_piece(p.k0, p.k1, p.last, pfirst);
         if (early) {
           // Each consumer's hand-over barrier, before this piece's first
           // token copy: a consumer's wait on that copy orders the init
           // before its own wait on the barrier at the piece's end.
-          for (int c = 0; c < WG_CONS; ++c) wg_bar_init(sbase + WG_OFF_EP + (c + 1) * WG_EP_BYTES - 16, 1);
+          for (int c = 0; c < WG_CONS; ++c) wg_bar_init(wg_ep_bar(sbase, c), 1);
           asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         }
         if (p.k0 == 0) pfirst = false;
@@ -2451,11 +2474,11 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           // set by now. The consumers wait for these bytes at their end.
           constexpr int FMAX = WG_MB * (WG_TM / 2);
           for (int c = 0; c < WG_CONS; ++c) {
-            const fg_u32 ep = sbase + WG_OFF_EP + c * WG_EP_BYTES, bar = ep + WG_EP_BYTES - 16;
+            const fg_u32 bar = wg_ep_bar(sbase, c);
             wg_sk_take(sk.flags + p.last * WG_CONS + c);
             asm volatile("fence.proxy.async.global;\n" ::: "memory");
             wg_bar_expect(bar, SKP / 2);
-            wg_bulk_load(ep, sk.ws + ((size_t)p.last * WG_CONS + c) * FMAX * 128, SKP / 2, bar);
+            wg_bulk_load(wg_ep(sbase, c), sk.ws + ((size_t)p.last * WG_CONS + c) * FMAX * 128, SKP / 2, bar);
           }
         }
 #endif
