@@ -275,10 +275,6 @@ bestvars() {
 	GW="$GS&token_copy=width"
 	# The dual best since session 13's step 33 (E was the best before it).
 	DT='wgmma?tile_m=auto&tile_n=auto&schedule=auto&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
-	# Session 30's candidate (kernel-notes step 81): the weight prefetch on
-	# the 256-token stream-K module only. Refuted in call 4 (bench4 0.994x
-	# beside the early take) and removed: prefetch=auto needs 2147398's source.
-	DP="$DT&prefetch=auto"
 	echo '[{"m":[512],"n":4096,"k":7168}]' >/tmp/b2.json
 	echo '[{"m":[80,176,128,72,64,248,96,160],"n":4096,"k":7168}]' >/tmp/g1.json
 }
@@ -1628,7 +1624,10 @@ keep30)
 	# combinations with schedule=streamk, schedule=hybrid and prefetch=next;
 	# the candidate's tests on every test shape (its bench4 module forced
 	# on them too); then DP paired with DT on the four shapes.
+	# Refuted in this call (bench4 0.994x beside the early take) and removed:
+	# prefetch=auto needs 2147398's source.
 	bestvars
+	DP="$DT&prefetch=auto"
 	benchshapes
 	engine_env
 	for kn in schedule=streamk schedule=hybrid prefetch=next; do
