@@ -156,14 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_SKEP
-// Experiment (kernel-notes step 83): 1 = the early take of step 81 by the
-// producer thread instead of consumer thread 0, on both dual tiles: after
-// issuing an owner piece's last token copy, it waits for the last
-// partner's flag and bulk-loads the first half of its sums into each
-// consumer's staging buffer; the consumers' chunk loops carry no test.
-#define WG_SKEP 0
-#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -527,8 +519,8 @@ typedef unsigned short fg_u16;
 // Consumer c's staging buffer from a shared base (the shared-window
 // address or the generic pointer), and what stream-K keeps in its last 16
 // bytes, which no staging round reaches: the owner's hand-over mbarrier (8
-// bytes), then whether its early take was issued (4 bytes). Written as the
-// sums the kernel spelled out before, so its code is unchanged.
+// bytes). Written as the sum the kernel spelled out before, so its code is
+// unchanged.
 template <class B>
 static __device__ __forceinline__ B wg_ep(B base, int c) {
   return base + WG_OFF_EP + c * WG_EP_BYTES;
@@ -536,10 +528,6 @@ static __device__ __forceinline__ B wg_ep(B base, int c) {
 template <class B>
 static __device__ __forceinline__ B wg_ep_bar(B base, int c) {
   return base + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
-}
-template <class B>
-static __device__ __forceinline__ B wg_ep_word(B base, int c) {
-  return base + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 8;
 }
 typedef unsigned char fg_u8;
 typedef unsigned long long fg_u64;
@@ -1089,15 +1077,20 @@ static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
   }
   *flag = 0u;
 }
-// WG_SKEP: the dual's plain decode-ahead producer (one thread) takes the
-// first half of an owner's last partner's sums early. Whether piece (k0,
+// The early take (kernel-notes steps 81, 83): the dual's plain decode-ahead
+// producer (one thread) takes the first half of an owner's last partner's
+// sums while the consumers still run the piece's last chunks; its
+// consumers' chunk loops carry no test, and no consumer warp waits on the
+// flag (step 81's take by consumer thread 0, in the loop, lost 1.2% on
+// the 128-token tile; this form measured 1.0023x on bench4 and 1.0069x on
+// bench3 against it, H200, A/A). Whether piece (k0,
 // k1, last) of this block is such an owner (first: no epilogue has used
 // the staging buffers in this block yet): with at least STAGES + 2 chunks,
 // the producer's last token copy waits for the consumers to free chunk
 // k1 - 1 - STAGES's stage, which they do after the previous piece's
 // staging has drained (skt_flush at chunk k0 + 1), so the staging buffers
 // are free for the load. The producer and the consumers decide alike.
-#define WG_SKEP_ON (WG_SKEP && DUAL && WG_SK && WG_TOK && !WG_SSA && !WG_FOLD && !WG_FIT && !WG_TOKW && !WG_RDY && !WG_PRO)
+#define WG_SKEP_ON (DUAL && WG_SK && WG_TOK && !WG_SSA && !WG_FOLD && !WG_FIT && !WG_TOKW && !WG_RDY && !WG_PRO)
 static __device__ __forceinline__ bool wg_skep_piece(int k0, int k1, int last, bool first) {
   return WG_SKEP_ON && k0 == 0 && last > (int)blockIdx.x && first && k1 - k0 >= STAGES + 2;
 }
@@ -1479,43 +1472,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #endif
   };
   (void)pend;
-  // The dual's 256-token tile: an owner's early take of the first half of
-  // its last partner's sums (that partner's piece is its block's first, so
-  // it has usually published long before), two chunks before this piece
-  // ends, once the previous piece's staging has drained (skt_flush) and if
-  // no epilogue has used the staging buffers in this block (first). Thread
-  // 0 of the consumer tests the flag once, without waiting; the load
-  // completes on the hand-over's mbarrier (phase 0), and `ske` says it was
-  // issued. Measured (kernel-notes step 81, H200, A/A): dual bench4 1.011x;
-  // on the 128-token tile (bench3) 0.988x, so that tile keeps the hand-over
-  // at the end (the likely reason, not measured: there the flag's acquire
-  // load outlasts the chunk's X wgmmas it waits under).
 #if WG_SK
   // Stream-K partial sums: F floats per thread at this tile's width, slots
   // FMAX apart; SKA token-stage bytes per consumer (WG_SKA), SKP one
   // partner's sums per consumer.
   constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
   constexpr int SKA = WG_SKA, SKP = F * 512;
-  constexpr bool ske_on = !WG_SKEP_ON && DUAL && NW == 256 && WG_SKE_FITS(F);
-  // WG_SKEP: the producer takes it instead, on every tile that fits.
+  // The producer's early take (wg_skep_piece), on every tile that fits.
   constexpr bool skep_on = WG_SKEP_ON && WG_SKE_FITS(F);
-  const int ke = ske_on && k0 == 0 && last > (int)blockIdx.x && first && k1 - 2 >= k0 + 2 ? k1 - 2 : -1;
-  bool ske = false;
-  auto ske_take = [&]() {
-    if constexpr (ske_on) {
-      fg_u32* const flag = sk.flags + last * WG_CONS + c;
-      if ((tid & 127) == 0 && wg_ld_acquire(flag) != 0u) {
-        *flag = 0u;
-        asm volatile("fence.proxy.async.global;\n" ::: "memory");
-        const fg_u32 ep = wg_ep(sbase, c), bar = ep + WG_EP_BYTES - 16;
-        wg_bar_init(bar, 1);
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        wg_bar_expect(bar, F * 256);
-        wg_bulk_load(ep, sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128, F * 256, bar);
-        ske = true;
-      }
-    }
-  };
 #endif
   if (WG_PW)
     wland(q); // chunk k0 landed
@@ -1770,9 +1734,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     wg_commit();
     pass(it + 1 == k1);
     mark(8);
-#if WG_SK
-    if (ske_on && it == ke) ske_take(); // its flag's load waits under this chunk's X wgmmas
-#endif
     wg_wait<1>(); // X of this chunk done: xa is free
     mark(9);
     if (WG_SK && it == k0 + 1) skt_flush();
@@ -1819,9 +1780,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   // wait (the engine has read the staging buffer) before the epilogue's
   // and the hand-over's writes to it.
   skt_flush();
-  // Whether the early take (ske_on) was issued, for every thread of the
-  // consumer after the barrier.
-  if (ske_on && ke >= 0 && (tid & 127) == 0) *(volatile fg_u32*)wg_ep_word(sgen, c) = ske ? 1u : 0u;
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
 #endif
 #if WG_TL
@@ -1879,16 +1837,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         // wg_ep_bar's address, spelled out: through the helper one instruction
         // of the group's measured hybrid module moves (dev/ptxloop).
         const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
-        // ske_on: the first half of partner last's sums is in (or on its
-        // way to) this consumer's staging buffer, its flag taken.
-        const bool early =
-            (skep_on && wg_skep_piece(k0, k1, last, first)) ||
-            (ske_on && ke >= 0 && *(volatile const fg_u32*)wg_ep_word(sgen, c) != 0u);
-        if (lt == 0 && !early) wg_bar_init(bar, 1); // WG_SKEP: the producer initialized it
+        // The producer took partner last's flag and loads the first half of
+        // its sums into this consumer's staging buffer (wg_skep_piece).
+        const bool early = skep_on && wg_skep_piece(k0, k1, last, first);
+        if (lt == 0 && !early) wg_bar_init(bar, 1); // early: the producer initialized it
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
         int ph = 0;
-        if constexpr (ske_on || skep_on) {
+        if constexpr (skep_on) {
           if (early) {
             // The second half goes to the token stages while the first is added.
             wg_bar_wait(bar, 0);
