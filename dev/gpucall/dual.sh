@@ -1618,6 +1618,24 @@ skep83)
 	ptxaslist
 	pack
 	;;
+skm84)
+	# Step 84 (kernel-notes, session 31): a dual stream-K middle piece adds
+	# its later partners' sums before it publishes (bin/web_skm1.gz,
+	# bin/engine_skm1.test.gz: EXPBUILD_TEST=1 expbuild.sh skm1 WG_SKM=1;
+	# bin/web the kept build, step 83's). The dual's stream-K modules on
+	# every test shape and TestWgmmaFamily's dual stream-K and hybrid
+	# combinations in that build; A/A medians alternated with bin/web on
+	# bench4 and bench3, three of each.
+	bestvars
+	unpackexp
+	benchshapes
+	engine_env
+	expmods
+	expcheck skm1 "t4 n3" schedule=streamk schedule=hybrid
+	expaa skm1 3 b4 b3
+	ptxaslist
+	pack
+	;;
 keep30)
 	# Session 30, call 4: step 81's kept code (the early take on the dual's
 	# 256-token tile) in bin/engine.test: TestWgmmaFamily's dual
