@@ -1819,75 +1819,73 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
     const int lt = tid & 127;
     float* const flat = &acc[0][0];
-    // An owner (or, WG_SKM, a middle piece) adds its partners' sums.
-    auto take = [&]() {
-      if constexpr (SKA >= SKP) {
-        if (last > (int)blockIdx.x) {
-          // Every consumer's mainloop is over (each has waited for its last
-          // wgmmas), so the token stages are free for the partners' sums.
-          asm volatile("bar.sync %0, %1;\n" ::"n"(WG_SKT_ID), "n"(128 * WG_CONS) : "memory");
-          const fg_u32 land = sbase + c * SKA;
-          const float* const landg = (const float*)(sgen + c * SKA);
-          // wg_ep_bar's address, spelled out: through the helper one instruction
-          // of the group's measured hybrid module moves (dev/ptxloop).
-          const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
-          // The producer took partner last's flag and loads the first half of
-          // its sums into this consumer's staging buffer (wg_skep_piece).
-          const bool early = skep_on && wg_skep_piece(k0, k1, last, first);
-          if (lt == 0 && !early) wg_bar_init(bar, 1); // early: the producer initialized it
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-          int ph = 0;
-          if constexpr (skep_on) {
-            if (early) {
-              // The second half goes to the token stages while the first is added.
-              wg_bar_wait(bar, 0);
-              if (lt == 0) {
-                wg_bar_expect(bar, SKP / 2);
-                wg_bulk_load(land, sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128 + F / 2 * 128, SKP / 2, bar);
-              }
-              const float* const epg = (const float*)wg_ep(sgen, c);
-#pragma unroll
-              for (int i = 0; i < F / 2; ++i) flat[i] += epg[i * 128 + lt];
-              wg_bar_wait(bar, 1);
-#pragma unroll
-              for (int i = 0; i < F / 2; ++i) flat[F / 2 + i] += landg[i * 128 + lt];
-              asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next loads
-              // Two phases done: the next wait is on parity 0 again (ph).
-            }
-          }
-          const int lastw = early ? last - 1 : last; // the partners taken whole here
-          for (int s0 = blockIdx.x + 1; s0 <= lastw; s0 += SKA / SKP) {
-            const int n = lastw + 1 - s0 < SKA / SKP ? lastw + 1 - s0 : SKA / SKP;
+    // An owner (or, WG_SKM, a middle piece, before it publishes) adds its
+    // partners' sums; for any other piece last == blockIdx.x.
+    if constexpr (SKA >= SKP) {
+      if (last > (int)blockIdx.x) {
+        // Every consumer's mainloop is over (each has waited for its last
+        // wgmmas), so the token stages are free for the partners' sums.
+        asm volatile("bar.sync %0, %1;\n" ::"n"(WG_SKT_ID), "n"(128 * WG_CONS) : "memory");
+        const fg_u32 land = sbase + c * SKA;
+        const float* const landg = (const float*)(sgen + c * SKA);
+        // wg_ep_bar's address, spelled out: through the helper one instruction
+        // of the group's measured hybrid module moves (dev/ptxloop).
+        const fg_u32 bar = sbase + WG_OFF_EP + c * WG_EP_BYTES + WG_EP_BYTES - 16;
+        // The producer took partner last's flag and loads the first half of
+        // its sums into this consumer's staging buffer (wg_skep_piece).
+        const bool early = skep_on && wg_skep_piece(k0, k1, last, first);
+        if (lt == 0 && !early) wg_bar_init(bar, 1); // early: the producer initialized it
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        int ph = 0;
+        if constexpr (skep_on) {
+          if (early) {
+            // The second half goes to the token stages while the first is added.
+            wg_bar_wait(bar, 0);
             if (lt == 0) {
-              for (int j = 0; j < n; ++j) wg_sk_take(sk.flags + (s0 + j) * WG_CONS + c);
-              asm volatile("fence.proxy.async.global;\n" ::: "memory");
-              wg_bar_expect(bar, n * SKP);
-              for (int j = 0; j < n; ++j)
-                wg_bulk_load(land + j * SKP, sk.ws + ((size_t)(s0 + j) * WG_CONS + c) * FMAX * 128, SKP, bar);
+              wg_bar_expect(bar, SKP / 2);
+              wg_bulk_load(land, sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128 + F / 2 * 128, SKP / 2, bar);
             }
-            wg_bar_wait(bar, ph);
-            ph ^= 1;
-            for (int j = 0; j < n; ++j) {
+            const float* const epg = (const float*)wg_ep(sgen, c);
 #pragma unroll
-              for (int i = 0; i < F; ++i) flat[i] += landg[(j * F + i) * 128 + lt];
-            }
+            for (int i = 0; i < F / 2; ++i) flat[i] += epg[i * 128 + lt];
+            wg_bar_wait(bar, 1);
+#pragma unroll
+            for (int i = 0; i < F / 2; ++i) flat[F / 2 + i] += landg[i * 128 + lt];
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next loads
+            // Two phases done: the next wait is on parity 0 again (ph).
           }
-          if (lt == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
         }
-      } else
-        // One partner's sums do not fit the token stages (the group's
-        // 256-row tile): 4-byte loads.
-        for (int s = blockIdx.x + 1; s <= last; ++s) {
-          if (lt == 0) wg_sk_take(sk.flags + s * WG_CONS + c);
-          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-          const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
+        const int lastw = early ? last - 1 : last; // the partners taken whole here
+        for (int s0 = blockIdx.x + 1; s0 <= lastw; s0 += SKA / SKP) {
+          const int n = lastw + 1 - s0 < SKA / SKP ? lastw + 1 - s0 : SKA / SKP;
+          if (lt == 0) {
+            for (int j = 0; j < n; ++j) wg_sk_take(sk.flags + (s0 + j) * WG_CONS + c);
+            asm volatile("fence.proxy.async.global;\n" ::: "memory");
+            wg_bar_expect(bar, n * SKP);
+            for (int j = 0; j < n; ++j)
+              wg_bulk_load(land + j * SKP, sk.ws + ((size_t)(s0 + j) * WG_CONS + c) * FMAX * 128, SKP, bar);
+          }
+          wg_bar_wait(bar, ph);
+          ph ^= 1;
+          for (int j = 0; j < n; ++j) {
 #pragma unroll
-          for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
+            for (int i = 0; i < F; ++i) flat[i] += landg[(j * F + i) * 128 + lt];
+          }
+          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); // read out before the next loads
         }
-    };
-    if (WG_SKM_ON && k0 > 0) take(); // a middle piece: before it publishes
+        if (lt == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+      }
+    } else
+      // One partner's sums do not fit the token stages (the group's
+      // 256-row tile): 4-byte loads.
+      for (int s = blockIdx.x + 1; s <= last; ++s) {
+        if (lt == 0) wg_sk_take(sk.flags + s * WG_CONS + c);
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
+#pragma unroll
+        for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
+      }
     if (k0 > 0) {
       float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
       if constexpr (WG_SKT_STAGED) {
@@ -1907,7 +1905,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       }
       return; // the owner finishes the tile
     }
-    take();
   }
 #endif
 
