@@ -1661,13 +1661,13 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
-standing30)
-	# Session 30: the standing at HEAD: both bests' tests, each best against
-	# the baseline (d_best30, g_best30), the peers.
+standing30 | standing31)
+	# Sessions 30-31: the standing at HEAD: both bests' tests, each best
+	# against the baseline (d_bestN, g_bestN, N the session), the peers.
 	bestvars
 	tests d_best_tests nvfp4_dual_gemm "$DT" baseline
 	tests g_best_tests nvfp4_group_gemm "$GW" baseline
-	best 30 "$DT" "$GW" "${RUNG_MAX:-150}"
+	best "${MODE#standing}" "$DT" "$GW" "${RUNG_MAX:-150}"
 	peers
 	TITLE="the standing at HEAD" summarize
 	pack

@@ -156,14 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_SKM
-// Experiment (kernel-notes step 84): 1 = a dual stream-K piece in the
-// middle of its tile (a one-piece block between the owner and the tail)
-// adds its later partners' sums to its own before it publishes, so every
-// owner or middle piece takes one partner, the next block: the owners
-// with two partners ended bench4's launch ~0.9 us after the rest.
-#define WG_SKM 0
-#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -1098,7 +1090,14 @@ static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
 // k1 - 1 - STAGES's stage, which they do after the previous piece's
 // staging has drained (skt_flush at chunk k0 + 1), so the staging buffers
 // are free for the load. The producer and the consumers decide alike.
-#define WG_SKM_ON (WG_SKM && DUAL) // a middle piece takes its later partners (piece_at's last)
+// A dual stream-K piece in the middle of its tile (a one-piece block
+// between the owner and the tail) adds its later partners' sums to its own
+// before it publishes, so every owner or middle piece takes one partner,
+// the next block (piece_at's last): the owners with two partners ended
+// bench4's launch ~0.9 us after the rest. Measured (kernel-notes step 84,
+// H200, A/A): the 256-token tile (bench4) 1.0198x; the 128-token tile
+// (bench3) 0.9950x, so there owners still take both.
+#define WG_SKM_ON (DUAL && WG_TM == 256)
 #define WG_SKEP_ON (DUAL && WG_SK && WG_TOK && !WG_SSA && !WG_FOLD && !WG_FIT && !WG_TOKW && !WG_RDY && !WG_PRO)
 static __device__ __forceinline__ bool wg_skep_piece(int k0, int k1, int last, bool first) {
   return WG_SKEP_ON && (k0 == 0 || WG_SKM_ON) && last > (int)blockIdx.x && first && k1 - k0 >= STAGES + 2;
@@ -1176,6 +1175,30 @@ static __device__ __forceinline__ void wg_skt_release(fg_u32* flag) {
   wg_st_release(flag, 1u);
 }
 
+// A piece that starts mid-tile publishes consumer c's F partial sums per
+// thread (flat) in its block's workspace slot for the owner; with another
+// piece after it in this block (more) that piece releases the flag (pend).
+template <int F, int FMAX>
+static __device__ __forceinline__ void wg_sk_publish(const float* flat, const WgStream& sk, fg_u8* sgen, fg_u32 sbase,
+                                                     int c, int lt, bool more, fg_u32*& pend) {
+  float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
+  if constexpr (WG_SKT_STAGED) {
+    wg_skt_store<F>(flat, dst, (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES, c,
+                    lt);
+    if (more) { // released by the next piece
+      pend = sk.flags + blockIdx.x * WG_CONS + c;
+      return;
+    }
+    if (lt == 0) wg_skt_release(sk.flags + blockIdx.x * WG_CONS + c);
+  } else {
+#pragma unroll
+    for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+    if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
+  }
+}
+
 // One piece of a block's work: chunks [k0, k1) of tile t; last >
 // blockIdx.x: the owner of a cut tile adds the partials of blocks
 // blockIdx.x + 1 .. last. Without stream-K a piece is a whole tile.
@@ -1226,7 +1249,7 @@ static __device__ __forceinline__ void wg_pieces(const int* rng, int num_tiles, 
       last = (int)((long long)i * G / I);
       while (begin(last + 1) <= i) ++last;
       while (begin(last) > i) --last;
-      // WG_SKM: the next block's sums hold those of every block after it.
+      // WG_SKM_ON: the next block's sums hold those of every block after it.
       if (WG_SKM_ON && last > b + 1) last = b + 1;
     }
     return WgPiece{t0 + t, k0, k1, last};
@@ -1819,8 +1842,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     // Partial sums, laid out [slot][consumer][value][thread]: coalesced.
     const int lt = tid & 127;
     float* const flat = &acc[0][0];
-    // An owner (or, WG_SKM, a middle piece, before it publishes) adds its
-    // partners' sums; for any other piece last == blockIdx.x.
+    // A piece that starts mid-tile publishes its sums, the owner finishes
+    // the tile; under WG_SKM_ON a middle piece first takes its partner.
+    if (!WG_SKM_ON && k0 > 0) {
+      wg_sk_publish<F, FMAX>(flat, sk, sgen, sbase, c, lt, more, pend);
+      return;
+    }
+    // An owner (or, WG_SKM_ON, a middle piece) adds its partners' sums;
+    // for any other piece last == blockIdx.x.
     if constexpr (SKA >= SKP) {
       if (last > (int)blockIdx.x) {
         // Every consumer's mainloop is over (each has waited for its last
@@ -1886,23 +1915,8 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #pragma unroll
         for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
       }
-    if (k0 > 0) {
-      float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
-      if constexpr (WG_SKT_STAGED) {
-        wg_skt_store<F>(flat, dst, (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES,
-                        c, lt);
-        if (more) { // released by the next piece
-          pend = sk.flags + blockIdx.x * WG_CONS + c;
-          return;
-        }
-        if (lt == 0) wg_skt_release(sk.flags + blockIdx.x * WG_CONS + c);
-      } else {
-#pragma unroll
-        for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
-        asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-        if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
-      }
+    if (WG_SKM_ON && k0 > 0) {
+      wg_sk_publish<F, FMAX>(flat, sk, sgen, sbase, c, lt, more, pend);
       return; // the owner finishes the tile
     }
   }
