@@ -55,7 +55,10 @@ var ladderH100JSON []byte
 // 480`): the dual best on step 80's code (section 40); then both with
 // `-merge internal/demo/ladder_h200.json d_best30.json g_best30.json`,
 // session 30's sixth call (`bash dev/gpucall/dual.sh standing30 450`): both
-// bests on step 81's code (section 41).
+// bests on step 81's code (section 41); then both with `-merge
+// internal/demo/ladder_h200.json d_best31.json g_best31.json`, session 31's
+// fourth call (`bash dev/gpucall/dual.sh standing31 560`): both bests on
+// steps 83-84's code (section 42).
 //
 //go:embed ladder_h200.json
 var ladderH200JSON []byte
