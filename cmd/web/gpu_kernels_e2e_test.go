@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitchtank/pitchtank/internal/repotest"
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
@@ -63,7 +64,7 @@ func TestGPUServerKernels(t *testing.T) {
 		}
 		runTimeout = d
 	}
-	clearDir := e2eExampleDir(t, "clear")
+	clearDir := repotest.ExampleDir(t, "clear")
 	headerDir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(clearDir))), "kernels", "cuda")
 	testStart := time.Now()
 
@@ -290,25 +291,6 @@ func TestGPUServerKernels(t *testing.T) {
 		t.Error("server did not stop within 45s of SIGTERM")
 	}
 	t.Logf("total %.1fs", time.Since(testStart).Seconds())
-}
-
-// e2eExampleDir finds examples/kernels/NAME from the repository root (the GPU
-// machine runs the test binary there) or from cmd/web (go test's working
-// directory), as an absolute path for nvcc.
-func e2eExampleDir(t *testing.T, name string) string {
-	t.Helper()
-	for _, root := range []string{".", "../.."} {
-		d := filepath.Join(root, "examples", "kernels", name)
-		if _, err := os.Stat(filepath.Join(d, "manifest.json")); err == nil {
-			abs, err := filepath.Abs(d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return abs
-		}
-	}
-	t.Fatalf("no examples/kernels/%s here or in ../..: run from the repository root or cmd/web", name)
-	return ""
 }
 
 // kernelE2E is an API client of the served database with an admin token.

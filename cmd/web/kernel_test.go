@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/gpu"
 	"github.com/pitchtank/pitchtank/internal/kernelcheck"
+	"github.com/pitchtank/pitchtank/internal/repotest"
 )
 
 // needNVRTC skips without NVRTC, or fails under PITCHTANK_REQUIRE_NVRTC=1
@@ -32,8 +33,6 @@ func kernelCheck(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-func exampleDir(name string) string { return filepath.Join("..", "..", "examples", "kernels", name) }
-
 // Every example compiles for every architecture the local NVRTC supports,
 // with registers, shared memory and spills per entry point.
 func TestKernelCheckExamples(t *testing.T) {
@@ -43,7 +42,7 @@ func TestKernelCheckExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		code, out, errs := kernelCheck("--problem", "nvfp4_group_gemm", exampleDir(e.Name()))
+		code, out, errs := kernelCheck("--problem", "nvfp4_group_gemm", repotest.ExampleDir(t, e.Name()))
 		if code != 0 || !strings.HasSuffix(out, "ok\n") || !strings.Contains(out, " registers, ") || !strings.Contains(out, "B spill stores") {
 			t.Errorf("%s: exit %d\n%s%s", e.Name(), code, out, errs)
 		}
@@ -58,7 +57,7 @@ func TestKernelCheckBroken(t *testing.T) {
 	dir := t.TempDir()
 	broken := 0
 	for _, f := range []string{"manifest.json", "clear_gemm.cu"} {
-		b, err := os.ReadFile(filepath.Join(exampleDir("clear"), f))
+		b, err := os.ReadFile(filepath.Join(repotest.ExampleDir(t, "clear"), f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +97,7 @@ func TestKernelCheckBroken(t *testing.T) {
 // --json of a good kernel: the report the server stores.
 func TestKernelCheckJSON(t *testing.T) {
 	needNVRTC(t)
-	code, out, errs := kernelCheck(exampleDir("clear"), "--json")
+	code, out, errs := kernelCheck(repotest.ExampleDir(t, "clear"), "--json")
 	var rep kernelcheck.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v\n%s%s", code, err, out, errs)
@@ -131,7 +130,7 @@ func TestKernelCheckUsage(t *testing.T) {
 		{nil, "want exactly one PATH"},
 		{[]string{bad}, "launch.block"},
 		{[]string{filepath.Join(bad, "k.cu")}, "--problem is required"},
-		{[]string{"--problem", "nvfp4_dual_gemm", exampleDir("clear")}, "the manifest says nvfp4_group_gemm"},
+		{[]string{"--problem", "nvfp4_dual_gemm", repotest.ExampleDir(t, "clear")}, "the manifest says nvfp4_group_gemm"},
 	} {
 		code, _, errs := kernelCheck(c.args...)
 		if code != kernelcheck.ExitUsage || !strings.Contains(errs, c.want) {
@@ -147,7 +146,7 @@ func TestKernelCheckUsage(t *testing.T) {
 // A lone .cu file compiles too, with the entry points ptxas finds.
 func TestKernelCheckLoneFile(t *testing.T) {
 	needNVRTC(t)
-	code, out, errs := kernelCheck("--problem", "nvfp4_group_gemm", filepath.Join(exampleDir("clear"), "clear_gemm.cu"))
+	code, out, errs := kernelCheck("--problem", "nvfp4_group_gemm", filepath.Join(repotest.ExampleDir(t, "clear"), "clear_gemm.cu"))
 	if code != 0 || !strings.Contains(out, "kernel clear_gemm.cu (nvfp4_group_gemm, cuda)") || !strings.Contains(out, "clear_gemm: ") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}

@@ -2,13 +2,12 @@ package engine_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/engine"
 	"github.com/pitchtank/pitchtank/internal/gpu"
+	"github.com/pitchtank/pitchtank/internal/repotest"
 	"github.com/pitchtank/pitchtank/kernels"
 )
 
@@ -18,43 +17,11 @@ import (
 
 func loadExample(t *testing.T, name string) *kernels.Submission {
 	t.Helper()
-	s, err := kernels.LoadSubmission(exampleDir(t, name))
+	s, err := kernels.LoadSubmission(repotest.ExampleDir(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// exampleDir finds examples/kernels/name in the working directory or up
-// to two levels above it: `go test` runs this package in internal/engine, but the GPU
-// machine has no Go and dev/gpucall runs the built bin/engine.test from the
-// repository root (a fixed ../.. made every submission test fail there).
-func exampleDir(t *testing.T, name string) string {
-	t.Helper()
-	rel := filepath.Join("examples", "kernels", name)
-	for _, up := range []string{".", "..", filepath.Join("..", "..")} {
-		dir := filepath.Join(up, rel)
-		if _, err := os.Stat(filepath.Join(dir, kernels.ManifestFile)); err == nil {
-			return dir
-		}
-	}
-	t.Fatalf("no %s here or above (run from the repository root or internal/engine)", rel)
-	return ""
-}
-
-// exampleDir answers from both places the submission tests run: the
-// package folder (go test) and the repository root (dev/gpucall's built
-// bin/engine.test). No device needed.
-func TestExampleDirFromPackageAndRoot(t *testing.T) {
-	for _, dir := range []string{".", filepath.Join("..", "..")} {
-		t.Run(dir, func(t *testing.T) {
-			t.Chdir(dir)
-			s, err := kernels.LoadSubmission(exampleDir(t, "clear"))
-			if err != nil || s.Manifest.Name == "" {
-				t.Fatalf("clear example from %s: %v", dir, err)
-			}
-		})
-	}
 }
 
 // asKind is s rebuilt as a submission of kind with main file name holding
