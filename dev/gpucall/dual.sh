@@ -1661,6 +1661,16 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
+dualpeers31)
+	# Session 31, call 7: the dual best against the baseline (d_best31b) and
+	# the peers again, on whichever machine this call gets: a second
+	# same-call comparison of call 4's 1.151x against peer (c).
+	bestvars
+	BENCH_MAX=70 bench d_best31b nvfp4_dual_gemm "$DT"
+	peers
+	TITLE="the dual best and the peers" summarize
+	pack
+	;;
 standing30 | standing31)
 	# Sessions 30-31: the standing at HEAD: both bests' tests, each best
 	# against the baseline (d_bestN, g_bestN, N the session), the peers.
