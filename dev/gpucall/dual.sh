@@ -211,7 +211,7 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 cd "$(dirname "$0")/../.."
-MODE=${1:?dual, streamk, auto, grid, regs, split, splitcheck, chunks, pipes, prmt, prmtcheck, prmtfamily, profprmt, tileauto, gtileauto, tokens, tokensrung, fit256, proftok, final, pdl, pdl2, final2, prof3, final3, fit3, fit64, fit64b, fit64check, hybrid, hybrid2, hybrid3, hybrid4, hybrid5, tm64, pf, pf2, pf3, verify, timeline, ready, fold, foldprof, fold2, fold3, foldsrc, foldcursor, chunkmarks, chunkmarks3, wgprobe, instmix, roles, ablate, pp, overlap, ssa, ssaprof, staged, stagedmarks, issueq, ablmarks, pw2, pw3, pwg2, pwg3, epi, epi2, epi3, g3sk, profepi, stm, stmrung, tall, marks3, db2, struct, skel, skelprobe, gtwe, gtwe2, tcwrung, newknobs, standing, standing27, modules27, standing28, skt80, keep29, defer79, mix24, prof25, tlb25, slot, cpkeep, cpn or sass26}
+MODE=${1:?a mode: one of the case labels below (grep -E "^[a-z0-9 |]+\)$" dev/gpucall/dual.sh)}
 TOTAL=${2:-560}
 START=$(date +%s)
 . dev/gpucall/lib.sh
@@ -2505,7 +2505,7 @@ tall)
 	pack
 	;;
 *)
-	echo "usage: dual.sh MODE [TOTAL]: the modes are listed at the top of this file" >&2
+	echo "usage: dual.sh MODE [TOTAL]: MODE is one of the case labels in this file" >&2
 	exit 2
 	;;
 esac
