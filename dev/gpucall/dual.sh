@@ -411,6 +411,8 @@ tlruns() {
 expmods() {
 	N3='wgmma?schedule=streamk&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
 	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
+	# The group best's hybrid module (GW on group bench1-2).
+	GH='wgmma?tile_n=192&tail_width=fit64&schedule=hybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3&token_copy=width'
 }
 # expcheck TAG "t4 n3" KNOB...: an experiment build's modules (bin/web_TAG)
 # on every test shape, then TestWgmmaFamily's dual combinations with each
@@ -433,18 +435,20 @@ expcheck() {
 }
 # expaa TAG ROUNDS SHAPE...: A/A medians of bin/web and bin/web_TAG in
 # turn, ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
-# bench3). Needs expmods and benchshapes.
+# bench3, g1 and g2: GH on group bench1 and bench2). Needs expmods and
+# benchshapes.
 expaa() {
-	local tag=$1 rounds=$2 shp v r b w
+	local tag=$1 rounds=$2 shp v r b w prob
 	shift 2
 	for shp in "$@"; do
-		v=$T4
+		v=$T4 prob=nvfp4_dual_gemm
 		[ "$shp" = b3 ] && v=$N3
+		case $shp in g*) v=$GH prob=nvfp4_group_gemm ;; esac
 		for r in $(seq "$rounds"); do
 			for b in plain "$tag"; do
 				w=./bin/web_$b
 				[ "$b" = plain ] && w=./bin/web
-				step "aa_${shp}_$b$r" 35 aa.log "$w" bench --problem nvfp4_dual_gemm --aa --baseline "$v" \
+				step "aa_${shp}_$b$r" 35 aa.log "$w" bench --problem "$prob" --aa --baseline "$v" \
 					--shapes "/tmp/tl_$shp.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_${shp}_$b$r.json"
 			done
 		done
@@ -1616,6 +1620,29 @@ skep83)
 	expaa skep1 3 b4 b3
 	WEB=./bin/web_skep1 BENCH_MAX=60 BENCH_SHAPES=/tmp/tl_b4.json bench b4_pf nvfp4_dual_gemm "$T4&prefetch=next" "$T4"
 	ptxaslist
+	pack
+	;;
+skmg85)
+	# Step 85 (kernel-notes, session 31, for a later call): step 84's
+	# middle-piece take in the group GEMM (bin/web_skmg1.gz,
+	# bin/engine_skmg1.test.gz: EXPBUILD_TEST=1 expbuild.sh skmg1 WG_SKMG=1;
+	# bin/web the kept build). The group best's tests in that build and
+	# TestWgmmaFamily's group stream-K and hybrid combinations; A/A medians
+	# of its hybrid module alternated with bin/web on group bench2 (24
+	# three-block tiles) and bench1 (none: the control), three of each.
+	bestvars
+	unpackexp
+	benchshapes
+	engine_env
+	expmods
+	WEB=./bin/web_skmg1 tests g_tests nvfp4_group_gemm "$GW" baseline
+	grep -E "^status" "$OUT/tests.log"
+	for kn in schedule=streamk schedule=hybrid; do
+		step "fam_$kn" 150 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_skmg1.test -test.v \
+			-test.timeout 145s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
+	done
+	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
+	expaa skmg1 3 g2 g1
 	pack
 	;;
 skm84)

@@ -156,6 +156,12 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
+#ifndef WG_SKMG
+// Experiment (kernel-notes step 85): 1 = step 84's middle-piece take
+// (WG_SKM_ON) in the group GEMM too, whose hybrid schedule cuts group
+// bench2's last wave into 74 two-block and 24 three-block tiles.
+#define WG_SKMG 0
+#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -1097,7 +1103,7 @@ static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
 // bench4's launch ~0.9 us after the rest. Measured (kernel-notes step 84,
 // H200, A/A): the 256-token tile (bench4) 1.0198x; the 128-token tile
 // (bench3) 0.9950x, so there owners still take both.
-#define WG_SKM_ON (DUAL && WG_TM == 256)
+#define WG_SKM_ON ((DUAL && WG_TM == 256) || (WG_SKMG && !DUAL))
 #define WG_SKEP_ON (DUAL && WG_SK && WG_TOK && !WG_SSA && !WG_FOLD && !WG_FIT && !WG_TOKW && !WG_RDY && !WG_PRO)
 static __device__ __forceinline__ bool wg_skep_piece(int k0, int k1, int last, bool first) {
   return WG_SKEP_ON && (k0 == 0 || WG_SKM_ON) && last > (int)blockIdx.x && first && k1 - k0 >= STAGES + 2;
