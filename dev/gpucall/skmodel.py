@@ -13,7 +13,12 @@ latest block's end. The search moves one cut, or a run of cuts, by up to 3
 chunks at a time and keeps what lowers (makespan, the 30 latest ends); it is
 seeded, so its output is reproducible. kernel-notes session 30, call 1:
 equal ranges model 80.45 us against 80.72 measured, the best cut found ~79.0.
-Usage: python3 dev/gpucall/skmodel.py [ITERATIONS]
+With --skm it models kernel-notes step 84's code instead (a middle piece, one
+block inside its tile, takes the next block's sums before it publishes, and
+every owner takes its next block only), with the costs refitted to session 31
+call 5's marks (SKM_COSTS): equal ranges 78.62 us against 79.55 measured, the
+best cut found 78.44.
+Usage: python3 dev/gpucall/skmodel.py [ITERATIONS] [--skm]
 """
 import random
 import sys
@@ -24,6 +29,12 @@ GRID, TILES, KCH = 132, 96, 56
 START, R1, STAGE, PUBDELAY = 8.45, 1.502, 1.99, 5.0
 RESTART, R2, R2C, STORE = 1.84, 1.52, 0.28, 3.04
 OWN, HLOAD, EPI = 0.13, 1.75, 2.5
+# --skm: session 31 call 5's fits (tlblocks.py tl.txt tl2_d4 96 56); an
+# owner's take is shorter there (the producer's early half).
+SKM_COSTS = dict(START=8.40, R1=1.495, RESTART=1.87, R2=1.525, R2C=0.19, HLOAD=1.2)
+SKM = "--skm" in sys.argv
+if SKM:
+    globals().update(SKM_COSTS)
 
 
 def pieces(r, b):
@@ -31,12 +42,14 @@ def pieces(r, b):
 
 
 def ends(r):
-    pub, out, owners = {}, {}, {}
+    pub, out, owners, mids = {}, {}, {}, {}
     for b in range(GRID):
         ps, t = pieces(r, b), START
         for i, (tile, k0, k1) in enumerate(ps):
             t += R1 * (k1 - k0) if i == 0 else RESTART + R2 * (k1 - k0) + R2C
-            if k0 > 0:
+            if SKM and 0 < k0 and k1 < KCH:
+                mids[b] = (tile, t)  # published below, after its take
+            elif k0 > 0:
                 if i < len(ps) - 1:
                     t += STAGE
                     pub[(tile, b)] = t + PUBDELAY
@@ -46,9 +59,17 @@ def ends(r):
                 owners[b] = (tile, t)
             else:
                 out[b] = t + EPI
+    if SKM:
+        # A middle waits for the next block's sums, takes them and stores;
+        # highest block first, so a later middle has published.
+        for b in sorted(mids, reverse=True):
+            tile, t = mids[b]
+            pub[(tile, b)] = out[b] = max(t + OWN, pub[(tile, b + 1)]) + HLOAD + STORE
     for b, (tile, t) in owners.items():
         t += OWN
-        for _, v in sorted((q, v) for (x, q), v in pub.items() if x == tile):
+        for q, v in sorted((q, v) for (x, q), v in pub.items() if x == tile):
+            if SKM and q != b + 1:
+                continue  # the next block's sums hold these
             t = max(t, v) + HLOAD
         out[b] = t + EPI
     return out
@@ -60,7 +81,8 @@ def score(r):
 
 
 def main():
-    iters = int(sys.argv[1]) if len(sys.argv) > 1 else 40000
+    args = [a for a in sys.argv[1:] if a != "--skm"]
+    iters = int(args[0]) if args else 40000
     r = [x * TILES * KCH // GRID for x in range(GRID + 1)]
     best = score(r)
     print("equal ranges: makespan %.2f us" % best[0])
