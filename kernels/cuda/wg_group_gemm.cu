@@ -1083,19 +1083,6 @@ static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
   }
   *flag = 0u;
 }
-// The early take (kernel-notes steps 81, 83): the dual's plain decode-ahead
-// producer (one thread) takes the first half of an owner's last partner's
-// sums while the consumers still run the piece's last chunks; its
-// consumers' chunk loops carry no test, and no consumer warp waits on the
-// flag (step 81's take by consumer thread 0, in the loop, lost 1.2% on
-// the 128-token tile; this form measured 1.0023x on bench4 and 1.0069x on
-// bench3 against it, H200, A/A). Whether piece (k0,
-// k1, last) of this block is such an owner (first: no epilogue has used
-// the staging buffers in this block yet): with at least STAGES + 2 chunks,
-// the producer's last token copy waits for the consumers to free chunk
-// k1 - 1 - STAGES's stage, which they do after the previous piece's
-// staging has drained (skt_flush at chunk k0 + 1), so the staging buffers
-// are free for the load. The producer and the consumers decide alike.
 // A dual stream-K piece in the middle of its tile (a one-piece block
 // between the owner and the tail) adds its later partners' sums to its own
 // before it publishes, so every owner or middle piece takes one partner,
@@ -1104,6 +1091,19 @@ static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
 // H200, A/A): the 256-token tile (bench4) 1.0198x; the 128-token tile
 // (bench3) 0.9950x, so there owners still take both.
 #define WG_SKM_ON ((DUAL && WG_TM == 256) || (WG_SKMG && !DUAL))
+// The early take (kernel-notes steps 81, 83): the dual's plain decode-ahead
+// producer (one thread) takes the first half of the sums of an owner's
+// (or, WG_SKM_ON, a middle piece's) last partner while the consumers still
+// run the piece's last chunks; their chunk loops carry no test, and no
+// consumer warp waits on the flag (step 81's take by consumer thread 0, in
+// the loop, lost 1.2% on the 128-token tile; this form measured 1.0023x on
+// bench4 and 1.0069x on bench3 against it, H200, A/A). Whether piece (k0,
+// k1, last) of this block is such a piece (first: no epilogue has used
+// the staging buffers in this block yet): with at least STAGES + 2 chunks,
+// the producer's last token copy waits for the consumers to free chunk
+// k1 - 1 - STAGES's stage, which they do after the previous piece's
+// staging has drained (skt_flush at chunk k0 + 1), so the staging buffers
+// are free for the load. The producer and the consumers decide alike.
 #define WG_SKEP_ON (DUAL && WG_SK && WG_TOK && !WG_SSA && !WG_FOLD && !WG_FIT && !WG_TOKW && !WG_RDY && !WG_PRO)
 static __device__ __forceinline__ bool wg_skep_piece(int k0, int k1, int last, bool first) {
   return WG_SKEP_ON && (k0 == 0 || WG_SKM_ON) && last > (int)blockIdx.x && first && k1 - k0 >= STAGES + 2;
