@@ -414,22 +414,25 @@ expmods() {
 	# The group best's hybrid module (GW on group bench1-2).
 	GH='wgmma?tile_n=192&tail_width=fit64&schedule=hybrid&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3&token_copy=width'
 }
-# expcheck TAG "t4 n3" KNOB...: an experiment build's modules (bin/web_TAG)
-# on every test shape, then TestWgmmaFamily's dual combinations with each
-# PITCHTANK_FAMILY_KNOB value in bin/engine_TAG.test. Needs expmods.
+# expcheck TAG "t4 n3 gw" KNOB...: an experiment build's modules (bin/web_TAG)
+# on every test shape (gw: the group best), then TestWgmmaFamily's
+# combinations of problem EXPFAM (default the dual GEMM; EXPFAMCAP seconds
+# each, default 100) with each PITCHTANK_FAMILY_KNOB value in
+# bin/engine_TAG.test. Needs expmods (and bestvars for gw).
 expcheck() {
-	local tag=$1 mods=$2 m kn
+	local tag=$1 mods=$2 m kn fam=${EXPFAM:-nvfp4_dual_gemm} cap=${EXPFAMCAP:-100}
 	shift 2
 	for m in $mods; do
 		case $m in
 		t4) WEB=./bin/web_$tag tests t4_tests nvfp4_dual_gemm "$T4" baseline ;;
 		n3) WEB=./bin/web_$tag tests n3_tests nvfp4_dual_gemm "$N3" baseline ;;
+		gw) WEB=./bin/web_$tag tests g_tests nvfp4_group_gemm "$GW" baseline ;;
 		esac
 	done
 	grep -E "^status" "$OUT/tests.log"
 	for kn in "$@"; do
-		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_$tag.test -test.v \
-			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+		step "fam_$kn" "$cap" family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_$tag.test -test.v \
+			-test.timeout $((cap - 5))s -test.run "^TestWgmmaFamily\$/^$fam\$"
 	done
 	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
 }
@@ -1611,6 +1614,7 @@ skep83)
 	# stream-K and hybrid combinations in that build; A/A medians alternated
 	# with bin/web on bench4 and bench3, three of each; then, in that build,
 	# the tall stream-K module with prefetch=next paired with it on bench4.
+	# Kept (7b2d353) and the define went: these builds need 1e101ba's source.
 	bestvars
 	unpackexp
 	benchshapes
@@ -1635,13 +1639,7 @@ skmg85)
 	benchshapes
 	engine_env
 	expmods
-	WEB=./bin/web_skmg1 tests g_tests nvfp4_group_gemm "$GW" baseline
-	grep -E "^status" "$OUT/tests.log"
-	for kn in schedule=streamk schedule=hybrid; do
-		step "fam_$kn" 150 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_skmg1.test -test.v \
-			-test.timeout 145s -test.run '^TestWgmmaFamily$/^nvfp4_group_gemm$'
-	done
-	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
+	EXPFAM=nvfp4_group_gemm EXPFAMCAP=150 expcheck skmg1 gw schedule=streamk schedule=hybrid
 	expaa skmg1 3 g2 g1
 	pack
 	;;
@@ -1652,7 +1650,8 @@ skm84)
 	# bin/web the kept build, step 83's). The dual's stream-K modules on
 	# every test shape and TestWgmmaFamily's dual stream-K and hybrid
 	# combinations in that build; A/A medians alternated with bin/web on
-	# bench4 and bench3, three of each.
+	# bench4 and bench3, three of each. Kept on the 256-token tile (f3d6b94)
+	# and the define went: these builds need a954325's source.
 	bestvars
 	unpackexp
 	benchshapes
