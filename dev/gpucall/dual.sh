@@ -400,8 +400,10 @@ tlruns() {
 	for b in $builds; do
 		for x in "$@"; do
 			set -- $x
-			step "${b}_$1" 45 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
-				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 20s --json "$R/${b}_$1.json"
+			# 30 s: a WG_TL=2 build's prints slow its launches, and on dual
+			# bench4 20 s ran out in the timing phase (session 31, call 5).
+			step "${b}_$1" 55 tl.txt stdbuf -o0 "./bin/web_$b" bench --problem "$2" --aa --baseline "$4" --ungated \
+				--shapes "/tmp/tl_$3.json" --device 0 --cache-dir "$C" --max-time 30s --json "$R/${b}_$1.json"
 		done
 	done
 	grep -E "^=== |^WGTL" "$OUT/tl.txt" | cut -c1-200 >"$OUT/tl_marks.txt"
