@@ -43,22 +43,15 @@ var ladderH100JSON []byte
 // tool lent only H200s from 2026-11-28 on, so the H100 ladder could not take
 // later measurements of the same specs without mixing two cards in one
 // file. Each is imported as one more run of its rung's pitch, listed beside
-// the round's H100 result and not part of it (another device). Written by
-// `go run ./dev/ladderjson -device 'NVIDIA H200 (pitchtank standing,
-// 2026-11-29)' -o internal/demo/ladder_h200.json d_best28.json
-// g_best28.json`, from session 28's first device call (`bash
-// dev/gpucall/dual.sh standing28 560`, 2026-11-29, NVIDIA H200, driver
-// 580.159.04, NVRTC 13.0): both best variants against the baseline on the
-// code of kernel-notes steps 74-76 (docs/BENCHMARKS.md section 39). The
-// dual's rung was then replaced with `-merge internal/demo/ladder_h200.json
-// d_best29.json`, session 29's sixth call (`bash dev/gpucall/dual.sh keep29
-// 480`): the dual best on step 80's code (section 40); then both with
-// `-merge internal/demo/ladder_h200.json d_best30.json g_best30.json`,
-// session 30's sixth call (`bash dev/gpucall/dual.sh standing30 450`): both
-// bests on step 81's code (section 41); then both with `-merge
-// internal/demo/ladder_h200.json d_best31.json g_best31.json`, session 31's
-// fourth call (`bash dev/gpucall/dual.sh standing31 560`): both bests on
-// steps 83-84's code (section 42).
+// the round's H100 result and not part of it (another device). Its rungs
+// are the latest standing's result documents, which name their own call,
+// device and date: now session 31's fourth call (`bash dev/gpucall/dual.sh
+// standing31 560`, NVIDIA H200, driver 580.159.04, NVRTC 13.0; both bests
+// on kernel-notes steps 83-84's code, docs/BENCHMARKS.md section 42, where
+// the earlier standings that held these rungs are listed). A standing
+// replaces them with `go run ./dev/ladderjson -device 'NVIDIA H200
+// (pitchtank standing, 2026-11-29)' -merge internal/demo/ladder_h200.json
+// -o internal/demo/ladder_h200.json d_bestN.json g_bestN.json`.
 //
 //go:embed ladder_h200.json
 var ladderH200JSON []byte
