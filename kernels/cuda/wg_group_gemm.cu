@@ -1060,6 +1060,21 @@ struct WgStream {
   fg_u32* pro_flags; // a flag per stage, in the launch table
 #endif
 };
+// Stream-K: block b's partial sums for consumer c, WG_SK_FMAX floats per
+// thread at the widest tile ([value][thread]), and their flag; each has one
+// writer (block b) and one reader (the piece that takes them). B is b's
+// type as the caller has it (blockIdx.x is unsigned, a partner's index an
+// int): the address arithmetic stays what it was before these helpers, and
+// so does every measured module's PTX.
+#define WG_SK_FMAX (WG_MB * (WG_TM / 2))
+template <class B>
+static __device__ __forceinline__ float* wg_sk_slot(const WgStream& sk, B b, int c) {
+  return sk.ws + ((size_t)b * WG_CONS + c) * WG_SK_FMAX * 128;
+}
+template <class B>
+static __device__ __forceinline__ fg_u32* wg_sk_flag(const WgStream& sk, B b, int c) {
+  return sk.flags + b * WG_CONS + c;
+}
 // The stream-K ranges' table of sk (WG_RANGES), else null: equal ranges.
 static __device__ __forceinline__ const int* wg_ranges_of(const WgStream& sk) {
 #if WG_RANGES
@@ -1184,24 +1199,27 @@ static __device__ __forceinline__ void wg_skt_release(fg_u32* flag) {
 // A piece that starts mid-tile publishes consumer c's F partial sums per
 // thread (flat) in its block's workspace slot for the owner; with another
 // piece after it in this block (more) that piece releases the flag (pend).
-template <int F, int FMAX>
+template <int F>
 static __device__ __forceinline__ void wg_sk_publish(const float* flat, const WgStream& sk, fg_u8* sgen, fg_u32 sbase,
                                                      int c, int lt, bool more, fg_u32*& pend) {
-  float* const dst = sk.ws + ((size_t)blockIdx.x * WG_CONS + c) * FMAX * 128;
+  float* const dst = wg_sk_slot(sk, blockIdx.x, c);
   if constexpr (WG_SKT_STAGED) {
+    // wg_ep's addresses, spelled out: through the helper one instruction of
+    // the group's hybrid module moves and one add of dual bench4's swaps
+    // its operands (dev/ptxloop), so the measured modules would change.
     wg_skt_store<F>(flat, dst, (float*)(sgen + WG_OFF_EP + c * WG_EP_BYTES), sbase + WG_OFF_EP + c * WG_EP_BYTES, c,
                     lt);
     if (more) { // released by the next piece
-      pend = sk.flags + blockIdx.x * WG_CONS + c;
+      pend = wg_sk_flag(sk, blockIdx.x, c);
       return;
     }
-    if (lt == 0) wg_skt_release(sk.flags + blockIdx.x * WG_CONS + c);
+    if (lt == 0) wg_skt_release(wg_sk_flag(sk, blockIdx.x, c));
   } else {
 #pragma unroll
     for (int i = 0; i < F; ++i) wg_st_cg(dst + i * 128 + lt, flat[i]);
     asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-    if (lt == 0) wg_st_release(sk.flags + blockIdx.x * WG_CONS + c, 1u);
+    if (lt == 0) wg_st_release(wg_sk_flag(sk, blockIdx.x, c), 1u);
   }
 }
 
@@ -1513,10 +1531,10 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   };
   (void)pend;
 #if WG_SK
-  // Stream-K partial sums: F floats per thread at this tile's width, slots
-  // FMAX apart; SKA token-stage bytes per consumer (WG_SKA), SKP one
-  // partner's sums per consumer.
-  constexpr int F = WG_MB * (NW / 2), FMAX = WG_MB * (WG_TM / 2);
+  // Stream-K partial sums: F floats per thread at this tile's width (in a
+  // slot of WG_SK_FMAX); SKA token-stage bytes per consumer (WG_SKA), SKP
+  // one partner's sums per consumer.
+  constexpr int F = WG_MB * (NW / 2);
   constexpr int SKA = WG_SKA, SKP = F * 512;
   // The producer's early take (wg_skep_piece), on every tile that fits.
   constexpr bool skep_on = WG_SKEP_ON && WG_SKE_FITS(F);
@@ -1851,7 +1869,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
     // A piece that starts mid-tile publishes its sums, the owner finishes
     // the tile; under WG_SKM_ON a middle piece first takes its partner.
     if (!WG_SKM_ON && k0 > 0) {
-      wg_sk_publish<F, FMAX>(flat, sk, sgen, sbase, c, lt, more, pend);
+      wg_sk_publish<F>(flat, sk, sgen, sbase, c, lt, more, pend);
       return;
     }
     // An owner (or, WG_SKM_ON, a middle piece) adds its partners' sums;
@@ -1879,7 +1897,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
             wg_bar_wait(bar, 0);
             if (lt == 0) {
               wg_bar_expect(bar, SKP / 2);
-              wg_bulk_load(land, sk.ws + ((size_t)last * WG_CONS + c) * FMAX * 128 + F / 2 * 128, SKP / 2, bar);
+              wg_bulk_load(land, wg_sk_slot(sk, last, c) + F / 2 * 128, SKP / 2, bar);
             }
             const float* const epg = (const float*)wg_ep(sgen, c);
 #pragma unroll
@@ -1895,11 +1913,11 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
         for (int s0 = blockIdx.x + 1; s0 <= lastw; s0 += SKA / SKP) {
           const int n = lastw + 1 - s0 < SKA / SKP ? lastw + 1 - s0 : SKA / SKP;
           if (lt == 0) {
-            for (int j = 0; j < n; ++j) wg_sk_take(sk.flags + (s0 + j) * WG_CONS + c);
+            for (int j = 0; j < n; ++j) wg_sk_take(wg_sk_flag(sk, s0 + j, c));
             asm volatile("fence.proxy.async.global;\n" ::: "memory");
             wg_bar_expect(bar, n * SKP);
             for (int j = 0; j < n; ++j)
-              wg_bulk_load(land + j * SKP, sk.ws + ((size_t)(s0 + j) * WG_CONS + c) * FMAX * 128, SKP, bar);
+              wg_bulk_load(land + j * SKP, wg_sk_slot(sk, s0 + j, c), SKP, bar);
           }
           wg_bar_wait(bar, ph);
           ph ^= 1;
@@ -1915,14 +1933,14 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
       // One partner's sums do not fit the token stages (the group's
       // 256-row tile): 4-byte loads.
       for (int s = blockIdx.x + 1; s <= last; ++s) {
-        if (lt == 0) wg_sk_take(sk.flags + s * WG_CONS + c);
+        if (lt == 0) wg_sk_take(wg_sk_flag(sk, s, c));
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-        const float* const src = sk.ws + ((size_t)s * WG_CONS + c) * FMAX * 128;
+        const float* const src = wg_sk_slot(sk, s, c);
 #pragma unroll
         for (int i = 0; i < F; ++i) flat[i] += wg_ld_cg(src + i * 128 + lt);
       }
     if (WG_SKM_ON && k0 > 0) {
-      wg_sk_publish<F, FMAX>(flat, sk, sgen, sbase, c, lt, more, pend);
+      wg_sk_publish<F>(flat, sk, sgen, sbase, c, lt, more, pend);
       return; // the owner finishes the tile
     }
   }
@@ -2402,7 +2420,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
 #if WG_SKEP_ON
         // The sums' sizes at the tile's width (WG_FIT is off: NW == WG_TM).
-        constexpr int F = WG_MB * (WG_TM / 2), SKP = F * 512;
+        constexpr int F = WG_SK_FMAX, SKP = F * 512;
         const bool early = WG_SKE_FITS(F) && wg_skep_piece(p.k0, p.k1, p.last, pfirst);
         if (early) {
           // Each consumer's hand-over barrier, before this piece's first
@@ -2461,13 +2479,12 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           // Every token copy of the piece is out; the last partner ran the
           // tile's tail as its block's first piece, so its flag is usually
           // set by now. The consumers wait for these bytes at their end.
-          constexpr int FMAX = WG_MB * (WG_TM / 2);
           for (int c = 0; c < WG_CONS; ++c) {
             const fg_u32 bar = wg_ep_bar(sbase, c);
-            wg_sk_take(sk.flags + p.last * WG_CONS + c);
+            wg_sk_take(wg_sk_flag(sk, p.last, c));
             asm volatile("fence.proxy.async.global;\n" ::: "memory");
             wg_bar_expect(bar, SKP / 2);
-            wg_bulk_load(wg_ep(sbase, c), sk.ws + ((size_t)p.last * WG_CONS + c) * FMAX * 128, SKP / 2, bar);
+            wg_bulk_load(wg_ep(sbase, c), wg_sk_slot(sk, p.last, c), SKP / 2, bar);
           }
         }
 #endif
