@@ -84,7 +84,7 @@ def main():
     args = [a for a in sys.argv[1:] if a != "--skm"]
     iters = int(args[0]) if args else 40000
     r = [x * TILES * KCH // GRID for x in range(GRID + 1)]
-    best = score(r)
+    best = equal = score(r)
     print("equal ranges: makespan %.2f us" % best[0])
     rng = random.Random(1)
     for _ in range(iters):
@@ -96,8 +96,7 @@ def main():
             s = score(r2)
             if s < best:
                 best, r = s, r2
-    print("best cut found: makespan %.2f us (%.2f%% shorter)" % (best[0], 100 * (1 - best[0] / score(
-        [x * TILES * KCH // GRID for x in range(GRID + 1)])[0])))
+    print("best cut found: makespan %.2f us (%.2f%% shorter)" % (best[0], 100 * (1 - best[0] / equal[0])))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ block) that dual.sh's tlruns leaves in $OUT/tl.txt, rebuilds each block's
 stream-K pieces from the equal ranges (blocks x kch chunks over tiles,
 wg_pieces' rule), and prints, in us, medians over the run's prints:
   - per class of block (its piece count, and what its last piece is: an owner
-    with how many partners, a non-owner, a whole tile): median and maximum
+    with how many partners, a middle piece inside one tile, the tile's tail,
+    a whole tile): median and maximum
     of every mark, and of the block's end;
   - the two-piece blocks' per-piece costs (least squares: first piece
     time = a * chunks + b, the same for the second), the restart (first
@@ -75,6 +76,9 @@ def main():
         t, k0, k1 = ps[-1]
         if k0 == 0 and k1 < kch:
             key = (len(ps), "owner", partners(b, t))
+        elif k0 > 0 and k1 < kch:
+            # Inside one tile: under kernel-notes step 84 it takes the tail.
+            key = (len(ps), "middle", partners(b, t))
         else:
             key = (len(ps), "whole" if k0 == 0 else "non-owner", 0)
         classes.setdefault(key, []).append(b)
