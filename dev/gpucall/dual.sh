@@ -244,9 +244,11 @@ probebuild() {
 		-o /tmp/wgprobe dev/wgprobe/probe.cu
 }
 # knobfamily KEY=VALUE CAP [RUN]: the family test's combinations with one
-# knob value (PITCHTANK_FAMILY_KNOB), both problems or those RUN selects.
+# knob value (PITCHTANK_FAMILY_KNOB), both problems or those RUN selects, in
+# ${FAMBIN:-./bin/engine.test} (an experiment build's bin/engine_TAG.test).
 knobfamily() {
-	PITCHTANK_FAMILY_KNOB=$1 step family "$2" family.log ./bin/engine.test -test.v -test.timeout 600s -test.run "${3:-^TestWgmmaFamily\$}"
+	PITCHTANK_FAMILY_KNOB=$1 step "fam_$1" "$2" family.log "${FAMBIN:-./bin/engine.test}" -test.v -test.timeout 600s \
+		-test.run "${3:-^TestWgmmaFamily\$}"
 	grep -E -- "^(=== RUN|--- |ok|FAIL|PASS)|combinations|PITCHTANK|WRONG|HUNG" "$OUT/family.log" | tail -12
 }
 # foldvars: the dual variants of steps 22-23 (whole tiles): W the two-consumer
@@ -433,10 +435,16 @@ expcheck() {
 	done
 	grep -E "^status" "$OUT/tests.log"
 	for kn in "$@"; do
-		step "fam_$kn" "$cap" family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine_$tag.test -test.v \
-			-test.timeout $((cap - 5))s -test.run "^TestWgmmaFamily\$/^$fam\$"
+		FAMBIN=./bin/engine_$tag.test knobfamily "$kn" "$cap" "^TestWgmmaFamily\$/^$fam\$"
 	done
-	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -8
+}
+# expsetup: what every experiment mode needs before expcheck and expaa.
+expsetup() {
+	bestvars
+	unpackexp
+	benchshapes
+	engine_env
+	expmods
 }
 # expaa TAG ROUNDS SHAPE...: A/A medians of bin/web and bin/web_TAG in
 # turn, ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
@@ -1596,11 +1604,7 @@ sko82)
 	# DT&token_wait=early paired with DT on the four shapes (bin/web).
 	# Refuted in call 5 (0.994x) and removed: the WG_SKO build needs
 	# c17d737's source.
-	bestvars
-	unpackexp
-	benchshapes
-	engine_env
-	expmods
+	expsetup
 	expcheck sko1 t4 schedule=streamk schedule=hybrid
 	expaa sko1 3 b4
 	BENCH_MAX=90 bench d_twe nvfp4_dual_gemm "$DT&token_wait=early" "$DT"
@@ -1617,11 +1621,7 @@ skep83)
 	# with bin/web on bench4 and bench3, three of each; then, in that build,
 	# the tall stream-K module with prefetch=next paired with it on bench4.
 	# Kept (7b2d353) and the define went: these builds need 1e101ba's source.
-	bestvars
-	unpackexp
-	benchshapes
-	engine_env
-	expmods
+	expsetup
 	expcheck skep1 "t4 n3" schedule=streamk schedule=hybrid
 	expaa skep1 3 b4 b3
 	WEB=./bin/web_skep1 BENCH_MAX=60 BENCH_SHAPES=/tmp/tl_b4.json bench b4_pf nvfp4_dual_gemm "$T4&prefetch=next" "$T4"
@@ -1636,11 +1636,7 @@ skmg85)
 	# TestWgmmaFamily's group stream-K and hybrid combinations; A/A medians
 	# of its hybrid module alternated with bin/web on group bench2 (24
 	# three-block tiles) and bench1 (none: the control), three of each.
-	bestvars
-	unpackexp
-	benchshapes
-	engine_env
-	expmods
+	expsetup
 	EXPFAM=nvfp4_group_gemm EXPFAMCAP=150 expcheck skmg1 gw schedule=streamk schedule=hybrid
 	expaa skmg1 3 g2 g1
 	pack
@@ -1654,11 +1650,7 @@ skm84)
 	# combinations in that build; A/A medians alternated with bin/web on
 	# bench4 and bench3, three of each. Kept on the 256-token tile (f3d6b94)
 	# and the define went: these builds need a954325's source.
-	bestvars
-	unpackexp
-	benchshapes
-	engine_env
-	expmods
+	expsetup
 	expcheck skm1 "t4 n3" schedule=streamk schedule=hybrid
 	expaa skm1 3 b4 b3
 	ptxaslist
@@ -1676,12 +1668,10 @@ keep30)
 	DP="$DT&prefetch=auto"
 	benchshapes
 	engine_env
+	expmods
 	for kn in schedule=streamk schedule=hybrid prefetch=next; do
-		step "fam_$kn" 100 family.log env PITCHTANK_FAMILY_KNOB=$kn ./bin/engine.test -test.v \
-			-test.timeout 95s -test.run '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
+		knobfamily "$kn" 100 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
 	done
-	grep -E -- "^\s*--- |^(ok|FAIL|PASS)|checking the|WRONG|rror" "$OUT/family.log" | cut -c1-200 | tail -10
-	T4='wgmma?tile_m=256&stages=2&schedule=streamk&registers=split&decode=prmt&tokens=once&overlap=pdl&epilogue=split'
 	tests dp_tests nvfp4_dual_gemm "$DP" baseline
 	tests t4pf_tests nvfp4_dual_gemm "$T4&prefetch=next" baseline
 	grep -E "^status" "$OUT/tests.log"
@@ -1720,11 +1710,7 @@ ske81)
 	# alternated with bin/web on dual bench4 and bench3, then bench4's marks.
 	# Kept on the 256-token tile only (2147398) and the define went: these
 	# builds need 7f8a502's source.
-	bestvars
-	unpackexp
-	benchshapes
-	engine_env
-	expmods
+	expsetup
 	expcheck ske1 "t4 n3" schedule=streamk
 	expaa ske1 2 b4 b3
 	tlruns tlske "d4 nvfp4_dual_gemm b4 $DT"
