@@ -449,7 +449,9 @@ expsetup() {
 # expaa TAG ROUNDS SHAPE...: A/A medians of bin/web and bin/web_TAG in
 # turn, ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
 # bench3, g1 and g2: GH on group bench1 and bench2). Needs expmods and
-# benchshapes.
+# benchshapes. A group run is cut by its 25 s before its second role (it
+# needs ~55 s): read every run's figure with `python3
+# dev/gpucall/aamed.py aa.log` (the variant role's running median).
 expaa() {
 	local tag=$1 rounds=$2 shp v r b w prob
 	shift 2
@@ -1629,7 +1631,8 @@ skep83)
 	pack
 	;;
 skmg85)
-	# Step 85 (kernel-notes, session 31, for a later call): step 84's
+	# Step 85 (kernel-notes, sessions 31-32; refuted, 0.9966x, and the
+	# define went: these builds need 00721c4's source): step 84's
 	# middle-piece take in the group GEMM (bin/web_skmg1.gz,
 	# bin/engine_skmg1.test.gz: EXPBUILD_TEST=1 expbuild.sh skmg1 WG_SKMG=1;
 	# bin/web the kept build). The group best's tests in that build and

@@ -156,12 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_SKMG
-// Experiment (kernel-notes step 85): 1 = step 84's middle-piece take
-// (WG_SKM_ON) in the group GEMM too, whose hybrid schedule cuts group
-// bench2's last wave into 74 two-block and 24 three-block tiles.
-#define WG_SKMG 0
-#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -1104,8 +1098,9 @@ static __device__ __forceinline__ void wg_sk_take(fg_u32* flag) {
 // the next block (piece_at's last): the owners with two partners ended
 // bench4's launch ~0.9 us after the rest. Measured (kernel-notes step 84,
 // H200, A/A): the 256-token tile (bench4) 1.0198x; the 128-token tile
-// (bench3) 0.9950x, so there owners still take both.
-#define WG_SKM_ON ((DUAL && WG_TM == 256) || (WG_SKMG && !DUAL))
+// (bench3) 0.9950x, so there owners still take both; the group's hybrid
+// module (group bench2's 24 three-block tiles) 0.9966x (step 85).
+#define WG_SKM_ON (DUAL && WG_TM == 256)
 // The early take (kernel-notes steps 81, 83): the dual's plain decode-ahead
 // producer (one thread) takes the first half of the sums of an owner's
 // (or, WG_SKM_ON, a middle piece's) last partner while the consumers still
