@@ -1682,6 +1682,22 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
+probe32)
+	# Session 32, call 2: group bench3 (120 whole two-consumer tiles for 132
+	# SMs, 72 of 128 tokens and 48 of 64) under today's stream-K, equal and
+	# cost-balanced ranges, each paired with GW in one process; the engine's
+	# submission tests from the repository root (bin/engine.test with
+	# internal/repotest's search, which no call had run from there).
+	bestvars
+	benchshapes
+	engine_env
+	GSK=${GW/schedule=autohybrid/schedule=streamk}
+	step submitted 240 engine.log ./bin/engine.test -test.v -test.timeout 600s -test.run '^TestSubmitted'
+	BENCH_MAX=100 BENCH_SHAPES=/tmp/tl_g3.json bench g3_sk nvfp4_group_gemm "$GSK" "$GW"
+	BENCH_MAX=100 BENCH_SHAPES=/tmp/tl_g3.json bench g3_skc nvfp4_group_gemm "$GSK&ranges=cost" "$GW"
+	TITLE="group bench3 under stream-K" summarize
+	pack
+	;;
 dualpeers31)
 	# Session 31, call 7: the dual best against the baseline (d_best31b) and
 	# the peers again, on whichever machine this call gets: a second
