@@ -1682,6 +1682,21 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
+stw86)
+	# Step 86 (kernel-notes, session 32): the producer warpgroup's idle warps
+	# store the group's staged tiles (bin/web_stw1.gz, bin/engine_stw1.test.gz:
+	# EXPBUILD_TEST=1 expbuild.sh stw1 WG_STW=1; bin/web the kept build). The
+	# group best's tests and TestWgmmaFamily's group stream-K and hybrid
+	# combinations in that build; A/A medians of GW's hybrid module
+	# alternated with bin/web on group bench2 (three boundaries a block) and
+	# bench1 (one), two of each (python3 dev/gpucall/aamed.py aa.log); the
+	# modules' ptxas lines.
+	expsetup
+	EXPFAM=nvfp4_group_gemm EXPFAMCAP=150 expcheck stw1 gw schedule=streamk schedule=hybrid
+	expaa stw1 2 g2 g1
+	ptxaslist
+	pack
+	;;
 probe32)
 	# Session 32, call 2: group bench3 (120 whole two-consumer tiles for 132
 	# SMs, 72 of 128 tokens and 48 of 64) under today's stream-K, equal and
