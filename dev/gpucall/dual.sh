@@ -1683,8 +1683,10 @@ keep30)
 	pack
 	;;
 stw86)
-	# Step 86 (kernel-notes, session 32): the producer warpgroup's idle warps
-	# store the group's staged tiles (bin/web_stw1.gz, bin/engine_stw1.test.gz:
+	# Step 86 (kernel-notes, session 32; refuted, 0.9996x and 0.9843x, and
+	# the code went: these builds need a8c2f6b's source): the producer
+	# warpgroup's idle warps store the group's staged tiles
+	# (bin/web_stw1.gz, bin/engine_stw1.test.gz:
 	# EXPBUILD_TEST=1 expbuild.sh stw1 WG_STW=1; bin/web the kept build). The
 	# group best's tests and TestWgmmaFamily's group stream-K and hybrid
 	# combinations in that build; A/A medians of GW's hybrid module

@@ -156,17 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_STW
-// Experiment (kernel-notes step 86): 1 = in the group GEMM with one producer
-// thread (tokens=once, no prefetch=producer), warp c + 1 of the producer
-// warpgroup, idle until now, stores consumer c's staged tile to C while
-// that consumer starts its next piece (WG_STW_ON); a block's last piece is
-// stored by its consumers as before, so the launch's end does not wait for
-// one warp's stores. Why: a piece boundary leaves the block's tensor pipe
-// idle ~6,400 cycles, ~1,430 of them the consumers' own stores (step 57's
-// marks), three boundaries a block on group bench2.
-#define WG_STW 0
-#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -431,13 +420,6 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #define WG_XEMPTY(cl) (2 + WG_CONS + 2 * (cl))
 #define WG_PP_ID 13 // WG_PP's two named barriers (13, 14), above the hand-off's
 #define WG_SKT_ID 15 // all consumers, before an owner's bulk loads overwrite the token stages
-// WG_STW's hand-off between consumer c and its store warp (the group GEMM
-// only: the dual hand-off's barriers are not in use there): staged, the tile
-// is in c's staging buffer with its descriptor; free, the warp has read it out.
-#define WG_STW_ON (WG_STW && !DUAL && WG_TOK && !WG_PW && !WG_SSA && !WG_FOLD)
-#define WG_STS(c) (1 + WG_CONS + (c))
-#define WG_STF(c) (1 + 2 * WG_CONS + (c))
-#define WG_STW_THREADS 160 // a consumer warpgroup and its store warp
 #if WG_PP && (!DUAL || WG_CONS != 2 || WG_DB || WG_EXP || WG_SK || WG_FOLD)
 #error "wg_group_gemm: WG_PP is for the dual GEMM's two consumers in the halves pipeline, whole tiles, with a producer warpgroup"
 #endif
@@ -1328,7 +1310,7 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
                                                   int c, int tid, fg_u32 full0, fg_u32 empty0, fg_u32& q, int k0,
                                                   int k1, int last, bool first, bool more, const WgStream& sk,
                                                   bool warm, const Next& next, const Produce& produce,
-                                                  fg_u32*& pend, bool& stw) {
+                                                  fg_u32*& pend) {
   const int w = (tid >> 5) & 3;
   const int lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -1856,17 +1838,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
 #if WG_TL
   if (c == 0 && (tid & 127) == 0) wg_tl_mark(3); // the last piece's, in the end
 #endif
-#if WG_STW_ON
-  // stw: the previous piece's tile went to the store warp; wait until it has
-  // read the staging buffer out before anything below writes it (a publish,
-  // an owner's hand-over barrier, this tile's staging).
-  if (stw) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(WG_STF(c)), "n"(WG_STW_THREADS) : "memory");
-    stw = false;
-  }
-#else
-  (void)stw;
-#endif
   // The accumulators are register outputs of the wgmma asm statements, so
   // nothing stops the compiler from moving arithmetic on them (the epilogue's
   // conversions are plain asm) above the wait, while the tensor cores still
@@ -2064,24 +2035,6 @@ static __device__ __forceinline__ void wg_consume(const FgTile& tile, const FgGr
   const int nb = tile.n0 + (DUAL ? c % WG_HALF : c) * WG_MB * 64; // first output column of this warpgroup
   constexpr int CPR = WG_MB * 8;           // 16-byte units per staged row
   const int r0 = half > 0 ? NW / 2 : 0, nr = half >= 0 ? NW / 2 : NW; // the staged rows this warpgroup stores
-#if WG_STW_ON
-  if (more) {
-    // The store warp takes the tile: its descriptor in staging row 0's pad
-    // (no staging round writes a pad): C's first element, N, and the rows
-    // and 16-byte units that exist.
-    if ((tid & 127) == 0) {
-      const int rows = M - tile.m0 < nr ? M - tile.m0 : nr;
-      const int units = N - nb >= CPR * 8 ? CPR : (N - nb > 0 ? (N - nb) / 8 : 0);
-      *(fg_u16**)(ep + 128 * WG_MB) = gp.c + (size_t)tile.m0 * N + nb;
-      *(int*)(ep + 128 * WG_MB + 8) = N;
-      *(fg_u32*)(ep + 128 * WG_MB + 12) = (fg_u32)rows | ((fg_u32)units << 16);
-    }
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(WG_STS(c)), "n"(WG_STW_THREADS) : "memory");
-    stw = true;
-    boundary_mark(21);
-    return;
-  }
-#endif
   for (int i = tid & 127; i < nr * CPR; i += 128) {
     const int r = r0 + i / CPR, u = i % CPR;
     const int m = tile.m0 + r, n = nb + u * 8;
@@ -2537,32 +2490,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       wg_weights_ring(num_tiles, kch, fetch, sbase, tid - 32);
     }
 #endif
-#if WG_STW_ON
-    else if (tid >= 32 && tid < 32 * (1 + WG_CONS)) {
-      // Store warp c: consumer c's tiles but its block's last, in its order.
-      const int c = (tid >> 5) - 1, lane = tid & 31;
-      const fg_u8* const ep = sgen + WG_OFF_EP + c * WG_EP_BYTES;
-      constexpr int CPR = WG_MB * 8; // 16-byte units per staged row
-      wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool more, const WgPiece&) {
-        if (!more || (WG_SK && p.k0 > 0)) return; // the consumer stores; a mid-tile piece publishes
-        asm volatile("bar.sync %0, %1;\n" ::"r"(WG_STS(c)), "n"(WG_STW_THREADS) : "memory");
-        fg_u16* const dst = *(fg_u16* const*)(ep + 128 * WG_MB);
-        const size_t n = (size_t) * (const int*)(ep + 128 * WG_MB + 8);
-        const fg_u32 ru = *(const fg_u32*)(ep + 128 * WG_MB + 12);
-        const int rows = (int)(ru & 0xffffu), units = (int)(ru >> 16);
-        for (int i = lane; i < rows * CPR; i += 32) {
-          const int r = i / CPR, u = i % CPR;
-          if (u < units) {
-            fg_u32 x, y, z, v;
-            wg_lds128(wg_smem_addr(ep + r * WG_EP_STRIDE + u * 16), x, y, z, v);
-            fg_u32* const d = (fg_u32*)(dst + r * n + u * 8);
-            asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(d), "r"(x), "r"(y), "r"(z), "r"(v) : "memory");
-          }
-        }
-        asm volatile("bar.arrive %0, %1;\n" ::"r"(WG_STF(c)), "n"(WG_STW_THREADS) : "memory");
-      });
-    }
-#endif
 #else
     wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
       FgTile tile;
@@ -2652,7 +2579,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
     bool first = true; // no epilogue hand-off yet (dual GEMM)
     bool warm = false; // WG_PF: this piece's first weight copies already issued
     fg_u32* pend = nullptr; // stream-K: the flag of partial sums not yet released
-    bool stw = false;       // WG_STW: the last tile is with the store warp
 #if WG_TL
     bool tl_first = true; // WG_TL: the block's first piece
 #endif
@@ -2677,7 +2603,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       // the one measured before.
 #define WG_CASE(k)                                                                          \
   case k:                                                                                   \
-    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce, pend, stw); \
+    if constexpr (32 * (k) <= WG_TM && ((32 * (k)) % WG_FITQ == 0 || 32 * (k) == WG_TM)) wg_consume<32 * (k) <= WG_TM ? 32 * (k) : 32>(tile, gp, sbase, sgen, c, tid, full0, empty0, q, k0, k1, last, first, more, sk, warm, next, produce, pend); \
     break;
       switch (wg_tile_width(gp.m, tile.m0) >> 5) {
         WG_CASE(1)
