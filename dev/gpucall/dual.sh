@@ -1682,6 +1682,19 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
+l2p87)
+	# Step 87 (kernel-notes, session 32): the group's producer thread asks L2
+	# for a piece's first weight chunks as it starts the piece's token copies
+	# (bin/web_l2p1.gz: expbuild.sh l2p1 WG_L2P=1; bin/web the kept build).
+	# The group best's tests in that build; A/A medians of GW's hybrid module
+	# alternated with bin/web on group bench2 (three boundaries a block) and
+	# bench1 (one), three of each (python3 dev/gpucall/aamed.py aa.log).
+	expsetup
+	expcheck l2p1 gw
+	expaa l2p1 3 g2 g1
+	ptxaslist
+	pack
+	;;
 stw86)
 	# Step 86 (kernel-notes, session 32; refuted, 0.9996x and 0.9843x, and
 	# the code went: these builds need a8c2f6b's source): the producer
