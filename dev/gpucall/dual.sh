@@ -1683,7 +1683,8 @@ keep30)
 	pack
 	;;
 l2p87)
-	# Step 87 (kernel-notes, session 32): the group's producer thread asks L2
+	# Step 87 (kernel-notes, session 32; refuted, 0.572x and 0.826x, and the
+	# code went: these builds need 5683875's source): the group's producer thread asks L2
 	# for a piece's first weight chunks as it starts the piece's token copies
 	# (bin/web_l2p1.gz: expbuild.sh l2p1 WG_L2P=1; bin/web the kept build).
 	# The group best's tests in that build; A/A medians of GW's hybrid module

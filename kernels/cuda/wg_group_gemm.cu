@@ -156,17 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_L2P
-// Experiment (kernel-notes step 87): 1 = in the group GEMM the producer
-// thread, once it has issued a piece's first token copy (STAGES - 1 chunks
-// before the consumers reach the piece), asks L2 for the lines of the
-// piece's first WG_LA weight chunks and their scales, so the consumers'
-// first copies at the boundary read L2 instead of HBM; not for a block's
-// first piece, whose copies the consumers issue at the launch's start.
-// Why: a boundary's first weight copies take ~2,190 cycles (step 57's
-// marks), three boundaries a block on group bench2.
-#define WG_L2P 0
-#endif
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -2419,9 +2408,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_SKEP_ON
       bool pfirst = true; // as the consumers' first: no piece with k0 == 0 yet
 #endif
-#if WG_L2P && !DUAL
-      bool l2first = true; // the block's first piece: no prefetch
-#endif
       wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
@@ -2482,24 +2468,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
 #endif
-#if WG_L2P && !DUAL
-          if (it == p.k0 && !l2first) {
-            // The lines of chunks [k0, k0 + WG_LA) of each of the tile's
-            // weight rows, and of their scales (8 bytes a chunk: one line).
-            const size_t rowb = (size_t)(gp.k >> 1), srow = (size_t)(gp.k >> 4);
-            const int kl = p.k0 + WG_LA < p.k1 ? p.k0 + WG_LA : p.k1;
-            for (int r = 0; r < TILE_N && tile.n0 + r < gp.n; ++r) {
-              const size_t n = (size_t)(tile.n0 + r);
-              for (int off = (p.k0 * 64) & ~127; off < kl * 64; off += 128)
-                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(gp.b + n * rowb + off));
-              asm volatile("prefetch.global.L2 [%0];\n" ::"l"(gp.sb + n * srow + p.k0 * 8));
-            }
-          }
-#endif
         }
-#if WG_L2P && !DUAL
-        l2first = false;
-#endif
 #if WG_SKEP_ON
         if (early) {
           // Every token copy of the piece is out; the last partner ran the
