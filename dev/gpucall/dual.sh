@@ -1683,10 +1683,11 @@ keep30)
 	pack
 	;;
 l2p87)
-	# Step 87 (kernel-notes, session 32; refuted, 0.572x and 0.826x, and the
-	# code went: these builds need 5683875's source): the group's producer thread asks L2
-	# for a piece's first weight chunks as it starts the piece's token copies
-	# (bin/web_l2p1.gz: expbuild.sh l2p1 WG_L2P=1; bin/web the kept build).
+	# Step 87 (kernel-notes, session 32; refuted, 0.572x and 0.826x, and
+	# the code went: these builds need 5683875's source): the group's
+	# producer thread asks L2 for a piece's first weight chunks as it starts
+	# the piece's token copies (bin/web_l2p1.gz: expbuild.sh l2p1 WG_L2P=1;
+	# bin/web the kept build).
 	# The group best's tests in that build; A/A medians of GW's hybrid module
 	# alternated with bin/web on group bench2 (three boundaries a block) and
 	# bench1 (one), three of each (python3 dev/gpucall/aamed.py aa.log).
@@ -1727,6 +1728,16 @@ probe32)
 	BENCH_MAX=100 BENCH_SHAPES=/tmp/tl_g3.json bench g3_sk nvfp4_group_gemm "$GSK" "$GW"
 	BENCH_MAX=100 BENCH_SHAPES=/tmp/tl_g3.json bench g3_skc nvfp4_group_gemm "$GSK&ranges=cost" "$GW"
 	TITLE="group bench3 under stream-K" summarize
+	pack
+	;;
+grouppeers32)
+	# Session 32, call 5: the group best against the baseline (g_best32) and
+	# the peers, a second same-call comparison of section 42's 1.222x
+	# against peer (c) on whichever H200 this call gets.
+	bestvars
+	BENCH_MAX=80 bench g_best32 nvfp4_group_gemm "$GW"
+	peers
+	TITLE="the group best and the peers" summarize
 	pack
 	;;
 dualpeers31)
