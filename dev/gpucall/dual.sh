@@ -1682,6 +1682,22 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
+l2b88)
+	# Step 88 (kernel-notes, session 32, built for a later call): the
+	# group's producer thread asks L2 for a piece's weights and scales with
+	# two bulk prefetches (bin/web_l2b1.gz, bin/engine_l2b1.test.gz:
+	# EXPBUILD_TEST=1 expbuild.sh l2b1 WG_L2B=1; bin/web the kept build).
+	# The group best's tests and TestWgmmaFamily's group hybrid combinations
+	# in that build; A/A medians of GW's hybrid module alternated with
+	# bin/web on group bench2 (192 KB tiles: prefetched) and bench1 (672 KB:
+	# over WG_L2B_MAX, the control), three of each (python3
+	# dev/gpucall/aamed.py aa.log); the modules' ptxas lines.
+	expsetup
+	EXPFAM=nvfp4_group_gemm EXPFAMCAP=120 expcheck l2b1 gw schedule=hybrid
+	expaa l2b1 3 g2 g1
+	ptxaslist
+	pack
+	;;
 l2p87)
 	# Step 87 (kernel-notes, session 32; refuted, 0.572x and 0.826x, and
 	# the code went: these builds need 5683875's source): the group's
