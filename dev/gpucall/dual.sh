@@ -1746,24 +1746,19 @@ probe32)
 	TITLE="group bench3 under stream-K" summarize
 	pack
 	;;
-grouppeers32)
-	# Session 32, call 5: the group best against the baseline (g_best32) and
-	# the peers, a second same-call comparison of section 42's 1.222x
-	# against peer (c) on whichever H200 this call gets.
+dualpeers31 | grouppeers32)
+	# One best against the baseline and the peers of the same call, on
+	# whichever machine it gets: a second same-call comparison of a
+	# standing against peer (c). dualpeers31 (session 31, call 7): the dual
+	# best (d_best31b), of call 4's 1.151x; grouppeers32 (session 32, call
+	# 5): the group best (g_best32), of section 42's 1.222x.
 	bestvars
-	BENCH_MAX=150 bench g_best32 nvfp4_group_gemm "$GW"
+	case $MODE in
+	dualpeers31) BENCH_MAX=70 bench d_best31b nvfp4_dual_gemm "$DT" ;;
+	grouppeers32) BENCH_MAX=150 bench g_best32 nvfp4_group_gemm "$GW" ;;
+	esac
 	peers
-	TITLE="the group best and the peers" summarize
-	pack
-	;;
-dualpeers31)
-	# Session 31, call 7: the dual best against the baseline (d_best31b) and
-	# the peers again, on whichever machine this call gets: a second
-	# same-call comparison of call 4's 1.151x against peer (c).
-	bestvars
-	BENCH_MAX=70 bench d_best31b nvfp4_dual_gemm "$DT"
-	peers
-	TITLE="the dual best and the peers" summarize
+	TITLE="a best and the peers" summarize
 	pack
 	;;
 standing30 | standing31)
