@@ -1683,7 +1683,8 @@ keep30)
 	pack
 	;;
 l2b88)
-	# Step 88 (kernel-notes, session 32, built for a later call): the
+	# Step 88 (kernel-notes, sessions 32-33; refuted, 0.9565x on bench2,
+	# and the code went: these builds need b8d243a's source): the
 	# group's producer thread asks L2 for a piece's weights and scales with
 	# two bulk prefetches (bin/web_l2b1.gz, bin/engine_l2b1.test.gz:
 	# EXPBUILD_TEST=1 expbuild.sh l2b1 WG_L2B=1; bin/web the kept build).

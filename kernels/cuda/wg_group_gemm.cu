@@ -156,20 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_L2B
-// Experiment (kernel-notes step 88): 1 = in the group GEMM the producer
-// thread, once it has issued a piece's first token copy (STAGES - 1 chunks
-// before the consumers reach the piece), asks L2 for the piece's weights
-// and scales with two bulk prefetches (the contiguous span from the tile's
-// first row at chunk k0 to its last row at chunk k1, other chunks of the
-// rows included), where the weight span is at most WG_L2B_MAX bytes; not
-// for a block's first piece, whose copies the consumers issue at the
-// launch's start. Why: a boundary's first weight copies take ~2,190 cycles
-// (step 57's marks), three boundaries a block on group bench2, and step 87's
-// ~580 row-by-row prefetches a piece made the launch 1.7x longer there.
-#define WG_L2B 0
-#endif
-#define WG_L2B_MAX (256 * 1024) // group bench2's tiles: 192 rows x 1 KB; bench1's 3.5 KB rows are over it
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -2422,9 +2408,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_SKEP_ON
       bool pfirst = true; // as the consumers' first: no piece with k0 == 0 yet
 #endif
-#if WG_L2B && !DUAL
-      bool l2first = true; // the block's first piece: no prefetch
-#endif
       wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
@@ -2485,29 +2468,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
           wg_bar_expect(full0 + 8 * st, WG_TOK_STAGE);
           wg_bulk_load(sbase + st * WG_TOK_STAGE, src, WG_TOK_STAGE, full0 + 8 * st);
 #endif
-#if WG_L2B && !DUAL
-          if (it == p.k0 && !l2first) {
-            // Rows n0..n0+rows-1, chunks [k0, k1): 64 bytes of weights and 8
-            // of scales a chunk, each row K/2 and K/16 bytes after the last.
-            const size_t rowb = (size_t)(gp.k >> 1), srow = (size_t)(gp.k >> 4);
-            const size_t rows = (size_t)(gp.n - tile.n0 < TILE_N ? gp.n - tile.n0 : TILE_N);
-            const size_t w0 = (size_t)tile.n0 * rowb + (size_t)p.k0 * 64, w1 = (size_t)(tile.n0 + rows - 1) * rowb + (size_t)p.k1 * 64;
-            if (w1 - w0 <= WG_L2B_MAX) {
-              // Each span widened to 16-byte aligned ends (the bulk copy's
-              // rule), whatever the arrays' own alignment.
-              auto prefetch = [](const fg_u8* a, const fg_u8* b) {
-                const fg_u64 lo = (fg_u64)a & ~15ull, hi = ((fg_u64)b + 15ull) & ~15ull;
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(lo), "r"((fg_u32)(hi - lo)) : "memory");
-              };
-              prefetch(gp.b + w0, gp.b + w1);
-              prefetch(gp.sb + (size_t)tile.n0 * srow + (size_t)p.k0 * 8, gp.sb + (size_t)(tile.n0 + rows - 1) * srow + (size_t)p.k1 * 8);
-            }
-          }
-#endif
         }
-#if WG_L2B && !DUAL
-        l2first = false;
-#endif
 #if WG_SKEP_ON
         if (early) {
           // Every token copy of the piece is out; the last partner ran the
