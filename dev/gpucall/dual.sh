@@ -449,9 +449,11 @@ expsetup() {
 # expaa TAG ROUNDS SHAPE...: A/A medians of bin/web and bin/web_TAG in
 # turn, ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
 # bench3, g1 and g2: GH on group bench1 and bench2). Needs expmods and
-# benchshapes. A group run is cut by its 25 s before its second role (it
-# needs ~55 s): read every run's figure with `python3
-# dev/gpucall/aamed.py aa.log` (the variant role's running median).
+# benchshapes. Without AA_SAMPLES a group run is cut by its 25 s before
+# the end (2,000 samples a role need ~55 s) and writes no document; with
+# AA_SAMPLES=500 (`web bench --max-samples`, session 33) it ends inside
+# them. Either way `python3 dev/gpucall/aamed.py aa.log` reads every run's
+# figure (the variant role's last running median).
 expaa() {
 	local tag=$1 rounds=$2 shp v r b w prob
 	shift 2
@@ -464,7 +466,8 @@ expaa() {
 				w=./bin/web_$b
 				[ "$b" = plain ] && w=./bin/web
 				step "aa_${shp}_$b$r" 35 aa.log "$w" bench --problem "$prob" --aa --baseline "$v" \
-					--shapes "/tmp/tl_$shp.json" --device 0 --cache-dir "$C" --max-time 25s --json "$R/aa_${shp}_$b$r.json"
+					--shapes "/tmp/tl_$shp.json" --device 0 --cache-dir "$C" --max-time 25s --max-samples "${AA_SAMPLES:-0}" \
+					--json "$R/aa_${shp}_$b$r.json"
 			done
 		done
 	done
@@ -1680,6 +1683,23 @@ keep30)
 	grep -E "^status" "$OUT/tests.log"
 	BENCH_MAX=90 bench d_dp nvfp4_dual_gemm "$DP" "$DT"
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
+	pack
+	;;
+l2w89)
+	# Step 89 (kernel-notes, session 33): the producer warpgroup's idle warp
+	# 1 asks L2 for each later piece's first weight chunks and scales, one
+	# prefetch.global.L2 per line (bin/web_l2w1.gz, bin/engine_l2w1.test.gz:
+	# EXPBUILD_TEST=1 expbuild.sh l2w1 WG_L2W=1; bin/web the kept build).
+	# The group best's tests and TestWgmmaFamily's group hybrid combinations
+	# in that build; A/A of GW's hybrid module alternated with bin/web on
+	# group bench2 (three later pieces a block) and bench1 (one), three of
+	# each, capped at AA_SAMPLES samples so each run ends and writes its
+	# document (python3 dev/gpucall/aamed.py aa.log reads the medians); the
+	# modules' ptxas lines.
+	expsetup
+	EXPFAM=nvfp4_group_gemm EXPFAMCAP=120 expcheck l2w1 gw schedule=hybrid
+	AA_SAMPLES=500 expaa l2w1 3 g2 g1
+	ptxaslist
 	pack
 	;;
 l2b88)

@@ -121,6 +121,7 @@ type cliFlags struct {
 	report                                                string
 	guardSeed                                             uint64
 	checkRate                                             int
+	maxSamples                                            int
 	unguarded                                             bool
 	ungated                                               bool
 	kernelDir                                             string
@@ -147,6 +148,12 @@ func parseFlags(args []string, stderr io.Writer) (*cliFlags, error) {
 	fs.StringVar(&f.report, "report", "", "validate a result document FILE and print it as Markdown tables (no run)")
 	fs.Uint64Var(&f.guardSeed, "guard-seed", 0, "seed of the timing guard's checked samples, poison and content changes (default: drawn from the OS per run, recorded in the result; give the recorded one to replay a run)")
 	fs.IntVar(&f.checkRate, "check-rate", DefaultCheckRate, "check a timed sample's output with probability 1/N (1 = every sample)")
+	// --max-samples exists for slow kernels: a paired run of one can need
+	// longer than a caller's --max-time allows for the stop rule's 2000
+	// samples per role; a smaller cap lets it finish and write its document
+	// instead of being stopped (the dev scripts compare two builds' A/A runs
+	// this way). The cap is recorded in protocol.stop_rule.max_samples.
+	fs.IntVar(&f.maxSamples, "max-samples", 0, "cap on the timed samples per role and shape (0 = the stop rule's default, 2000; at least 10, the rule's minimum samples): a slow kernel's paired run can need longer than --max-time allows for 2000 samples, and a smaller cap lets it finish and write its document instead of being stopped")
 	fs.BoolVar(&f.unguarded, "unguarded", false, "turn the timing guard off, to measure what it costs (the result is then always suspect)")
 	fs.BoolVar(&f.ungated, "ungated", false, "time without holding the timing stream until a sample is enqueued, for a profiler that serializes launches (ncu waits inside the launch, so a held stream never starts); the document's timer then says cuda_events")
 	fs.StringVar(&f.kernelDir, "kernel", "", "a submitted kernel's folder (manifest.json and its files, docs/kernel-contract.md): --variant \"kernel\" or \"kernel?KNOB=V\" names it (default --problem: the manifest's)")
@@ -367,6 +374,9 @@ func configure(f *cliFlags, args []string, p *kernels.Problem, sub *kernels.Subm
 	} else {
 		cfg.Mode = "gpu"
 	}
+	if err := applyMaxSamples(&cfg.Stop, f.maxSamples); err != nil {
+		return Config{}, err
+	}
 	if f.jsonPath != "" {
 		if dir := filepath.Dir(f.jsonPath); dir != "" {
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -375,6 +385,22 @@ func configure(f *cliFlags, args []string, p *kernels.Problem, sub *kernels.Subm
 		}
 	}
 	return cfg, nil
+}
+
+// applyMaxSamples sets --max-samples n on the mode's stop rule: 0 keeps the
+// rule's own cap, a positive n replaces it (see the flag: a slow kernel's
+// paired run can then finish within --max-time and write its document).
+func applyMaxSamples(rule *stats.StopRule, n int) error {
+	switch {
+	case n == 0:
+		return nil
+	case n < 0:
+		return fmt.Errorf("--max-samples %d: want 0 (the stop rule's default, %d) or at least %d, the stop rule's minimum samples", n, rule.MaxSamples, rule.MinSamples)
+	case n < rule.MinSamples:
+		return fmt.Errorf("--max-samples %d: must be at least %d, the stop rule's minimum samples", n, rule.MinSamples)
+	}
+	rule.MaxSamples = n
+	return nil
 }
 
 // startWatchdog ends the process through opt.Exit when the run is stuck

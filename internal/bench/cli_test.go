@@ -239,3 +239,156 @@ func writeShapes(t *testing.T, js string) string {
 	}
 	return path
 }
+
+// configFor runs Main's steps up to configure on args: the Config a run
+// would get, without opening a device (so it works for GPU mode here).
+func configFor(t *testing.T, args ...string) (Config, error) {
+	t.Helper()
+	var errb bytes.Buffer
+	f, err := parseFlags(args, &errb)
+	if err != nil {
+		return Config{}, err
+	}
+	sub, err := loadSubmission(f)
+	if err != nil {
+		return Config{}, err
+	}
+	p, cpu, _, err := selectDevice(f)
+	if err != nil {
+		return Config{}, err
+	}
+	shapes, suite, err := selectShapes(f, p, cpu)
+	if err != nil {
+		return Config{}, err
+	}
+	return configure(f, args, p, sub, cpu, shapes, suite)
+}
+
+// --max-samples N replaces the cap of whichever stop rule the mode uses and
+// leaves the rest of it alone; without it the rule is the mode's default.
+func TestCLIMaxSamplesSetsTheStopRule(t *testing.T) {
+	gpuArgs := []string{"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "0"}
+	cpuArgs := []string{"--problem", "nvfp4_dual_gemm", "--device", "cpu", "--aa"}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		mode  string
+		rule  stats.StopRule
+		extra []string
+		want  int
+	}{
+		{"gpu default", gpuArgs, "gpu", stats.DefaultStopRule, nil, 2000},
+		{"gpu 50", gpuArgs, "gpu", stats.DefaultStopRule, []string{"--max-samples", "50"}, 50},
+		{"gpu at the minimum", gpuArgs, "gpu", stats.DefaultStopRule, []string{"--max-samples=10"}, 10},
+		{"gpu 0 is the default", gpuArgs, "gpu", stats.DefaultStopRule, []string{"--max-samples", "0"}, 2000},
+		{"gpu above the default", gpuArgs, "gpu", stats.DefaultStopRule, []string{"--max-samples", "5000"}, 5000},
+		{"cpu default", cpuArgs, "cpu", cpuStopRule, nil, 2000},
+		{"cpu 10", cpuArgs, "cpu", cpuStopRule, []string{"--max-samples", "10"}, 10},
+		{"cpu 123", cpuArgs, "cpu", cpuStopRule, []string{"--max-samples", "123"}, 123},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := configFor(t, append(append([]string{}, c.args...), c.extra...)...)
+			if err != nil {
+				t.Fatalf("configure: %v", err)
+			}
+			want := c.rule
+			want.MaxSamples = c.want
+			if cfg.Mode != c.mode || cfg.Stop != want {
+				t.Fatalf("mode %s, stop rule %+v; want mode %s, %+v", cfg.Mode, cfg.Stop, c.mode, want)
+			}
+			if err := cfg.Stop.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// The defaults themselves are what the flag's help and the document's
+	// readers assume.
+	if stats.DefaultStopRule.MaxSamples != 2000 || cpuStopRule.MaxSamples != 2000 {
+		t.Fatalf("default caps %d (GPU) and %d (CPU), want 2000", stats.DefaultStopRule.MaxSamples, cpuStopRule.MaxSamples)
+	}
+}
+
+// A negative --max-samples, or one below the stop rule's minimum samples,
+// is a usage error naming the flag, before anything runs: no progress, no
+// document, and on a GPU no device opened (exit 2, not 3, here without one).
+func TestCLIMaxSamplesRefused(t *testing.T) {
+	for _, c := range []struct {
+		value, want string
+	}{
+		{"-1", "--max-samples -1: want 0 (the stop rule's default, 2000) or at least 10"},
+		{"5", "--max-samples 5: must be at least 10, the stop rule's minimum samples"},
+		{"9", "--max-samples 9: must be at least 10, the stop rule's minimum samples"},
+	} {
+		for mode, dev := range map[string][]string{
+			"cpu": {"--problem", "nvfp4_group_gemm", "--device", "cpu"},
+			"gpu": {"--problem", "nvfp4_group_gemm", "--variant", "baseline", "--device", "0"},
+		} {
+			t.Run(mode+" "+c.value, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "result.json")
+				r := runCLI(t, append(append([]string{}, dev...), "--max-samples", c.value, "--json", path)...)
+				if r.code != result.ExitUsage {
+					t.Fatalf("exit %d, want %d\nstderr: %s", r.code, result.ExitUsage, r.stderr)
+				}
+				if !strings.Contains(r.stderr, c.want) {
+					t.Fatalf("stderr %q does not say %q", r.stderr, c.want)
+				}
+				if len(r.lines) != 1 || r.lines[0]["type"] != "error" || r.lines[0]["phase"] != "usage" || !strings.Contains(r.lines[0]["message"].(string), c.want) {
+					t.Fatalf("stdout lines %v: want one usage error naming the flag", r.lines)
+				}
+				if _, err := os.Stat(path); !os.IsNotExist(err) {
+					t.Fatalf("a document was written (%v)", err)
+				}
+			})
+		}
+	}
+}
+
+// A CPU-mode A/A run with --max-samples 10 records the cap in the document
+// and takes at most 10 samples per role on every shape: exactly 10 on
+// shapes that take microseconds (without the cap a paired run takes at
+// least MinRounds = 30), stopped at the cap whether or not they converged.
+func TestCLIMaxSamplesCPURun(t *testing.T) {
+	shapes := writeShapes(t, `[{"m":[1],"n":64,"k":128},{"m":[3,5],"n":64,"k":256}]`)
+	path := filepath.Join(t.TempDir(), "result.json")
+	r := runCLI(t, "--problem", "nvfp4_group_gemm", "--device", "cpu", "--aa", "--shapes", shapes, "--max-samples", "10", "--json", path)
+	if r.code != result.ExitOK {
+		t.Fatalf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := result.Validate(doc); err != nil {
+		t.Fatalf("result does not validate: %v", err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(doc, &res); err != nil {
+		t.Fatal(err)
+	}
+	if sr := res.Protocol.StopRule; sr.MaxSamples != 10 || sr.MinSamples != cpuStopRule.MinSamples || sr.MaxSeconds != cpuStopRule.MaxTime.Seconds() {
+		t.Fatalf("protocol.stop_rule %+v: want the CPU rule with max_samples 10", sr)
+	}
+	if len(res.Shapes) != 2 {
+		t.Fatalf("%d shapes", len(res.Shapes))
+	}
+	for _, s := range res.Shapes {
+		if s.Variant == nil || s.Baseline == nil || s.Pairing == nil || s.Guard == nil {
+			t.Fatalf("shape %d not timed and paired: %s", s.Index, s.Skipped)
+		}
+		for _, m := range []*result.Measurement{s.Variant, s.Baseline} {
+			n := len(m.SamplesNs)
+			capped := m.StopReason == stats.StopMaxSamples || m.StopReason == stats.StopConverged
+			if n != 10 || !capped || m.Stats.N != n {
+				t.Fatalf("shape %d %s: %d samples (stats n %d), stop %q; want 10, at the cap", s.Index, m.Role, n, m.Stats.N, m.StopReason)
+			}
+		}
+		if s.Pairing.Rounds != 10 || len(s.Pairing.Order) != 10 {
+			t.Fatalf("shape %d: %d rounds, want 10", s.Index, s.Pairing.Rounds)
+		}
+		// The guard's move and a pass over every set after it cannot fit in
+		// 10 rounds (it comes after round 2*seeds = 8): none is made.
+		if s.Guard.MoveRound != -1 {
+			t.Fatalf("shape %d: guard move at round %d inside a 10-sample cap", s.Index, s.Guard.MoveRound)
+		}
+	}
+}

@@ -456,8 +456,9 @@ func warmup(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, role,
 // sampleLoop interleaves the roles, AB then BA (variant = A), until at least
 // MinRounds rounds are done and the stop rule holds for every role, or a
 // hard cap of the stop rule is hit for any role. With one role it is the
-// plain stop rule. It returns the order and the input set of every round
-// (roundSchedule).
+// plain stop rule. No role gets more than the rule's MaxSamples samples,
+// even where that is below MinRounds (--max-samples). It returns the order
+// and the input set of every round (roundSchedule).
 func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, ms []*result.Measurement, sets int, tick func(samples int), check func(result.Check)) ([]string, []int, error) {
 	paired := len(ms) > 1
 	var order []string
@@ -465,8 +466,15 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m
 	t0 := time.Now()
 	lastTick := t0
 	measured := make([]float64, len(ms))
+	// The guard's move needs every set to run once more after it: it is
+	// made only where that fits within the stop rule's sample cap, so a
+	// small cap (--max-samples) stays a cap. With the default cap (2000)
+	// it always fits: the move and the rounds after it end within the
+	// first 3*sets+MinRounds/2 rounds. A run without the move records
+	// move_round -1, as one that a cap ends before its move round does.
+	move := g.on && g.reload+sets <= cfg.Stop.MaxSamples
 	for round := 0; ; round++ {
-		if g.on && round == g.reload {
+		if move && round == g.reload {
 			t := time.Now()
 			if err := g.moveAll(ctx, runner, len(ms)); err != nil {
 				return order, setOrder, err
@@ -540,14 +548,17 @@ func sampleLoop(ctx context.Context, cfg Config, runner ShapeRunner, g *guard, m
 		if paired {
 			minRounds = max(minRounds, 2*sets) // every set runs AB and BA
 		}
-		if g.on {
+		if move {
 			// After the reload every set runs again, paired both ways.
 			minRounds = max(minRounds, g.reload+2*sets)
 		}
+		// The sample cap wins over these minimums: roles that converged
+		// early stop at the cap, not at MinRounds (--max-samples below it).
+		minRounds = min(minRounds, cfg.Stop.MaxSamples)
 		// A hard cap ends the loop at once, except right after the reload:
 		// every set must run again first (its output is checked after
 		// timing against the reloaded inputs).
-		reloading := g.on && round >= g.reload && round+1 < g.reload+sets
+		reloading := move && round >= g.reload && round+1 < g.reload+sets
 		if (allStop && round+1 >= minRounds) || (anyCap && !reloading) {
 			for role, m := range ms {
 				m.MeasuredSeconds = measured[role] / 1e9

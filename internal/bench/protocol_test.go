@@ -423,3 +423,49 @@ func TestPlanNamesModules(t *testing.T) {
 		}
 	}
 }
+
+// A sample cap below MinRounds (--max-samples) is a cap: roles that
+// converge at once stop there instead of running to MinRounds, noisy ones
+// stop there too, and the guard's move is made only where it and a pass
+// over every set after it fit under the cap. The default cap leaves the
+// move alone (TestGuardPassesAnHonestKernel).
+func TestSmallMaxSamplesIsACap(t *testing.T) {
+	for _, noisy := range []float64{0.0005, 0.5} {
+		for _, paired := range []bool{false, true} {
+			for _, maxSamples := range []int{10, 11, 13, 20, 25, 40} {
+				name := fmt.Sprintf("noise %v paired %v cap %d", noisy, paired, maxSamples)
+				t.Run(name, func(t *testing.T) {
+					f := newFake(func(shape, role, k int) float64 { return 10000 * noise(shape, role, k, noisy) })
+					cfg := guardedConfig(3, paired)
+					cfg.Stop.MaxSamples = maxSamples
+					r, code, _ := runFake(t, cfg, f)
+					if code != result.ExitOK {
+						t.Fatalf("exit %d: %s", code, r.Error)
+					}
+					if r.Protocol.StopRule.MaxSamples != maxSamples {
+						t.Fatalf("protocol.stop_rule.max_samples %d, want %d", r.Protocol.StopRule.MaxSamples, maxSamples)
+					}
+					for _, s := range r.Shapes {
+						ms := []*result.Measurement{s.Variant}
+						if paired {
+							ms = append(ms, s.Baseline)
+						}
+						for _, m := range ms {
+							// Never past the cap; at the cap where the noise keeps
+							// a role from converging, or where MinRounds (30, paired
+							// only) would hold a converged one past it.
+							n := len(m.SamplesNs)
+							atCap := noisy > 0.1 || (paired && maxSamples < DefaultMinRounds)
+							if n > maxSamples || (atCap && n != maxSamples) {
+								t.Fatalf("shape %d %s: %d samples (stop %q), cap %d", s.Index, m.Role, n, m.StopReason, maxSamples)
+							}
+						}
+						if g := s.Guard; g.MoveRound >= 0 && g.MoveRound+cfg.SeedsPerShape > maxSamples {
+							t.Fatalf("shape %d: guard move at round %d with %d sets does not fit under the cap %d", s.Index, g.MoveRound, cfg.SeedsPerShape, maxSamples)
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -156,6 +156,23 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
+#ifndef WG_L2W
+// Experiment (kernel-notes step 89): 1 = in the group GEMM with one producer
+// thread (tokens=once), the producer warpgroup's idle warp 1 asks L2 for the
+// first WG_LA weight chunks and their scales of each of the block's later
+// pieces, one prefetch.global.L2 per 128-byte line, 32 lanes at a time, as
+// soon as the producer thread enters the piece (STAGES - 1 chunks or more
+// before the consumers do): what a boundary's first weight copies wait
+// ~2,190 cycles for from HBM (step 57's marks). Why this form: the same lines
+// asked by the thread that feeds the token ring cost 0.572x (step 87), and
+// the piece's whole span asked of the TMA unit 0.9565x (step 88); a warp
+// that feeds nothing leaves both alone. The producer thread counts the
+// pieces it has entered in a word past the barriers (WG_OFF_WBAR, in the
+// 1024 bytes of alignment slack, which the 1024-aligned window leaves
+// unused); warp 1 polls it with nanosleep.
+#define WG_L2W 0
+#endif
+#define WG_L2W_ON (WG_L2W && !DUAL && !WG_PW)
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -805,6 +822,12 @@ static __device__ __forceinline__ void wg_bar_arrive(fg_u32 bar) {
 static __device__ __forceinline__ void wg_bar_expect(fg_u32 bar, fg_u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// prefetch.global.L2 for each 128-byte line of [a, a + n) (WG_L2W).
+static __device__ __forceinline__ void wg_l2_lines(const fg_u8* a, int n) {
+  const fg_u64 end = (fg_u64)a + (fg_u64)n;
+  for (fg_u64 x = (fg_u64)a & ~127ull; x < end; x += 128) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(x));
+}
+
 // Bulk async copy global -> shared, completing on mbarrier bar (the CTA's
 // own shared address is its shared::cluster address: no cluster launched).
 static __device__ __forceinline__ void wg_bulk_load(fg_u32 dst, const void* src, fg_u32 bytes, fg_u32 bar) {
@@ -2333,6 +2356,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
 #endif
     }
+#if WG_L2W_ON
+    *(volatile fg_u32*)(sgen + WG_OFF_WBAR) = 0u; // pieces the producer thread has entered
+#endif
 #if WG_PW
 #pragma unroll
     for (int s = 0; s < WG_RS; ++s) {
@@ -2408,10 +2434,16 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_SKEP_ON
       bool pfirst = true; // as the consumers' first: no piece with k0 == 0 yet
 #endif
+#if WG_L2W_ON
+      fg_u32 entered = 0;
+#endif
       wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
         fetch(p.t, tile, gp, -1);
+#if WG_L2W_ON
+        *(volatile fg_u32*)(sgen + WG_OFF_WBAR) = ++entered;
+#endif
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
 #if WG_SKEP_ON
         // The sums' sizes at the tile's width (WG_FIT is off: NW == WG_TM).
@@ -2488,6 +2520,26 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_PW
     else if (tid >= 32) {
       wg_weights_ring(num_tiles, kch, fetch, sbase, tid - 32);
+    }
+#endif
+#if WG_L2W_ON
+    else if ((tid >> 5) == 1) {
+      const volatile fg_u32* const entered = (const volatile fg_u32*)(sgen + WG_OFF_WBAR);
+      fg_u32 n = 0;
+      wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
+        if (++n == 1) return; // the block's first piece: its copies start with the launch
+        while (*entered < n) __nanosleep(128);
+        FgTile tile;
+        FgGroup gp;
+        fetch(p.t, tile, gp, -1);
+        const size_t rowb = (size_t)(gp.k >> 1), srow = (size_t)(gp.k >> 4);
+        const int rows = gp.n - tile.n0 < TILE_N ? gp.n - tile.n0 : TILE_N;
+        const int ch = p.k1 - p.k0 < WG_LA ? p.k1 - p.k0 : WG_LA;
+        for (int r = tid & 31; r < rows; r += 32) {
+          wg_l2_lines(gp.b + (size_t)(tile.n0 + r) * rowb + (size_t)p.k0 * 64, ch * 64);
+          wg_l2_lines(gp.sb + (size_t)(tile.n0 + r) * srow + (size_t)p.k0 * 8, ch * 8);
+        }
+      });
     }
 #endif
 #else
