@@ -1685,6 +1685,31 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
+l2w89b)
+	# Step 89's second form (kernel-notes, session 33): warp 1 reads each
+	# later piece's rows from a mailbox the producer thread posts, instead
+	# of walking the pieces itself, whose first form spilled 36 bytes in
+	# the hybrid module (bin/web_l2w2.gz, bin/engine_l2w2.test.gz:
+	# EXPBUILD_TEST=1 expbuild.sh l2w2 WG_L2W=1; bin/web the kept build).
+	# GW's tests in that build and its hybrid module's ptxas lines (L2W_KEY:
+	# the module's cache key, from `go run ./dev/ptxloop -keys 13.0` in a
+	# copy of the tree with WG_L2W 1). Only if that module does not spill,
+	# the A/A of l2w89; only if bench2 then gains 0.3%, the family's group
+	# hybrid combinations in that build.
+	expsetup
+	expcheck l2w2 gw
+	grep -A2 "'wg_group_gemm'" "$C/${L2W_KEY:?}.log" >"$OUT/l2w2_ptxas.txt" 2>&1 || echo "no ptxas log for $L2W_KEY" >>"$OUT/l2w2_ptxas.txt"
+	cat "$OUT/l2w2_ptxas.txt"
+	if grep -q " 0 bytes spill stores" "$OUT/l2w2_ptxas.txt"; then
+		AA_SAMPLES=500 expaa l2w2 3 g2 g1
+		python3 dev/gpucall/aamed.py "$OUT/aa.log" | tee "$OUT/aamed.txt"
+		if awk '/^g2:/ { if ($NF + 0 >= 1.003) ok = 1 } END { exit !ok }' "$OUT/aamed.txt"; then
+			EXPFAM=nvfp4_group_gemm EXPFAMCAP=120 expcheck l2w2 "" schedule=hybrid
+		fi
+	fi
+	ptxaslist
+	pack
+	;;
 l2w89)
 	# Step 89 (kernel-notes, session 33): the producer warpgroup's idle warp
 	# 1 asks L2 for each later piece's first weight chunks and scales, one

@@ -166,10 +166,13 @@
 // ~2,190 cycles for from HBM (step 57's marks). Why this form: the same lines
 // asked by the thread that feeds the token ring cost 0.572x (step 87), and
 // the piece's whole span asked of the TMA unit 0.9565x (step 88); a warp
-// that feeds nothing leaves both alone. The producer thread counts the
-// pieces it has entered in a word past the barriers (WG_OFF_WBAR, in the
-// 1024 bytes of alignment slack, which the 1024-aligned window leaves
-// unused); warp 1 polls it with nanosleep.
+// that feeds nothing leaves both alone. The producer thread posts each
+// later piece's rows in a 32-byte mailbox past the barriers (WG_OFF_WBAR,
+// in the 1024 bytes of alignment slack, which the 1024-aligned window
+// leaves unused) under a sequence word, and warp 1 polls it with nanosleep:
+// warp 1 walks no pieces and looks no tile up, so its code fits the
+// producer's few registers (a first form in which it did spilled 36 bytes
+// in the group's hybrid module).
 #define WG_L2W 0
 #endif
 #define WG_L2W_ON (WG_L2W && !DUAL && !WG_PW)
@@ -827,6 +830,20 @@ static __device__ __forceinline__ void wg_l2_lines(const fg_u8* a, int n) {
   const fg_u64 end = (fg_u64)a + (fg_u64)n;
   for (fg_u64 x = (fg_u64)a & ~127ull; x < end; x += 128) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(x));
 }
+
+// WG_L2W's mailbox: the sequence word (0 before the first post, WG_L2W_BUSY
+// while the producer writes, WG_L2W_DONE after the block's last piece, else
+// the piece's first chunk count q), its rows and chunks to ask for (rows |
+// chunks << 16), the bytes from one row to the next, and the first row's
+// weights and scales at the piece's first chunk.
+struct WgL2Post {
+  fg_u32 seq, rows;
+  fg_u32 rowb, srow; // bytes from one row to the next: weights, scales
+  const fg_u8* w;
+  const fg_u8* s;
+};
+#define WG_L2W_BUSY 0xfffffffeu
+#define WG_L2W_DONE 0xffffffffu
 
 // Bulk async copy global -> shared, completing on mbarrier bar (the CTA's
 // own shared address is its shared::cluster address: no cluster launched).
@@ -2357,7 +2374,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
     }
 #if WG_L2W_ON
-    *(volatile fg_u32*)(sgen + WG_OFF_WBAR) = 0u; // pieces the producer thread has entered
+    ((volatile WgL2Post*)(sgen + WG_OFF_WBAR))->seq = 0u; // nothing posted
 #endif
 #if WG_PW
 #pragma unroll
@@ -2434,15 +2451,30 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #if WG_SKEP_ON
       bool pfirst = true; // as the consumers' first: no piece with k0 == 0 yet
 #endif
-#if WG_L2W_ON
-      fg_u32 entered = 0;
-#endif
       wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
         FgTile tile;
         FgGroup gp;
         fetch(p.t, tile, gp, -1);
 #if WG_L2W_ON
-        *(volatile fg_u32*)(sgen + WG_OFF_WBAR) = ++entered;
+        if (q != 0) {
+          // A later piece (the first starts at q == 0): post its rows. The
+          // busy word first, so a reader that sees the fields change
+          // discards them.
+          volatile WgL2Post* const mb = (volatile WgL2Post*)(sgen + WG_OFF_WBAR);
+          const fg_u32 rowb = (fg_u32)gp.k >> 1, srow = (fg_u32)gp.k >> 4;
+          mb->seq = WG_L2W_BUSY;
+          __threadfence_block();
+          // Not past the piece's last chunk: a piece at the rows' end would
+          // reach past the last row's bytes.
+          const fg_u32 ch = (fg_u32)(p.k1 - p.k0 < WG_LA ? p.k1 - p.k0 : WG_LA);
+          mb->rows = (fg_u32)(gp.n - tile.n0 < TILE_N ? gp.n - tile.n0 : TILE_N) | ch << 16;
+          mb->rowb = rowb;
+          mb->srow = srow;
+          mb->w = gp.b + (size_t)tile.n0 * rowb + (size_t)p.k0 * 64;
+          mb->s = gp.sb + (size_t)tile.n0 * srow + (size_t)p.k0 * 8;
+          __threadfence_block();
+          mb->seq = q;
+        }
 #endif
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
 #if WG_SKEP_ON
@@ -2516,6 +2548,9 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         }
 #endif
       });
+#if WG_L2W_ON
+      ((volatile WgL2Post*)(sgen + WG_OFF_WBAR))->seq = WG_L2W_DONE; // warp 1 stops
+#endif
     }
 #if WG_PW
     else if (tid >= 32) {
@@ -2524,22 +2559,32 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
 #endif
 #if WG_L2W_ON
     else if ((tid >> 5) == 1) {
-      const volatile fg_u32* const entered = (const volatile fg_u32*)(sgen + WG_OFF_WBAR);
-      fg_u32 n = 0;
-      wg_pieces(WG_RNG, num_tiles, kch, [&](const WgPiece& p, bool, const WgPiece&) {
-        if (++n == 1) return; // the block's first piece: its copies start with the launch
-        while (*entered < n) __nanosleep(128);
-        FgTile tile;
-        FgGroup gp;
-        fetch(p.t, tile, gp, -1);
-        const size_t rowb = (size_t)(gp.k >> 1), srow = (size_t)(gp.k >> 4);
-        const int rows = gp.n - tile.n0 < TILE_N ? gp.n - tile.n0 : TILE_N;
-        const int ch = p.k1 - p.k0 < WG_LA ? p.k1 - p.k0 : WG_LA;
-        for (int r = tid & 31; r < rows; r += 32) {
-          wg_l2_lines(gp.b + (size_t)(tile.n0 + r) * rowb + (size_t)p.k0 * 64, ch * 64);
-          wg_l2_lines(gp.sb + (size_t)(tile.n0 + r) * srow + (size_t)p.k0 * 8, ch * 8);
+      // Each post once: prefetch the first WG_LA chunks (or the piece's
+      // fewer) of its rows, a row per lane. A post rewritten while read is
+      // skipped: a hint lost, never a wrong address.
+      const volatile WgL2Post* const mb = (const volatile WgL2Post*)(sgen + WG_OFF_WBAR);
+      fg_u32 seen = 0;
+      for (;;) {
+        const fg_u32 seq = mb->seq;
+        if (seq == WG_L2W_DONE) break;
+        if (seq == seen || seq == WG_L2W_BUSY) {
+          __nanosleep(128);
+          continue;
         }
-      });
+        __threadfence_block();
+        const fg_u32 rc = mb->rows;
+        const size_t rowb = mb->rowb, srow = mb->srow;
+        const fg_u8* const w = mb->w;
+        const fg_u8* const sc = mb->s;
+        __threadfence_block();
+        seen = seq;
+        if (mb->seq != seq) continue;
+        const int rows = (int)(rc & 0xffffu), ch = (int)(rc >> 16);
+        for (int r = tid & 31; r < rows; r += 32) {
+          wg_l2_lines(w + (size_t)r * rowb, ch * 64);
+          wg_l2_lines(sc + (size_t)r * srow, ch * 8);
+        }
+      }
     }
 #endif
 #else
