@@ -447,7 +447,8 @@ expsetup() {
 	expmods
 }
 # expaa TAG ROUNDS SHAPE...: A/A medians of bin/web and bin/web_TAG in
-# turn, ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
+# turn (TAG may be several tags, "t1 t2": each build in turn after bin/web),
+# ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
 # bench3, g1 and g2: GH on group bench1 and bench2). Needs expmods and
 # benchshapes. Without AA_SAMPLES a group run is cut by its 25 s before
 # the end (2,000 samples a role need ~55 s) and writes no document; with
@@ -462,7 +463,7 @@ expaa() {
 		[ "$shp" = b3 ] && v=$N3
 		case $shp in g*) v=$GH prob=nvfp4_group_gemm ;; esac
 		for r in $(seq "$rounds"); do
-			for b in plain "$tag"; do
+			for b in plain $tag; do
 				w=./bin/web_$b
 				[ "$b" = plain ] && w=./bin/web
 				step "aa_${shp}_$b$r" 35 aa.log "$w" bench --problem "$prob" --aa --baseline "$v" \
@@ -1683,6 +1684,19 @@ keep30)
 	grep -E "^status" "$OUT/tests.log"
 	BENCH_MAX=90 bench d_dp nvfp4_dual_gemm "$DP" "$DT"
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
+	pack
+	;;
+l2w89c)
+	# Step 89's ablations (kernel-notes, session 33): the second form's
+	# polling without its prefetches (bin/web_l2w3.gz: expbuild.sh l2w3
+	# WG_L2W=2) and its prefetches with warp 1 sleeping 1,000 ns between
+	# polls (bin/web_l2w4.gz: expbuild.sh l2w4 WG_L2W=3); bin/web the kept
+	# build. A/A of GW's hybrid module, the three builds in turn, two rounds
+	# on group bench2 and bench1 (the bench checks each run's outputs).
+	expsetup
+	AA_SAMPLES=500 expaa "l2w3 l2w4" 2 g2 g1
+	python3 dev/gpucall/aamed.py "$OUT/aa.log" | tee "$OUT/aamed.txt"
+	ptxaslist
 	pack
 	;;
 l2w89b)

@@ -172,7 +172,9 @@
 // leaves unused) under a sequence word, and warp 1 polls it with nanosleep:
 // warp 1 walks no pieces and looks no tile up, so its code fits the
 // producer's few registers (a first form in which it did spilled 36 bytes
-// in the group's hybrid module).
+// in the group's hybrid module). Ablations: 2 = the same polling without
+// the prefetches, 3 = the prefetches with warp 1 sleeping 1,000 ns between
+// polls instead of 128.
 #define WG_L2W 0
 #endif
 #define WG_L2W_ON (WG_L2W && !DUAL && !WG_PW)
@@ -2568,7 +2570,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         const fg_u32 seq = mb->seq;
         if (seq == WG_L2W_DONE) break;
         if (seq == seen || seq == WG_L2W_BUSY) {
-          __nanosleep(128);
+          __nanosleep(WG_L2W == 3 ? 1000 : 128);
           continue;
         }
         __threadfence_block();
@@ -2580,7 +2582,7 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         seen = seq;
         if (mb->seq != seq) continue;
         const int rows = (int)(rc & 0xffffu), ch = (int)(rc >> 16);
-        for (int r = tid & 31; r < rows; r += 32) {
+        for (int r = tid & 31; r < (WG_L2W == 2 ? 0 : rows); r += 32) {
           wg_l2_lines(w + (size_t)r * rowb, ch * 64);
           wg_l2_lines(sc + (size_t)r * srow, ch * 8);
         }
