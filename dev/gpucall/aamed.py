@@ -44,8 +44,10 @@ def runs(path):
 def main():
     by = defaultdict(lambda: defaultdict(list))
     for name, n, med in runs(sys.argv[1]):
-        # aa_SHAPE_BUILDROUND, e.g. aa_g2_plain1, aa_g2_skmg13.
-        m = re.match(r"aa_([^_]+)_(.+?)(\d+)$", name)
+        # aa_SHAPE_BUILDROUND, e.g. aa_g2_plain1, aa_g2_skmg13: the round is
+        # the last digit (expaa's rounds are 1-9), so a build's tag may end in
+        # digits of its own (l2w3 and l2w4 in one log).
+        m = re.match(r"aa_([^_]+)_(.+)(\d)$", name)
         if not m:
             continue
         print(f"{name}: {med:.2f} us over {n} samples")

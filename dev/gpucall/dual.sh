@@ -1687,7 +1687,8 @@ keep30)
 	pack
 	;;
 l2w89c)
-	# Step 89's ablations (kernel-notes, session 33): the second form's
+	# Step 89's ablations (kernel-notes, session 33; the line refuted and
+	# the code went: these builds need 528605c's source): the second form's
 	# polling without its prefetches (bin/web_l2w3.gz: expbuild.sh l2w3
 	# WG_L2W=2) and its prefetches with warp 1 sleeping 1,000 ns between
 	# polls (bin/web_l2w4.gz: expbuild.sh l2w4 WG_L2W=3); bin/web the kept
@@ -1700,7 +1701,9 @@ l2w89c)
 	pack
 	;;
 l2w89b)
-	# Step 89's second form (kernel-notes, session 33): warp 1 reads each
+	# Step 89's second form (kernel-notes, session 33; refuted, 0.9920x and
+	# 0.9884x, and the code went: this build needs 528605c's source, or
+	# 72affc8's without the ablations): warp 1 reads each
 	# later piece's rows from a mailbox the producer thread posts, instead
 	# of walking the pieces itself, whose first form spilled 36 bytes in
 	# the hybrid module (bin/web_l2w2.gz, bin/engine_l2w2.test.gz:
@@ -1725,7 +1728,9 @@ l2w89b)
 	pack
 	;;
 l2w89)
-	# Step 89 (kernel-notes, session 33): the producer warpgroup's idle warp
+	# Step 89's first form (kernel-notes, session 33; its module spilled,
+	# 0.9805x and 0.9827x, and the code went: this build needs 5c3ee02's
+	# source): the producer warpgroup's idle warp
 	# 1 asks L2 for each later piece's first weight chunks and scales, one
 	# prefetch.global.L2 per line (bin/web_l2w1.gz, bin/engine_l2w1.test.gz:
 	# EXPBUILD_TEST=1 expbuild.sh l2w1 WG_L2W=1; bin/web the kept build).

@@ -156,28 +156,6 @@
 // share of WG_EPI's gain from the split's.
 #define WG_RCP 0
 #endif
-#ifndef WG_L2W
-// Experiment (kernel-notes step 89): 1 = in the group GEMM with one producer
-// thread (tokens=once), the producer warpgroup's idle warp 1 asks L2 for the
-// first WG_LA weight chunks and their scales of each of the block's later
-// pieces, one prefetch.global.L2 per 128-byte line, 32 lanes at a time, as
-// soon as the producer thread enters the piece (STAGES - 1 chunks or more
-// before the consumers do): what a boundary's first weight copies wait
-// ~2,190 cycles for from HBM (step 57's marks). Why this form: the same lines
-// asked by the thread that feeds the token ring cost 0.572x (step 87), and
-// the piece's whole span asked of the TMA unit 0.9565x (step 88); a warp
-// that feeds nothing leaves both alone. The producer thread posts each
-// later piece's rows in a 32-byte mailbox past the barriers (WG_OFF_WBAR,
-// in the 1024 bytes of alignment slack, which the 1024-aligned window
-// leaves unused) under a sequence word, and warp 1 polls it with nanosleep:
-// warp 1 walks no pieces and looks no tile up, so its code fits the
-// producer's few registers (a first form in which it did spilled 36 bytes
-// in the group's hybrid module). Ablations: 2 = the same polling without
-// the prefetches, 3 = the prefetches with warp 1 sleeping 1,000 ns between
-// polls instead of 128.
-#define WG_L2W 0
-#endif
-#define WG_L2W_ON (WG_L2W && !DUAL && !WG_PW)
 #ifndef WG_TL
 // Timeline diagnostic only (kernel-notes step 33): 1 = every block of the
 // GEMM and of wg_tokens records global-timer marks outside the mainloop
@@ -827,26 +805,6 @@ static __device__ __forceinline__ void wg_bar_arrive(fg_u32 bar) {
 static __device__ __forceinline__ void wg_bar_expect(fg_u32 bar, fg_u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-// prefetch.global.L2 for each 128-byte line of [a, a + n) (WG_L2W).
-static __device__ __forceinline__ void wg_l2_lines(const fg_u8* a, int n) {
-  const fg_u64 end = (fg_u64)a + (fg_u64)n;
-  for (fg_u64 x = (fg_u64)a & ~127ull; x < end; x += 128) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(x));
-}
-
-// WG_L2W's mailbox: the sequence word (0 before the first post, WG_L2W_BUSY
-// while the producer writes, WG_L2W_DONE after the block's last piece, else
-// the piece's first chunk count q), its rows and chunks to ask for (rows |
-// chunks << 16), the bytes from one row to the next, and the first row's
-// weights and scales at the piece's first chunk.
-struct WgL2Post {
-  fg_u32 seq, rows;
-  fg_u32 rowb, srow; // bytes from one row to the next: weights, scales
-  const fg_u8* w;
-  const fg_u8* s;
-};
-#define WG_L2W_BUSY 0xfffffffeu
-#define WG_L2W_DONE 0xffffffffu
-
 // Bulk async copy global -> shared, completing on mbarrier bar (the CTA's
 // own shared address is its shared::cluster address: no cluster launched).
 static __device__ __forceinline__ void wg_bulk_load(fg_u32 dst, const void* src, fg_u32 bytes, fg_u32 bar) {
@@ -2375,9 +2333,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
       wg_bar_init(empty0 + 8 * s, 128 * WG_CONS);
 #endif
     }
-#if WG_L2W_ON
-    ((volatile WgL2Post*)(sgen + WG_OFF_WBAR))->seq = 0u; // nothing posted
-#endif
 #if WG_PW
 #pragma unroll
     for (int s = 0; s < WG_RS; ++s) {
@@ -2457,27 +2412,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         FgTile tile;
         FgGroup gp;
         fetch(p.t, tile, gp, -1);
-#if WG_L2W_ON
-        if (q != 0) {
-          // A later piece (the first starts at q == 0): post its rows. The
-          // busy word first, so a reader that sees the fields change
-          // discards them.
-          volatile WgL2Post* const mb = (volatile WgL2Post*)(sgen + WG_OFF_WBAR);
-          const fg_u32 rowb = (fg_u32)gp.k >> 1, srow = (fg_u32)gp.k >> 4;
-          mb->seq = WG_L2W_BUSY;
-          __threadfence_block();
-          // Not past the piece's last chunk: a piece at the rows' end would
-          // reach past the last row's bytes.
-          const fg_u32 ch = (fg_u32)(p.k1 - p.k0 < WG_LA ? p.k1 - p.k0 : WG_LA);
-          mb->rows = (fg_u32)(gp.n - tile.n0 < TILE_N ? gp.n - tile.n0 : TILE_N) | ch << 16;
-          mb->rowb = rowb;
-          mb->srow = srow;
-          mb->w = gp.b + (size_t)tile.n0 * rowb + (size_t)p.k0 * 64;
-          mb->s = gp.sb + (size_t)tile.n0 * srow + (size_t)p.k0 * 8;
-          __threadfence_block();
-          mb->seq = q;
-        }
-#endif
         const fg_u8* src = tok + ((size_t)tile.pad * kch + p.k0) * WG_TOK_STAGE;
 #if WG_SKEP_ON
         // The sums' sizes at the tile's width (WG_FIT is off: NW == WG_TM).
@@ -2550,43 +2484,10 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         }
 #endif
       });
-#if WG_L2W_ON
-      ((volatile WgL2Post*)(sgen + WG_OFF_WBAR))->seq = WG_L2W_DONE; // warp 1 stops
-#endif
     }
 #if WG_PW
     else if (tid >= 32) {
       wg_weights_ring(num_tiles, kch, fetch, sbase, tid - 32);
-    }
-#endif
-#if WG_L2W_ON
-    else if ((tid >> 5) == 1) {
-      // Each post once: prefetch the first WG_LA chunks (or the piece's
-      // fewer) of its rows, a row per lane. A post rewritten while read is
-      // skipped: a hint lost, never a wrong address.
-      const volatile WgL2Post* const mb = (const volatile WgL2Post*)(sgen + WG_OFF_WBAR);
-      fg_u32 seen = 0;
-      for (;;) {
-        const fg_u32 seq = mb->seq;
-        if (seq == WG_L2W_DONE) break;
-        if (seq == seen || seq == WG_L2W_BUSY) {
-          __nanosleep(WG_L2W == 3 ? 1000 : 128);
-          continue;
-        }
-        __threadfence_block();
-        const fg_u32 rc = mb->rows;
-        const size_t rowb = mb->rowb, srow = mb->srow;
-        const fg_u8* const w = mb->w;
-        const fg_u8* const sc = mb->s;
-        __threadfence_block();
-        seen = seq;
-        if (mb->seq != seq) continue;
-        const int rows = (int)(rc & 0xffffu), ch = (int)(rc >> 16);
-        for (int r = tid & 31; r < (WG_L2W == 2 ? 0 : rows); r += 32) {
-          wg_l2_lines(w + (size_t)r * rowb, ch * 64);
-          wg_l2_lines(sc + (size_t)r * srow, ch * 8);
-        }
-      }
     }
 #endif
 #else
