@@ -1686,6 +1686,22 @@ keep30)
 	TITLE="step 81 kept: the family's dual checks; DP against DT" summarize
 	pack
 	;;
+sass33)
+	# Step 89's reading (kernel-notes, session 33): whether the consumers'
+	# chunk loop in GW's hybrid module changed in the build whose producer
+	# warp 1 only polls (bin/web_l2w3.gz, from 528605c: expbuild.sh l2w3
+	# WG_L2W=2) against bin/web (5c3ee02's kept kernels). A short A/A of
+	# each (10 samples: `web bench --max-samples`) compiles the module; the
+	# cache's SASS comes back (sassdump) for `go run ./dev/ptxloop -sass`.
+	expsetup
+	for b in web web_l2w3; do
+		step "g2_$b" 60 short.log "./bin/$b" bench --problem nvfp4_group_gemm --aa --baseline "$GH" \
+			--shapes /tmp/tl_g2.json --device 0 --cache-dir "$C" --max-time 50s --max-samples 10 --json "$R/g2_$b.json"
+	done
+	sassdump
+	ptxaslist
+	pack
+	;;
 l2w89c)
 	# Step 89's ablations (kernel-notes, session 33; the line refuted and
 	# the code went: these builds need 528605c's source): the second form's
