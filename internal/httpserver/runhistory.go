@@ -16,8 +16,8 @@ import (
 	"github.com/pitchtank/pitchtank/templates"
 )
 
-// History per variant, shape and device fingerprint (/runs/history,
-// GET /api/runs/history): every run of a variant that counts as a result
+// History per variant, shape and device fingerprint (/runs/history, its
+// JSON at /runs/history.json, GET /api/runs/history): every run of a variant that counts as a result
 // (succeeded, or suspect and accepted) is a point per shape with its
 // interval, grouped by the device it was measured on (the result
 // document's fingerprint, or an import's label) since only those are
@@ -167,7 +167,7 @@ func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	v := templates.ShapeHistoryView{Problem: h.Problem, Variant: h.Variant, Suite: h.Suite, Baseline: h.Baseline, Device: h.Device, Pitch: h.Pitch,
-		JSONURL: "/api/runs/history?" + r.URL.RawQuery}
+		JSONURL: "/runs/history.json?" + r.URL.RawQuery}
 	for _, se := range h.Series {
 		sv := templates.HistorySeriesView{Device: se.DeviceName, Shape: se.Shape}
 		var pts []charts.TimelinePoint

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
 
@@ -104,6 +105,16 @@ func TestShapeHistory(t *testing.T) {
 
 	page := a.browser().login("admin").get("/runs/history?problem=nvfp4_group_gemm&variant=baseline").wantStatus(t, http.StatusOK).body
 	wantContains(t, page, "data-timeline", "data-source-change", "data-source-changed", "bbbb", "on H100")
+	// The page's JSON link opens in the browser's session (the API takes
+	// only tokens, so a link to it answered 401) and holds the API's document.
+	wantContains(t, page, `href="/runs/history.json?problem=nvfp4_group_gemm&amp;variant=baseline"`)
+	var viaPage, viaAPI shapeHistoryJSON
+	a.browser().login("admin").get("/runs/history.json?problem=nvfp4_group_gemm&variant=baseline").wantStatus(t, http.StatusOK).decode(t, &viaPage)
+	a.api("GET", "/api/runs/history?problem=nvfp4_group_gemm&variant=baseline", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &viaAPI)
+	if len(viaPage.Series) == 0 || !reflect.DeepEqual(viaPage, viaAPI) {
+		t.Errorf("the page's JSON: %+v; the API's: %+v", viaPage, viaAPI)
+	}
+	a.browser().get("/runs/history.json?problem=nvfp4_group_gemm&variant=baseline").wantStatus(t, http.StatusSeeOther)
 	runPage := a.browser().login("admin").get(fmt.Sprintf("/runs/%d", r3.ID)).wantStatus(t, http.StatusOK).body
 	wantContains(t, runPage, "data-history-link", "/runs/history?baseline=baseline&amp;device=B200&amp;problem=nvfp4_group_gemm")
 }

@@ -31,6 +31,9 @@ func (s *server) registerTrackingPageRoutes(r chi.Router) {
 	r.Get("/runs/compare", s.handleComparePage)
 	r.Get("/pitches", s.handlePitchesPage)
 	r.Get("/runs/history", s.handleShapeHistoryPage)
+	// The page's JSON link: the API's document for the browser's session
+	// (the API itself takes only bearer tokens), as /runs.json is.
+	r.Get("/runs/history.json", s.handleAPIShapeHistory)
 }
 
 // registerTrackingAdminRoutes mounts the tracking admin pages under /admin
