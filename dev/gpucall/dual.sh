@@ -453,8 +453,9 @@ expsetup() {
 # benchshapes. Without AA_SAMPLES a group run is cut by its 25 s before
 # the end (2,000 samples a role need ~55 s) and writes no document; with
 # AA_SAMPLES=500 (`web bench --max-samples`, session 33) it ends inside
-# them. Either way `python3 dev/gpucall/aamed.py aa.log` reads every run's
-# figure (the variant role's last running median).
+# them. Either way `python3 dev/gpucall/aamed.py aa.log [DOCS]` reads every
+# run's figure (the variant role's last running median, or its document's
+# median where the run ended on its own).
 expaa() {
 	local tag=$1 rounds=$2 shp v r b w prob
 	shift 2
