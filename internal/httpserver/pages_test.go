@@ -298,6 +298,13 @@ func TestAdminPages(t *testing.T) {
 	// Advance with confirmation.
 	wantContains(t, ad.get("/admin/rounds/1/status?to=judging").wantStatus(t, 200).body, "Move round 1 to judging?")
 	ad.get("/admin/rounds/1/status?to=closed").wantStatus(t, http.StatusConflict)
+	// A bad status is refused on an error page that names the field (the
+	// page has no input to show it beside), and changes nothing.
+	bad := ad.post("/admin/rounds/1/status", url.Values{"status": {"bogus"}}).wantStatus(t, http.StatusUnprocessableEntity)
+	wantContains(t, bad.body, "status: must be pitching, judging or closed")
+	if rd, _ := a.db.Round(context.Background(), 1); rd.Status != pitches.RoundPitching {
+		t.Fatalf("status after a bad one = %s", rd.Status)
+	}
 	ad.post("/admin/rounds/1/status", url.Values{"status": {"judging"}}).wantStatus(t, http.StatusSeeOther)
 	if rd, _ := a.db.Round(context.Background(), 1); rd.Status != pitches.RoundJudging {
 		t.Fatalf("status = %s", rd.Status)

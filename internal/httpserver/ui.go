@@ -109,8 +109,19 @@ func (s *server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 		return
 	}
 	s.render(w, r, status, templates.ErrorPage(s.chrome(r, http.StatusText(status), ""), templates.ErrorView{
-		Status: status, Title: http.StatusText(status), Message: pitches.ErrorMessage(err),
+		Status: status, Title: http.StatusText(status), Message: pageErrorMessage(err),
 	}))
+}
+
+// pageErrorMessage is err's message as an error page shows it: prefixed
+// with the field it is about, since the page, unlike a form, has no input
+// beside which to show it ("status: must be pitching, judging or closed").
+func pageErrorMessage(err error) string {
+	msg := pitches.ErrorMessage(err)
+	if f := pitches.ErrorField(err); f != "" && !strings.HasPrefix(msg, f) {
+		return f + ": " + msg
+	}
+	return msg
 }
 
 // parseForm parses a form body; an oversized body is a 413, a malformed
