@@ -446,6 +446,21 @@ expsetup() {
 	engine_env
 	expmods
 }
+# groupexp TAG ROUNDS [KNOB...]: a group experiment build's call
+# (bin/web_TAG, bin/engine_TAG.test; bin/web the kept build): GW's tests in
+# that build, TestWgmmaFamily's group combinations of each KNOB in it
+# (EXPFAMCAP seconds each, default 120), A/A of GW's hybrid module against
+# bin/web on group bench2 and bench1, ROUNDS of each (AA_SAMPLES caps a
+# run's samples), and the modules' ptxas lines.
+groupexp() {
+	local tag=$1 rounds=$2
+	shift 2
+	expsetup
+	EXPFAM=nvfp4_group_gemm EXPFAMCAP=${EXPFAMCAP:-120} expcheck "$tag" gw "$@"
+	expaa "$tag" "$rounds" g2 g1
+	ptxaslist
+	pack
+}
 # expaa TAG ROUNDS SHAPE...: A/A medians of bin/web and bin/web_TAG in
 # turn (TAG may be several tags, "t1 t2": each build in turn after bin/web),
 # ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
@@ -1644,10 +1659,7 @@ skmg85)
 	# TestWgmmaFamily's group stream-K and hybrid combinations; A/A medians
 	# of its hybrid module alternated with bin/web on group bench2 (24
 	# three-block tiles) and bench1 (none: the control), three of each.
-	expsetup
-	EXPFAM=nvfp4_group_gemm EXPFAMCAP=150 expcheck skmg1 gw schedule=streamk schedule=hybrid
-	expaa skmg1 3 g2 g1
-	pack
+	EXPFAMCAP=150 groupexp skmg1 3 schedule=streamk schedule=hybrid
 	;;
 skm84)
 	# Step 84 (kernel-notes, session 31): a dual stream-K middle piece adds
@@ -1757,11 +1769,7 @@ l2w89)
 	# each, capped at AA_SAMPLES samples so each run ends and writes its
 	# document (python3 dev/gpucall/aamed.py aa.log reads the medians); the
 	# modules' ptxas lines.
-	expsetup
-	EXPFAM=nvfp4_group_gemm EXPFAMCAP=120 expcheck l2w1 gw schedule=hybrid
-	AA_SAMPLES=500 expaa l2w1 3 g2 g1
-	ptxaslist
-	pack
+	AA_SAMPLES=500 groupexp l2w1 3 schedule=hybrid
 	;;
 l2b88)
 	# Step 88 (kernel-notes, sessions 32-33; refuted, 0.9565x on bench2,
@@ -1774,11 +1782,7 @@ l2b88)
 	# bin/web on group bench2 (192 KB tiles: prefetched) and bench1 (672 KB:
 	# over WG_L2B_MAX, the control), three of each (python3
 	# dev/gpucall/aamed.py aa.log); the modules' ptxas lines.
-	expsetup
-	EXPFAM=nvfp4_group_gemm EXPFAMCAP=120 expcheck l2b1 gw schedule=hybrid
-	expaa l2b1 3 g2 g1
-	ptxaslist
-	pack
+	groupexp l2b1 3 schedule=hybrid
 	;;
 l2p87)
 	# Step 87 (kernel-notes, session 32; refuted, 0.572x and 0.826x, and
@@ -1789,11 +1793,7 @@ l2p87)
 	# The group best's tests in that build; A/A medians of GW's hybrid module
 	# alternated with bin/web on group bench2 (three boundaries a block) and
 	# bench1 (one), three of each (python3 dev/gpucall/aamed.py aa.log).
-	expsetup
-	expcheck l2p1 gw
-	expaa l2p1 3 g2 g1
-	ptxaslist
-	pack
+	groupexp l2p1 3
 	;;
 stw86)
 	# Step 86 (kernel-notes, session 32; refuted, 0.9996x and 0.9843x, and
@@ -1806,11 +1806,7 @@ stw86)
 	# alternated with bin/web on group bench2 (three boundaries a block) and
 	# bench1 (one), two of each (python3 dev/gpucall/aamed.py aa.log); the
 	# modules' ptxas lines.
-	expsetup
-	EXPFAM=nvfp4_group_gemm EXPFAMCAP=150 expcheck stw1 gw schedule=streamk schedule=hybrid
-	expaa stw1 2 g2 g1
-	ptxaslist
-	pack
+	EXPFAMCAP=150 groupexp stw1 2 schedule=streamk schedule=hybrid
 	;;
 probe32)
 	# Session 32, call 2: group bench3 (120 whole two-consumer tiles for 132
