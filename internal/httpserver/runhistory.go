@@ -20,10 +20,9 @@ import (
 // JSON at /runs/history.json, GET /api/runs/history): every run of a
 // variant that counts as a result (succeeded, or suspect and accepted) is a
 // point per shape with its interval, grouped by the device it was measured
-// on (the result
-// document's fingerprint, or an import's label) since only those are
-// comparable; each point carries its kernel source hash and the app's
-// build, and a changed source hash is marked.
+// on (the result document's fingerprint, or an import's label) since only
+// those are comparable; each point carries its kernel source hash and the
+// app's build, and a changed source hash is marked.
 
 type shapeHistoryPoint struct {
 	RunID           int64           `json:"run_id"`
