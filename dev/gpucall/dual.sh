@@ -450,8 +450,8 @@ expsetup() {
 # (bin/web_TAG, bin/engine_TAG.test; bin/web the kept build): GW's tests in
 # that build, TestWgmmaFamily's group combinations of each KNOB in it
 # (EXPFAMCAP seconds each, default 120), A/A of GW's hybrid module against
-# bin/web on group bench2 and bench1, ROUNDS of each (AA_SAMPLES caps a
-# run's samples), and the modules' ptxas lines.
+# bin/web on group bench2 and bench1, ROUNDS of each (expaa's sample cap),
+# and the modules' ptxas lines.
 groupexp() {
 	local tag=$1 rounds=$2
 	shift 2
@@ -465,25 +465,28 @@ groupexp() {
 # turn (TAG may be several tags, "t1 t2": each build in turn after bin/web),
 # ROUNDS of each, on each SHAPE (b4: T4 on dual bench4, b3: N3 on
 # bench3, g1 and g2: GH on group bench1 and bench2). Needs expmods and
-# benchshapes. Without AA_SAMPLES a group run is cut by its 25 s before
-# the end (2,000 samples a role need ~55 s) and writes no document; with
-# AA_SAMPLES=500 (`web bench --max-samples`, session 33) it ends inside
-# them. Either way `python3 dev/gpucall/aamed.py aa.log [DOCS]` reads every
-# run's figure (the variant role's last running median, or its document's
-# median where the run ended on its own).
+# benchshapes. A group run's 2,000 samples a role need ~55 s, more than
+# its 25 s, so group runs are capped at AA_SAMPLES samples a role (default
+# 500: `web bench --max-samples`, session 33), which ends them inside the
+# 25 s with their documents written; AA_SAMPLES=0 (or a bin/web from
+# before the flag) leaves the rule's 2,000, and the run is cut. Either way
+# `python3 dev/gpucall/aamed.py aa.log [DOCS]` reads every run's figure
+# (the variant role's last running median, or its document's median where
+# the run ended on its own).
 expaa() {
-	local tag=$1 rounds=$2 shp v r b w prob
+	local tag=$1 rounds=$2 shp v r b w prob cap
 	shift 2
 	for shp in "$@"; do
-		v=$T4 prob=nvfp4_dual_gemm
+		v=$T4 prob=nvfp4_dual_gemm cap=()
 		[ "$shp" = b3 ] && v=$N3
 		case $shp in g*) v=$GH prob=nvfp4_group_gemm ;; esac
+		case $shp in g*) [ "${AA_SAMPLES:-500}" != 0 ] && cap=(--max-samples "${AA_SAMPLES:-500}") ;; esac
 		for r in $(seq "$rounds"); do
 			for b in plain $tag; do
 				w=./bin/web_$b
 				[ "$b" = plain ] && w=./bin/web
 				step "aa_${shp}_$b$r" 35 aa.log "$w" bench --problem "$prob" --aa --baseline "$v" \
-					--shapes "/tmp/tl_$shp.json" --device 0 --cache-dir "$C" --max-time 25s --max-samples "${AA_SAMPLES:-0}" \
+					--shapes "/tmp/tl_$shp.json" --device 0 --cache-dir "$C" --max-time 25s "${cap[@]}" \
 					--json "$R/aa_${shp}_$b$r.json"
 			done
 		done
@@ -1724,7 +1727,7 @@ l2w89c)
 	# build. A/A of GW's hybrid module, the three builds in turn, two rounds
 	# on group bench2 and bench1 (the bench checks each run's outputs).
 	expsetup
-	AA_SAMPLES=500 expaa "l2w3 l2w4" 2 g2 g1
+	expaa "l2w3 l2w4" 2 g2 g1
 	python3 dev/gpucall/aamed.py "$OUT/aa.log" | tee "$OUT/aamed.txt"
 	ptxaslist
 	pack
@@ -1747,7 +1750,7 @@ l2w89b)
 	grep -A2 "'wg_group_gemm'" "$C/${L2W_KEY:?}.log" >"$OUT/l2w2_ptxas.txt" 2>&1 || echo "no ptxas log for $L2W_KEY" >>"$OUT/l2w2_ptxas.txt"
 	cat "$OUT/l2w2_ptxas.txt"
 	if grep -q " 0 bytes spill stores" "$OUT/l2w2_ptxas.txt"; then
-		AA_SAMPLES=500 expaa l2w2 3 g2 g1
+		expaa l2w2 3 g2 g1
 		python3 dev/gpucall/aamed.py "$OUT/aa.log" | tee "$OUT/aamed.txt"
 		if awk '/^g2:/ { if ($NF + 0 >= 1.003) ok = 1 } END { exit !ok }' "$OUT/aamed.txt"; then
 			EXPFAM=nvfp4_group_gemm EXPFAMCAP=120 expcheck l2w2 "" schedule=hybrid
@@ -1766,10 +1769,10 @@ l2w89)
 	# The group best's tests and TestWgmmaFamily's group hybrid combinations
 	# in that build; A/A of GW's hybrid module alternated with bin/web on
 	# group bench2 (three later pieces a block) and bench1 (one), three of
-	# each, capped at AA_SAMPLES samples so each run ends and writes its
+	# each, capped at expaa's 500 samples so each run ends and writes its
 	# document (python3 dev/gpucall/aamed.py aa.log reads the medians); the
 	# modules' ptxas lines.
-	AA_SAMPLES=500 groupexp l2w1 3 schedule=hybrid
+	groupexp l2w1 3 schedule=hybrid
 	;;
 l2b88)
 	# Step 88 (kernel-notes, sessions 32-33; refuted, 0.9565x on bench2,
