@@ -140,11 +140,11 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 			wgmmaEpilogueKnob,
 			wgmmaStagingKnob,
 			wgmmaTokenWaitKnob,
-			wgmmaProducerKnob,
+			{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18)"},
 		}
 	}
 	return []KnobSpec{
-		{Key: "tile_m", Values: []string{"64", "128", "192"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16; 192 (m64n192k16: 96 accumulators a thread) is three consumers' one 64-row block each (tile_n=192) with tokens=once, stages=2 (48 KB stages) and producer=folded, whose 384 threads get 168 registers each, so a group of 129-192 tokens is one tile instead of two (with a producer warpgroup the consumers' 160 made ptxas serialize the wgmmas, C7512, and the tile measured 0.86x and 0.92x the best on bench1-2: docs/kernel-notes.md steps 52 and 90)"},
+		{Key: "tile_m", Values: []string{"64", "128"}, Default: "128", Doc: "token rows (M) per tile, the widest wgmma N used; a tile's wgmma is as wide as its live token rows rounded up to 16"},
 		{Key: "tile_n", Values: []string{"128", "192", "256", "auto"}, Default: "128", Doc: "weight rows (N) per tile: two consumer warpgroups of 64 (128) or 2x64 (256) rows each, or three of 64 (192, consumers=3); auto = per shape, 256 (at stages=2, registers=split) where its tiles fill at least 70% of the SMs, else 128 (wgmmaAutoTile)"},
 		wgmmaStagesKnob,
 		{Key: "tail_width", Values: []string{"full", "fit", "fit64"}, Default: "full", Doc: "full = every tile runs wgmma at width tile_m (rows past M are zeros); fit = a tail tile runs at its live token rows rounded up to 32 (four wgmma widths compiled; at the even budget, or with three consumers at 160, ptxas serializes the wgmmas for lack of registers, C7512; measured 4.51x the baseline against 5.36x for full on an H100, docs/BENCHMARKS.md section 9); fit64 = rounded up to 64 (two widths, n64 and n128: less saved per tail, half the widths' code)"},
@@ -163,12 +163,8 @@ func wgmmaKnobSpace(problem string) []KnobSpec {
 		wgmmaTokenRowsKnob,
 		wgmmaTokenCopyKnob,
 		wgmmaTokenWaitKnob,
-		wgmmaProducerKnob,
 	}
 }
-
-// wgmmaProducerKnob is who fills the token ring (WG_FOLD).
-var wgmmaProducerKnob = KnobSpec{Key: "producer", Values: []string{"warpgroup", "folded"}, Default: "warpgroup", Doc: "warpgroup = warpgroup 0 fills the token ring; folded = no producer warpgroup: with the tokens decoded ahead the producer's work is one bulk copy per chunk, which the consumers issue themselves: consumer 0's first thread for the block's first chunks, then, for each stage, the warp that releases it last (a count per stage in shared memory; WG_FOLD), so the consumers keep the block's registers without setmaxnreg (two: 248 each; the group's three: 168 each, where a producer warpgroup leaves them 160); needs tokens=once, whole tiles (schedule=tiles), overlap none or pdl, registers=even and pipeline=halves; each warp keeps a cursor of the next refill's source, so the refill is short (the warp that counts last is the consumer that is behind, and its warpgroup waits for it); measured 0.92-0.97x the same tile with a producer warpgroup (H100, dev/gpucall/dual.sh foldcursor, docs/BENCHMARKS.md section 19 call 4; 0.87-0.91x with the tile lookup in the refill, dual.sh fold2, section 18); for the group GEMM it is what tile_m=192 needs (docs/kernel-notes.md step 90)"}
 
 // wgmmaTokenRowsKnob is which rows of a token stage the decode-ahead launch
 // writes (WG_TOKLIVE).
@@ -651,13 +647,8 @@ func checkWgmma(problem string, k Knobs) error {
 		if mb < 1 || mb > 2 || k.TileN%64 != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 256) {
 			return &KnobError{Knob: "tile_m,tile_n", Value: fmt.Sprintf("%d,%d", k.TileM, k.TileN), Reason: "the wgmma dual tile is 64 or 128 token rows by 64 or 128 output columns, or 256 by 64"}
 		}
-	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128 && k.TileM != 192) {
-		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64, 128 or 192 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
-	} else if k.TileM == 192 && (cons != 3 || mb != 1 || !wgmmaTokensOnce(k) || !wgmmaFold(problem, k)) {
-		// With a producer warpgroup a consumer gets 160 registers, and
-		// ptxas serialized the wgmmas of the {n64, n128, n192} module
-		// (C7512, kernel-notes step 52); folded, 168.
-		return &KnobError{Knob: "tile_m", Value: "192", Reason: "a 192-token tile is three consumers' one 64-row block each (tile_n=192) with the tokens decoded ahead (tokens=once: its 48 KB stages leave no room for a raw token ring) and producer=folded (168 registers a consumer; 160 with a producer warpgroup serialized its wgmmas)"}
+	} else if cons := wgmmaConsumers(problem, k); mb < 1 || mb > 2 || k.TileN%(64*cons) != 0 || (k.TileM != 64 && k.TileM != 128) {
+		return &KnobError{Knob: "tile_m,tile_n,consumers", Value: fmt.Sprintf("%d,%d,%d", k.TileM, k.TileN, cons), Reason: fmt.Sprintf("the wgmma tile is 64 or 128 token rows by one or two 64-row blocks per consumer: %d or %d weight rows with %d consumers", 64*cons, 128*cons, cons)}
 	}
 	chunks := wgmmaChunks(k)
 	if chunks && k.Value("registers") != "split" {

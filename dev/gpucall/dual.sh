@@ -116,7 +116,6 @@
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
-#   bash dev/gpucall/dual.sh fold90 [TOTAL]      # step 90: the group's three consumers folded (no producer warpgroup) at 192 and 128 token rows: ptxas, tests, paired runs on bench1-2
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
 # Modes whose experiment builds' defines are gone were removed after their
 # calls (stamp, stamp2: WG_FOLDX; ilv: WG_ILV; sleep: WG_SLEEP, WG_LDPTR;
@@ -198,7 +197,9 @@
 # call 6, quote the change); their source at aaf5bdd. skp25 (WG_SKP:
 # stream-K in lanes keeping a weight block's token tiles in step, no gain;
 # session 25's calls 9-10) was removed with the define, its source at
-# 6791e47.
+# 6791e47. fold90 (step 90: tile_m=192 on three folded group consumers,
+# serialized at 168 registers; session 34's call 1, docs/BENCHMARKS.md
+# section 45) was removed with the knob values, its source at 0b3035d.
 # Steps, in order of importance: ptxas's resource report (nvcc, where
 # installed); `web bench --suite tests` (correctness on every test shape);
 # the benches (the new rungs paired with baseline, and with the variant they
@@ -2670,35 +2671,6 @@ tall)
 	step resources 150 resources.log ./bin/engine.test -test.v -test.timeout 150s -test.run '^TestBestVariantResources$'
 	TITLE="tile_m=auto (the dual's 256-token tile per shape) against the dual best" summarize
 	knobfamily tile_m=auto 150 '^TestWgmmaFamily$/^nvfp4_dual_gemm$'
-	pack
-	;;
-fold90)
-	# Step 90 (kernel-notes): the group's three consumers with the producer
-	# folded into them (384 threads at 168 registers), at 192 and 128 token
-	# rows, whole tiles. The 192-token module's tests (its ptxas line comes
-	# from the engine's compile: C7512 or a spill first), the 128-token
-	# one's, then paired runs capped at 500 samples a role on group bench1
-	# and bench2: F192 against F128 (the wider tile under one schedule),
-	# F128 against W128 (the fold's cost at the best's tile, whole tiles)
-	# and F192 against GH (the best's module there). Builds: bin/web.
-	expsetup
-	F192='wgmma?tile_m=192&tile_n=192&stages=2&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3&producer=folded'
-	F128='wgmma?tile_n=192&tail_width=fit64&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3&producer=folded'
-	W128='wgmma?tile_n=192&tail_width=fit64&registers=split&decode=prmt&tokens=once&overlap=pdl&staging=stmatrix&consumers=3'
-	tests g_f192_tests nvfp4_group_gemm "$F192" baseline
-	ptxaslist
-	tests g_f128_tests nvfp4_group_gemm "$F128" baseline
-	grep -E "^status" "$OUT/tests.log"
-	for x in "f192_f128 $F192 $F128" "f128_w128 $F128 $W128" "f192_gh $F192 $GH"; do
-		set -- $x
-		for shp in g2 g1; do
-			step "$1_$shp" 60 pairs.log ./bin/web bench --problem nvfp4_group_gemm --variant "$2" --baseline "$3" \
-				--shapes "/tmp/tl_$shp.json" --device 0 --cache-dir "$C" --max-time 45s --max-samples 500 \
-				--json "$R/$1_$shp.json"
-		done
-	done
-	grep -E "^===|speedup|geomean|^status" "$OUT/pairs.log" | cut -c1-200
-	ptxaslist
 	pack
 	;;
 *)

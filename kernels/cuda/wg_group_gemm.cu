@@ -78,7 +78,7 @@
 // B2, and consumer c + 2 hands its sums to consumer c.
 
 #ifndef WG_TM
-#define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 128, 192 (the group's three consumers) or 256 (whole tiles); 192 and 256 with the tokens decoded ahead
+#define WG_TM 128 // token rows per tile = wgmma N: 32, 64, 128, or 256 (whole tiles, tokens decoded ahead)
 #endif
 #ifndef WG_CONS
 #define WG_CONS 2 // consumer warpgroups
@@ -427,17 +427,8 @@ static __device__ __forceinline__ int wg_tile_width(int m, int m0) {
 #define WG_PREGS ((WG_LREGS * (1 + WG_CONS) - WG_CONS * WG_CREGS) & ~7)
 #define WG_DN (64 * WG_MB * WG_HALF) // dual: output columns per tile
 
-#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 192 && WG_TM != 256
-#error "wg_group_gemm: WG_TM must be 32, 64, 128, 192 or 256"
-#endif
-#if WG_TM == 192 && (!WG_TOK || DUAL || WG_CONS != 3 || WG_MB != 1)
-// 192 token rows (m64n192k16: 96 accumulators a thread): the group GEMM's
-// three consumers of one 64-row block each; a 48 KB stage per chunk fits
-// only without the raw token ring. With a producer warpgroup a consumer
-// gets 160 registers and ptxas serialized the wgmmas of the {n64, n128,
-// n192} module (C7512, kernel-notes step 52); folded (WG_FOLD: 384 threads)
-// it gets 168.
-#error "wg_group_gemm: WG_TM 192 is the group GEMM's three-consumer tile with the tokens decoded ahead"
+#if WG_TM != 32 && WG_TM != 64 && WG_TM != 128 && WG_TM != 256
+#error "wg_group_gemm: WG_TM must be 32, 64, 128 or 256"
 #endif
 #if WG_TM == 256 && (!WG_TOK || WG_FIT)
 // 256 token rows: a 64 KB stage per chunk, which only fits beside the rest
@@ -930,26 +921,6 @@ __device__ __forceinline__ void wg_mma<128>(float (&d)[64], const fg_u32 (&a)[4]
                : WG_F4(0), WG_F4(4), WG_F4(8), WG_F4(12), WG_F4(16), WG_F4(20), WG_F4(24), WG_F4(28), WG_F4(32), WG_F4(36), WG_F4(40), WG_F4(44), WG_F4(48), WG_F4(52), WG_F4(56), WG_F4(60)
                : WG_A4, "l"(bdesc));
 }
-
-#if WG_TM == 192
-// m64n192k16 (WG_TM 192): 96 accumulators per thread; each decoded weight
-// register feeds 1.5x the token columns of m64n128k16. (Only in its own
-// modules, so the others' PTX stays as measured.)
-template <>
-__device__ __forceinline__ void wg_mma<192>(float (&d)[96], const fg_u32 (&a)[4], fg_u64 bdesc) {
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {"
-               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-               "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-               "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-               "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
-               "{%96, %97, %98, %99}, %100, p, 1, 1, 0; }\n"
-               : WG_F16(0), WG_F16(16), WG_F16(32), WG_F16(48), WG_F16(64), WG_F16(80)
-               : WG_A4, "l"(bdesc));
-}
-#endif
 
 // D(64 x 128, fp32) += A(64 x 16, fp16, shared memory, descriptor adesc) *
 // B(16 x 128, fp16, shared memory): both operands K-major in the 128-byte
@@ -2639,9 +2610,6 @@ static __device__ __forceinline__ void wg_main(int num_tiles, const Fetch& fetch
         WG_CASE(2)
         WG_CASE(3)
         WG_CASE(4)
-#if WG_TM == 192
-        WG_CASE(6)
-#endif
         WG_CASE(8)
         default:
           break;
