@@ -152,7 +152,8 @@ type ScoreForm struct {
 	Lo, Hi   string
 	Verdict  string
 	Existing bool // the viewer has a scorecard already (the form edits it)
-	Locked   bool // a result exists: the estimate can no longer change
+	Locked   bool // a result exists and the viewer has a card: the estimate can no longer change
+	Late     bool // a result exists and the viewer has no card yet: a late card, not a prediction
 	Err      *FormError
 }
 

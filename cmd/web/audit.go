@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/pitchtank/pitchtank/internal/audit"
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/sqlite"
 )
@@ -18,7 +19,12 @@ const cliActor = "(command line)"
 // that the server's admins read (/admin/audit), as the server records its
 // own: the change is made already, so a failure to record it is reported
 // on stderr and does not fail the command.
+// A command that changed nothing (deactivating an inactive user) records
+// nothing, as the server's own changes do (audit.Changed).
 func auditCLI(ctx context.Context, db *sqlite.DB, stderr io.Writer, action, target string, before, after any) {
+	if !audit.Changed(before, after) {
+		return
+	}
 	e := pitches.AuditEntry{Actor: cliActor, Action: action, Target: target}
 	var err error
 	if before != nil {

@@ -39,6 +39,10 @@ func TestUserDeactivate(t *testing.T) {
 	if code, _, _ := cli(t, "", "user", "reactivate", "--db", db, "--name", "ada"); code != 0 {
 		t.Fatal("reactivate failed")
 	}
+	// Again: nothing changes, and nothing is recorded (below).
+	if code, _, _ := cli(t, "", "user", "reactivate", "--db", db, "--name", "ada"); code != 0 {
+		t.Fatal("reactivating an active user failed")
+	}
 	if s, err = sqlite.Open(db); err != nil {
 		t.Fatal(err)
 	}

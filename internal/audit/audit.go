@@ -9,6 +9,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,6 +70,28 @@ func docJSON(v any) json.RawMessage {
 	return b
 }
 
+// Changed reports whether an entry's before and after documents differ. A
+// change that left the state as it was (deactivating a deactivated user,
+// setting a role or a baseline to what it is) is no change: the log keeps
+// none (docs/api.md: "A refused change writes nothing", and neither does
+// one that did nothing). Only for documents that hold the whole state the
+// change could touch; a change the document does not show (a webhook's
+// secret) must not be judged by it. The command line's user deactivate and
+// reactivate should ask it before auditing too.
+func Changed(before, after any) bool {
+	if before == nil || after == nil {
+		return before != nil || after != nil
+	}
+	return !bytes.Equal(docJSON(before), docJSON(after))
+}
+
+// recordChange is record, but only when before and after differ (Changed).
+func (a *Service) recordChange(ctx context.Context, by *pitches.User, action, target string, before, after any) {
+	if Changed(before, after) {
+		a.record(ctx, by, action, target, before, after)
+	}
+}
+
 // record appends an entry, actor by (or the request's user when by is nil).
 func (a *Service) record(ctx context.Context, by *pitches.User, action, target string, before, after any) {
 	if by == nil && a.actor != nil {
@@ -113,7 +136,7 @@ func (a *Service) SetUserRole(ctx context.Context, by *pitches.User, userID int6
 	err := a.inner.SetUserRole(ctx, by, userID, role)
 	if err == nil {
 		after, _ := a.inner.UserByID(ctx, userID)
-		a.record(ctx, by, "user.role", userTarget(userID), pitches.AuditUser(before), pitches.AuditUser(after))
+		a.recordChange(ctx, by, "user.role", userTarget(userID), pitches.AuditUser(before), pitches.AuditUser(after))
 	}
 	return err
 }
@@ -123,7 +146,7 @@ func (a *Service) SetUserActive(ctx context.Context, by *pitches.User, userID in
 	err := a.inner.SetUserActive(ctx, by, userID, active)
 	if err == nil {
 		after, _ := a.inner.UserByID(ctx, userID)
-		a.record(ctx, by, "user.active", userTarget(userID), pitches.AuditUser(before), pitches.AuditUser(after))
+		a.recordChange(ctx, by, "user.active", userTarget(userID), pitches.AuditUser(before), pitches.AuditUser(after))
 	}
 	return err
 }
@@ -144,9 +167,19 @@ func (a *Service) CreateToken(ctx context.Context, userID int64, label string) (
 	return secret, tok, err
 }
 
+// RevokeToken records a revocation once: revoking a revoked token again
+// succeeds (204 in the API) and changes nothing, so it writes no entry. The
+// store says which call revoked (tokenRevoker); one that cannot say is
+// recorded on every success, as before.
 func (a *Service) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) error {
-	err := a.inner.RevokeToken(ctx, by, tokenID)
-	if err == nil {
+	changed := true
+	var err error
+	if tr, ok := a.inner.(tokenRevoker); ok {
+		changed, err = tr.RevokeTokenChanged(ctx, by, tokenID)
+	} else {
+		err = a.inner.RevokeToken(ctx, by, tokenID)
+	}
+	if err == nil && changed {
 		a.record(ctx, by, "token.revoke", "token "+strconv.FormatInt(tokenID, 10), map[string]any{"id": tokenID, "revoked": false},
 			map[string]any{"id": tokenID, "revoked": true})
 	}
@@ -191,7 +224,7 @@ func (a *Service) SetPersonalWeights(ctx context.Context, by *pitches.User, roun
 	}
 	err := a.inner.SetPersonalWeights(ctx, by, round, weights)
 	if err == nil {
-		a.record(ctx, by, "weights.set", roundTarget(round), nilIfEmpty(before), weights)
+		a.recordChange(ctx, by, "weights.set", roundTarget(round), nilIfEmpty(before), weights)
 	}
 	return err
 }
@@ -288,7 +321,7 @@ func (a *Service) SetRoundBaseline(ctx context.Context, by *pitches.User, number
 	before, _ := a.inner.Round(ctx, number)
 	r, err := bs.SetRoundBaseline(ctx, by, number, baseline)
 	if err == nil {
-		a.record(ctx, by, "round.baseline", roundTarget(number), roundMeasure(before), roundMeasure(r))
+		a.recordChange(ctx, by, "round.baseline", roundTarget(number), roundMeasure(before), roundMeasure(r))
 	}
 	return r, err
 }
@@ -301,7 +334,7 @@ func (a *Service) SetRoundMeasurement(ctx context.Context, by *pitches.User, num
 	before, _ := a.inner.Round(ctx, number)
 	r, err := bs.SetRoundMeasurement(ctx, by, number, m, baseline)
 	if err == nil {
-		a.record(ctx, by, "round.measurement", roundTarget(number), roundMeasure(before), roundMeasure(r))
+		a.recordChange(ctx, by, "round.measurement", roundTarget(number), roundMeasure(before), roundMeasure(r))
 	}
 	return r, err
 }
@@ -338,6 +371,12 @@ func (a *Service) AuditLog(ctx context.Context, f pitches.AuditFilter) ([]pitche
 type baselineSetter interface {
 	SetRoundBaseline(ctx context.Context, by *pitches.User, number int, baseline string) (*pitches.Round, error)
 	SetRoundMeasurement(ctx context.Context, by *pitches.User, number int, m pitches.RoundMeasurement, baseline string) (*pitches.Round, error)
+}
+
+// tokenRevoker is a store that says whether a revocation changed anything
+// (sqlite does).
+type tokenRevoker interface {
+	RevokeTokenChanged(ctx context.Context, by *pitches.User, tokenID int64) (bool, error)
 }
 
 // pinger is a store that can check its database.

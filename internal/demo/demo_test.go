@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -58,9 +59,9 @@ func TestLoadDemoTournament(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int]pitches.RoundStatus{1: pitches.RoundClosed, 2: pitches.RoundClosed, 5: pitches.RoundJudging, 6: pitches.RoundClosed}
-	if len(rounds) != 4 {
-		t.Fatalf("%d rounds, want 4 (1, 2, 5, 6)", len(rounds))
+	want := map[int]pitches.RoundStatus{1: pitches.RoundClosed, 2: pitches.RoundClosed, 5: pitches.RoundJudging, 6: pitches.RoundClosed, 7: pitches.RoundClosed}
+	if len(rounds) != 5 {
+		t.Fatalf("%d rounds, want 5 (1, 2, 5, 6, 7)", len(rounds))
 	}
 	for _, r := range rounds {
 		if want[r.Number] != r.Status {
@@ -238,6 +239,11 @@ func TestDemoLadderRound(t *testing.T) {
 	if err != nil || round.Status != pitches.RoundClosed || len(round.Criteria) != 4 || round.Criteria[0].Weight != 40 {
 		t.Fatalf("round 6: %+v %v", round, err)
 	}
+	round7, err := db.Round(ctx, 7)
+	if err != nil || round7.Status != pitches.RoundClosed || round7.Measurement.Problem != "nvfp4_dual_gemm" {
+		t.Fatalf("round 7: %+v %v", round7, err)
+	}
+	rounds := map[int]*pitches.Round{6: round, 7: round7}
 	rungs, err := kernels.Ladder()
 	if err != nil {
 		t.Fatal(err)
@@ -245,20 +251,31 @@ func TestDemoLadderRound(t *testing.T) {
 	data := readLadderData(t, "ladder_h100.json").Rungs
 	h200 := readLadderData(t, "ladder_h200.json")
 	h200Seen := 0
+	// Round 6 holds the group GEMM's rungs, round 7 the dual GEMM's.
 	all, err := db.Pitches(ctx, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dual, err := db.Pitches(ctx, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, dual...)
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	var ps []pitches.Pitch // the ladder's; the submitted kernel's pitch is TestDemoSubmittedKernel's
 	for _, p := range all {
 		if _, _, ok := pitches.ParseKernelVariant(p.Variant); !ok {
 			ps = append(ps, p)
 		}
 	}
-	if err != nil || len(ps) != len(rungs) || len(all) != len(rungs)+1 {
-		t.Fatalf("round 6 has %d pitches, ladder.json %d rungs (%v)", len(ps), len(rungs), err)
+	if len(ps) != len(rungs) || len(all) != len(rungs)+1 {
+		t.Fatalf("rounds 6 and 7 have %d pitches, ladder.json %d rungs", len(ps), len(rungs))
 	}
+	roundOf := map[string]int{"nvfp4_group_gemm": 6, "nvfp4_dual_gemm": 7}
 	hits := 0
 	for i, p := range ps {
 		r := rungs[i]
-		if p.ContestantID != team.ID || p.Title != r.Title || p.Variant != r.Variant || p.Body == "" ||
+		if p.ContestantID != team.ID || p.RoundNumber != roundOf[r.Problem] || p.Title != r.Title || p.Variant != r.Variant || p.Body == "" ||
 			p.Claim.Lo != r.Predicted.Lo || p.Claim.Hi != r.Predicted.Hi {
 			t.Errorf("pitch %d %+v does not match rung %+v", i, p, r)
 			continue
@@ -276,7 +293,7 @@ func TestDemoLadderRound(t *testing.T) {
 			continue
 		}
 		if again != nil {
-			checkH200Run(t, p, round, h200.Device, again, runs)
+			checkH200Run(t, p, rounds[p.RoundNumber], h200.Device, again, runs)
 			runs = runs[1:]
 			h200Seen++
 		}

@@ -183,5 +183,16 @@ func (s *server) acceptRun(ctx context.Context, id int64, u *pitches.User, reaso
 	if err != nil {
 		return nil, err
 	}
+	// The runner checks the role; the round's state is the web layer's to
+	// supply (pitches.ActAcceptRun: not once the pitch's round is closed).
+	if before.PitchID != 0 {
+		_, round, err := s.pitchAndRound(ctx, before.PitchID)
+		if err != nil && pitches.ErrorCode(err) != pitches.EINVALID { // a deleted pitch has no round to protect
+			return nil, err
+		}
+		if err := pitches.Can(u, pitches.ActAcceptRun, pitches.Target{Round: round}); err != nil {
+			return nil, err
+		}
+	}
 	return s.auditRunAs(ctx, u, "run.accept", before)(s.runs.Accept(ctx, id, u, reason))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -29,6 +30,7 @@ type app struct {
 	db     *sqlite.DB
 	users  map[string]*pitches.User
 	tokens map[string]string
+	filed  map[string]int // pitches filed by a.pitch per login and round
 }
 
 var rubric = []pitches.Criterion{
@@ -95,8 +97,19 @@ func (a *app) round(n int) *pitches.Round {
 
 func (a *app) pitch(login string, round int, title string) *pitches.Pitch {
 	a.t.Helper()
+	// A contestant pitches a variant once per round (pitches.CheckVariantFree):
+	// the first pitch is the baseline, later ones knob variants of it.
+	if a.filed == nil {
+		a.filed = map[string]int{}
+	}
+	key := fmt.Sprintf("%s/%d", login, round)
+	variant := "baseline"
+	if n := a.filed[key]; n > 0 {
+		variant = fmt.Sprintf("baseline?stages=%d", n+1)
+	}
+	a.filed[key]++
 	p, err := a.db.FilePitch(context.Background(), a.users[login], pitches.PitchInput{RoundNumber: round, Title: title,
-		Body: "We raise **num_ab_stage**.", Claim: pitches.Range{Lo: 1.2, Hi: 1.5}, Variant: "baseline"})
+		Body: "We raise **num_ab_stage**.", Claim: pitches.Range{Lo: 1.2, Hi: 1.5}, Variant: variant})
 	if err != nil {
 		a.t.Fatalf("file pitch %q: %v", title, err)
 	}

@@ -29,7 +29,11 @@ func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // the store's clock stands.
 func importAt(t *testing.T, a *app, p *pitches.Pitch, baseUs, varUs float64, samples []float64) *runner.Run {
 	t.Helper()
-	req := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Suite: "benchmarks", Variant: "baseline",
+	variant := p.Variant // a run counts towards its pitch only if it measures the pitch's variant
+	if variant == "" {
+		variant = "baseline"
+	}
+	req := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Suite: "benchmarks", Variant: variant,
 		Baseline: "baseline", PitchID: p.ID, Shapes: []runner.ImportShape{{Label: "g=8 N=4096 K=7168", BaselineUs: baseUs, VariantUs: varUs}}}
 	if samples != nil {
 		req.Shapes[0].BaselineSamplesUs = samples

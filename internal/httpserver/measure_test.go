@@ -36,7 +36,7 @@ func (a *app) countRuns() int {
 }
 
 func importBody(pitchID int64, variantUs float64) string {
-	return fmt.Sprintf(`{"device":"NVIDIA H100 80GB HBM3","problem":"nvfp4_group_gemm","variant":"baseline?stages=3","baseline":"baseline","pitch_id":%d,
+	return fmt.Sprintf(`{"device":"NVIDIA H100 80GB HBM3","problem":"nvfp4_group_gemm","variant":"baseline","baseline":"baseline","pitch_id":%d,
 		"shapes":[{"label":"g=8 N=4096 K=7168","baseline_us":373,"variant_us":%g,"correct":true}]}`, pitchID, variantUs)
 }
 
@@ -63,6 +63,7 @@ func TestImportPermissions(t *testing.T) {
 		"":           {401, 401, 401, 401, 401}, // nobody
 		"made-up-id": {401, 401, 401, 401, 401},
 	}
+	attempt := 0
 	for i, st := range states {
 		n := i + 1
 		a.round(n)
@@ -76,7 +77,10 @@ func TestImportPermissions(t *testing.T) {
 		}
 		for login, codes := range want {
 			before := a.countRuns()
-			r := a.api("POST", "/api/runs/import", login, importBody(p.ID, 300))
+			// Each attempt a measurement of its own: the same times again
+			// onto the pitch would be refused as a repeat (409).
+			attempt++
+			r := a.api("POST", "/api/runs/import", login, importBody(p.ID, 300+float64(attempt)))
 			if r.status != codes[i] {
 				t.Errorf("round %s (imports allowed %v), %q imports: %d, want %d: %s", st.status, st.allow, login, r.status, codes[i], r.body)
 			}
@@ -158,34 +162,46 @@ func TestImportCostBounded(t *testing.T) {
 }
 
 // The full `web bench --json` document is an import body: kept as the
-// run's result, with its fingerprint on the run page.
+// run's result, with its fingerprint on the run page. A CPU-mode document,
+// one whose figures disagree, or the same document again is refused.
 func TestImportFullBenchDocument(t *testing.T) {
-	doc, err := os.ReadFile("../runner/testdata/cpu-tests-aa.json")
+	raw, err := os.ReadFile("../runner/testdata/h200-group-g2.json")
 	if err != nil {
-		t.Skipf("needs the runner's A/A fixture: %v", err)
+		t.Skipf("needs the runner's H200 fixture: %v", err)
 	}
-	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
-	a.round(1)
-	// Set in the store: the catalogue refuses the reference as a round's
-	// baseline, and the fixture is an A/A run of the CPU reference.
-	if _, err := a.db.SetRoundMeasurement(context.Background(), a.users["admin"], 1,
-		pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", Suite: "tests", DeviceClass: "cpu", AllowImports: true}, "reference"); err != nil {
+	var generic map[string]any
+	if err := json.Unmarshal(raw, &generic); err != nil {
 		t.Fatal(err)
 	}
-	p := a.pitch("alice", 1, "A/A")
-	var run runner.Run
-	a.api("POST", fmt.Sprintf("/api/runs/import?pitch_id=%d", p.ID), "alice", doc).wantStatus(t, http.StatusCreated).decode(t, &run)
+	generic["suite"] = "benchmarks" // measured on a shapes file
+	doc, _ := json.Marshal(generic)
 	var d struct {
 		Fingerprint struct {
 			Key         string `json:"key"`
 			DeviceModel string `json:"device_model"`
 		} `json:"fingerprint"`
+		Variant  struct{ Spec string } `json:"variant"`
+		Baseline struct{ Spec string } `json:"baseline"`
 	}
 	if err := json.Unmarshal(doc, &d); err != nil {
 		t.Fatal(err)
 	}
-	if !run.Imported || run.Status != runner.StatusSucceeded || run.Problem != "nvfp4_group_gemm" || run.Suite != "tests" ||
-		run.Variant != "reference" || run.PitchID != p.ID || run.DeviceName != d.Fingerprint.DeviceModel || !(run.Speedup.Value > 0) || len(run.Shapes) == 0 || !run.Shapes[0].Speedup.HasInterval() {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	a.round(1)
+	// Set in the store: the document's baseline is a knob set of wgmma.
+	if _, err := a.db.SetRoundMeasurement(context.Background(), a.users["admin"], 1,
+		pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", Suite: "benchmarks", DeviceClass: "H200", AllowImports: true}, d.Baseline.Spec); err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.db.FilePitch(context.Background(), a.users["alice"], pitches.PitchInput{RoundNumber: 1, Title: "Folded producer",
+		Claim: pitches.Range{Lo: 0.9, Hi: 1.1}, Variant: d.Variant.Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run runner.Run
+	a.api("POST", fmt.Sprintf("/api/runs/import?pitch_id=%d", p.ID), "alice", doc).wantStatus(t, http.StatusCreated).decode(t, &run)
+	if !run.Imported || run.Status != runner.StatusSucceeded || run.Problem != "nvfp4_group_gemm" || run.Suite != "benchmarks" ||
+		run.Variant != d.Variant.Spec || run.PitchID != p.ID || run.DeviceName != d.Fingerprint.DeviceModel || !(run.Speedup.Value > 0) || len(run.Shapes) == 0 || !run.Shapes[0].Speedup.HasInterval() {
 		t.Fatalf("imported document: %+v", run)
 	}
 	page := a.browser().login("admin").get(fmt.Sprintf("/runs/%d", run.ID)).wantStatus(t, http.StatusOK).body
@@ -196,10 +212,29 @@ func TestImportFullBenchDocument(t *testing.T) {
 	// A document that disagrees with what the envelope says is refused.
 	env := fmt.Sprintf(`{"pitch_id":%d,"variant":"baseline","document":%s}`, p.ID, doc)
 	a.api("POST", "/api/runs/import", "alice", env).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "variant")
+	// The same document again, with a note: one measurement, one run.
 	env = fmt.Sprintf(`{"pitch_id":%d,"note":"from the lab","document":%s}`, p.ID, doc)
-	var second runner.Run
-	a.api("POST", "/api/runs/import", "alice", env).wantStatus(t, http.StatusCreated).decode(t, &second)
-	wantContains(t, a.browser().login("admin").get(fmt.Sprintf("/runs/%d", second.ID)).body, "from the lab", d.Fingerprint.Key)
+	r := a.api("POST", "/api/runs/import", "alice", env)
+	r.wantError(t, http.StatusConflict, pitches.ECONFLICT, "")
+	wantContains(t, r.body, fmt.Sprintf("run %d", run.ID))
+	// A speedup edited by hand no longer agrees with the medians.
+	sp := generic["shapes"].([]any)[0].(map[string]any)["pairing"].(map[string]any)["speedup"].(map[string]any)
+	sp["point"], sp["lo"], sp["hi"] = 25.0, 24.0, 26.0
+	generic["summary"].(map[string]any)["geomean_speedup"] = 25.0
+	generic["summary"].(map[string]any)["shape_speedups"] = []any{25.0}
+	forged, _ := json.Marshal(generic)
+	a.api("POST", fmt.Sprintf("/api/runs/import?pitch_id=%d", p.ID), "alice", forged).
+		wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "document.shapes[0].pairing.speedup.point")
+	// A CPU-mode document times the CPU reference: no kernel measurement.
+	cpu, err := os.ReadFile("../runner/testdata/cpu-tests-aa.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.api("POST", fmt.Sprintf("/api/runs/import?pitch_id=%d", p.ID), "alice", cpu).
+		wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "document")
+	if n := a.countRuns(); n != 1 {
+		t.Fatalf("%d runs stored, want 1", n)
+	}
 }
 
 // Accepting a suspect run: admins only, with a reason; a run that is not
@@ -223,6 +258,7 @@ func TestAcceptSuspectRun(t *testing.T) {
 	a.api("POST", path, "", reason).wantStatus(t, http.StatusUnauthorized)
 	a.api("POST", path, "admin", map[string]string{"reason": "  "}).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "reason")
 	a.api("POST", path, "admin", map[string]string{"reason": strings.Repeat("x", runner.MaxAcceptReason+1)}).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "reason")
+	a.api("POST", path, "admin", map[string]string{"reason": "a\u0007b\u001b[31m red"}).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "reason")
 	if got, _ := a.db.Get(context.Background(), sus.ID); got.Accepted() {
 		t.Fatal("a refused acceptance changed the run")
 	}
@@ -263,6 +299,24 @@ func TestAcceptSuspectRun(t *testing.T) {
 	if got, _ := a.db.Get(context.Background(), sus2.ID); !got.Accepted() || got.AcceptReason != "checked" {
 		t.Fatalf("form acceptance not stored: %+v", got)
 	}
+
+	// Once the round is closed its results stay as they are: a suspect run
+	// imported before the close is no longer accepted, by the API or the
+	// form, and its page offers no form.
+	var late runner.Run
+	a.api("POST", "/api/runs/import", "admin", importBody(p.ID, 20)).wantStatus(t, http.StatusCreated).decode(t, &late)
+	a.status(1, pitches.RoundJudging)
+	a.status(1, pitches.RoundClosed)
+	r = a.api("POST", fmt.Sprintf("/api/runs/%d/accept", late.ID), "admin", reason)
+	r.wantError(t, http.StatusConflict, pitches.ECONFLICT, "")
+	wantContains(t, r.body, "round 1 is closed")
+	if fr := admin.post(fmt.Sprintf("/runs/%d/accept", late.ID), map[string][]string{"reason": {"checked"}}); fr.status != http.StatusConflict {
+		t.Fatalf("accept form on a closed round: %d", fr.status)
+	}
+	wantNotContains(t, admin.get(fmt.Sprintf("/runs/%d", late.ID)).body, "data-accept-form")
+	if got, _ := a.db.Get(context.Background(), late.ID); got.Accepted() {
+		t.Fatal("a run of a closed round was accepted")
+	}
 }
 
 // The result rule over HTTP: runs of another problem, suite or device, and
@@ -275,7 +329,7 @@ func TestPitchResultFollowsMeasurement(t *testing.T) {
 	a.measure(1, runner.Measurement{Problem: "nvfp4_group_gemm", Baseline: "baseline", DeviceClass: "h100", AllowImports: true})
 	p := a.pitch("alice", 1, "Three stages")
 	imp := func(device, problem string, variantUs float64) {
-		doc := fmt.Sprintf(`{"device":%q,"problem":%q,"variant":"v","baseline":"baseline","pitch_id":%d,
+		doc := fmt.Sprintf(`{"device":%q,"problem":%q,"variant":"baseline","baseline":"baseline","pitch_id":%d,
 			"shapes":[{"label":"s","baseline_us":100,"variant_us":%g,"correct":true}]}`, device, problem, p.ID, variantUs)
 		a.api("POST", "/api/runs/import", "admin", doc).wantStatus(t, http.StatusCreated)
 	}

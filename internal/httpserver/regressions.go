@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/internal/tracking"
 	"github.com/pitchtank/pitchtank/templates"
 )
@@ -37,6 +38,14 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 	}
 	t := tracking.Threshold{Round: in.Round, Problem: strings.TrimSpace(in.Problem), Variant: strings.TrimSpace(in.Variant),
 		BaselineRun: in.BaselineRun, Percent: in.Percent, CreatedBy: u.ID}
+	// Each field's own form first, so that a bad value is named even when
+	// the combination is wrong too.
+	if err := pitches.CheckLine("problem", t.Problem, pitches.MaxMeasurementChars); err != nil {
+		return nil, err
+	}
+	if err := pitches.CheckLine("variant", t.Variant, pitches.MaxVariantChars); err != nil {
+		return nil, err
+	}
 	switch {
 	case t.Round < 0:
 		return nil, pitches.Errorf(pitches.EINVALID, "round", "round must be a positive round number")
@@ -67,12 +76,67 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 	if t.Round == 0 && base.Problem != t.Problem {
 		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d measures %s, not %s", base.ID, base.Problem, t.Problem)
 	}
+	if t.Round == 0 {
+		if err := s.checkThresholdVariant(ctx, t.Problem, t.Variant); err != nil {
+			return nil, err
+		}
+	}
+	if err := duplicateThreshold(ctx, st, t); err != nil {
+		return nil, err
+	}
 	out, err := st.AddThreshold(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	s.audit(ctx, u, "threshold.create", "threshold "+strconv.FormatInt(out.ID, 10), nil, out)
 	return out, nil
+}
+
+// checkThresholdVariant checks a variant threshold's spec, which covers
+// the runs whose variant is exactly it: a variant spec in the form pitches
+// and runs use (name[?knob=value&...], or kernel:<hash>[?knobs];
+// pitches.ValidateVariant, at most pitches.MaxVariantChars), or else the
+// variant of a run of the problem already stored: an imported run names a
+// variant measured elsewhere in words of its own (runner's import check:
+// one line of at most pitches.MaxVariantChars), and a threshold may cover
+// it.
+func (s *server) checkThresholdVariant(ctx context.Context, problem, variant string) error {
+	verr := pitches.ValidateVariant("variant", variant)
+	if verr == nil {
+		return nil
+	}
+	runs, err := s.runs.List(ctx, runner.Filter{Problem: problem, Variant: variant, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(runs) > 0 {
+		return nil
+	}
+	return pitches.Errorf(pitches.EINVALID, "variant", "%s (nor is it the variant of a stored run of %s)",
+		pitches.ErrorMessage(verr), problem)
+}
+
+// duplicateThreshold refuses a threshold that another one already is: the
+// same scope (round, or problem and variant), the same baseline run and the
+// same percent would raise the same alert twice on every run it covers. A
+// threshold that differs in any of them is another bound (5% and 10% on the
+// same baseline run warn at two levels), and is allowed.
+func duplicateThreshold(ctx context.Context, st trackStore, t tracking.Threshold) error {
+	ths, err := st.Thresholds(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range ths {
+		if o.Round == t.Round && o.Problem == t.Problem && o.Variant == t.Variant && o.BaselineRun == t.BaselineRun && o.Percent == t.Percent {
+			field := "variant"
+			if t.Round > 0 {
+				field = "round"
+			}
+			return pitches.Errorf(pitches.ECONFLICT, field, "threshold %d already checks %s against run %d at %s%%; delete it first, or pick another percent or baseline run",
+				o.ID, o.Scope(), o.BaselineRun, strconv.FormatFloat(o.Percent, 'g', -1, 64))
+		}
+	}
+	return nil
 }
 
 func (s *server) deleteThreshold(ctx context.Context, u *pitches.User, id int64) error {

@@ -217,7 +217,12 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 	for _, po := range problemOptions() {
 		res.Problems = append(res.Problems, po.Name)
 	}
-	if _, err := s.checkLaunch(ctx, viewer, p.ID); err == nil && p.Variant != "" {
+	launch := pitches.Can(viewer, pitches.ActLaunchRun, pitches.Target{Pitch: p, Round: round})
+	if pitches.ErrorCode(launch) == pitches.ECONFLICT && p.Variant != "" {
+		// Someone who could run it otherwise: say why not (the round is closed).
+		res.CannotRun = pitches.ErrorMessage(launch) + " (the Runs page)."
+	}
+	if launch == nil && p.Variant != "" {
 		// Offer only the devices that can run this variant; with none,
 		// say why instead of a button that always fails.
 		var usable []string

@@ -167,7 +167,7 @@ func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 		"estimate": map[string]float64{"lo": 1, "hi": 1.2}, "verdict": "FUND"}
 	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "pragmatist", card).wantStatus(t, http.StatusOK)
 
-	imp := fmt.Sprintf(`{"device":"B200","problem":"nvfp4_group_gemm","variant":"baseline?stages=3","baseline":"baseline","pitch_id":%d,
+	imp := fmt.Sprintf(`{"device":"B200","problem":"nvfp4_group_gemm","variant":"baseline","baseline":"baseline","pitch_id":%d,
 		"shapes":[{"label":"g=8 N=4096 K=7168","baseline_us":373,"variant_us":488,"correct":true}]}`, p.ID)
 	var run runner.Run
 	a.api("POST", "/api/runs/import", "admin", imp).wantStatus(t, http.StatusCreated).decode(t, &run)
@@ -182,21 +182,25 @@ func TestResultsHiddenAndPredictionsLocked(t *testing.T) {
 		t.Fatalf("oracle sees %+v", got)
 	}
 	page := a.browser().login("oracle").get(fmt.Sprintf("/pitches/%d", p.ID)).body
-	wantContains(t, page, "stay hidden until you submit your scorecard")
-	wantNotContains(t, page, "0.7643x", "0.764")
+	wantContains(t, page, "stay hidden until you submit your scorecard", "data-late-card")
+	wantNotContains(t, page, "0.7643x", "0.764", "Locked: this pitch has been measured")
+	if regexp.MustCompile(`name="lo"[^>]*readonly`).MatchString(page) {
+		t.Error("a shark without a card gets a read-only estimate on a measured pitch: the form cannot score it")
+	}
 	// The pragmatist scored and sees it.
 	page = a.browser().login("pragmatist").get(fmt.Sprintf("/pitches/%d", p.ID)).body
 	wantContains(t, page, "0.7643x", "data-interval-score")
 
 	wantContains(t, page, "Locked: this pitch has been measured")
-	// Locked: the Oracle cannot now predict, the pragmatist cannot change
-	// his estimate, and nothing is stored.
-	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "oracle", card).wantError(t, http.StatusConflict, pitches.ECONFLICT, "estimate")
+	// Locked: the pragmatist cannot change his estimate, and nothing is
+	// stored. The Oracle may still score the pitch (a late card: stored,
+	// never scored as a prediction), so his standings can show ranks.
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "oracle", card).wantStatus(t, http.StatusOK)
 	card["estimate"] = map[string]float64{"lo": 0.7, "hi": 0.8}
 	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "pragmatist", card).wantError(t, http.StatusConflict, pitches.ECONFLICT, "estimate")
 	cards := a.api("GET", fmt.Sprintf("/api/pitches/%d/scorecards", p.ID), "admin", nil).wantStatus(t, http.StatusOK).body
-	if strings.Count(cards, `"shark_id"`) != 1 || !strings.Contains(cards, `"hi": 1.2`) || strings.Contains(cards, `"version": 2`) {
-		t.Fatalf("cards after refused edits: %s", cards)
+	if strings.Count(cards, `"shark_id"`) != 2 || strings.Count(cards, `"hi": 1.2`) != 2 || strings.Contains(cards, `"version": 2`) || strings.Contains(cards, `"hi": 0.8`) {
+		t.Fatalf("cards after the refused edit: %s", cards)
 	}
 
 	// Deal terms on a vote, through the API, evaluated on the run.

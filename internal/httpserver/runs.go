@@ -98,25 +98,39 @@ func parseKnobText(s string) (string, error) {
 }
 
 // checkLaunch says whether u may start a run, on pitchID when non-zero
-// (pitches.ActLaunchRun), and returns that pitch.
-func (s *server) checkLaunch(ctx context.Context, u *pitches.User, pitchID int64) (*pitches.Pitch, error) {
+// (pitches.ActLaunchRun), and returns that pitch and its round.
+func (s *server) checkLaunch(ctx context.Context, u *pitches.User, pitchID int64) (*pitches.Pitch, *pitches.Round, error) {
 	if err := pitches.Can(u, pitches.ActLaunchRun, pitches.Target{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if pitchID == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
+	p, round, err := s.pitchAndRound(ctx, pitchID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pitches.Can(u, pitches.ActLaunchRun, pitches.Target{Pitch: p, Round: round}); err != nil {
+		return nil, nil, err
+	}
+	return p, round, nil
+}
+
+// pitchAndRound reads pitch pitchID and its round; a pitch that does not
+// exist is an EINVALID naming pitch_id.
+func (s *server) pitchAndRound(ctx context.Context, pitchID int64) (*pitches.Pitch, *pitches.Round, error) {
 	p, err := s.svc.Pitch(ctx, pitchID)
 	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
-		return nil, pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch %d does not exist", pitchID)
+		return nil, nil, pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch %d does not exist", pitchID)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := pitches.Can(u, pitches.ActLaunchRun, pitches.Target{Pitch: p}); err != nil {
-		return nil, err
+	round, err := s.svc.Round(ctx, p.RoundNumber)
+	if err != nil {
+		return nil, nil, err
 	}
-	return p, nil
+	return p, round, nil
 }
 
 // submitRun checks the launch, fills the pitch's variant and its round's
@@ -134,7 +148,7 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 	if in.Pitch < 0 {
 		return nil, pitches.Errorf(pitches.EINVALID, "pitch", "pitch id must be positive")
 	}
-	p, err := s.checkLaunch(ctx, u, in.Pitch)
+	p, round, err := s.checkLaunch(ctx, u, in.Pitch)
 	if err != nil {
 		return nil, err
 	}
@@ -147,10 +161,6 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 		}
 		// What the request leaves out comes from the round's measurement,
 		// so that a pitch's run counts towards its result.
-		round, err := s.svc.Round(ctx, p.RoundNumber)
-		if err != nil {
-			return nil, err
-		}
 		m := runner.MeasurementOf(round)
 		if strings.TrimSpace(in.Problem) == "" {
 			if !m.Declared() {
@@ -179,7 +189,8 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 // runFacts is what pitches' run rules need to know of run.
 func runFacts(run *runner.Run) *pitches.RunFacts {
 	return &pitches.RunFacts{ID: run.ID, Status: string(run.Status), RequestedBy: run.RequestedBy, Finished: run.Status.Finished(),
-		Imported: run.Imported, Retryable: run.Status == runner.StatusFailed || run.Status == runner.StatusCancelled}
+		Imported: run.Imported, Retryable: run.Status == runner.StatusFailed || run.Status == runner.StatusCancelled,
+		Running: run.Status == runner.StatusRunning, OfPitch: run.PitchID != 0}
 }
 
 // canCancel and canRequeue decide the run page's buttons
@@ -283,9 +294,7 @@ func (v *visibility) pitchResult(ctx context.Context, p *pitches.Pitch, runs []r
 	if err != nil {
 		return runner.PitchResult{}, err
 	}
-	m := runner.MeasurementOf(round)
-	m.Variant = p.Variant
-	return runner.ResultOf(m, runs), nil
+	return runner.ResultOf(runner.MeasurementForPitch(round, p), runs), nil
 }
 
 // round reads round n once per request.

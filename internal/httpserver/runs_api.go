@@ -245,7 +245,7 @@ func (s *server) requeueRun(ctx context.Context, u *pitches.User, id int64) (*ru
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.checkLaunch(ctx, u, run.PitchID); err != nil {
+	if _, _, err := s.checkLaunch(ctx, u, run.PitchID); err != nil {
 		if pitches.ErrorCode(err) != pitches.EINVALID { // a deleted pitch does not stop a repeat
 			return nil, err
 		}

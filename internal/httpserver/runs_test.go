@@ -294,8 +294,19 @@ func TestRunBadInput(t *testing.T) {
 		t.Fatalf("refused forms stored runs: %d before, %d after", before, after)
 	}
 
-	// A good one is queued (the runner is stopped, so it stays queued), with
-	// the pitch's variant and the round's baseline filled in.
+	// Round 1 is closed: its pitches' results stay as they are, so nobody
+	// starts a run of them, the admin neither.
+	a.api("POST", "/api/runs", "admin", map[string]any{"problem": "nvfp4_group_gemm", "pitch": p.ID, "device": "0"}).
+		wantError(t, http.StatusConflict, pitches.ECONFLICT, "pitch")
+	if after := a.runCount(); after != before {
+		t.Fatalf("a run of a closed round's pitch was stored: %d before, %d after", before, after)
+	}
+
+	// A good one, on an open round's pitch, is queued (the runner is
+	// stopped, so it stays queued), with the pitch's variant and the round's
+	// baseline filled in.
+	a.round(2)
+	p = a.pitch("alice", 2, "Three stages, again")
 	var run runner.Run
 	a.api("POST", "/api/runs", "alice", map[string]any{"problem": "nvfp4_group_gemm", "pitch": p.ID, "device": "0",
 		"knobs": map[string]any{"stages": 3}}).wantStatus(t, http.StatusCreated).decode(t, &run)

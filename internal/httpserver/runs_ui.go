@@ -401,7 +401,15 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 			v.Run.Reason = ""
 		}
 	}
-	v.CanAccept = pitches.Can(viewer, pitches.ActAcceptRun, pitches.Target{}) == nil && run.Status == runner.StatusSuspect && !run.Accepted()
+	if run.Status == runner.StatusSuspect && !run.Accepted() && pitches.Can(viewer, pitches.ActAcceptRun, pitches.Target{}) == nil {
+		var round *pitches.Round
+		if run.PitchID != 0 {
+			if _, r, err := s.pitchAndRound(ctx, run.PitchID); err == nil {
+				round = r
+			}
+		}
+		v.CanAccept = pitches.Can(viewer, pitches.ActAcceptRun, pitches.Target{Round: round}) == nil
+	}
 	if run.Accepted() {
 		by := "an admin"
 		if u, err := s.svc.UserByID(ctx, run.AcceptedBy); err == nil {

@@ -1,6 +1,8 @@
 package httpserver
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -59,9 +61,15 @@ func TestRunsFormOnACPUOnlyServer(t *testing.T) {
 // instead of offering a button that always fails.
 func TestPitchPageSaysWhyNoRunOnCPUOnlyServer(t *testing.T) {
 	a, _ := demoApp(t)
-	body := demoLogin(t, a, "admin").get("/pitches/1").wantStatus(t, http.StatusOK).body
+	admin := demoLogin(t, a, "admin")
+	open := findPitchInRound(t, a, 5)
+	body := admin.get(fmt.Sprintf("/pitches/%d", open)).wantStatus(t, http.StatusOK).body
 	wantContains(t, body, "data-cannot-run", "its only device is the CPU")
 	wantNotContains(t, body, "data-run-pitch")
+	// A closed round's pitch: no run changes its result, and the page says so.
+	body = admin.get("/pitches/1").wantStatus(t, http.StatusOK).body
+	wantContains(t, body, "data-cannot-run", "round 1 is closed", "run the variant without a pitch")
+	wantNotContains(t, body, "data-run-pitch", "its only device is the CPU")
 }
 
 // "Run queued." belongs to the redirect after queueing, not to the page of
@@ -277,4 +285,20 @@ func TestAPIStandingsRanks(t *testing.T) {
 	if st.RanksShown || st.Pitches[0].Rank != nil {
 		t.Fatalf("viewer sees the ranking of an open round: %+v", st)
 	}
+}
+
+// findPitchInRound is the id of a pitch of round n that names a variant.
+func findPitchInRound(t *testing.T, a *app, n int) int64 {
+	t.Helper()
+	ps, err := a.db.Pitches(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Variant != "" {
+			return p.ID
+		}
+	}
+	t.Fatalf("round %d has no pitch with a variant", n)
+	return 0
 }

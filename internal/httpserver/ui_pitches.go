@@ -96,7 +96,11 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 		} else {
 			f.Personal = !sameWeights(f.Weights, defaultWeights(round))
 		}
-		f.Locked = v.Results != nil && v.Results.Locked
+		// Measured: an existing card keeps its estimate; a shark without
+		// one may still score the pitch, but the estimate is no prediction
+		// (sqlite.checkEstimateUnlocked).
+		measured := v.Results != nil && v.Results.Locked
+		f.Locked, f.Late = measured && f.Existing, measured && !f.Existing
 		v.ScoreForm = f
 	}
 	if v.CanVote {

@@ -1,5 +1,11 @@
 package pitches
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // Action is something a user asks to do. Can decides every one of them from a
 // single table, so the role x action matrix lives in one place and one test.
 type Action string
@@ -17,13 +23,13 @@ const (
 	ActSetWeights    Action = "set personal weights"                      // shark; before first scorecard; pitching or judging
 	ActVote          Action = "vote"                                      // shark; round judging, pitch active, in round
 	ActImportRun     Action = "import a run"                              // admin (not on a closed round); the pitch's contestant while pitching/judging if the round allows imports
-	ActAcceptRun     Action = "accept a suspect run"                      // admin
+	ActAcceptRun     Action = "accept a suspect run"                      // admin; not a run of a closed round's pitch
 	ActUploadKernel  Action = "upload a kernel"                           // the pitch's contestant or an admin; round pitching, pitch active
 	ActSetMeasure    Action = "set a round's measurement"                 // admin: problem, suite, baseline, device class, imports
 	ActRepitch       Action = "re-pitch"                                  // the earlier pitch's contestant, or an admin
 	ActRevokeToken   Action = "revoke a token"                            // the token's owner, or an admin
-	ActLaunchRun     Action = "start a run"                               // shark, admin; a contestant on their own pitch or on none
-	ActCancelRun     Action = "cancel a run"                              // whoever asked for the run, or an admin; run not finished
+	ActLaunchRun     Action = "start a run"                               // shark, admin; a contestant on their own pitch or on none; not on a closed round's pitch
+	ActCancelRun     Action = "cancel a run"                              // whoever asked for the run while it is queued (a pitch's) or not finished (others'), or an admin
 	ActRepeatRun     Action = "repeat a run"                              // whoever may start runs; a run measured here that failed or was cancelled
 	ActReadAudit     Action = "read the audit log"                        // admin
 	ActManageAlerts  Action = "manage webhooks and regression thresholds" // admin
@@ -31,14 +37,17 @@ const (
 
 // Target is what an action is about. Fill what the action needs: Round for
 // everything round-scoped, Pitch for pitch actions and votes, NextStatus for
-// ActAdvanceRound, HasScored (the user already has a scorecard in the round)
-// for ActSetWeights, Run for ActCancelRun and ActRepeatRun (Pitch too for
-// ActLaunchRun on a pitch), the earlier pitch as Pitch for ActRepitch, and
-// TokenOwner (the user who made the token) for ActRevokeToken.
+// ActAdvanceRound (with InFlight, the round's pitches' queued and running
+// runs), HasScored (the user already has a scorecard in the round) for
+// ActSetWeights, Run for ActCancelRun and ActRepeatRun (Pitch and its Round
+// too for ActLaunchRun on a pitch, and Round for ActAcceptRun on a pitch's
+// run), the earlier pitch as Pitch for ActRepitch, and TokenOwner (the user
+// who made the token) for ActRevokeToken.
 type Target struct {
 	Round      *Round
 	Pitch      *Pitch
 	NextStatus RoundStatus
+	InFlight   []int64
 	HasScored  bool
 	Run        *RunFacts
 	TokenOwner int64
@@ -54,6 +63,8 @@ type RunFacts struct {
 	Finished    bool   // no longer queued or running
 	Imported    bool   // measured elsewhere
 	Retryable   bool   // failed or cancelled: a repeat may succeed
+	Running     bool   // its measurement has started
+	OfPitch     bool   // it measures a pitch
 }
 
 type rule struct {
@@ -82,6 +93,12 @@ var rules = map[Action]rule{
 		}
 		if t.NextStatus != want {
 			return Errorf(ECONFLICT, "status", "round %d is %s; the only next status is %s", t.Round.Number, t.Round.Status, want)
+		}
+		// A closed round's results stay as they are, so a run that would
+		// finish after the close must finish (or be cancelled) first.
+		if want == RoundClosed && len(t.InFlight) > 0 {
+			return Errorf(ECONFLICT, "status", "round %d has %s of its pitches queued or running: wait for %s or cancel %s before closing it",
+				t.Round.Number, runList(t.InFlight), them(len(t.InFlight)), them(len(t.InFlight)))
 		}
 		return nil
 	}},
@@ -156,7 +173,14 @@ var rules = map[Action]rule{
 		}
 		return nil
 	}},
-	ActAcceptRun:  {roles: []Role{RoleAdmin}},
+	// Accepting a suspect run adds it to its pitch's result, so not once
+	// the pitch's round is closed (Round is nil for a run of no pitch).
+	ActAcceptRun: {roles: []Role{RoleAdmin}, state: func(u *User, t Target) *Error {
+		if t.Round != nil && t.Round.Status == RoundClosed {
+			return Errorf(ECONFLICT, "", "round %d is closed: its results stay as they are, and nobody (admins neither) accepts runs into it", t.Round.Number)
+		}
+		return nil
+	}},
 	ActSetMeasure: {roles: []Role{RoleAdmin}},
 	// The audit log shows every change with its before and after, and
 	// webhooks send results out of the app: both are the admins'.
@@ -202,16 +226,27 @@ var rules = map[Action]rule{
 			return Errorf(EFORBIDDEN, "", "viewers may not start runs")
 		case t.Pitch != nil && u.Role == RoleContestant && t.Pitch.ContestantID != u.ID:
 			return Errorf(EFORBIDDEN, "", "only the pitch's contestant, sharks and admins may run a pitch")
+		case t.Pitch != nil && t.Round == nil:
+			return Errorf(EINTERNAL, "", "permission check for %q on a pitch is missing its round", ActLaunchRun)
+		case t.Pitch != nil && t.Round.Status == RoundClosed:
+			return Errorf(ECONFLICT, "pitch", "round %d is closed: its pitches' results stay as they are; run the variant without a pitch to measure it again", t.Round.Number)
 		}
 		return nil
 	}},
 	// Cancelling stops someone's measurement: theirs to stop, or an admin's.
+	// A pitch's run that has started shows its running figures to whoever
+	// watches it, and a cancelled run never counts: stopping the ones that
+	// look bad would leave only good ones in the pitch's result. So once it
+	// runs, only an admin stops it (the runner's time limit ends a hang).
 	ActCancelRun: {state: func(u *User, t Target) *Error {
 		if t.Run.Finished {
 			return Errorf(ECONFLICT, "", "run %d is already %s", t.Run.ID, t.Run.Status)
 		}
 		if u == nil || (u.Role != RoleAdmin && (t.Run.RequestedBy == 0 || t.Run.RequestedBy != u.ID)) {
 			return Errorf(EFORBIDDEN, "", "only the person who asked for the run or an admin may cancel it")
+		}
+		if u.Role != RoleAdmin && t.Run.OfPitch && t.Run.Running {
+			return Errorf(EFORBIDDEN, "", "run %d of a pitch is measuring: only an admin may stop it now (a pitch's runs are cancelled by their requester only while queued, so no figure seen running decides whether a run counts)", t.Run.ID)
 		}
 		return nil
 	}},
@@ -347,6 +382,26 @@ func NextStatus(s RoundStatus) RoundStatus {
 // ValidStatus reports whether s is one of the three round statuses.
 func ValidStatus(s RoundStatus) bool {
 	return s == RoundPitching || s == RoundJudging || s == RoundClosed
+}
+
+// runList names run ids for a message: "run 4", "runs 4, 7 and 9".
+func runList(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("run %d", ids[0])
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return "runs " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// them is "it" or "them" for n runs.
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func needStatus(r *Round, what string, allowed ...RoundStatus) *Error {

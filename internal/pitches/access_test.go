@@ -30,6 +30,9 @@ func TestCanMatrix(t *testing.T) {
 	nobodys := &RunFacts{ID: 21, Status: "queued"}
 	failed := &RunFacts{ID: 22, Status: "failed", RequestedBy: owner.ID, Finished: true, Retryable: true}
 	imported := &RunFacts{ID: 23, Status: "failed", Finished: true, Imported: true, Retryable: true}
+	pitchRunning := &RunFacts{ID: 24, Status: "running", RequestedBy: owner.ID, Running: true, OfPitch: true}
+	pitchQueued := &RunFacts{ID: 25, Status: "queued", RequestedBy: owner.ID, OfPitch: true}
+	running := &RunFacts{ID: 26, Status: "running", RequestedBy: owner.ID, Running: true}
 
 	const (
 		ok = ""
@@ -53,6 +56,9 @@ func TestCanMatrix(t *testing.T) {
 		{"edit rubric judging", ActEditRound, Target{Round: round(RoundJudging)}, [6]string{U, C, F, F, F, F}},
 		{"advance pitching->judging", ActAdvanceRound, Target{Round: round(RoundPitching), NextStatus: RoundJudging}, [6]string{U, ok, F, F, F, F}},
 		{"advance judging->closed", ActAdvanceRound, Target{Round: round(RoundJudging), NextStatus: RoundClosed}, [6]string{U, ok, F, F, F, F}},
+		// A closed round's results stay as they are: no run of its pitches may still be in flight.
+		{"close with runs in flight", ActAdvanceRound, Target{Round: round(RoundJudging), NextStatus: RoundClosed, InFlight: []int64{4, 7}}, [6]string{U, C, F, F, F, F}},
+		{"to judging with runs in flight", ActAdvanceRound, Target{Round: round(RoundPitching), NextStatus: RoundJudging, InFlight: []int64{4}}, [6]string{U, ok, F, F, F, F}},
 		{"skip pitching->closed", ActAdvanceRound, Target{Round: round(RoundPitching), NextStatus: RoundClosed}, [6]string{U, C, F, F, F, F}},
 		{"back judging->pitching", ActAdvanceRound, Target{Round: round(RoundJudging), NextStatus: RoundPitching}, [6]string{U, C, F, F, F, F}},
 		{"reopen closed", ActAdvanceRound, Target{Round: round(RoundClosed), NextStatus: RoundJudging}, [6]string{U, C, F, F, F, F}},
@@ -84,14 +90,22 @@ func TestCanMatrix(t *testing.T) {
 		{"import judging, imports not allowed", ActImportRun, Target{Round: round(RoundJudging), Pitch: pitch}, [6]string{U, ok, F, F, F, F}},
 		{"import no pitch", ActImportRun, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"accept suspect run", ActAcceptRun, Target{}, [6]string{U, ok, F, F, F, F}},
+		{"accept a run of a judging round's pitch", ActAcceptRun, Target{Round: round(RoundJudging)}, [6]string{U, ok, F, F, F, F}},
+		{"accept a run of a closed round's pitch", ActAcceptRun, Target{Round: round(RoundClosed)}, [6]string{U, C, F, F, F, F}},
 		{"set a round's measurement", ActSetMeasure, Target{}, [6]string{U, ok, F, F, F, F}},
 		{"re-pitch", ActRepitch, Target{Pitch: pitch}, [6]string{F, ok, F, ok, F, F}},
 		{"revoke the owner's token", ActRevokeToken, Target{TokenOwner: owner.ID}, [6]string{U, ok, F, ok, F, F}},
 		// Runs: a contestant measures only their own pitch; viewers never start one.
 		{"launch on no pitch", ActLaunchRun, Target{}, [6]string{U, ok, ok, ok, ok, F}},
-		{"launch on a pitch", ActLaunchRun, Target{Pitch: pitch}, [6]string{U, ok, ok, ok, F, F}},
-		{"launch on a shark's pitch", ActLaunchRun, Target{Pitch: sharkPitch}, [6]string{U, ok, ok, F, F, F}},
+		{"launch on a pitch", ActLaunchRun, Target{Pitch: pitch, Round: round(RoundJudging)}, [6]string{U, ok, ok, ok, F, F}},
+		{"launch on a shark's pitch", ActLaunchRun, Target{Pitch: sharkPitch, Round: round(RoundPitching)}, [6]string{U, ok, ok, F, F, F}},
+		{"launch on a closed round's pitch", ActLaunchRun, Target{Pitch: pitch, Round: round(RoundClosed)}, [6]string{U, C, C, C, F, F}},
+		{"launch on a pitch, its round not given", ActLaunchRun, Target{Pitch: pitch}, [6]string{U, EINTERNAL, EINTERNAL, EINTERNAL, F, F}},
 		{"cancel the owner's queued run", ActCancelRun, Target{Run: queued}, [6]string{F, ok, F, ok, F, F}},
+		// Once a pitch's run measures, its requester sees its figures: only an admin stops it then.
+		{"cancel the owner's queued pitch run", ActCancelRun, Target{Run: pitchQueued}, [6]string{F, ok, F, ok, F, F}},
+		{"cancel the owner's running pitch run", ActCancelRun, Target{Run: pitchRunning}, [6]string{F, ok, F, F, F, F}},
+		{"cancel the owner's running run of no pitch", ActCancelRun, Target{Run: running}, [6]string{F, ok, F, ok, F, F}},
 		{"cancel nobody's queued run", ActCancelRun, Target{Run: nobodys}, [6]string{F, ok, F, F, F, F}},
 		{"cancel a finished run", ActCancelRun, Target{Run: failed}, [6]string{C, C, C, C, C, C}},
 		{"repeat a failed run", ActRepeatRun, Target{Run: failed}, [6]string{U, ok, ok, ok, ok, F}},

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -118,6 +119,9 @@ func ValidateVariant(field, v string) error {
 	if v == "" {
 		return nil
 	}
+	if err := CheckLine(field, v, 0); err != nil {
+		return err
+	}
 	if len(v) > MaxVariantChars {
 		return invalid(field, "must be at most %d characters", MaxVariantChars)
 	}
@@ -181,13 +185,35 @@ func ValidateCriteria(cs []Criterion) error {
 	return nil
 }
 
-// ValidateRound checks everything a round is created or edited with.
-// ValidateMeasurement checks a round measurement's form (lengths, one line);
-// whether the problem and suite exist is the kernel catalogue's to say.
+// MaxMeasurementChars bounds a round measurement's text fields (problem,
+// suite, device_class).
+const MaxMeasurementChars = 200
+
+// CheckLine checks a single-line text field (a name, a label, a pattern):
+// valid UTF-8, no control character at all (unicode.IsControl: C0 with tab
+// and line breaks, DEL, C1), at most maxBytes bytes when maxBytes > 0. The
+// error is EINVALID naming field.
+func CheckLine(field, s string, maxBytes int) error {
+	if !utf8.ValidString(s) {
+		return invalid(field, "must be valid UTF-8 text")
+	}
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return invalid(field, "must be one line without control characters (found U+%04X at byte %d)", r, i)
+	}
+	if maxBytes > 0 && len(s) > maxBytes {
+		return invalid(field, "must be at most %d characters", maxBytes)
+	}
+	return nil
+}
+
+// ValidateMeasurement checks a round measurement's form (lengths, one line,
+// no control characters); whether the problem and suite exist is the
+// kernel catalogue's to say.
 func ValidateMeasurement(m RoundMeasurement) error {
 	for _, f := range []struct{ name, v string }{{"problem", m.Problem}, {"suite", m.Suite}, {"device_class", m.DeviceClass}} {
-		if len(f.v) > 200 || strings.ContainsAny(f.v, "\x00\r\n\t") {
-			return invalid(f.name, "%s must be at most 200 characters on one line", f.name)
+		if err := CheckLine(f.name, f.v, MaxMeasurementChars); err != nil {
+			return err
 		}
 	}
 	if m.Problem == "" && (m.Suite != "" || m.DeviceClass != "" || m.AllowImports) {
@@ -196,6 +222,7 @@ func ValidateMeasurement(m RoundMeasurement) error {
 	return nil
 }
 
+// ValidateRound checks everything a round is created or edited with.
 func ValidateRound(in RoundInput) error {
 	if in.Number < 1 {
 		return invalid("number", "round number must be 1 or more")

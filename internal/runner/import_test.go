@@ -1,14 +1,22 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/internal/sqlite"
 )
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
@@ -186,5 +194,256 @@ func TestComparable(t *testing.T) {
 	}
 	if ok, _ := runner.Comparable(imp, &runner.Run{ID: 4, HasResult: true, Imported: true, Device: "B200"}); !ok {
 		t.Fatal("two B200 imports are not comparable")
+	}
+}
+
+// h200Doc is a real `web bench` document (H200, 2026-11-29: one group GEMM
+// shape, 500 paired rounds), its suite set to benchmarks (it was measured
+// on a shapes file, which an import does not take), edited by edit.
+func h200Doc(t *testing.T, edit func(d map[string]any)) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/h200-group-g2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	d["suite"] = "benchmarks"
+	if edit != nil {
+		edit(d)
+	}
+	out, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// obj walks a decoded document: obj(d, "shapes", 0, "pairing").
+func obj(v any, path ...any) map[string]any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			v = v.(map[string]any)[k]
+		case int:
+			v = v.([]any)[k]
+		}
+	}
+	return v.(map[string]any)
+}
+
+func importDoc(r *runner.Runner, doc []byte) (*runner.Run, error) {
+	req, err := runner.DecodeImport(strings.NewReader(string(doc)))
+	if err != nil {
+		return nil, err
+	}
+	return r.Import(context.Background(), req, 0)
+}
+
+// A CPU-mode document times the CPU reference against itself: it is no
+// kernel measured on a GPU, even with its device renamed to one.
+func TestImportRefusesCPUDocument(t *testing.T) {
+	r := newRunner(t, runner.Config{})
+	cpu, err := os.ReadFile(fixtureAA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(cpu, &d); err != nil {
+		t.Fatal(err)
+	}
+	fp := obj(d, "fingerprint")
+	fp["device_model"], fp["driver_version"], fp["nvrtc_version"] = "NVIDIA H100 80GB HBM3", "550.54.15", "12.4"
+	key := sha256.Sum256([]byte("NVIDIA H100 80GB HBM3\x00550.54.15\x0012.4"))
+	fp["key"] = hex.EncodeToString(key[:])[:16]
+	obj(d, "device")["name"] = "NVIDIA H100 80GB HBM3"
+	renamed, _ := json.Marshal(d)
+	for name, doc := range map[string][]byte{"as measured": cpu, "device renamed": renamed} {
+		_, err := importDoc(r, doc)
+		if pitches.ErrorCode(err) != pitches.EINVALID || pitches.ErrorField(err) != "document" || !strings.Contains(err.Error(), "CPU reference") {
+			t.Errorf("%s: err = %v; want EINVALID on document saying it times the CPU reference", name, err)
+		}
+	}
+	if runs, _ := r.List(context.Background(), runner.Filter{}); len(runs) != 0 {
+		t.Fatalf("CPU documents stored %d runs", len(runs))
+	}
+}
+
+// A document's figures must agree with themselves: each role's median with
+// its samples, each shape's speedup with its paired rounds and (within 5%)
+// with the ratio of the medians, the summary with the shapes. A hand-edited
+// speedup is refused naming the field and the shape.
+func TestImportDocumentFiguresAgree(t *testing.T) {
+	r := newRunner(t, runner.Config{})
+	run, err := importDoc(r, h200Doc(t, nil))
+	if err != nil {
+		t.Fatalf("the real H200 document is refused: %v", err)
+	}
+	if run.Status != runner.StatusSucceeded || run.DeviceName != "NVIDIA H200" || !near(run.Speedup.Value, 0.93892, 1e-5) {
+		t.Fatalf("imported %+v", run)
+	}
+	scale := func(m map[string]any, key string, f float64) { m[key] = m[key].(float64) * f }
+	setSpeedup := func(d map[string]any, x float64) { // every copy of the speedup, as forge.py did
+		sp := obj(d, "shapes", 0, "pairing", "speedup")
+		f := x / sp["point"].(float64)
+		scale(sp, "point", f)
+		scale(sp, "lo", f)
+		scale(sp, "hi", f)
+		obj(d, "summary")["geomean_speedup"] = x
+		obj(d, "summary")["shape_speedups"] = []any{x}
+	}
+	cases := []struct {
+		name, field, says string
+		edit              func(d map[string]any)
+	}{
+		{"speedup set to 25x", "document.shapes[0].pairing.speedup.point", "ratio of the medians", func(d map[string]any) { setSpeedup(d, 25) }},
+		{"speedup nudged 0.5%", "document.shapes[0].pairing.speedup.point", "paired rounds", func(d map[string]any) { setSpeedup(d, 0.93892*1.005) }},
+		{"baseline median edited", "document.shapes[0].baseline_timing.stats.median_ns", "median of its 500 samples", func(d map[string]any) {
+			scale(obj(d, "shapes", 0, "baseline_timing", "stats"), "median_ns", 1.001)
+		}},
+		{"variant median edited", "document.shapes[0].variant_timing.stats.median_ns", "median of its 500 samples", func(d map[string]any) {
+			scale(obj(d, "shapes", 0, "variant_timing", "stats"), "median_ns", 0.999)
+		}},
+		{"geomean edited", "document.summary.geomean_speedup", "geometric mean", func(d map[string]any) { scale(obj(d, "summary"), "geomean_speedup", 1.2) }},
+		{"shape speedups edited", "document.summary.shape_speedups[0]", "shape 0", func(d map[string]any) { obj(d, "summary")["shape_speedups"] = []any{2.0} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := importDoc(r, h200Doc(t, tc.edit))
+			if pitches.ErrorCode(err) != pitches.EINVALID || pitches.ErrorField(err) != tc.field || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("err = %v (field %q); want EINVALID on %q saying %q", err, pitches.ErrorField(err), tc.field, tc.says)
+			}
+		})
+	}
+	if runs, _ := r.List(context.Background(), runner.Filter{}); len(runs) != 1 {
+		t.Fatalf("%d runs stored; the refused documents stored some", len(runs))
+	}
+}
+
+// A document whose figures agree but are over 10x is suspect, as the same
+// times sent bare would be: it counts only once an admin accepts it.
+func TestImportDocumentOver10xIsSuspect(t *testing.T) {
+	r := newRunner(t, runner.Config{})
+	// The variant made 26.6x faster consistently: samples, their stats,
+	// the paired speedup and the summary (the status left "ok").
+	doc := h200Doc(t, func(d map[string]any) {
+		sh := obj(d, "shapes", 0)
+		f := 25 / obj(sh, "pairing", "speedup")["point"].(float64)
+		vt := obj(sh, "variant_timing")
+		xs := vt["samples_ns"].([]any)
+		for i := range xs {
+			xs[i] = xs[i].(float64) / f
+		}
+		st := obj(vt, "stats")
+		for _, k := range []string{"median_ns", "mean_ns", "min_ns", "max_ns", "stddev_ns", "sem_ns"} {
+			st[k] = st[k].(float64) / f
+		}
+		sp := obj(sh, "pairing", "speedup")
+		for _, k := range []string{"point", "lo", "hi"} {
+			sp[k] = sp[k].(float64) * f
+		}
+		sm := obj(d, "summary")
+		sm["geomean_speedup"] = sp["point"]
+		sm["shape_speedups"] = []any{sp["point"]}
+	})
+	run, err := importDoc(r, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != runner.StatusSuspect || run.Counts() || !strings.Contains(run.Reason, "geomean speedup 25.00x is over 10x") ||
+		!strings.Contains(run.Reason, "shape 0 (") || !slices.Contains(run.Flags, "suspect") {
+		t.Fatalf("a consistent 25x document is %s (%q, flags %v), want suspect naming the geomean and the shape", run.Status, run.Reason, run.Flags)
+	}
+}
+
+// importPitch files a pitch in an open round that allows imports.
+func importPitch(t *testing.T, db *sqlite.DB) *pitches.Pitch {
+	t.Helper()
+	return contestantPitch(t, db, "Three stages")
+}
+
+// contestantPitch makes an admin, a contestant alice and a pitching round 1,
+// and files alice's pitch titled title in it.
+func contestantPitch(t *testing.T, db *sqlite.DB, title string) *pitches.Pitch {
+	t.Helper()
+	ctx := context.Background()
+	db.BcryptCost = 4
+	admin, err := db.CreateUser(ctx, "admin", "Admin", pitches.RoleAdmin, "admin-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := db.CreateUser(ctx, "alice", "Alice", pitches.RoleContestant, "alice-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRound(ctx, admin, pitches.RoundInput{Number: 1, Title: "R1", Baseline: "baseline",
+		Criteria: []pitches.Criterion{{Key: "impact", Name: "Impact", Weight: 100}}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.FilePitch(ctx, alice, pitches.PitchInput{RoundNumber: 1, Title: title, Claim: pitches.Range{Lo: 1, Hi: 1.2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Importing the same measurement onto a pitch again would pool it with
+// itself and narrow the pitch's interval: it is refused naming the run
+// that has it. Another measurement (other times, variant or device) is not.
+func TestImportRefusesRepeatedMeasurement(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "pitchtank.db"))
+	r := newRunner(t, runner.Config{Store: db})
+	p := importPitch(t, db)
+	bare := func(device, variant string, variantUs float64) []byte {
+		return []byte(fmt.Sprintf(`{"device":%q,"problem":"nvfp4_group_gemm","variant":%q,"baseline":"baseline","pitch_id":%d,
+			"shapes":[{"label":"a","baseline_us":373,"variant_us":%g,"correct":true},{"label":"b","baseline_us":173,"variant_us":150,"correct":true}]}`,
+			device, variant, p.ID, variantUs))
+	}
+	first, err := importDoc(r, bare("H100", "v", 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, doc []byte, runID int64) {
+		t.Helper()
+		_, err := importDoc(r, doc)
+		if pitches.ErrorCode(err) != pitches.ECONFLICT || !strings.Contains(err.Error(), fmt.Sprintf("run %d", runID)) {
+			t.Errorf("%s: err = %v; want ECONFLICT naming run %d", what, err, runID)
+		}
+	}
+	refused("the same bare times again", bare("H100", "v", 300), first.ID)
+	for what, doc := range map[string][]byte{"other times": bare("H100", "v", 301), "another variant": bare("H100", "w", 300),
+		"another device": bare("B200", "v", 300)} {
+		if _, err := importDoc(r, doc); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	// Without a pitch nothing pools: the same times may be stored twice.
+	for range 2 {
+		if _, err := importDoc(r, []byte(strings.Replace(string(bare("H100", "v", 300)), fmt.Sprintf(`"pitch_id":%d`, p.ID), `"pitch_id":0`, 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	env := func(doc []byte, note string) []byte {
+		return []byte(fmt.Sprintf(`{"pitch_id":%d,"note":%q,"document":%s}`, p.ID, note, doc))
+	}
+	doc := h200Doc(t, nil)
+	if first, err = importDoc(r, env(doc, "")); err != nil {
+		t.Fatal(err)
+	}
+	refused("the same document", env(doc, ""), first.ID)
+	refused("the same document with a note", env(doc, "from the lab"), first.ID)
+	var pretty bytes.Buffer
+	json.Indent(&pretty, doc, "", "  ")
+	refused("the same document re-indented", env(pretty.Bytes(), ""), first.ID)
+	refused("the same figures with other timestamps", env(h200Doc(t, func(d map[string]any) {
+		d["started_at"], d["finished_at"] = "2026-11-30T09:00:00Z", "2026-11-30T09:00:20Z"
+	}), ""), first.ID)
+
+	runs, err := r.List(context.Background(), runner.Filter{PitchID: p.ID})
+	if err != nil || len(runs) != 5 {
+		t.Fatalf("the pitch has %d runs (%v), want 5: the refused imports stored some", len(runs), err)
 	}
 }

@@ -103,20 +103,8 @@ func kernelChild(want string, args []string) int {
 func kernelFixture(t *testing.T, db *sqlite.DB) (*pitches.Pitch, *pitches.KernelUpload) {
 	t.Helper()
 	ctx := context.Background()
-	db.BcryptCost = 4
-	admin, err := db.CreateUser(ctx, "admin", "Admin", pitches.RoleAdmin, "admin-password")
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice, err := db.CreateUser(ctx, "alice", "Alice", pitches.RoleContestant, "alice-password")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CreateRound(ctx, admin, pitches.RoundInput{Number: 1, Title: "R1", Baseline: "baseline",
-		Criteria: []pitches.Criterion{{Key: "impact", Name: "Impact", Weight: 100}}}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := db.FilePitch(ctx, alice, pitches.PitchInput{RoundNumber: 1, Title: "Clear", Claim: pitches.Range{Lo: 1, Hi: 1.2}})
+	p := contestantPitch(t, db, "Clear")
+	alice, err := db.UserByID(ctx, p.ContestantID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,22 @@ type Measurement struct {
 	// "H100" matches "NVIDIA H100 80GB HBM3". Empty: any device.
 	DeviceClass  string `json:"device_class"`
 	AllowImports bool   `json:"allow_imports"`
-	// Variant is the pitch's kernel variant, when the caller knows it: a run
-	// measured here of another variant (a knob tweak someone tried on the
-	// pitch) is not the pitch's measurement. Imports are not held to it:
-	// their variant is a free label from another harness.
+	// Variant is the pitch's kernel variant (MeasurementForPitch): a run of
+	// another variant (a knob tweak someone tried on the pitch, or another
+	// pitch's import) is not the pitch's measurement. A pitch that names no
+	// variant has no run measured here of its own, since any variant could
+	// be run "for" it; only imports, whose variant is a free label from
+	// another harness, measure it.
 	Variant string `json:"-"`
+	// ForPitch says Variant is set: the measurement of one pitch.
+	ForPitch bool `json:"-"`
+}
+
+// MeasurementForPitch is round's measurement of pitch p (p.Variant).
+func MeasurementForPitch(round *pitches.Round, p *pitches.Pitch) Measurement {
+	m := MeasurementOf(round)
+	m.Variant, m.ForPitch = p.Variant, true
+	return m
 }
 
 // MeasurementOf is round's measurement. An empty suite means benchmarks.
@@ -98,7 +109,9 @@ func (m Measurement) Mismatch(run *Run) (field, why string) {
 		return "baseline", fmt.Sprintf("baseline %s, the round measures against %s", orDefault(run.Baseline), orDefault(m.Baseline))
 	case run.Imported && !m.AllowImports:
 		return "imported", "imported, and the round does not count imports"
-	case !run.Imported && m.Variant != "" && run.Variant != m.Variant:
+	case m.ForPitch && m.Variant == "" && !run.Imported:
+		return "variant", fmt.Sprintf("variant %s, and the pitch names no variant: only an import measures it", run.Variant)
+	case m.ForPitch && m.Variant != "" && run.Variant != m.Variant:
 		return "variant", fmt.Sprintf("variant %s, the pitch's variant is %s", run.Variant, m.Variant)
 	}
 	if m.DeviceClass != "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -75,6 +76,8 @@ type Runner struct {
 	resumed map[string][]*Run // per remote device: runs to resume (Start), taken by its workers
 	started bool
 	closed  bool
+
+	importMu sync.Mutex // serializes imports onto a pitch: refuseRepeat's check, then the store
 
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -230,7 +233,9 @@ func (r *Runner) Requeue(ctx context.Context, id, by int64) (*Run, error) {
 
 // Import validates an import document and stores it as an imported run
 // (succeeded, incorrect or suspect: ImportResult); a bad document stores
-// nothing. Who may import where is pitches.Can(ActImportRun), the caller's.
+// nothing, and neither does a measurement its pitch already has a run of
+// (refuseRepeat, ECONFLICT). Who may import where is
+// pitches.Can(ActImportRun), the caller's.
 func (r *Runner) Import(ctx context.Context, req *ImportRequest, by int64) (*Run, error) {
 	if err := req.Validate(r.cfg.Catalog); err != nil {
 		return nil, err
@@ -238,6 +243,13 @@ func (r *Runner) Import(ctx context.Context, req *ImportRequest, by int64) (*Run
 	run, res, err := req.ImportResult(by)
 	if err != nil {
 		return nil, err
+	}
+	if run.PitchID > 0 {
+		r.importMu.Lock()
+		defer r.importMu.Unlock()
+		if err := r.refuseRepeat(ctx, run, res, req.docID); err != nil {
+			return nil, err
+		}
 	}
 	return r.cfg.Store.Import(ctx, run, res)
 }
@@ -259,8 +271,10 @@ func (r *Runner) Accept(ctx context.Context, id int64, by *pitches.User, reason 
 		return nil, pitches.Errorf(pitches.EINVALID, "reason", "accepting a suspect run needs a written reason (why the figure is real)")
 	case len(reason) > MaxAcceptReason:
 		return nil, pitches.Errorf(pitches.EINVALID, "reason", "the reason is longer than %d bytes", MaxAcceptReason)
-	case !utf8.ValidString(reason) || strings.ContainsRune(reason, 0):
-		return nil, pitches.Errorf(pitches.EINVALID, "reason", "the reason must be UTF-8 text")
+	case !utf8.ValidString(reason) || strings.IndexFunc(reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) >= 0:
+		// Shown on the run page and sent in the audit log: text, lines and
+		// tabs, no terminal escapes or other control characters.
+		return nil, pitches.Errorf(pitches.EINVALID, "reason", "the reason must be UTF-8 text without control characters (line breaks and tabs are fine)")
 	}
 	return r.cfg.Store.Accept(ctx, id, by.ID, reason)
 }

@@ -292,16 +292,30 @@ func TestResultOf(t *testing.T) {
 	if one.N != 1 || one.Speedup != runs[len(runs)-1].Speedup {
 		t.Fatalf("one run: %+v", one.Speedup)
 	}
-	// The pitch's variant: a run measured here of another variant does not
-	// count; imports carry free labels and are not held to it.
-	m.Variant = "v"
+	// The pitch's variant: a run of another variant does not count, measured
+	// here (a knob tweak) or imported (another pitch's result copied over).
+	m.Variant, m.ForPitch = "v", true
 	tweak := run(11, g, "benchmarks", "baseline", h100, false, runner.StatusSucceeded, 5)
 	tweak.Variant = "v?stages=3"
-	pr = runner.ResultOf(m, append([]runner.Run{tweak}, runs...))
-	if pr.N != 3 || pr.Other[0].Run.ID != 11 || pr.Other[0].Field != "variant" {
-		t.Fatalf("a knob tweak of the pitch: n %d, other %+v", pr.N, pr.Other[0])
+	copied := run(12, g, "benchmarks", "baseline", h100, true, runner.StatusSucceeded, 5.8)
+	copied.Variant = "wgmma?tile_n=192"
+	pr = runner.ResultOf(m, append([]runner.Run{copied, tweak}, runs...))
+	if pr.N != 3 || pr.Other[0].Run.ID != 12 || pr.Other[0].Field != "variant" || pr.Other[1].Run.ID != 11 || pr.Other[1].Field != "variant" {
+		t.Fatalf("another variant: n %d, other %+v", pr.N, pr.Other[:2])
 	}
+	// A pitch that names no variant: a run measured here could be of any
+	// variant, so none counts; imports (free labels) do.
 	m.Variant = ""
+	pr = runner.ResultOf(m, append([]runner.Run{copied, tweak}, runs...))
+	if pr.N != 2 || !pr.Imported || pr.Counted[0].ID != 12 || pr.Counted[1].ID != 5 {
+		t.Fatalf("a pitch with no variant: n %d, counted %+v", pr.N, pr.Counted)
+	}
+	for _, x := range pr.Other {
+		if !x.Run.Imported && x.Run.Problem == g && x.Run.Suite == "benchmarks" && x.Run.Device == h100 && x.Run.Baseline == "baseline" && x.Field != "variant" {
+			t.Errorf("a pitch with no variant: run %d left out for %q, want variant", x.Run.ID, x.Field)
+		}
+	}
+	m.ForPitch = false
 	// No declared measurement: nothing counts.
 	if pr := runner.ResultOf(runner.Measurement{}, runs); pr.Has() || len(pr.Other) != len(runs) {
 		t.Fatalf("undeclared: %+v", pr)

@@ -48,6 +48,15 @@ func (db *DB) UploadKernel(ctx context.Context, by *pitches.User, pitchID int64,
 		if runID != 0 {
 			return pitches.Errorf(pitches.ECONFLICT, "files", "the pitch's kernel is locked: run #%d has measured it (file a re-pitch to try another kernel)", runID)
 		}
+		// The new variant is held to the one-pitch-per-variant rule: the
+		// same submission and knobs as another pitch of the contestant's
+		// in the round would be a second try at one result.
+		variant := pitches.KernelVariant(in.Hash, in.Knobs)
+		if !pitches.SameVariant(variant, p.Variant) {
+			if err := checkVariantFree(ctx, tx, r, p.ContestantID, p.ID, variant); err != nil {
+				return err
+			}
+		}
 		now := fmtTime(db.Now())
 		if err := insertKernelSource(ctx, tx, by.ID, in, now); err != nil {
 			return err
@@ -61,7 +70,7 @@ func (db *DB) UploadKernel(ctx context.Context, by *pitches.User, pitchID int64,
 			return fmt.Errorf("sqlite: upload kernel: insert version %d of pitch %d: %w", n+1, pitchID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pitches SET variant = ?, updated_at = ? WHERE id = ?`,
-			pitches.KernelVariant(in.Hash, in.Knobs), now, pitchID); err != nil {
+			variant, now, pitchID); err != nil {
 			return fmt.Errorf("sqlite: upload kernel: set the variant of pitch %d: %w", pitchID, err)
 		}
 		vs, err := kernelVersions(ctx, tx, `WHERE v.pitch_id = ? AND v.version = ?`, pitchID, n+1)

@@ -9,9 +9,10 @@ import (
 )
 
 // Predictions lock once a pitch has a measured result (scoring.md): a shark
-// cannot give or change an estimate, a contestant cannot change the claim or
-// the variant. Everything else stays editable, and a refused write changes
-// nothing.
+// cannot change an estimate, a contestant cannot change the claim or the
+// variant. Everything else stays editable, a shark's first card after the
+// result included (stored, not a prediction: scorecard_lock_test.go), and a
+// refused write changes nothing.
 func TestPredictionsLockAfterResult(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
@@ -52,9 +53,7 @@ func TestPredictionsLockAfterResult(t *testing.T) {
 	p = p2
 	before := dump(t, db)
 
-	_, err := db.SubmitScorecard(ctx, c.oracle, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 0.7, Hi: 0.8}})
-	wantErr(t, err, pitches.ECONFLICT, "estimate")
-	_, err = db.SubmitScorecard(ctx, c.pragmatist, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 0.7, Hi: 0.8}})
+	_, err := db.SubmitScorecard(ctx, c.pragmatist, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 0.7, Hi: 0.8}})
 	wantErr(t, err, pitches.ECONFLICT, "estimate")
 	_, err = db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: p.Title, Claim: pitches.Range{Lo: 0.7, Hi: 0.8}})
 	wantErr(t, err, pitches.ECONFLICT, "claim")
@@ -67,6 +66,10 @@ func TestPredictionsLockAfterResult(t *testing.T) {
 		t.Fatal("import stored no run")
 	}
 
+	// A first card after the result is a late review, not a prediction.
+	if _, err := db.SubmitScorecard(ctx, c.oracle, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 0.7, Hi: 0.8}}); err != nil {
+		t.Fatalf("a late first card: %v", err)
+	}
 	// The same estimate with other scores is a correction, not a prediction.
 	scores["risk"] = 6
 	if _, err := db.SubmitScorecard(ctx, c.pragmatist, p1.ID, pitches.ScorecardInput{Scores: scores, Estimate: pitches.Range{Lo: 1, Hi: 1.2}}); err != nil {

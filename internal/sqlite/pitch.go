@@ -142,6 +142,43 @@ func checkRepitch(ctx context.Context, q queryer, by *pitches.User, round, repit
 	return pitches.Can(by, pitches.ActRepitch, pitches.Target{Pitch: orig})
 }
 
+// checkVariantFree applies the one-pitch-per-variant rule
+// (pitches.CheckVariantFree) to pitch self (0 for a new one) of contestant
+// in round r taking variant: the contestant's other pitches of the round
+// naming it, with the newest run of each withdrawn one that has a result
+// (measuredRun, the notion that locks a pitch's claim and variant). Call it
+// in the transaction that writes the variant, so that two writes cannot
+// both pass it.
+func checkVariantFree(ctx context.Context, tx *sql.Tx, r *pitches.Round, contestant, self int64, variant string) error {
+	if strings.TrimSpace(variant) == "" {
+		return nil
+	}
+	others, err := queryAll(ctx, tx, "look up the contestant's variants", func(rs *sql.Rows) (pitches.VariantHolder, error) {
+		h := pitches.VariantHolder{RoundNumber: r.Number}
+		var status string
+		err := rs.Scan(&h.PitchID, &status, &h.Variant)
+		h.Status = pitches.PitchStatus(status)
+		return h, err
+	}, `SELECT id, status, variant FROM pitches WHERE round_id = ? AND contestant_id = ? AND id != ? AND variant != '' ORDER BY id`,
+		r.ID, contestant, self)
+	if err != nil {
+		return err
+	}
+	var holders []pitches.VariantHolder
+	for _, h := range others {
+		if !pitches.SameVariant(variant, h.Variant) {
+			continue
+		}
+		if h.Status != pitches.PitchActive {
+			if h.MeasuredRun, err = measuredRun(ctx, tx, h.PitchID); err != nil {
+				return err
+			}
+		}
+		holders = append(holders, h)
+	}
+	return pitches.CheckVariantFree(variant, holders)
+}
+
 func nullID(id int64) any {
 	if id == 0 {
 		return nil
@@ -167,6 +204,9 @@ func (db *DB) FilePitch(ctx context.Context, by *pitches.User, in pitches.PitchI
 			return err
 		}
 		if err := checkRepitch(ctx, tx, by, int64(r.Number), in.RepitchOf); err != nil {
+			return err
+		}
+		if err := checkVariantFree(ctx, tx, r, by.ID, 0, in.Variant); err != nil {
 			return err
 		}
 		now := fmtTime(db.Now())
@@ -228,6 +268,11 @@ func (db *DB) EditPitch(ctx context.Context, by *pitches.User, id int64, in pitc
 					field = "variant"
 				}
 				return pitches.Errorf(pitches.ECONFLICT, field, "the claim and the variant are locked: run #%d has measured this pitch (title, category and text may still change)", runID)
+			}
+		}
+		if strings.TrimSpace(in.Variant) != strings.TrimSpace(p.Variant) {
+			if err := checkVariantFree(ctx, tx, r, p.ContestantID, p.ID, in.Variant); err != nil {
+				return err
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pitches SET title = ?, category = ?, body = ?, claim_lo = ?, claim_hi = ?, variant = ?, repitch_of = ?, updated_at = ? WHERE id = ?`,

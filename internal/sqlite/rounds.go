@@ -247,7 +247,11 @@ func (db *DB) SetRoundStatus(ctx context.Context, by *pitches.User, number int, 
 		if err != nil {
 			return err
 		}
-		if err := pitches.Can(by, pitches.ActAdvanceRound, pitches.Target{Round: r, NextStatus: status}); err != nil {
+		inFlight, err := roundRunsInFlight(ctx, tx, r.ID)
+		if err != nil {
+			return err
+		}
+		if err := pitches.Can(by, pitches.ActAdvanceRound, pitches.Target{Round: r, NextStatus: status, InFlight: inFlight}); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET status = ?, updated_at = ? WHERE id = ?`,
@@ -262,6 +266,30 @@ func (db *DB) SetRoundStatus(ctx context.Context, by *pitches.User, number int, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// roundRunsInFlight lists the queued and running runs of round roundID's
+// pitches, oldest first: in the same transaction as the status change, so
+// none slips in between (a run is queued in a transaction of its own).
+func roundRunsInFlight(ctx context.Context, tx *sql.Tx, roundID int64) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT r.id FROM runs r JOIN pitches p ON p.id = r.pitch_id
+		WHERE p.round_id = ? AND r.status IN ('queued', 'running') ORDER BY r.id`, roundID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list the runs in flight of round %d: %w", roundID, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlite: list the runs in flight of round %d: %w", roundID, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list the runs in flight of round %d: %w", roundID, err)
+	}
+	return ids, nil
 }
 
 // SetPersonalWeights: a shark's own weights for a round, replacing earlier

@@ -38,6 +38,9 @@ func (db *DB) Enqueue(ctx context.Context, req runner.Request) (*runner.Run, err
 		if err := checkRunRefs(ctx, tx, req.PitchID, req.RequestedBy); err != nil {
 			return err
 		}
+		if err := checkRoundOpen(ctx, tx, req.PitchID, "queue a run of its pitch"); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
 			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, status, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
@@ -53,6 +56,28 @@ func (db *DB) Enqueue(ctx context.Context, req runner.Request) (*runner.Run, err
 		return nil, err
 	}
 	return db.Get(ctx, id)
+}
+
+// checkRoundOpen refuses what would change the result of pitch pitchID
+// (0: none) once its round is closed (pitches.ActLaunchRun, ActAcceptRun),
+// in the writing transaction, so a round closed meanwhile is seen.
+func checkRoundOpen(ctx context.Context, q queryer, pitchID int64, what string) error {
+	if pitchID == 0 {
+		return nil
+	}
+	var number int
+	var status string
+	err := q.QueryRowContext(ctx, `SELECT r.number, r.status FROM pitches p JOIN rounds r ON r.id = p.round_id WHERE p.id = ?`, pitchID).Scan(&number, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // checkRunRefs names a missing pitch
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: look up the round of pitch %d: %w", pitchID, err)
+	}
+	if pitches.RoundStatus(status) == pitches.RoundClosed {
+		return pitches.Errorf(pitches.ECONFLICT, "", "round %d is closed: its results stay as they are, and nobody (admins neither) may %s", number, what)
+	}
+	return nil
 }
 
 // checkRunRefs turns a missing pitch or user into an EINVALID error naming
@@ -140,6 +165,13 @@ func (db *DB) MarkMeasured(ctx context.Context, id int64, status runner.Status, 
 func (db *DB) Accept(ctx context.Context, id, by int64, reason string) (*runner.Run, error) {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if err := checkRunRefs(ctx, tx, 0, by); err != nil {
+			return err
+		}
+		var pitchID sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT pitch_id FROM runs WHERE id = ?`, id).Scan(&pitchID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite: accept run %d: read its pitch: %w", id, err)
+		}
+		if err := checkRoundOpen(ctx, tx, pitchID.Int64, "accept a run into it"); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET accepted_by = ?, accepted_at = ?, accept_reason = ?
@@ -240,6 +272,9 @@ func (db *DB) Requeue(ctx context.Context, id, by int64) (*runner.Run, error) {
 			return pitches.Errorf(pitches.ECONFLICT, "", "run %d is %s; only a finished run can be re-queued", id, old.Status)
 		}
 		if err := checkRunRefs(ctx, tx, 0, by); err != nil {
+			return err
+		}
+		if err := checkRoundOpen(ctx, tx, old.PitchID, "queue a run of its pitch"); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 )
@@ -112,7 +113,8 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 		if err := pitches.ValidateScorecard(r.Criteria, in); err != nil {
 			return err
 		}
-		if err := checkEstimateUnlocked(ctx, tx, pitchID, by.ID, in.Estimate); err != nil {
+		firstResult, err := checkEstimateUnlocked(ctx, tx, pitchID, by.ID, in.Estimate)
+		if err != nil {
 			return err
 		}
 		// The shark's personal weights if set, else the round's defaults
@@ -136,6 +138,15 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 			pitchID, by.ID).Scan(&version); err != nil {
 			return fmt.Errorf("sqlite: next scorecard version: %w", err)
 		}
+		// A version stored once the pitch has a result is dated after it,
+		// even on a clock that has not moved (or moved back) since the
+		// run was stored: the history marks it changed_after_result and
+		// prediction scoring (pitches.PredictionAt) leaves it out, which a
+		// version dated at the result's own instant would not be.
+		created := db.Now()
+		if !firstResult.IsZero() && !created.After(firstResult) {
+			created = firstResult.Add(time.Nanosecond)
+		}
 		total := pitches.WeightedTotal(weights, in.Scores)
 		var typedArg any
 		if typed != nil {
@@ -143,7 +154,7 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO scorecard_versions (pitch_id, shark_id, version, estimate_lo, estimate_hi, verdict, weights_json, total, typed_total, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			pitchID, by.ID, version, in.Estimate.Lo, in.Estimate.Hi, strings.TrimSpace(in.Verdict), string(wj), total, typedArg, fmtTime(db.Now()))
+			pitchID, by.ID, version, in.Estimate.Lo, in.Estimate.Hi, strings.TrimSpace(in.Verdict), string(wj), total, typedArg, fmtTime(created))
 		if err != nil {
 			return fmt.Errorf("sqlite: insert scorecard: %w", err)
 		}
@@ -243,26 +254,60 @@ func measuredRun(ctx context.Context, q queryer, pitchID int64) (int64, error) {
 	return id.Int64, nil
 }
 
-// checkEstimateUnlocked refuses a shark's estimate for a pitch that already
-// has a result, unless it repeats the estimate of the shark's current card
-// (so scores and notes may still be corrected). A shark who had not scored
-// before the result cannot give an estimate after it.
-func checkEstimateUnlocked(ctx context.Context, tx *sql.Tx, pitchID, sharkID int64, est pitches.Range) error {
+// firstResultAt is when the pitch's first result existed: the earliest
+// finish (an import's creation) of its runs that hold a result document,
+// as the web layer's firstResultAt reads it from the runs. Zero when none.
+func firstResultAt(ctx context.Context, q queryer, pitchID int64) (time.Time, error) {
+	var at sql.NullString
+	if err := q.QueryRowContext(ctx, `SELECT min(coalesce(finished_at, created_at)) FROM runs
+		WHERE pitch_id = ? AND status IN ('succeeded', 'incorrect', 'suspect')`, pitchID).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("sqlite: first result of pitch %d: %w", pitchID, err)
+	}
+	if !at.Valid {
+		return time.Time{}, nil
+	}
+	return parseTime(at.String)
+}
+
+// checkEstimateUnlocked enforces the prediction lock on a shark's card for
+// a pitch that already has a result (scoring.md: "Predictions are locked
+// once a result for that variant exists"). It returns when the pitch's
+// first result existed (zero when none).
+//
+// A shark who scored before the result keeps the estimate they gave: a new
+// version must repeat it (scores, notes and the verdict may still be
+// corrected), anything else is refused naming "estimate".
+//
+// A shark who had not scored before the result may still submit a card, as
+// a late review is still a review (HotCRP): its scores count in the
+// standings like any other, and it lets the shark complete the round (the
+// ranking shows to a shark once they have scored every pitch they may). Its
+// estimate is required and checked like any other and is stored, but it is
+// not a prediction: the version is dated after the result, so prediction
+// scoring (pitches.PredictionAt: the pitch page, the recap, the results
+// exports, calibration) leaves it out, and the card's history marks it
+// changed_after_result. Once stored, that estimate is locked like any
+// other.
+func checkEstimateUnlocked(ctx context.Context, tx *sql.Tx, pitchID, sharkID int64, est pitches.Range) (time.Time, error) {
 	runID, err := measuredRun(ctx, tx, pitchID)
 	if err != nil || runID == 0 {
-		return err
+		return time.Time{}, err
+	}
+	first, err := firstResultAt(ctx, tx, pitchID)
+	if err != nil {
+		return time.Time{}, err
 	}
 	var lo, hi float64
 	err = tx.QueryRowContext(ctx, `SELECT estimate_lo, estimate_hi FROM scorecard_versions WHERE pitch_id = ? AND shark_id = ?
 		ORDER BY version DESC LIMIT 1`, pitchID, sharkID).Scan(&lo, &hi)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return pitches.Errorf(pitches.ECONFLICT, "estimate", "predictions on this pitch are locked: run #%d has measured it, so a new estimate would not be a prediction", runID)
+		return first, nil // a late card: stored, never scored as a prediction
 	case err != nil:
-		return fmt.Errorf("sqlite: read current estimate: %w", err)
+		return time.Time{}, fmt.Errorf("sqlite: read current estimate: %w", err)
 	case lo != est.Lo || hi != est.Hi:
-		return pitches.Errorf(pitches.ECONFLICT, "estimate", "predictions on this pitch are locked: run #%d has measured it; your estimate stays %s-%sx (scores and notes may still change)",
+		return time.Time{}, pitches.Errorf(pitches.ECONFLICT, "estimate", "predictions on this pitch are locked: run #%d has measured it; your estimate stays %s-%sx (scores and notes may still change)",
 			runID, strconv.FormatFloat(lo, 'f', -1, 64), strconv.FormatFloat(hi, 'f', -1, 64))
 	}
-	return nil
+	return first, nil
 }

@@ -372,10 +372,19 @@ func (db *DB) Tokens(ctx context.Context, userID int64) ([]pitches.Token, error)
 
 // RevokeToken: the token's owner or an admin. Revoking twice is not an error.
 func (db *DB) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) error {
+	_, err := db.RevokeTokenChanged(ctx, by, tokenID)
+	return err
+}
+
+// RevokeTokenChanged is RevokeToken, saying whether this call revoked the
+// token (false: it was revoked already, and nothing changed), so that the
+// audit log records a revocation once (internal/audit).
+func (db *DB) RevokeTokenChanged(ctx context.Context, by *pitches.User, tokenID int64) (bool, error) {
 	if by == nil {
-		return pitches.Errorf(pitches.EUNAUTHORIZED, "", "log in to revoke tokens")
+		return false, pitches.Errorf(pitches.EUNAUTHORIZED, "", "log in to revoke tokens")
 	}
-	return db.writeAuth(ctx, func(tx *sql.Tx) error {
+	changed := false
+	err := db.writeAuth(ctx, func(tx *sql.Tx) error {
 		var owner int64
 		err := tx.QueryRowContext(ctx, `SELECT user_id FROM api_tokens WHERE id = ?`, tokenID).Scan(&owner)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -387,12 +396,19 @@ func (db *DB) RevokeToken(ctx context.Context, by *pitches.User, tokenID int64) 
 		if err := pitches.Can(by, pitches.ActRevokeToken, pitches.Target{TokenOwner: owner}); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
-			fmtTime(db.Now()), tokenID); err != nil {
+		res, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
+			fmtTime(db.Now()), tokenID)
+		if err != nil {
 			return fmt.Errorf("sqlite: revoke token %d: %w", tokenID, err)
 		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlite: revoke token %d: %w", tokenID, err)
+		}
+		changed = n > 0
 		return nil
 	})
+	return changed && err == nil, err
 }
 
 // UserByToken resolves an API token and records its use. The lookup runs on
