@@ -189,7 +189,7 @@ func (a *Service) RevokeToken(ctx context.Context, by *pitches.User, tokenID int
 func (a *Service) CreateRound(ctx context.Context, by *pitches.User, in pitches.RoundInput) (*pitches.Round, error) {
 	r, err := a.inner.CreateRound(ctx, by, in)
 	if err == nil {
-		a.record(ctx, by, "round.create", roundTarget(r.Number), nil, r)
+		a.record(ctx, by, "round.create", roundTarget(r.Number), nil, pitches.AuditRound(r))
 	}
 	return r, err
 }
@@ -198,7 +198,7 @@ func (a *Service) UpdateRound(ctx context.Context, by *pitches.User, number int,
 	before, _ := a.inner.Round(ctx, number)
 	r, err := a.inner.UpdateRound(ctx, by, number, in)
 	if err == nil {
-		a.record(ctx, by, "round.rubric", roundTarget(number), before, r)
+		a.record(ctx, by, "round.rubric", roundTarget(number), pitches.AuditRound(before), pitches.AuditRound(r))
 	}
 	return r, err
 }
@@ -239,7 +239,7 @@ func nilIfEmpty(m map[string]int) any {
 func (a *Service) FilePitch(ctx context.Context, by *pitches.User, in pitches.PitchInput) (*pitches.Pitch, error) {
 	p, err := a.inner.FilePitch(ctx, by, in)
 	if err == nil {
-		a.record(ctx, by, "pitch.file", pitchTarget(p.ID), nil, p)
+		a.record(ctx, by, "pitch.file", pitchTarget(p.ID), nil, pitches.AuditPitch(p))
 	}
 	return p, err
 }
@@ -248,7 +248,7 @@ func (a *Service) EditPitch(ctx context.Context, by *pitches.User, id int64, in 
 	before, _ := a.inner.Pitch(ctx, id)
 	p, err := a.inner.EditPitch(ctx, by, id, in)
 	if err == nil {
-		a.record(ctx, by, "pitch.edit", pitchTarget(id), before, p)
+		a.record(ctx, by, "pitch.edit", pitchTarget(id), pitches.AuditPitch(before), pitches.AuditPitch(p))
 	}
 	return p, err
 }
@@ -275,7 +275,7 @@ func (a *Service) SubmitScorecard(ctx context.Context, by *pitches.User, pitchID
 	}
 	c, err := a.inner.SubmitScorecard(ctx, by, pitchID, in)
 	if err == nil {
-		a.record(ctx, by, "scorecard.submit", pitchTarget(pitchID), before, c)
+		a.record(ctx, by, "scorecard.submit", pitchTarget(pitchID), pitches.AuditScorecard(before), pitches.AuditScorecard(c))
 	}
 	return c, err
 }
@@ -289,7 +289,7 @@ func (a *Service) CastVote(ctx context.Context, by *pitches.User, round int, in 
 	}
 	v, err := a.inner.CastVote(ctx, by, round, in)
 	if err == nil {
-		a.record(ctx, by, "vote.cast", roundTarget(round), before, v)
+		a.record(ctx, by, "vote.cast", roundTarget(round), pitches.AuditVote(before), pitches.AuditVote(v))
 	}
 	return v, err
 }
@@ -343,7 +343,7 @@ func roundMeasure(r *pitches.Round) any {
 	if r == nil {
 		return nil
 	}
-	return map[string]any{"baseline": r.Baseline, "measurement": r.Measurement}
+	return map[string]any{"baseline": r.Baseline, "measurement": pitches.AuditMeasurement(r.Measurement)}
 }
 
 // Ping is the store's (healthz), forwarded.

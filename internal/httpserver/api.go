@@ -211,12 +211,8 @@ func (s *server) handleAPISetWeights(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	got, err := s.svc.PersonalWeights(r.Context(), u.ID, n)
-	if err != nil {
-		s.apiError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"round": n, "weights": got})
+	// The same resource as GET: answer as GET does.
+	s.serveWeights(w, r, u, n)
 }
 
 func (s *server) handleAPIWeights(w http.ResponseWriter, r *http.Request) {
@@ -225,12 +221,17 @@ func (s *server) handleAPIWeights(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
+	s.serveWeights(w, r, userFrom(r.Context()), n)
+}
+
+// serveWeights answers u's weights in round n: their own ("personal":
+// true), else the round's defaults.
+func (s *server) serveWeights(w http.ResponseWriter, r *http.Request, u *pitches.User, n int) {
 	round, err := s.svc.Round(r.Context(), n)
 	if err != nil {
 		s.apiError(w, r, err)
 		return
 	}
-	u := userFrom(r.Context())
 	got, err := s.svc.PersonalWeights(r.Context(), u.ID, n)
 	if err != nil {
 		s.apiError(w, r, err)
@@ -352,6 +353,10 @@ func (s *server) handleAPIEditPitch(w http.ResponseWriter, r *http.Request) {
 func (s *server) handleAPIWithdraw(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r)
 	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	if err := decodeEmpty(r.Body); err != nil {
 		s.apiError(w, r, err)
 		return
 	}

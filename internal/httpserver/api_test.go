@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -215,6 +216,45 @@ func TestAPIPitches(t *testing.T) {
 	a.api("POST", fmt.Sprintf("/api/pitches/%d/withdraw", p.ID), "alice", nil).wantError(t, 409, "conflict", "")
 }
 
+// Withdrawing takes no body: nothing or {} only. A field (there is no
+// reason to give) is refused naming it, as every JSON endpoint refuses an
+// unknown field, and the pitch stays active.
+func TestAPIWithdrawRefusesABody(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	p := a.pitch("alice", 1, "Three stages")
+	path := fmt.Sprintf("/api/pitches/%d/withdraw", p.ID)
+	a.api("POST", path, "alice", `{"reason": "x"}`).wantError(t, http.StatusBadRequest, "bad_request", "reason")
+	a.api("POST", path, "alice", `[]`).wantError(t, http.StatusBadRequest, "bad_request", "")
+	a.api("POST", path, "alice", `null`).wantError(t, http.StatusBadRequest, "bad_request", "")
+	a.api("POST", path, "alice", `{} {}`).wantError(t, http.StatusBadRequest, "bad_request", "")
+	var got pitchJSON
+	a.api("GET", fmt.Sprintf("/api/pitches/%d", p.ID), "alice", nil).wantStatus(t, http.StatusOK).decode(t, &got)
+	if got.Status != "active" {
+		t.Fatalf("a refused withdrawal withdrew the pitch: %+v", got)
+	}
+	a.api("POST", path, "alice", ` {} `).wantStatus(t, http.StatusOK).decode(t, &got)
+	if got.Status != "withdrawn" {
+		t.Fatalf("withdrawn = %+v", got)
+	}
+}
+
+// PUT /api/rounds/{n}/weights answers with what GET answers: the weights
+// and whether they are the shark's own.
+func TestAPISetWeightsAnswersAsGet(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	put := a.api("PUT", "/api/rounds/1/weights", "pragmatist", map[string]int{"speedup": 55, "feasibility": 25, "risk": 20, "pitch_quality": 0}).
+		wantStatus(t, http.StatusOK)
+	get := a.api("GET", "/api/rounds/1/weights", "pragmatist", nil).wantStatus(t, http.StatusOK)
+	var fromPut, fromGet map[string]any
+	put.decode(t, &fromPut)
+	get.decode(t, &fromGet)
+	if fmt.Sprint(fromPut) != fmt.Sprint(fromGet) || fromPut["personal"] != true {
+		t.Fatalf("PUT answered %v, GET %v", fromPut, fromGet)
+	}
+}
+
 func scoreBody(scores map[string]any, lo, hi float64) map[string]any {
 	return map[string]any{"scores": scores, "notes": map[string]string{"speedup": "plausible"},
 		"estimate": map[string]float64{"lo": lo, "hi": hi}, "verdict": "FUND"}
@@ -296,7 +336,7 @@ func TestAPIScoringVotingStandings(t *testing.T) {
 
 	// Votes.
 	a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": p1.ID, "justification": "kernel-specific evidence"}).wantStatus(t, 200)
-	a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": own.ID, "justification": "mine"}).wantError(t, 409, "conflict", "pitch_id")
+	a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": own.ID, "justification": "mine"}).wantError(t, 409, "conflict", "pitch")
 	a.api("PUT", "/api/rounds/1/vote", "alice", map[string]any{"pitch": p2.ID, "justification": "x"}).wantError(t, 403, "forbidden", "")
 	a.api("PUT", "/api/rounds/1/vote", "pragmatist", map[string]any{"pitch": "p2"}).wantError(t, 400, "bad_request", "pitch")
 	var v voteJSON
@@ -326,6 +366,39 @@ func TestAPIScoringVotingStandings(t *testing.T) {
 	// A closed round takes no more scorecards or votes.
 	a.api("PUT", path(p2.ID), "oracle", scoreBody(seedScores, 1, 2)).wantError(t, 409, "conflict", "")
 	a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": p2.ID, "justification": "late"}).wantError(t, 409, "conflict", "")
+}
+
+// A vote's errors about its pitch name "pitch", the key the caller sent
+// (not the store's pitch_id), and a refused vote stores nothing.
+func TestAPIVoteErrorsNamePitch(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	a.round(2)
+	p := a.pitch("alice", 1, "Pipeline stages")
+	own := a.pitch("oracle", 1, "Oracle's own idea")
+	elsewhere := a.pitch("bob", 2, "Tile shape")
+	a.status(1, "judging")
+	vote := func(pitch any) resp {
+		return a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": pitch, "justification": "evidence"})
+	}
+	vote(99999).wantError(t, http.StatusUnprocessableEntity, "invalid", "pitch")
+	vote(0).wantError(t, http.StatusUnprocessableEntity, "invalid", "pitch")
+	vote(elsewhere.ID).wantError(t, http.StatusUnprocessableEntity, "invalid", "pitch")
+	vote(own.ID).wantError(t, http.StatusConflict, "conflict", "pitch")
+	var votes []voteJSON
+	a.api("GET", "/api/rounds/1/votes", "oracle", nil).wantStatus(t, http.StatusOK).decode(t, &votes)
+	if len(votes) != 0 {
+		t.Fatalf("refused votes stored: %+v", votes)
+	}
+	vote(p.ID).wantStatus(t, http.StatusOK)
+
+	// The vote form names the same field: its summary shows the message
+	// as it is, and the slot beside the button (the form's pitch input is
+	// hidden) shows it too.
+	b := a.browser().login("oracle")
+	r := b.post("/rounds/1/vote", url.Values{"pitch": {fmt.Sprint(own.ID)}, "justification": {"mine"}}).wantStatus(t, http.StatusConflict)
+	wantContains(t, r.body, `id="err-pitch"`, "you cannot vote for your own pitch")
+	wantNotContains(t, r.body, "pitch id")
 }
 
 func TestAPIStandingsHideUnscored(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,11 +71,16 @@ func TestAuditLogRecordsChanges(t *testing.T) {
 		t.Errorf("the refused status change was recorded: %d entries", n)
 	}
 	edit := byAction["pitch.edit"]
-	var before, after pitches.Pitch
+	var before, after struct {
+		Round   int           `json:"round"`
+		Claim   pitches.Range `json:"claim"`
+		Variant string        `json:"variant"`
+	}
 	if err := json.Unmarshal(edit.Before, &before); err != nil || json.Unmarshal(edit.After, &after) != nil {
 		t.Fatalf("pitch.edit documents: %s / %s", edit.Before, edit.After)
 	}
-	if edit.Actor != "alice" || before.Claim.Lo != 1.1 || after.Claim.Lo != 1.2 || before.Variant != "baseline" || after.Variant != "baseline?stages=3" {
+	if edit.Actor != "alice" || before.Claim.Lo != 1.1 || after.Claim.Lo != 1.2 || before.Variant != "baseline" || after.Variant != "baseline?stages=3" ||
+		after.Round != 1 {
 		t.Errorf("pitch.edit: %s %+v -> %+v", edit.Actor, before, after)
 	}
 	role := byAction["user.role"]
@@ -190,4 +196,113 @@ func TestAuditLogKernelsBaselinesTokens(t *testing.T) {
 	}
 	all := a.api("GET", "/api/audit?limit=500", "admin", nil).body
 	wantNotContains(t, all, created.Token)
+}
+
+// Every audit document is snake_case, as the API is: the rounds, pitches,
+// scorecards and votes the log keeps name their fields as docs/api.md
+// does ("number", "claim", "weighted_total", "pitch"), never Go's
+// ("Number", "RoundNumber", "Scores").
+func TestAuditDocumentsAreSnakeCase(t *testing.T) {
+	a := newApp(t, Config{})
+	a.api("POST", "/api/rounds", "admin", map[string]any{"number": 1, "title": "R1", "criteria": []map[string]any{
+		{"key": "speedup", "name": "Speedup", "weight": 60}, {"key": "risk", "name": "Risk", "weight": 40}}}).wantStatus(t, http.StatusCreated)
+	a.api("PUT", "/api/rounds/1", "admin", map[string]any{"title": "R1, revised", "measurement": map[string]any{"problem": "nvfp4_group_gemm"},
+		"criteria": []map[string]any{{"key": "speedup", "name": "Speedup", "weight": 50}, {"key": "risk", "name": "Risk", "weight": 50}}}).
+		wantStatus(t, http.StatusOK)
+	a.api("PUT", "/api/rounds/1/measurement", "admin", map[string]any{"problem": "nvfp4_group_gemm", "suite": "benchmarks",
+		"baseline": "baseline", "allow_imports": true}).wantStatus(t, http.StatusOK)
+	var p pitchJSON
+	a.api("POST", "/api/pitches", "alice", map[string]any{"round": 1, "title": "Stages", "body": "b", "claim": map[string]float64{"lo": 1.1, "hi": 1.3},
+		"variant": "baseline"}).wantStatus(t, http.StatusCreated).decode(t, &p)
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d", p.ID), "alice", map[string]any{"round": 1, "title": "Stages", "body": "b",
+		"claim": map[string]float64{"lo": 1.2, "hi": 1.4}, "variant": "baseline?stages=3"}).wantStatus(t, http.StatusOK)
+	a.status(1, pitches.RoundJudging)
+	card := map[string]any{"scores": map[string]float64{"speedup": 7, "risk": 8}, "estimate": map[string]float64{"lo": 1.1, "hi": 1.2}, "verdict": "FUND"}
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "oracle", card).wantStatus(t, http.StatusOK)
+	a.api("PUT", fmt.Sprintf("/api/pitches/%d/scorecard", p.ID), "oracle", card).wantStatus(t, http.StatusOK)
+	a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": p.ID, "justification": "evidence", "terms": map[string]any{"min_geomean": 1.1}}).
+		wantStatus(t, http.StatusOK)
+	a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": p.ID, "justification": "still"}).wantStatus(t, http.StatusOK)
+
+	var page auditPage
+	a.api("GET", "/api/audit?limit=500", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &page)
+	by := map[string]pitches.AuditEntry{}
+	for _, e := range page.Entries {
+		for _, doc := range []json.RawMessage{e.Before, e.After} {
+			if key := goKey(t, doc); key != "" {
+				t.Errorf("%s: key %q is not snake_case: %s", e.Action, key, doc)
+			}
+		}
+		if _, seen := by[e.Action]; !seen {
+			by[e.Action] = compactEntry(t, e) // the newest of each action
+		}
+	}
+	for action, want := range map[string][]string{
+		"round.create":      {`"number":1`, `"title":"R1"`, `"criteria":[{`, `"key":"speedup"`, `"weight":60`, `"status":"pitching"`},
+		"round.rubric":      {`"title":"R1, revised"`, `"weight":50`, `"measurement":{`, `"problem":"nvfp4_group_gemm"`},
+		"round.measurement": {`"allow_imports":true`, `"device_class":""`},
+		"pitch.file":        {`"round":1`, `"claim":{"lo":1.1,"hi":1.3}`, `"variant":"baseline"`, `"contestant_id":`},
+		"pitch.edit":        {`"claim":{"lo":1.2,"hi":1.4}`, `"variant":"baseline?stages=3"`},
+		"scorecard.submit":  {fmt.Sprintf(`"pitch":%d`, p.ID), `"scores":{"risk":8,"speedup":7}`, `"weighted_total":7.5`, `"version":2`},
+		"vote.cast":         {fmt.Sprintf(`"pitch":%d`, p.ID), `"justification":"still"`, `"version":2`},
+	} {
+		e, ok := by[action]
+		if !ok {
+			t.Errorf("no %s entry", action)
+			continue
+		}
+		wantContains(t, string(e.After), want...)
+	}
+	if v := by["vote.cast"]; !strings.Contains(string(v.Before), `"terms":{"min_geomean":1.1}`) || !strings.Contains(string(v.Before), `"justification":"evidence"`) {
+		t.Errorf("vote.cast before: %s", v.Before)
+	}
+	if c := by["scorecard.submit"]; !strings.Contains(string(c.Before), `"version":1`) {
+		t.Errorf("scorecard.submit before: %s", c.Before)
+	}
+	// The admin page shows the documents as they are stored.
+	body := a.browser().login("admin").get("/admin/audit?action=vote.").wantStatus(t, http.StatusOK).body
+	wantContains(t, body, "justification")
+	wantNotContains(t, body, "Justification")
+}
+
+// goKey returns the first object key in doc that is not snake_case (a
+// criterion key is snake_case too), or "".
+func goKey(t *testing.T, doc json.RawMessage) string {
+	t.Helper()
+	if len(doc) == 0 {
+		return ""
+	}
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("audit document %s: %v", doc, err)
+	}
+	return firstGoKey(v)
+}
+
+var snakeKey = regexp.MustCompile(`^[a-z0-9_]+$`)
+
+func firstGoKey(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if !snakeKey.MatchString(k) {
+				return k
+			}
+			if k := firstGoKey(x); k != "" {
+				return k
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if k := firstGoKey(x); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+func compactEntry(t *testing.T, e pitches.AuditEntry) pitches.AuditEntry {
+	e.Before, e.After = compactJSON(t, e.Before), compactJSON(t, e.After)
+	return e
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pitchtank/pitchtank/internal/jsonpath"
 	"github.com/pitchtank/pitchtank/internal/pitches"
 )
 
@@ -30,7 +31,7 @@ func decodeJSON(r io.Reader, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err)
+		return decodeError(withPath(body, err))
 	}
 	// One value only: anything but whitespace after it is a malformed body.
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -41,6 +42,33 @@ func decodeJSON(r io.Reader, dst any) error {
 		return pitches.Errorf(pitches.EBADREQUEST, "", "request body must be a single JSON value")
 	}
 	return nil
+}
+
+// decodeEmpty reads the body of an endpoint that takes none: nothing, or
+// an empty object. Anything else is refused as decodeJSON refuses it (a
+// field is unknown, named), so that a field the caller thinks matters, a
+// reason say, is never silently dropped.
+func decodeEmpty(r io.Reader) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	var none struct{}
+	return decodeJSON(bytes.NewReader(body), &none)
+}
+
+// withPath puts the array indexes and map keys into a type error's field:
+// encoding/json names "criteria.weight" where docs/api.md promises
+// "criteria[1].weight" (jsonpath finds the value in body by its offset).
+func withPath(body []byte, err error) error {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		ute.Field = jsonpath.Field(body, ute)
+	}
+	return err
 }
 
 func decodeError(err error) error {
@@ -55,9 +83,9 @@ func decodeError(err error) error {
 	case errors.As(err, &ute):
 		field := ute.Field
 		if field == "" {
-			return pitches.Errorf(pitches.EBADREQUEST, "", "request body must be %s, not %s", jsonKind(ute.Type.Kind().String()), ute.Value)
+			return pitches.Errorf(pitches.EBADREQUEST, "", "request body must be %s, not %s", jsonpath.Want(ute.Type), ute.Value)
 		}
-		return pitches.Errorf(pitches.EBADREQUEST, field, "%s must be %s, not %s", field, jsonKind(ute.Type.Kind().String()), ute.Value)
+		return pitches.Errorf(pitches.EBADREQUEST, field, "%s must be %s, not %s", field, jsonpath.Want(ute.Type), ute.Value)
 	case errors.As(err, &se):
 		return pitches.Errorf(pitches.EBADREQUEST, "", "malformed JSON at byte %d", se.Offset)
 	case errors.Is(err, io.EOF):
@@ -71,25 +99,6 @@ func decodeError(err error) error {
 		return pitches.Errorf(pitches.EBADREQUEST, name, "unknown field %q", name)
 	}
 	return pitches.Errorf(pitches.EBADREQUEST, "", "malformed JSON request body")
-}
-
-// jsonKind names a Go kind the way a JSON client thinks of it.
-func jsonKind(kind string) string {
-	switch kind {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "string":
-		return "a string"
-	case "bool":
-		return "true or false"
-	case "map", "struct":
-		return "an object"
-	case "slice", "array":
-		return "an array"
-	}
-	return "a " + kind
 }
 
 // Request bodies of the JSON API. Pointers mark fields the client may omit

@@ -130,6 +130,41 @@ func TestImportBounds(t *testing.T) {
 	wantContains(t, page, "No result yet", "suspect and not accepted")
 }
 
+// A bare-times import with a time of the wrong type, null or missing is
+// refused naming the shape's field, in a client's words (not Go's type
+// names, not "got 0"), and stores nothing.
+func TestImportTimeErrorsNameTheShape(t *testing.T) {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	a.round(1)
+	a.measure(1, runner.Measurement{Problem: "nvfp4_group_gemm", Baseline: "baseline", AllowImports: true})
+	p := a.pitch("alice", 1, "Three stages")
+	doc := func(second string) string {
+		return fmt.Sprintf(`{"device":"H100","problem":"nvfp4_group_gemm","variant":"baseline","baseline":"baseline","pitch_id":%d,
+			"shapes":[{"baseline_us":373,"variant_us":300},{"baseline_us":373,%s}]}`, p.ID, second)
+	}
+	for _, c := range []struct{ second, field, msg string }{
+		{`"variant_us":"5"`, "shapes[1].variant_us", "shapes[1].variant_us must be a number, not string"},
+		{`"variant_us":true`, "shapes[1].variant_us", "shapes[1].variant_us must be a number, not bool"},
+		{`"variant_us":null`, "shapes[1].variant_us", "shapes[1].variant_us is required (null given)"},
+		{`"label":"s"`, "shapes[1].variant_us", "shapes[1].variant_us is required"},
+		{`"variant_us":300,"baseline_samples_us":[1,null]`, "shapes[1].baseline_samples_us[1]", "shapes[1].baseline_samples_us[1] must be a number (null given)"},
+		{`"variant_us":300,"baseline_samples_us":[1,"2"]`, "shapes[1].baseline_samples_us[1]", "shapes[1].baseline_samples_us[1] must be a number, not string"},
+	} {
+		t.Run(c.second, func(t *testing.T) {
+			r := a.api("POST", "/api/runs/import", "admin", doc(c.second))
+			r.wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, c.field)
+			var e errorBody
+			r.decode(t, &e)
+			if e.Error.Message != c.msg {
+				t.Errorf("message %q, want %q", e.Error.Message, c.msg)
+			}
+		})
+	}
+	if n := a.countRuns(); n != 0 {
+		t.Fatalf("refused imports stored %d runs", n)
+	}
+}
+
 // The CPU cost of the largest import the limits allow (32 shapes, 4096
 // samples in all, bootstrapped 2000 times) stays small: it used to be 37 s
 // for a 1 MB document.

@@ -210,6 +210,10 @@ func (s *server) handleAPICancelRun(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
+	if err := decodeEmpty(r.Body); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
 	run, err := s.cancelRun(r.Context(), userFrom(r.Context()), id)
 	if err != nil {
 		s.apiError(w, r, err)
@@ -256,6 +260,10 @@ func (s *server) requeueRun(ctx context.Context, u *pitches.User, id int64) (*ru
 func (s *server) handleAPIRequeueRun(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r)
 	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	if err := decodeEmpty(r.Body); err != nil {
 		s.apiError(w, r, err)
 		return
 	}

@@ -313,9 +313,12 @@ func TestRunBadInput(t *testing.T) {
 	if run.Variant != "baseline?stages=3" || run.PitchID != p.ID || run.Status != runner.StatusQueued || run.RequestedBy != a.users["alice"].ID {
 		t.Fatalf("queued %+v", run)
 	}
-	// Only the requester or an admin cancels.
+	// Only the requester or an admin cancels. Cancelling takes no body: a
+	// field is refused, naming it, and the run stays queued.
 	a.api("POST", fmt.Sprintf("/api/runs/%d/cancel", run.ID), "bob", nil).wantError(t, http.StatusForbidden, pitches.EFORBIDDEN, "")
-	a.api("POST", fmt.Sprintf("/api/runs/%d/cancel", run.ID), "alice", nil).wantStatus(t, http.StatusOK)
+	a.api("POST", fmt.Sprintf("/api/runs/%d/cancel", run.ID), "alice", `{"reason": "x"}`).wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "reason")
+	a.api("POST", fmt.Sprintf("/api/runs/%d/requeue", run.ID), "alice", `{"device": "0"}`).wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "device")
+	a.api("POST", fmt.Sprintf("/api/runs/%d/cancel", run.ID), "alice", `{}`).wantStatus(t, http.StatusOK)
 	a.api("POST", fmt.Sprintf("/api/runs/%d/cancel", run.ID), "alice", nil).wantError(t, http.StatusConflict, pitches.ECONFLICT, "")
 	a.api("GET", "/api/runs/999", "alice", nil).wantError(t, http.StatusNotFound, pitches.ENOTFOUND, "")
 	a.api("GET", "/api/runs?status=done", "alice", nil).wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "status")

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -84,6 +85,68 @@ func TestCheckStrictJSON(t *testing.T) {
 		}
 		if pitches.ErrorField(err) != c.field {
 			t.Errorf("%s: %v (field %q), want the field %q named", c.body, err, pitches.ErrorField(err), c.field)
+		}
+	}
+}
+
+// A wrong type inside an array names the element, as docs/api.md promises
+// ("criteria[1].weight"), on every round endpoint; nothing is stored.
+func TestWrongTypeInArrayNamesIndex(t *testing.T) {
+	a := newApp(t, Config{})
+	a.round(1)
+	criteria := func(second string) string {
+		return `"criteria": [{"key": "a", "name": "A", "weight": 50}, {"key": "b", "name": "B", "weight": ` + second + `}]`
+	}
+	for _, weight := range []string{`35.5`, `"50"`, `true`, `{}`, `[50]`} {
+		t.Run(weight, func(t *testing.T) {
+			a.api("POST", "/api/rounds", "admin", `{"number": 2, "title": "T", `+criteria(weight)+`}`).
+				wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "criteria[1].weight")
+			a.api("PUT", "/api/rounds/1", "admin", `{"title": "T", `+criteria(weight)+`}`).
+				wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "criteria[1].weight")
+			a.api("PATCH", "/api/rounds/1", "admin", `{"title": "T", `+criteria(weight)+`}`).
+				wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "criteria[1].weight")
+		})
+	}
+	a.api("GET", "/api/rounds/2", "admin", nil).wantError(t, http.StatusNotFound, pitches.ENOTFOUND, "*")
+	var r roundJSON
+	a.api("GET", "/api/rounds/1", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &r)
+	if r.Title != "Round title" || len(r.Criteria) != len(rubric) {
+		t.Fatalf("a refused edit changed the round: %+v", r)
+	}
+}
+
+// decodeJSON names the element of any array (nested, of scalars, of
+// objects) where encoding/json found a wrong type, and says what was
+// expected in a client's words.
+func TestDecodeJSONTypeErrorPath(t *testing.T) {
+	type leaf struct {
+		N  int       `json:"n"`
+		Xs []float64 `json:"xs"`
+	}
+	type req struct {
+		N     int            `json:"n"`
+		L     []leaf         `json:"l"`
+		Grid  [][]int        `json:"grid"`
+		M     map[string]int `json:"m"`
+		In    leaf           `json:"in"`
+		Texts []string       `json:"texts"`
+	}
+	for _, c := range []struct {
+		body, field, msg string
+	}{
+		{`{"n": "1"}`, "n", "n must be an integer, not string"},
+		{`{"l": [{"n": 1}, {"n": 1.5}]}`, "l[1].n", "l[1].n must be an integer, not number 1.5"},
+		{`{"l": [{"n": 1}, {"xs": [1, 2, "3"]}]}`, "l[1].xs[2]", "l[1].xs[2] must be a number, not string"},
+		{`{"l": [{"n": 1}, 7]}`, "l[1]", "l[1] must be an object, not number"},
+		{`{"grid": [[1], [2, 3.5]]}`, "grid[1][1]", "grid[1][1] must be an integer, not number 3.5"},
+		{`{"m": {"k": "x"}}`, "m.k", "m.k must be an integer, not string"},
+		{`{"in": {"xs": [true]}}`, "in.xs[0]", "in.xs[0] must be a number, not bool"},
+		{` {"texts": ["a", 1]}`, "texts[1]", "texts[1] must be a string, not number"},
+		{`{"l": {"n": 1}}`, "l", "l must be an array, not object"},
+	} {
+		err := decodeJSON(strings.NewReader(c.body), &req{})
+		if pitches.ErrorField(err) != c.field || pitches.ErrorMessage(err) != c.msg {
+			t.Errorf("%s: field %q, message %q; want %q, %q", c.body, pitches.ErrorField(err), pitches.ErrorMessage(err), c.field, c.msg)
 		}
 	}
 }

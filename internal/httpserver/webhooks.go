@@ -267,6 +267,10 @@ func (s *server) handleAPIPingWebhook(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
+	if err := decodeEmpty(r.Body); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
 	d, err := s.pingWebhook(r.Context(), userFrom(r.Context()), id)
 	if err != nil {
 		s.apiError(w, r, err)

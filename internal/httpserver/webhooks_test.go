@@ -217,9 +217,23 @@ func TestWebhooksAndRegressions(t *testing.T) {
 
 	a.api("POST", "/api/rounds/1/status", "admin", map[string]string{"status": "judging"}).wantStatus(t, http.StatusOK)
 	var ping notify.Delivery
+	a.api("POST", fmt.Sprintf("/api/webhooks/%d/ping", hook.ID), "admin", `{"event": "run.finished"}`).wantError(t, http.StatusBadRequest, "bad_request", "event")
 	a.api("POST", fmt.Sprintf("/api/webhooks/%d/ping", hook.ID), "admin", nil).wantStatus(t, http.StatusOK).decode(t, &ping)
 	if !ping.Delivered || ping.Event != "ping" {
 		t.Errorf("ping: %+v", ping)
+	}
+	// The answer is the stored attempt, with its id in the delivery log
+	// (other events may still be arriving: the ping is found by its event).
+	var pinged deliveryPage
+	a.api("GET", fmt.Sprintf("/api/webhooks/%d/deliveries?limit=500", hook.ID), "admin", nil).wantStatus(t, http.StatusOK).decode(t, &pinged)
+	var logged []int64
+	for _, d := range pinged.Deliveries {
+		if d.EventID == ping.EventID {
+			logged = append(logged, d.ID)
+		}
+	}
+	if ping.ID == 0 || len(logged) != 1 || logged[0] != ping.ID {
+		t.Errorf("ping answered id %d; the log has it as %v", ping.ID, logged)
 	}
 	if err := n.Close(context.Background()); err != nil {
 		t.Fatal(err)

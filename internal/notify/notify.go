@@ -92,8 +92,9 @@ type Delivery struct {
 type Store interface {
 	// Webhooks lists every hook with its secret.
 	Webhooks(ctx context.Context) ([]Hook, error)
-	// RecordDelivery appends one attempt to the delivery log.
-	RecordDelivery(ctx context.Context, d Delivery) error
+	// RecordDelivery appends one attempt to the delivery log and returns
+	// its id there (0 when it was not kept: its hook is gone).
+	RecordDelivery(ctx context.Context, d Delivery) (int64, error)
 }
 
 // Config tunes a Notifier. Store is required; the rest have defaults.
@@ -187,9 +188,7 @@ func (n *Notifier) Send(ctx context.Context, h Hook, ev Event) Delivery {
 	for attempt := 1; attempt <= n.cfg.Attempts; attempt++ {
 		last = n.attempt(ctx, h, ev, body, attempt)
 		last.Final = last.Delivered || attempt == n.cfg.Attempts || ctx.Err() != nil
-		if err := n.cfg.Store.RecordDelivery(context.WithoutCancel(ctx), last); err != nil {
-			n.log.Error("webhook: record delivery", slog.Int64("hook", h.ID), slog.Any("err", err))
-		}
+		n.record(ctx, &last)
 		if last.Final {
 			break
 		}
@@ -214,10 +213,20 @@ func (n *Notifier) Try(ctx context.Context, h Hook, ev Event) Delivery {
 	}
 	d := n.attempt(ctx, h, ev, body, 1)
 	d.Final = true
-	if err := n.cfg.Store.RecordDelivery(context.WithoutCancel(ctx), d); err != nil {
-		n.log.Error("webhook: record delivery", slog.Int64("hook", h.ID), slog.Any("err", err))
-	}
+	n.record(ctx, &d)
 	return d
+}
+
+// record logs the attempt d and gives it its id in the log, so that the
+// attempt an admin's test delivery answers is the one the log lists.
+// A failure to log is the server's to see, not the caller's.
+func (n *Notifier) record(ctx context.Context, d *Delivery) {
+	id, err := n.cfg.Store.RecordDelivery(context.WithoutCancel(ctx), *d)
+	if err != nil {
+		n.log.Error("webhook: record delivery", slog.Int64("hook", d.HookID), slog.Any("err", err))
+		return
+	}
+	d.ID = id
 }
 
 // backoff is the wait after failed attempt n (1-based).

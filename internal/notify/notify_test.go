@@ -28,11 +28,12 @@ func (m *memStore) Webhooks(context.Context) ([]Hook, error) {
 	return append([]Hook(nil), m.hooks...), nil
 }
 
-func (m *memStore) RecordDelivery(_ context.Context, d Delivery) error {
+func (m *memStore) RecordDelivery(_ context.Context, d Delivery) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	d.ID = int64(len(m.log) + 1)
 	m.log = append(m.log, d)
-	return nil
+	return d.ID, nil
 }
 
 func (m *memStore) deliveries(hook int64) []Delivery {

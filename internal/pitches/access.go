@@ -271,7 +271,7 @@ var rules = map[Action]rule{
 			return err
 		}
 		if t.Pitch.RoundNumber != t.Round.Number {
-			return Errorf(EINVALID, "pitch_id", "pitch %d is not in round %d", t.Pitch.ID, t.Round.Number)
+			return Errorf(EINVALID, "pitch", "pitch %d is not in round %d", t.Pitch.ID, t.Round.Number)
 		}
 		if err := needActive(t.Pitch); err != nil {
 			return err
@@ -279,7 +279,7 @@ var rules = map[Action]rule{
 		// Our rule, not the seeds': a shark who also filed a pitch may not
 		// vote for it, for the same reason they may not score it.
 		if t.Pitch.ContestantID == u.ID {
-			return Errorf(ECONFLICT, "pitch_id", "you cannot vote for your own pitch")
+			return Errorf(ECONFLICT, "pitch", "you cannot vote for your own pitch")
 		}
 		return nil
 	}},

@@ -43,3 +43,56 @@ func AuditUser(u *User) any {
 
 // AuditUserTarget names a user as an audit entry's target.
 func AuditUserTarget(id int64) string { return "user " + strconv.FormatInt(id, 10) }
+
+// AuditRound, AuditPitch, AuditScorecard and AuditVote are what the audit
+// log keeps of each: every field, named as docs/api.md names it (the
+// domain types carry no JSON names, and Go's would make the log the one
+// place where a round's number is "Number"); an untyped nil for none, as
+// AuditUser.
+func AuditRound(r *Round) any {
+	if r == nil {
+		return nil
+	}
+	criteria := make([]map[string]any, 0, len(r.Criteria))
+	for _, c := range r.Criteria {
+		criteria = append(criteria, map[string]any{"key": c.Key, "name": c.Name, "description": c.Description, "weight": c.Weight})
+	}
+	return map[string]any{"id": r.ID, "number": r.Number, "title": r.Title, "rules": r.Rules, "status": r.Status,
+		"baseline": r.Baseline, "criteria": criteria, "measurement": AuditMeasurement(r.Measurement), "created_at": r.CreatedAt}
+}
+
+// AuditMeasurement is a round's measurement in the log (with the round's
+// baseline beside it, where the entry is about both).
+func AuditMeasurement(m RoundMeasurement) map[string]any {
+	return map[string]any{"problem": m.Problem, "suite": m.Suite, "device_class": m.DeviceClass, "allow_imports": m.AllowImports}
+}
+
+func AuditPitch(p *Pitch) any {
+	if p == nil {
+		return nil
+	}
+	return map[string]any{"id": p.ID, "round": p.RoundNumber, "contestant_id": p.ContestantID, "contestant": p.Contestant,
+		"title": p.Title, "category": p.Category, "body": p.Body, "claim": p.Claim, "variant": p.Variant, "status": p.Status,
+		"repitch_of": p.RepitchOf, "repitched_by": p.RepitchedBy, "created_at": p.CreatedAt, "updated_at": p.UpdatedAt}
+}
+
+func AuditScorecard(c *Scorecard) any {
+	if c == nil {
+		return nil
+	}
+	return map[string]any{"id": c.ID, "pitch": c.PitchID, "shark_id": c.SharkID, "shark": c.Shark, "scores": c.Scores,
+		"notes": c.Notes, "estimate": c.Estimate, "verdict": c.Verdict, "weights": c.Weights, "weighted_total": c.Total,
+		"typed_total": c.TypedTotal, "version": c.Version, "created_at": c.CreatedAt}
+}
+
+func AuditVote(v *Vote) any {
+	if v == nil {
+		return nil
+	}
+	doc := map[string]any{"round": v.RoundNumber, "shark_id": v.SharkID, "shark": v.Shark, "pitch": v.PitchID,
+		"justification": v.Justification, "version": v.Version, "created_at": v.CreatedAt}
+	if !v.Terms.Empty() {
+		doc["terms"] = v.Terms // DealTerms has JSON names
+	}
+	return doc
+}

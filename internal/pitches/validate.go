@@ -338,10 +338,11 @@ func ValidateScorecard(criteria []Criterion, in ScorecardInput) error {
 }
 
 // ValidateVote checks a vote's fields; whether the pitch is in the round and
-// active is the service's job.
+// active is the service's job. Errors about the pitch name "pitch", the key
+// the vote's JSON and form use (and ActVote's and the store's do too).
 func ValidateVote(in VoteInput) error {
 	if in.PitchID <= 0 {
-		return invalid("pitch_id", "choose a pitch to vote for")
+		return invalid("pitch", "choose a pitch to vote for")
 	}
 	if err := checkRequiredText("justification", in.Justification, 0, MaxJustificationBytes); err != nil {
 		return err

@@ -146,7 +146,7 @@ func TestValidateOthers(t *testing.T) {
 		{"weights missing", "weights.risk", ValidatePersonalWeights(rubric, map[string]int{"speedup": 75, "feasibility": 25, "pitch_quality": 0})},
 		{"weights unknown", "weights.evidence", ValidatePersonalWeights(rubric, map[string]int{"speedup": 35, "feasibility": 25, "risk": 40, "pitch_quality": 0, "evidence": 0})},
 		{"weights negative", "weights.speedup", ValidatePersonalWeights(rubric, map[string]int{"speedup": -10, "feasibility": 50, "risk": 60, "pitch_quality": 0})},
-		{"vote no pitch", "pitch_id", ValidateVote(VoteInput{Justification: "x"})},
+		{"vote no pitch", "pitch", ValidateVote(VoteInput{Justification: "x"})},
 		{"vote blank", "justification", ValidateVote(VoteInput{PitchID: 1, Justification: "  "})},
 		{"vote long", "justification", ValidateVote(VoteInput{PitchID: 1, Justification: strings.Repeat("j", MaxJustificationBytes+1)})},
 		{"login upper", "login", ValidateLogin("Oracle")},

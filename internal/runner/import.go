@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/pitchtank/pitchtank/internal/jsonpath"
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/stats"
@@ -106,23 +107,28 @@ func DecodeImport(r io.Reader) (*ImportRequest, error) {
 	dec.DisallowUnknownFields()
 	var req ImportRequest
 	if err := dec.Decode(&req); err != nil {
-		return nil, jsonError(err)
+		return nil, jsonError(data, err)
 	}
 	if dec.More() {
 		return nil, pitches.Errorf(pitches.EINVALID, "document", "import document has data after its JSON object")
 	}
+	if err := requireTimes(data); err != nil {
+		return nil, err
+	}
 	return &req, nil
 }
 
-// jsonError turns a decoding error into an EINVALID error naming the field.
-func jsonError(err error) error {
+// jsonError turns a decoding error of data into an EINVALID error naming
+// the field, with the index of its shape (jsonpath): "shapes[1].variant_us
+// must be a number, not string".
+func jsonError(data []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		field := te.Field
+		field := jsonpath.Field(data, te)
 		if field == "" {
 			field = "document"
 		}
-		return pitches.Errorf(pitches.EINVALID, field, "expected %s, got JSON %s", te.Type, te.Value)
+		return pitches.Errorf(pitches.EINVALID, field, "%s must be %s, not %s", field, jsonpath.Want(te.Type), te.Value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -137,6 +143,62 @@ func jsonError(err error) error {
 	}
 	return pitches.Errorf(pitches.EINVALID, "document", "malformed import document: %v", err)
 }
+
+// requireTimes refuses a shape whose baseline_us or variant_us is missing
+// or null, and a null sample. encoding/json leaves 0 there, which
+// checkTime would report as "got 0": a time nobody gave is missing, not
+// zero.
+func requireTimes(data []byte) error {
+	var doc struct {
+		Shapes []map[string]json.RawMessage `json:"shapes"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		// data decoded into an ImportRequest already, so its shapes are
+		// objects; were they not, Validate would still judge the times.
+		return nil
+	}
+	for i, shape := range doc.Shapes {
+		for _, name := range []string{"baseline_us", "variant_us"} {
+			field := fmt.Sprintf("shapes[%d].%s", i, name)
+			v, ok := member(shape, name)
+			if !ok {
+				return pitches.Errorf(pitches.EINVALID, field, "%s is required", field)
+			}
+			if isNull(v) {
+				return pitches.Errorf(pitches.EINVALID, field, "%s is required (null given)", field)
+			}
+		}
+		for _, name := range []string{"baseline_samples_us", "variant_samples_us"} {
+			v, _ := member(shape, name)
+			var xs []json.RawMessage
+			_ = json.Unmarshal(v, &xs) // absent or null: no samples
+			for j, x := range xs {
+				if isNull(x) {
+					field := fmt.Sprintf("shapes[%d].%s[%d]", i, name, j)
+					return pitches.Errorf(pitches.EINVALID, field, "%s must be a number (null given)", field)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// member is obj's value for name, matched as encoding/json matches a
+// struct's fields (case-insensitively), so that it is the value the
+// ImportShape got.
+func member(obj map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	if v, ok := obj[name]; ok {
+		return v, true
+	}
+	for k, v := range obj {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
 
 // Validate checks the document; the error names the first bad field.
 func (r *ImportRequest) Validate(cat Catalog) error {

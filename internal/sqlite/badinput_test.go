@@ -157,7 +157,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 			_, err := db.SubmitScorecard(ctx, c.oracle, sharkPitch.ID, card(good, one))
 			return err
 		}},
-		{"vote for a pitch of another round", pitches.EINVALID, "pitch_id", func() error {
+		{"vote for a pitch of another round", pitches.EINVALID, "pitch", func() error {
 			_, err := db.CastVote(ctx, c.oracle, 2, pitches.VoteInput{PitchID: closedPitch.ID, Justification: "x"})
 			return err
 		}},

@@ -49,7 +49,7 @@ func (db *DB) CastVote(ctx context.Context, by *pitches.User, round int, in pitc
 		}
 		p, err := pitchByID(ctx, tx, in.PitchID)
 		if pitches.ErrorCode(err) == pitches.ENOTFOUND {
-			return pitches.Errorf(pitches.EINVALID, "pitch_id", "pitch %d does not exist", in.PitchID)
+			return pitches.Errorf(pitches.EINVALID, "pitch", "pitch %d does not exist", in.PitchID)
 		}
 		if err != nil {
 			return err

@@ -96,19 +96,27 @@ func (db *DB) DeleteWebhook(ctx context.Context, id int64) error {
 	})
 }
 
-// RecordDelivery appends one delivery attempt to the log. An attempt for
-// a hook deleted meanwhile is dropped.
-func (db *DB) RecordDelivery(ctx context.Context, d notify.Delivery) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+// RecordDelivery appends one delivery attempt to the log and returns its
+// id. An attempt for a hook deleted meanwhile is dropped (id 0).
+func (db *DB) RecordDelivery(ctx context.Context, d notify.Delivery) (int64, error) {
+	var id int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
 			(webhook_id, event_id, event, attempt, status_code, error, delivered, final, at, duration_ms)
 			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
 			d.HookID, d.EventID, d.Event, max(d.Attempt, 1), d.StatusCode, d.Error, d.Delivered, d.Final, fmtTime(d.At), d.DurationMs, d.HookID)
 		if err != nil {
 			return fmt.Errorf("sqlite: record delivery to webhook %d: %w", d.HookID, err)
 		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return nil // dropped: no id, and nothing wrong
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("sqlite: id of the delivery to webhook %d: %w", d.HookID, err)
+		}
 		return nil
 	})
+	return id, err
 }
 
 // Deliveries lists hook id's delivery attempts, newest first, before
