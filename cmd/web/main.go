@@ -313,6 +313,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// checkOrdinals refuses GPU ordinals the driver does not report, at start:
+// otherwise the server runs, and every run queued on the missing GPU fails
+// later with a CUDA error nobody connects to the flag.
+func checkOrdinals(devices []string) error {
+	top := -1
+	for _, d := range devices {
+		if n, err := strconv.Atoi(d); err == nil && n > top {
+			top = n
+		}
+	}
+	if top < 0 {
+		return nil // cpu only
+	}
+	n, err := gpu.DeviceCount()
+	switch {
+	case err != nil:
+		return fmt.Errorf("--devices: GPU %d named, but no GPU is available here (%v); use --devices cpu", top, err)
+	case top >= n:
+		return fmt.Errorf("--devices: GPU %d named, but the driver reports %d GPU(s) (ordinals 0 to %d)", top, n, n-1)
+	}
+	return nil
+}
+
 // serveDevices is the runner's device list: --devices when given, else
 // every GPU the driver reports plus "cpu" (just "cpu" where the GPU or its
 // driver is unavailable).
@@ -338,6 +361,9 @@ func serveDevices(flagValue string, log *slog.Logger) ([]string, error) {
 		}
 		if len(out) == 0 {
 			return nil, errors.New("--devices: name at least one device")
+		}
+		if err := checkOrdinals(out); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}

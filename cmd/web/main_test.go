@@ -93,6 +93,7 @@ func TestUsageErrors(t *testing.T) {
 		{"serve", "--devices", "gpu0"},
 		{"serve", "--devices", "0,0"},
 		{"serve", "--devices", " , "},
+		{"serve", "--devices", "cpu,4096"}, // no machine has GPU 4096: refused at start, not at the first run
 		{"serve", "--run-timeout", "0s"},
 		{"serve", "--memory-limit", "lots"},
 		{"serve", "--memory-limit", "-5MiB"},
