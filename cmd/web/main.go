@@ -330,6 +330,8 @@ func checkOrdinals(devices []string) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("--devices: GPU %d named, but no GPU is available here (%v); use --devices cpu", top, err)
+	case n == 0:
+		return fmt.Errorf("--devices: GPU %d named, but the driver reports no GPU; use --devices cpu", top)
 	case top >= n:
 		return fmt.Errorf("--devices: GPU %d named, but the driver reports %d GPU(s) (ordinals 0 to %d)", top, n, n-1)
 	}
