@@ -3,6 +3,7 @@ package httpserver
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -16,6 +17,10 @@ func (s *server) registerAPIRoutes(r chi.Router) {
 		s.apiError(w, r, pitches.Errorf(pitches.ENOTFOUND, "", "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		allowed := allowedMethods(r)
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+		}
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Code: "method_not_allowed", Message: r.Method + " is not allowed on " + r.URL.Path}})
 	})
 
@@ -454,4 +459,23 @@ func (s *server) handleAPIRevokeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// allowedMethods lists the methods the router serves on r's path, for a
+// 405's Allow header (RFC 9110 requires it): chi calls a custom
+// MethodNotAllowed handler without setting it. The route context's Routes
+// is the top router here, so the whole URL path is matched (chi follows the
+// /api mount).
+func allowedMethods(r *http.Request) []string {
+	rctx := chi.RouteContext(r.Context())
+	if rctx == nil || rctx.Routes == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if rctx.Routes.Match(chi.NewRouteContext(), m, r.URL.Path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

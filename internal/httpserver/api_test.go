@@ -420,4 +420,11 @@ func TestAPIMethodNotAllowed(t *testing.T) {
 	if r.status != http.StatusMethodNotAllowed || !strings.Contains(r.body, `"error"`) {
 		t.Fatalf("DELETE /api/rounds = %d %s", r.status, r.body)
 	}
+	// RFC 9110: a 405 says which methods the resource has.
+	if got := r.header.Get("Allow"); got != "GET, POST" {
+		t.Errorf("DELETE /api/rounds: Allow %q, want \"GET, POST\"", got)
+	}
+	if got := a.api("POST", "/api/rounds/1", "admin", nil).header.Get("Allow"); got != "GET, PUT, PATCH" {
+		t.Errorf("POST /api/rounds/1: Allow %q, want \"GET, PUT, PATCH\"", got)
+	}
 }
