@@ -300,7 +300,7 @@ func (s *server) handleAPIFilePitch(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	p, err := s.svc.FilePitch(r.Context(), userFrom(r.Context()), in)
+	p, err := s.filePitch(r.Context(), userFrom(r.Context()), in)
 	if err != nil {
 		s.apiError(w, r, err)
 		return
@@ -347,7 +347,7 @@ func (s *server) handleAPIEditPitch(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	p, err := s.svc.EditPitch(r.Context(), userFrom(r.Context()), id, in)
+	p, err := s.editPitch(r.Context(), userFrom(r.Context()), id, in)
 	if err != nil {
 		s.apiError(w, r, err)
 		return

@@ -319,7 +319,7 @@ func (s *server) handleFilePitch(w http.ResponseWriter, r *http.Request) {
 	f, in, ferr := pitchFormInput(r)
 	status := http.StatusUnprocessableEntity
 	if ferr == nil {
-		p, err := s.svc.FilePitch(ctx, userFrom(ctx), in)
+		p, err := s.filePitch(ctx, userFrom(ctx), in)
 		if err == nil {
 			if s.pitchFormKernel(w, r, p.ID) {
 				return
@@ -381,7 +381,7 @@ func (s *server) handleEditPitch(w http.ResponseWriter, r *http.Request) {
 	f.Editing, f.ID = true, id
 	status := http.StatusUnprocessableEntity
 	if ferr == nil {
-		_, err := s.svc.EditPitch(ctx, userFrom(ctx), id, in)
+		_, err := s.editPitch(ctx, userFrom(ctx), id, in)
 		if err == nil {
 			if s.pitchFormKernel(w, r, id) {
 				return
