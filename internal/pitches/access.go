@@ -162,8 +162,8 @@ var rules = map[Action]rule{
 		if u.Role != RoleAdmin && t.Pitch.ContestantID != u.ID {
 			return Errorf(EFORBIDDEN, "", "only the pitch's contestant or an admin may import a run for it")
 		}
-		if t.Round.Status == RoundClosed {
-			return Errorf(ECONFLICT, "", "round %d is closed: its results stay as they are, and nobody (admins neither) imports runs into it", t.Round.Number)
+		if err := ResultsFrozen(t.Round.Number, t.Round.Status, "", "import runs into it"); err != nil {
+			return err
 		}
 		if u.Role == RoleAdmin {
 			return nil
@@ -176,10 +176,10 @@ var rules = map[Action]rule{
 	// Accepting a suspect run adds it to its pitch's result, so not once
 	// the pitch's round is closed (Round is nil for a run of no pitch).
 	ActAcceptRun: {roles: []Role{RoleAdmin}, state: func(u *User, t Target) *Error {
-		if t.Round != nil && t.Round.Status == RoundClosed {
-			return Errorf(ECONFLICT, "", "round %d is closed: its results stay as they are, and nobody (admins neither) accepts runs into it", t.Round.Number)
+		if t.Round == nil {
+			return nil
 		}
-		return nil
+		return ResultsFrozen(t.Round.Number, t.Round.Status, "", "accept runs into it")
 	}},
 	ActSetMeasure: {roles: []Role{RoleAdmin}},
 	// The audit log shows every change with its before and after, and
@@ -228,8 +228,8 @@ var rules = map[Action]rule{
 			return Errorf(EFORBIDDEN, "", "only the pitch's contestant, sharks and admins may run a pitch")
 		case t.Pitch != nil && t.Round == nil:
 			return Errorf(EINTERNAL, "", "permission check for %q on a pitch is missing its round", ActLaunchRun)
-		case t.Pitch != nil && t.Round.Status == RoundClosed:
-			return Errorf(ECONFLICT, "pitch", "round %d is closed: its pitches' results stay as they are; run the variant without a pitch to measure it again", t.Round.Number)
+		case t.Pitch != nil:
+			return ResultsFrozen(t.Round.Number, t.Round.Status, "pitch", LaunchWhat)
 		}
 		return nil
 	}},
@@ -382,6 +382,22 @@ func NextStatus(s RoundStatus) RoundStatus {
 // ValidStatus reports whether s is one of the three round statuses.
 func ValidStatus(s RoundStatus) bool {
 	return s == RoundPitching || s == RoundJudging || s == RoundClosed
+}
+
+// LaunchWhat is what a closed round refuses on its pitches' runs (starting
+// or repeating one), with the way to measure the variant anyway.
+const LaunchWhat = "start a run of its pitches; run the variant without a pitch to measure it again"
+
+// ResultsFrozen refuses, once round number is closed, what would change its
+// results (what: "import runs into it"): nil while it is open. The access
+// rules apply it, and the store again in the transaction that writes, so a
+// round closed meanwhile is seen (field names the input that points at the
+// round, "" for none).
+func ResultsFrozen(number int, status RoundStatus, field, what string) *Error {
+	if status != RoundClosed {
+		return nil
+	}
+	return Errorf(ECONFLICT, field, "round %d is closed: its results stay as they are, and nobody (admins neither) may %s", number, what)
 }
 
 // runList names run ids for a message: "run 4", "runs 4, 7 and 9".

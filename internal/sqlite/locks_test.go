@@ -39,15 +39,7 @@ func TestPredictionsLockAfterResult(t *testing.T) {
 	mustScore(t, db, c.pragmatist, p.ID, scores)
 	var stored *runner.Run
 	for _, pid := range []int64{p.ID, p2.ID} {
-		imp := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Variant: "pipeline_stages", Baseline: "baseline", PitchID: pid,
-			Shapes: []runner.ImportShape{{BaselineUs: 373, VariantUs: 488}}}
-		run, res, err := imp.ImportResult(c.admin.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if stored, err = db.Import(ctx, run, res); err != nil {
-			t.Fatal(err)
-		}
+		stored = importResult(t, db, c.admin, pid, "pipeline_stages", runner.StatusSucceeded)
 	}
 	p1 := p
 	p = p2
@@ -143,17 +135,8 @@ func TestIncorrectOrSuspectRunLocksPredictions(t *testing.T) {
 		c := mustCast(t, db)
 		mustRound(t, db, c.admin, 1, round1Rubric)
 		p := mustPitch(t, db, c.c[1], 1, "Pipeline Stages", 1.5, 1.8)
-		imp := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Variant: "pipeline_stages", Baseline: "baseline", PitchID: p.ID,
-			Shapes: []runner.ImportShape{{BaselineUs: 373, VariantUs: 488}}}
-		run, res, err := imp.ImportResult(c.admin.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run.Status, run.Reason = st, "shape 0: the variant failed fresh"
-		if _, err := db.Import(ctx, run, res); err != nil {
-			t.Fatal(err)
-		}
-		_, err = db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: p.Title, Claim: pitches.Range{Lo: 0.7, Hi: 0.8}})
+		importResult(t, db, c.admin, p.ID, "pipeline_stages", st)
+		_, err := db.EditPitch(ctx, c.c[1], p.ID, pitches.PitchInput{Title: p.Title, Claim: pitches.Range{Lo: 0.7, Hi: 0.8}})
 		wantErr(t, err, pitches.ECONFLICT, "claim")
 	}
 }

@@ -38,7 +38,7 @@ func (db *DB) Enqueue(ctx context.Context, req runner.Request) (*runner.Run, err
 		if err := checkRunRefs(ctx, tx, req.PitchID, req.RequestedBy); err != nil {
 			return err
 		}
-		if err := checkRoundOpen(ctx, tx, req.PitchID, "queue a run of its pitch"); err != nil {
+		if err := checkRoundOpen(ctx, tx, req.PitchID, pitches.LaunchWhat); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
@@ -74,8 +74,8 @@ func checkRoundOpen(ctx context.Context, q queryer, pitchID int64, what string) 
 	if err != nil {
 		return fmt.Errorf("sqlite: look up the round of pitch %d: %w", pitchID, err)
 	}
-	if pitches.RoundStatus(status) == pitches.RoundClosed {
-		return pitches.Errorf(pitches.ECONFLICT, "", "round %d is closed: its results stay as they are, and nobody (admins neither) may %s", number, what)
+	if e := pitches.ResultsFrozen(number, pitches.RoundStatus(status), "", what); e != nil {
+		return e
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (db *DB) Accept(ctx context.Context, id, by int64, reason string) (*runner.
 		if err := tx.QueryRowContext(ctx, `SELECT pitch_id FROM runs WHERE id = ?`, id).Scan(&pitchID); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("sqlite: accept run %d: read its pitch: %w", id, err)
 		}
-		if err := checkRoundOpen(ctx, tx, pitchID.Int64, "accept a run into it"); err != nil {
+		if err := checkRoundOpen(ctx, tx, pitchID.Int64, "accept runs into it"); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET accepted_by = ?, accepted_at = ?, accept_reason = ?
@@ -274,7 +274,7 @@ func (db *DB) Requeue(ctx context.Context, id, by int64) (*runner.Run, error) {
 		if err := checkRunRefs(ctx, tx, 0, by); err != nil {
 			return err
 		}
-		if err := checkRoundOpen(ctx, tx, old.PitchID, "queue a run of its pitch"); err != nil {
+		if err := checkRoundOpen(ctx, tx, old.PitchID, pitches.LaunchWhat); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs

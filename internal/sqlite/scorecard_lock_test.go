@@ -9,22 +9,6 @@ import (
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
-// importMeasured stores an imported result for the pitch and returns the run.
-func importMeasured(t *testing.T, db *DB, by *pitches.User, pitchID int64) *runner.Run {
-	t.Helper()
-	imp := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Variant: "pipeline_stages", Baseline: "baseline", PitchID: pitchID,
-		Shapes: []runner.ImportShape{{BaselineUs: 373, VariantUs: 488}}}
-	run, res, err := imp.ImportResult(by.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored, err := db.Import(context.Background(), run, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return stored
-}
-
 // A shark who had not scored a pitch before it was measured may still
 // score it (a late review is still a review): the card is stored, counts in
 // the standings and completes the shark's round (the ranking shows), but
@@ -42,7 +26,7 @@ func TestLateScorecardIsStoredButNotAPrediction(t *testing.T) {
 	scores := map[string]float64{"speedup": 7, "feasibility": 9, "risk": 8, "pitch_quality": 8}
 	mustScore(t, db, c.pragmatist, p.ID, scores)
 	mustScore(t, db, c.oracle, q.ID, scores)
-	run := importMeasured(t, db, c.admin, p.ID)
+	run := importResult(t, db, c.admin, p.ID, "pipeline_stages", runner.StatusSucceeded)
 
 	st, err := db.Standings(ctx, c.oracle, 1)
 	if err != nil {
@@ -131,7 +115,7 @@ func TestLateScorecardDatedAfterTheResultOnAStillClock(t *testing.T) {
 	mustStatus(t, db, c.admin, 1, pitches.RoundJudging)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { return t0 }
-	run := importMeasured(t, db, c.admin, p.ID)
+	run := importResult(t, db, c.admin, p.ID, "pipeline_stages", runner.StatusSucceeded)
 	db.Now = func() time.Time { return t0.Add(-time.Minute) } // the clock stepped back
 	late, err := db.SubmitScorecard(ctx, c.oracle, p.ID, pitches.ScorecardInput{
 		Scores: map[string]float64{"speedup": 7, "feasibility": 9, "risk": 8, "pitch_quality": 8}, Estimate: pitches.Range{Lo: 1, Hi: 1.1}})
