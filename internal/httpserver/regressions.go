@@ -116,24 +116,18 @@ func (s *server) checkThresholdVariant(ctx context.Context, problem, variant str
 		pitches.ErrorMessage(verr), problem)
 }
 
-// duplicateThreshold refuses a threshold that another one already is: the
-// same scope (round, or problem and variant), the same baseline run and the
-// same percent would raise the same alert twice on every run it covers. A
-// threshold that differs in any of them is another bound (5% and 10% on the
-// same baseline run warn at two levels), and is allowed.
+// duplicateThreshold refuses a threshold that another one already is
+// (tracking.Threshold.SameAs) before anything is written. The store's
+// unique index refuses the same with the same error when two creates race
+// past this check.
 func duplicateThreshold(ctx context.Context, st trackStore, t tracking.Threshold) error {
 	ths, err := st.Thresholds(ctx)
 	if err != nil {
 		return err
 	}
 	for _, o := range ths {
-		if o.Round == t.Round && o.Problem == t.Problem && o.Variant == t.Variant && o.BaselineRun == t.BaselineRun && o.Percent == t.Percent {
-			field := "variant"
-			if t.Round > 0 {
-				field = "round"
-			}
-			return pitches.Errorf(pitches.ECONFLICT, field, "threshold %d already checks %s against run %d at %s%%; delete it first, or pick another percent or baseline run",
-				o.ID, o.Scope(), o.BaselineRun, strconv.FormatFloat(o.Percent, 'g', -1, 64))
+		if o.SameAs(t) {
+			return tracking.DuplicateError(o)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -112,5 +113,56 @@ func TestMeasurementRefusesControlCharacters(t *testing.T) {
 	}
 	if after := a.api("GET", "/api/rounds/1", "admin", nil).wantStatus(t, http.StatusOK).body; after != before {
 		t.Fatalf("refused measurements changed the round:\n%s\nvs\n%s", before, after)
+	}
+}
+
+// Concurrent creates of one threshold may all pass the duplicate check
+// before any is stored; the store's unique index then refuses all but one
+// with the check's own 409, never a 500, and one row and one audit entry
+// remain.
+func TestThresholdCreateRaceIsConflict(t *testing.T) {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	a.round(1)
+	p := a.pitch("alice", 1, "Three stages")
+	var base runner.Run
+	a.api("POST", "/api/runs/import", "admin", map[string]any{"device": "B200", "problem": "nvfp4_group_gemm", "variant": "baseline",
+		"baseline": "baseline", "pitch_id": p.ID, "shapes": []map[string]any{{"label": "g=8 N=4096 K=7168", "baseline_us": 400,
+			"variant_us": 300}}}).wantStatus(t, http.StatusCreated).decode(t, &base)
+	body := map[string]any{"problem": "nvfp4_group_gemm", "variant": "baseline?stages=3", "baseline_run": base.ID, "percent": 5}
+
+	const n = 8
+	out := make([]resp, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i] = a.api("POST", "/api/thresholds", "admin", body)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for _, r := range out {
+		if r.status == http.StatusCreated {
+			created++
+			continue
+		}
+		r.wantError(t, http.StatusConflict, pitches.ECONFLICT, "variant")
+		wantContains(t, r.body, "already checks variant baseline?stages=3 of nvfp4_group_gemm")
+	}
+	var ths []tracking.Threshold
+	a.api("GET", "/api/thresholds", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &ths)
+	if created != 1 || len(ths) != 1 {
+		t.Fatalf("%d creates succeeded and %d thresholds stored, want 1 and 1", created, len(ths))
+	}
+	var log struct {
+		Entries []struct{} `json:"entries"`
+	}
+	a.api("GET", "/api/audit?action=threshold.create", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &log)
+	if len(log.Entries) != 1 {
+		t.Fatalf("%d threshold.create entries, want 1", len(log.Entries))
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Regression thresholds, their alerts and run provenance (migrations 152
-// and 153): the tracking.Store.
+// to 154): the tracking.Store.
 var _ tracking.Store = (*DB)(nil)
 
 const thresholdCols = `id, round_number, problem, variant, baseline_run, percent, created_by, created_at`
@@ -38,7 +38,10 @@ func (db *DB) Thresholds(ctx context.Context) ([]tracking.Threshold, error) {
 }
 
 // AddThreshold stores a checked threshold (the round, or the problem and
-// variant; an existing baseline run).
+// variant; an existing baseline run). One that a stored threshold already
+// is (tracking.Threshold.SameAs; the unique index of migration 154) is
+// refused with tracking.DuplicateError, even when a concurrent create
+// stored it after the caller looked.
 func (db *DB) AddThreshold(ctx context.Context, t tracking.Threshold) (*tracking.Threshold, error) {
 	var id int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -62,6 +65,9 @@ func (db *DB) AddThreshold(ctx context.Context, t tracking.Threshold) (*tracking
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO regression_thresholds (round_number, problem, variant, baseline_run, percent, created_by, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, round, t.Problem, t.Variant, t.BaselineRun, t.Percent, runNullID(t.CreatedBy), fmtTime(db.Now()))
+		if isUnique(err) {
+			return duplicateThreshold(ctx, tx, round, t)
+		}
 		if err != nil {
 			return fmt.Errorf("sqlite: insert threshold: %w", err)
 		}
@@ -76,6 +82,19 @@ func (db *DB) AddThreshold(ctx context.Context, t tracking.Threshold) (*tracking
 		return nil, fmt.Errorf("sqlite: read threshold %d: %w", id, err)
 	}
 	return out, nil
+}
+
+// duplicateThreshold is the refusal of t, whose insert broke the unique
+// index: the stored threshold it duplicates, named as the web layer's own
+// check names it.
+func duplicateThreshold(ctx context.Context, tx *sql.Tx, round any, t tracking.Threshold) error {
+	o, err := scanThreshold(tx.QueryRowContext(ctx, `SELECT `+thresholdCols+` FROM regression_thresholds
+		WHERE ifnull(round_number, 0) = ifnull(?, 0) AND problem = ? AND variant = ? AND baseline_run = ? AND percent = ?`,
+		round, t.Problem, t.Variant, t.BaselineRun, t.Percent))
+	if err != nil {
+		return fmt.Errorf("sqlite: threshold for %s at %g%% against run %d: find the one it duplicates: %w", t.Scope(), t.Percent, t.BaselineRun, err)
+	}
+	return tracking.DuplicateError(*o)
 }
 
 // Threshold returns threshold id.

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,28 @@ func (t Threshold) Scope() string {
 		return fmt.Sprintf("round %d", t.Round)
 	}
 	return fmt.Sprintf("variant %s of %s", t.Variant, t.Problem)
+}
+
+// SameAs reports whether t is the bound o already is: the same scope (round,
+// or problem and variant), baseline run and percent, compared exactly (the
+// web layer trims problem and variant before storing them; case counts).
+// Two such thresholds would raise the same alert twice on every run they
+// cover. Another percent or baseline run is another bound (5% and 10% warn
+// at two levels). The store's unique index (migration 154) is this rule.
+func (t Threshold) SameAs(o Threshold) bool {
+	return t.Round == o.Round && t.Problem == o.Problem && t.Variant == o.Variant &&
+		t.BaselineRun == o.BaselineRun && t.Percent == o.Percent
+}
+
+// DuplicateError refuses a new threshold that stored threshold o already
+// is (SameAs): a conflict naming the round, or the variant.
+func DuplicateError(o Threshold) error {
+	field := "variant"
+	if o.Round > 0 {
+		field = "round"
+	}
+	return pitches.Errorf(pitches.ECONFLICT, field, "threshold %d already checks %s against run %d at %s%%; delete it first, or pick another percent or baseline run",
+		o.ID, o.Scope(), o.BaselineRun, strconv.FormatFloat(o.Percent, 'g', -1, 64))
 }
 
 // ShapeRegression is one shape over the bound: the baseline run's variant
