@@ -114,7 +114,7 @@ func hiddenUntil(scorer bool) string {
 // rankWithheld says when this viewer will see the ranking and the winner.
 func rankWithheld(scorer bool) string {
 	if scorer {
-		return "Listed in filing order: the ranking and the winner are shown once you have scored every pitch, or when the round closes."
+		return "Listed in filing order: the ranking and the winner are shown once you have scored every pitch but your own and cast your vote, or when the round closes (at the close, if a pitch of yours is in the round)."
 	}
 	return "Listed in filing order: the ranking and the winner are shown when the round closes."
 }

@@ -47,9 +47,10 @@ func TestLateScorecardThroughTheAPI(t *testing.T) {
 	if got.Version != 1 || !got.ChangedAfterResult {
 		t.Fatalf("late card: %+v, want version 1 changed after the result", got)
 	}
+	a.api("PUT", "/api/rounds/1/vote", "oracle", map[string]any{"pitch": p.ID, "justification": "late but sure"}).wantStatus(t, http.StatusOK)
 	a.api("GET", "/api/rounds/1/standings", "oracle", nil).wantStatus(t, http.StatusOK).decode(t, &st)
 	if !st.RanksShown {
-		t.Error("the oracle scored every pitch, yet the ranking stays withheld")
+		t.Error("the oracle scored every pitch and voted, yet the ranking stays withheld")
 	}
 
 	// Scored predictions: the claim and the pragmatist's estimate, never the late one.

@@ -238,8 +238,12 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 				"Run it on a server with a GPU, or import a result measured elsewhere (docs/runs-import.md)."
 		}
 	}
+	// The store locks estimates on any run with a result (succeeded,
+	// incorrect or suspect: runner.Status.Measured); the page must say so
+	// for all three, or a card filed after an incorrect run is silently not
+	// a prediction.
 	for _, r := range o.Runs {
-		if r.Status == runner.StatusSucceeded {
+		if r.Status.Measured() {
 			res.Locked = true
 		}
 	}

@@ -213,6 +213,12 @@ func TestStandingsRanksOnTheRoundPage(t *testing.T) {
 		t.Fatalf("pitches: %v %v", ps, err)
 	}
 	score("oracle", &ps[2], 2)
+	// Every pitch scored, no vote yet: the ranking is votes first, so it
+	// would show the others' votes. Withheld until the oracle votes.
+	wantContains(t, b.get("/rounds/1").body, "data-rank-withheld")
+	if _, err := a.db.CastVote(t.Context(), a.users["oracle"], 1, pitches.VoteInput{PitchID: p2.ID, Justification: "tiles too"}); err != nil {
+		t.Fatal(err)
+	}
 	body = b.get("/rounds/1").body
 	wantContains(t, body, "data-rank-rule", "Ranked by most votes", "badge-winner", "decided by")
 	ranks := regexp.MustCompile(`data-rank>\s*([0-9–]+)`).FindAllStringSubmatch(body, -1)

@@ -218,6 +218,12 @@ func TestComputeStandingsWithdrawnAndHidden(t *testing.T) {
 		if r.Hidden && (r.MeanTotal != 0 || r.BiasCorrected != 0) {
 			t.Errorf("hidden row %s keeps figures", r.Title)
 		}
+		// Shark 9's z-scores run over their cards on A and B too, which
+		// this viewer may not see: C's bias-corrected figure would move
+		// with them.
+		if r.BiasCorrected != 0 {
+			t.Errorf("row %s shows a bias-corrected score while rows are hidden: %v", r.Title, r.BiasCorrected)
+		}
 	}
 	if got := st.Pitches[0].Title + st.Pitches[1].Title + st.Pitches[2].Title; got != "ABC" {
 		t.Errorf("withheld ranking should fall back to filing order, got %s", got)

@@ -42,40 +42,57 @@ func TestStandingsRanks(t *testing.T) {
 	}
 }
 
-// The winner and the ranking: sharks see them once they have scored every
-// pitch they may score, as the page promises; contestants and viewers when
-// the round closes; admins always.
+// The winner and the ranking: a shark sees them once every row is open to
+// them: they have scored every active pitch they may score and voted, and
+// no pitch of their own is in the round (its hidden row's place would show
+// between the ranks of the others); contestants and viewers when the round
+// closes; admins always.
 func TestWinnerVisibleToSharkWhoScoredEverything(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	round := &Round{Number: 1, Status: RoundJudging}
-	shark := &User{ID: 100, Role: RoleShark}
+	owner := &User{ID: 100, Role: RoleShark} // files pitch 3
+	judge := &User{ID: 102, Role: RoleShark}
 	ps := []Pitch{
 		{ID: 1, Status: PitchActive, ContestantID: 10, CreatedAt: t0},
 		{ID: 2, Status: PitchActive, ContestantID: 11, CreatedAt: t0.Add(time.Minute)},
-		{ID: 3, Status: PitchActive, ContestantID: shark.ID, CreatedAt: t0.Add(2 * time.Minute)}, // the shark's own
+		{ID: 3, Status: PitchActive, ContestantID: owner.ID, CreatedAt: t0.Add(2 * time.Minute)},
 		{ID: 4, Status: PitchWithdrawn, ContestantID: 12, CreatedAt: t0.Add(3 * time.Minute)},
 	}
-	cards := []Scorecard{{PitchID: 1, SharkID: 100, Total: 5}, {PitchID: 2, SharkID: 100, Total: 7}, {PitchID: 1, SharkID: 101, Total: 6}}
+	cards := []Scorecard{{PitchID: 1, SharkID: 100, Total: 5}, {PitchID: 2, SharkID: 100, Total: 7}, {PitchID: 1, SharkID: 101, Total: 6},
+		{PitchID: 3, SharkID: 101, Total: 1}}
 	votes := []Vote{{SharkID: 101, PitchID: 2}}
-	view := func(u *User, scored map[int64]bool) Standings {
+	view := func(u *User, scored map[int64]bool, voted bool) Standings {
 		st := ComputeStandings(round, ps, cards, votes)
-		ApplyVisibility(&st, u, round, scored, false)
+		ApplyVisibility(&st, u, round, scored, voted)
 		return st
 	}
-	st := view(shark, map[int64]bool{1: true})
-	if st.WinnerID != 0 || st.RanksShown || st.Pitches[0].Rank != 0 {
+	withheld := func(st Standings) bool {
+		for _, r := range st.Pitches {
+			if r.Rank != 0 {
+				return false
+			}
+		}
+		return st.WinnerID == 0 && st.DecidedBy == "" && !st.RanksShown
+	}
+	if st := view(judge, map[int64]bool{1: true, 3: true}, true); !withheld(st) {
 		t.Fatalf("shark with a pitch left to score sees the winner or ranks: %+v", st)
 	}
-	st = view(shark, map[int64]bool{1: true, 2: true})
+	if st := view(judge, map[int64]bool{1: true, 2: true, 3: true}, false); !withheld(st) {
+		t.Fatalf("shark who has not voted sees the winner or ranks, which are votes first: %+v", st)
+	}
+	if st := view(owner, map[int64]bool{1: true, 2: true}, true); !withheld(st) {
+		t.Fatalf("shark with their own pitch in the round sees the ranks around its hidden row: %+v", st)
+	}
+	st := view(judge, map[int64]bool{1: true, 2: true, 3: true}, true)
 	if st.WinnerID != 2 || !st.RanksShown || st.Pitches[0].PitchID != 2 || st.Pitches[0].Rank != 1 {
-		t.Fatalf("shark who scored every pitch but their own: winner %d, ranks shown %v, rows %+v; want pitch 2 first and winning", st.WinnerID, st.RanksShown, st.Pitches)
+		t.Fatalf("shark who scored every pitch and voted: winner %d, ranks shown %v, rows %+v; want pitch 2 first and winning", st.WinnerID, st.RanksShown, st.Pitches)
 	}
 	for _, u := range []*User{{ID: 10, Role: RoleContestant}, {ID: 50, Role: RoleViewer}, nil} {
-		if st := view(u, nil); st.WinnerID != 0 || st.RanksShown {
+		if st := view(u, nil, false); st.WinnerID != 0 || st.RanksShown {
 			t.Fatalf("%v sees the winner of an open round", u)
 		}
 	}
-	if st := view(&User{ID: 1, Role: RoleAdmin}, nil); st.WinnerID != 2 {
+	if st := view(&User{ID: 1, Role: RoleAdmin}, nil, false); st.WinnerID != 2 {
 		t.Fatalf("admin does not see the winner")
 	}
 	closed := &Round{Number: 1, Status: RoundClosed}

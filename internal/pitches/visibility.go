@@ -61,12 +61,15 @@ func CanSeeVotes(viewer *User, round *Round, viewerVoted bool) bool {
 
 // CanSeeWinner reports whether viewer may see the winner and the ranking of
 // round: everyone once the round is closed; admins always (they run it and
-// do not judge it); a shark once they have scored every active pitch they
-// may score (all but their own), as the round page promises: by then every
-// row is visible to them anyway, and the ranking anchors no score they have
-// yet to give. Contestants, viewers and anonymous visitors wait for the
-// close. scoredAll: the viewer has a scorecard on every such pitch.
-func CanSeeWinner(viewer *User, round *Round, scoredAll bool) bool {
+// do not judge it); a shark once every row of the ranking is open to them
+// (seesAll, from ApplyVisibility): they have scored every active pitch they
+// may score, they have voted, and no active pitch is hidden from them. The
+// ranking is votes first, so showing it to a shark who has not voted shows
+// the votes; and a shark with a pitch of their own in the round (which they
+// may not score, so its row stays hidden) would read their pitch's place
+// from the ranks around it. Such a shark waits for the close, as
+// contestants, viewers and anonymous visitors do.
+func CanSeeWinner(viewer *User, round *Round, seesAll bool) bool {
 	if round != nil && round.Status == RoundClosed {
 		return true
 	}
@@ -77,7 +80,7 @@ func CanSeeWinner(viewer *User, round *Round, scoredAll bool) bool {
 	case RoleAdmin:
 		return true
 	case RoleShark:
-		return scoredAll
+		return seesAll
 	}
 	return false
 }
@@ -107,21 +110,35 @@ func ScoredAll(st *Standings, viewer *User, scored map[int64]bool) bool {
 // scorecards (progress, not judgement) and lose mean, spread and
 // bias-corrected score. Vote counts go unless the viewer may see votes.
 //
-// When the winner is withheld the rows are re-sorted by filing order, since
-// the best-first order would itself leak the ranking.
+// The bias-corrected score goes from every row while any row is hidden: it
+// z-scores each shark's totals over all their cards in the round, so a
+// visible row's figure moves with the hidden cards (a shark's 2 or 10 on a
+// pitch the viewer has not scored shifts another pitch's score).
+//
+// When the winner is withheld (CanSeeWinner) the rows are re-sorted by
+// filing order, since the best-first order would itself leak the ranking.
 func ApplyVisibility(st *Standings, viewer *User, round *Round, scored map[int64]bool, voted bool) {
 	seeVotes := CanSeeVotes(viewer, round, voted)
+	anyHidden, activeHidden := false, false
 	for i := range st.Pitches {
 		r := &st.Pitches[i]
 		if !CanSeeScorecards(viewer, round, scored[r.PitchID]) {
 			r.Hidden = true
 			r.MeanTotal, r.Spread, r.BiasCorrected = 0, 0, 0
+			anyHidden = true
+			activeHidden = activeHidden || r.Status == PitchActive
 		}
 		if !seeVotes {
 			r.Votes = 0
 		}
 	}
-	if !CanSeeWinner(viewer, round, ScoredAll(st, viewer, scored)) {
+	if anyHidden {
+		for i := range st.Pitches {
+			st.Pitches[i].BiasCorrected = 0
+		}
+	}
+	seesAll := ScoredAll(st, viewer, scored) && seeVotes && !activeHidden
+	if !CanSeeWinner(viewer, round, seesAll) {
 		st.WinnerID = 0
 		st.DecidedBy = ""
 		st.RanksShown = false

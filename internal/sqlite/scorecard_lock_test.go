@@ -75,7 +75,11 @@ func TestLateScorecardIsStoredButNotAPrediction(t *testing.T) {
 		t.Errorf("the pre-result card is not the prediction: %+v %v", v, ok)
 	}
 
-	// The round is complete for the oracle: the ranking shows, the card counts.
+	// The round is complete for the oracle once they vote (the ranking is
+	// votes first): the ranking shows, the card counts.
+	if _, err := db.CastVote(ctx, c.oracle, 1, pitches.VoteInput{PitchID: q.ID, Justification: "tiles"}); err != nil {
+		t.Fatal(err)
+	}
 	st, err = db.Standings(ctx, c.oracle, 1)
 	if err != nil {
 		t.Fatal(err)
