@@ -1,13 +1,18 @@
 package pitches
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // One pitch per variant: the rule that stops a contestant re-rolling a
 // measured result. A pitch's result pools every run of the pitch (a new run
 // never replaces an earlier one), but two pitches naming the same variant
 // each get a result of their own: file the variant twice, have both
 // measured, withdraw the worse, and the standings rank only the better.
-// So, within one round, a contestant's pitch may not name a variant that
+// So, within one round, a contestant's pitch may not name a variant
+// (compared by VariantKey: knob order ignored) that
 //
 //   - another active pitch of theirs names (edit or withdraw that one
 //     instead), or
@@ -23,12 +28,41 @@ import "strings"
 // measurement: a re-pitch into a later round may name the same variant.
 
 // SameVariant reports whether a and b name the same variant: both non-empty
-// and equal once trimmed. Specs are compared as stored, knob order
-// included ("baseline?stages=3&tile_m=64" is not
-// "baseline?tile_m=64&stages=3").
+// with the same VariantKey, so knob order is ignored
+// ("baseline?stages=3&tile_m=64" is "baseline?tile_m=64&stages=3").
 func SameVariant(a, b string) bool {
-	a = strings.TrimSpace(a)
-	return a != "" && a == strings.TrimSpace(b)
+	ka := VariantKey(a)
+	return ka != "" && ka == VariantKey(b)
+}
+
+// VariantKey is spec in a form that two spellings of one variant share:
+// trimmed, the name before "?", then its knobs sorted by key and value
+// (repeated keys kept; "name?" is "name"). Without it a contestant could
+// pitch "wgmma?tile_n=auto&stages=2" and "wgmma?stages=2&tile_n=auto", have
+// one kernel measured twice and withdraw the worse. It knows no catalogue,
+// so it holds for free labels and kernel:<hash>?knobs alike; a default
+// spelled out ("baseline?stages=1") is still another key: the web layer
+// stores a known kernel's variant in the catalogue's spelling, which drops
+// defaults, before the rule compares keys.
+func VariantKey(spec string) string {
+	name, query, _ := strings.Cut(strings.TrimSpace(spec), "?")
+	var knobs []string
+	for _, kv := range strings.Split(query, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		knobs = append(knobs, k+"="+v)
+	}
+	if len(knobs) == 0 {
+		return name
+	}
+	slices.SortFunc(knobs, func(a, b string) int {
+		ka, va, _ := strings.Cut(a, "=")
+		kb, vb, _ := strings.Cut(b, "=")
+		return cmp.Or(strings.Compare(ka, kb), strings.Compare(va, vb))
+	})
+	return name + "?" + strings.Join(knobs, "&")
 }
 
 // VariantHolder is another pitch of the same contestant in the same round

@@ -31,6 +31,22 @@ func (KernelsCatalog) CheckVariant(problem, spec string) (bool, error) {
 	return v.Reference, nil
 }
 
+// CanonicalVariant is spec as the problem's manifest spells it (the
+// resolved variant's name: knobs at their defaults dropped, the rest in
+// the kernel's knob order), so that two spellings of one kernel are one
+// string. Errors are CheckVariant's.
+func (KernelsCatalog) CanonicalVariant(problem, spec string) (string, error) {
+	p, err := kernels.LookupProblem(problem)
+	if err != nil {
+		return "", cleanKernelsErr(err)
+	}
+	v, err := p.ResolveVariant(spec)
+	if err != nil {
+		return "", cleanKernelsErr(err)
+	}
+	return v.Name, nil
+}
+
 // cleanKernelsErr drops the package prefix: the message is shown to people.
 func cleanKernelsErr(err error) error {
 	if err == nil {

@@ -24,7 +24,8 @@ type Measurement struct {
 	// pitch's import) is not the pitch's measurement. A pitch that names no
 	// variant has no run measured here of its own, since any variant could
 	// be run "for" it; only imports, whose variant is a free label from
-	// another harness, measure it.
+	// another harness, measure it. Knob order is ignored
+	// (pitches.SameVariant).
 	Variant string `json:"-"`
 	// ForPitch says Variant is set: the measurement of one pitch.
 	ForPitch bool `json:"-"`
@@ -111,7 +112,7 @@ func (m Measurement) Mismatch(run *Run) (field, why string) {
 		return "imported", "imported, and the round does not count imports"
 	case m.ForPitch && m.Variant == "" && !run.Imported:
 		return "variant", fmt.Sprintf("variant %s, and the pitch names no variant: only an import measures it", run.Variant)
-	case m.ForPitch && m.Variant != "" && run.Variant != m.Variant:
+	case m.ForPitch && m.Variant != "" && !pitches.SameVariant(run.Variant, m.Variant):
 		return "variant", fmt.Sprintf("variant %s, the pitch's variant is %s", run.Variant, m.Variant)
 	}
 	if m.DeviceClass != "" {
