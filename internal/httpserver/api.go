@@ -454,6 +454,10 @@ func (s *server) handleAPIRevokeToken(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
+	if err := decodeEmpty(r.Body); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
 	if err := s.svc.RevokeToken(r.Context(), userFrom(r.Context()), id); err != nil {
 		s.apiError(w, r, err)
 		return

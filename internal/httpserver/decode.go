@@ -44,8 +44,9 @@ func decodeJSON(r io.Reader, dst any) error {
 	return nil
 }
 
-// decodeEmpty reads the body of an endpoint that takes none: nothing, or
-// an empty object. Anything else is refused as decodeJSON refuses it (a
+// decodeEmpty reads the body of an endpoint that takes none (the bodyless
+// POSTs and every DELETE; delete_body_test.go walks the router for the
+// DELETEs): nothing, or an empty object. Anything else is refused as decodeJSON refuses it (a
 // field is unknown, named), so that a field the caller thinks matters, a
 // reason say, is never silently dropped.
 func decodeEmpty(r io.Reader) error {

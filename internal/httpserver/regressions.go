@@ -177,6 +177,10 @@ func (s *server) handleAPIDeleteThreshold(w http.ResponseWriter, r *http.Request
 		s.apiError(w, r, err)
 		return
 	}
+	if err := decodeEmpty(r.Body); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
 	if err := s.deleteThreshold(r.Context(), userFrom(r.Context()), id); err != nil {
 		s.apiError(w, r, err)
 		return

@@ -254,6 +254,10 @@ func (s *server) handleAPIDeleteWebhook(w http.ResponseWriter, r *http.Request) 
 		s.apiError(w, r, err)
 		return
 	}
+	if err := decodeEmpty(r.Body); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
 	if err := s.deleteWebhook(r.Context(), userFrom(r.Context()), id); err != nil {
 		s.apiError(w, r, err)
 		return
