@@ -114,10 +114,12 @@ func TestRatioInterval(t *testing.T) {
 func TestCompareRuns(t *testing.T) {
 	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
 	measuredRound(t, a, 1)
-	p := a.pitch("alice", 1, "Three stages")
+	// Runs under no pitch come before the pitch of their variant is filed:
+	// after, they would show its result early (pitches.CheckBlindRun).
 	r1 := importOn(t, a, 0, "B200", [3]float64{0, 400, 300}, [3]float64{0, 200, 150})
 	r2 := importOn(t, a, 0, "B200", [3]float64{0, 400, 250}, [3]float64{0, 200, 160})
 	r3 := importOn(t, a, 0, "H100", [3]float64{0, 500, 450})
+	p := a.pitch("alice", 1, "Three stages")
 	hiddenRun := importOn(t, a, p.ID, "B200", [3]float64{0, 400, 123.4567})
 	ids := fmt.Sprintf("%d,%d,%d,%d", r1.ID, r2.ID, r3.ID, hiddenRun.ID)
 

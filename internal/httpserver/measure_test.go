@@ -93,9 +93,16 @@ func TestImportPermissions(t *testing.T) {
 			}
 		}
 	}
-	// An import measuring no pitch: admins only.
-	doc := importBody(0, 300)
+	// An import measuring no pitch: admins only, and not of a variant that
+	// an open round's pitch names (pitches.CheckBlindRun): its result would
+	// be visible to sharks who have not scored that pitch.
+	doc := strings.Replace(importBody(0, 300), `"variant":"baseline"`, `"variant":"cutlass-ext"`, 1)
 	a.api("POST", "/api/runs/import", "alice", doc).wantError(t, http.StatusForbidden, pitches.EFORBIDDEN, "")
+	before := a.countRuns()
+	a.api("POST", "/api/runs/import", "admin", importBody(0, 300)).wantError(t, http.StatusConflict, pitches.ECONFLICT, "pitch_id")
+	if a.countRuns() != before {
+		t.Error("a refused import stored a run")
+	}
 	a.api("POST", "/api/runs/import", "admin", doc).wantStatus(t, http.StatusCreated)
 }
 

@@ -18,11 +18,12 @@ import (
 func TestShapeHistory(t *testing.T) {
 	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
 	measuredRound(t, a, 1)
-	p := a.pitch("alice", 1, "Three stages")
+	// Runs under no pitch come before the pitch of their variant (pitches.CheckBlindRun).
 	r1 := importOn(t, a, 0, "B200", [3]float64{0, 400, 300}, [3]float64{0, 200, 150})
 	r2 := importOn(t, a, 0, "B200", [3]float64{0, 400, 290}, [3]float64{0, 200, 140})
 	r3 := importOn(t, a, 0, "B200", [3]float64{0, 400, 250}, [3]float64{0, 200, 120})
 	r4 := importOn(t, a, 0, "H100", [3]float64{0, 500, 450})
+	p := a.pitch("alice", 1, "Three stages")
 	hidden := importOn(t, a, p.ID, "B200", [3]float64{0, 400, 123.4567})
 	for id, h := range map[int64]string{r1.ID: "aaaa", r2.ID: "aaaa", r3.ID: "bbbb", r4.ID: "aaaa", hidden.ID: "cccc"} {
 		if err := a.db.SetProvenance(t.Context(), tracking.Provenance{RunID: id, SourceHash: h, AppBuild: "rev1", RecordedAt: time.Now()}); err != nil {

@@ -19,9 +19,10 @@ func searchFixture(t *testing.T) (a *app, free1, free2, hidden *runner.Run) {
 	t.Helper()
 	a, _ = newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
 	measuredRound(t, a, 1)
+	// The free runs come before the pitch of their variant (pitches.CheckBlindRun).
+	free1 = importOn(t, a, 0, "B200", [3]float64{0, 400, 300}) // 1.33x
+	free2 = importOn(t, a, 0, "B200", [3]float64{0, 400, 200}) // 2x
 	p := a.pitch("alice", 1, "Three pipeline stages")
-	free1 = importOn(t, a, 0, "B200", [3]float64{0, 400, 300})     // 1.33x
-	free2 = importOn(t, a, 0, "B200", [3]float64{0, 400, 200})     // 2x
 	hidden = importOn(t, a, p.ID, "B200", [3]float64{0, 400, 100}) // 4x, hidden from the shark
 	return a, free1, free2, hidden
 }

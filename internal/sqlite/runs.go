@@ -41,6 +41,9 @@ func (db *DB) Enqueue(ctx context.Context, req runner.Request) (*runner.Run, err
 		if err := checkRoundOpen(ctx, tx, req.PitchID, pitches.LaunchWhat); err != nil {
 			return err
 		}
+		if err := checkBlindRun(ctx, tx, req.PitchID, req.Problem, req.Variant); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
 			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, status, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
@@ -78,6 +81,26 @@ func checkRoundOpen(ctx context.Context, q queryer, pitchID int64, what string) 
 		return e
 	}
 	return nil
+}
+
+// checkBlindRun applies pitches.CheckBlindRun to a run of problem and
+// variant filed under pitch pitchID (0: none): the active pitches of rounds
+// that are not closed and measure problem, read in the writing transaction
+// so that a pitch filed meanwhile is seen.
+func checkBlindRun(ctx context.Context, q queryer, pitchID int64, problem, variant string) error {
+	if strings.TrimSpace(variant) == "" {
+		return nil
+	}
+	open, err := queryAll(ctx, q, "look up the open pitches of the run's problem", func(rs *sql.Rows) (pitches.OpenPitch, error) {
+		var o pitches.OpenPitch
+		err := rs.Scan(&o.PitchID, &o.RoundNumber, &o.Variant)
+		return o, err
+	}, `SELECT p.id, r.number, p.variant FROM pitches p JOIN rounds r ON r.id = p.round_id
+		WHERE r.status != 'closed' AND p.status = 'active' AND r.problem = ? AND p.variant != '' ORDER BY p.id`, problem)
+	if err != nil {
+		return err
+	}
+	return pitches.CheckBlindRun(pitchID, variant, open)
 }
 
 // checkRunRefs turns a missing pitch or user into an EINVALID error naming
@@ -277,6 +300,9 @@ func (db *DB) Requeue(ctx context.Context, id, by int64) (*runner.Run, error) {
 		if err := checkRoundOpen(ctx, tx, old.PitchID, pitches.LaunchWhat); err != nil {
 			return err
 		}
+		if err := checkBlindRun(ctx, tx, old.PitchID, old.Problem, old.Variant); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
 			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, requeue_of, status, created_at)
 			SELECT problem, suite, variant, baseline, device, seed, ?, pitch_id, id, 'queued', ? FROM runs WHERE id = ?`,
@@ -308,6 +334,9 @@ func (db *DB) Import(ctx context.Context, run *runner.Run, r *runner.Result) (*r
 	var id int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if err := checkRunRefs(ctx, tx, run.PitchID, run.RequestedBy); err != nil {
+			return err
+		}
+		if err := checkBlindRun(ctx, tx, run.PitchID, run.Problem, run.Variant); err != nil {
 			return err
 		}
 		now := fmtTime(db.Now())
