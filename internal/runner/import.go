@@ -695,7 +695,8 @@ func sameShapes(a, b []Shape) bool {
 // pooled with itself, a measurement would narrow the pitch's interval
 // (ResultOf) with no new evidence. A run of the pitch (imported or measured
 // here, any status with a result) on the same device has the same
-// measurement when it has the same variant and the same per-shape baseline
+// measurement when it has the same variant (knob order ignored:
+// pitches.SameVariant) and the same per-shape baseline
 // and variant times and speedups, or, for a bench document, records the
 // same bench run (docIdent). The error is ECONFLICT naming the run.
 func (r *Runner) refuseRepeat(ctx context.Context, run *Run, res *Result, id docIdent) error {
@@ -711,7 +712,7 @@ func (r *Runner) refuseRepeat(ctx context.Context, run *Run, res *Result, id doc
 				continue
 			}
 			why := ""
-			if old.Variant == run.Variant && sameShapes(old.Shapes, res.Shapes) {
+			if pitches.SameVariant(old.Variant, run.Variant) && sameShapes(old.Shapes, res.Shapes) {
 				why = "the same variant, device and per-shape times"
 			} else if id.key != "" {
 				full, err := r.cfg.Store.Get(ctx, old.ID)

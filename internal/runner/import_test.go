@@ -418,6 +418,11 @@ func TestImportRefusesRepeatedMeasurement(t *testing.T) {
 		}
 	}
 	refused("the same bare times again", bare("H100", "v", 300), first.ID)
+	knobbed, err := importDoc(r, bare("H100", "v?a=1&b=2", 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused("the same times, the knobs reordered", bare("H100", "v?b=2&a=1", 300), knobbed.ID)
 	for what, doc := range map[string][]byte{"other times": bare("H100", "v", 301), "another variant": bare("H100", "w", 300),
 		"another device": bare("B200", "v", 300)} {
 		if _, err := importDoc(r, doc); err != nil {
@@ -448,7 +453,7 @@ func TestImportRefusesRepeatedMeasurement(t *testing.T) {
 	}), ""), first.ID)
 
 	runs, err := r.List(context.Background(), runner.Filter{PitchID: p.ID})
-	if err != nil || len(runs) != 5 {
-		t.Fatalf("the pitch has %d runs (%v), want 5: the refused imports stored some", len(runs), err)
+	if err != nil || len(runs) != 6 {
+		t.Fatalf("the pitch has %d runs (%v), want 6: the refused imports stored some", len(runs), err)
 	}
 }
