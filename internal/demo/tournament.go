@@ -76,7 +76,7 @@ func (l *loader) round1() error {
 				"instead of per-thread stores with their address arithmetic.\n\n" +
 				"- Follows a documented CUTLASS pattern.\n- Store overlaps the next tile's work."}},
 		{"warp", "contestant4", pitches.PitchInput{Title: "Warp Specialization", Category: "scheduling",
-			Claim: pitches.Range{Lo: 1.25, Hi: 1.40}, Variant: "baseline?warp_roles=producer_consumer",
+			Claim: pitches.Range{Lo: 1.25, Hi: 1.40}, Variant: "warp-specialized-baseline",
 			Body: "Split the block into a producer warp that only loads and consumer warp groups that only " +
 				"multiply, handing buffers over through barriers, so loads and math never wait on each other.\n\n" +
 				"- The two GEMMs of the dual GEMM map naturally onto two consumers."}},
@@ -195,7 +195,7 @@ func (l *loader) round2() error {
 			Body: "Revised down: the epilogue runs once per tile against 6-28 main-loop steps, so it is likely " +
 				"5-10% of the time. Measure it first; implement only if it exceeds 10%."}},
 		{"warp", "contestant4", pitches.PitchInput{Title: "Warp Specialization, reassessed", Category: "scheduling",
-			Claim: pitches.Range{Lo: 1.0, Hi: 1.3}, Variant: "baseline?warp_roles=producer_consumer",
+			Claim: pitches.Range{Lo: 1.0, Hi: 1.3}, Variant: "warp-specialized-baseline",
 			Body: "Only one of four warps works in the main loop, and the real limit is the number of blocks, " +
 				"not per-block efficiency. Tile tuning should come first; this pitch steps back in its favour."}},
 	}
