@@ -20,10 +20,11 @@ func TestBrowserCompareRuns(t *testing.T) {
 	defer cancel()
 	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
 	measuredRound(t, a, 1)
-	p := a.pitch("alice", 1, "Three stages")
+	// Runs under no pitch come before the pitch of their variant (pitches.CheckBlindRun).
 	r1 := importOn(t, a, 0, "B200", [3]float64{0, 400, 300})
 	r2 := importOn(t, a, 0, "B200", [3]float64{0, 400, 250})
 	r3 := importOn(t, a, 0, "H100", [3]float64{0, 500, 450})
+	p := a.pitch("alice", 1, "Three stages")
 	hidden := importOn(t, a, p.ID, "B200", [3]float64{0, 400, 123.4567})
 
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
