@@ -114,6 +114,7 @@
 #   bash dev/gpucall/dual.sh gtwe [TOTAL]        # step 67: token_wait=early on both bests: ptxas, tests, each paired with itself
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
+#   bash dev/gpucall/dual.sh xprobe35 [TOTAL]    # step 91: dev/wgprobe skelx, half the decode per block and the other half passed by the cluster's peer
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -2068,6 +2069,15 @@ skelprobe)
 	probebuild
 	step wgprobe_skel 200 wgprobe.txt /tmp/wgprobe skel
 	grep -E "skel:|cycles per wgmma|SMs|wgprobe:|C75|error" "$OUT/wgprobe.txt"
+	pack
+	;;
+xprobe35)
+	# Step 91: step 64's skeleton in two-block clusters, half the decode per
+	# block, the other half passed through distributed shared memory.
+	probebuild
+	grep -E "skelx|registers|spill|error" "$OUT/wgprobe.txt" | head -20
+	step wgprobe_skelx 200 wgprobe.txt /tmp/wgprobe skelx
+	grep -E "skel|SMs|wgprobe:|error" "$OUT/wgprobe.txt"
 	pack
 	;;
 timeline)

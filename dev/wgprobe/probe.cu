@@ -597,6 +597,137 @@ __global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sin
 #endif
 }
 
+
+// Skelx (kernel-notes step 91): skel's whole form (three n128 consumers,
+// fences, B walking three stages, fragments rewritten, the token ring's
+// barriers, OWN rounds of decode-like work) in two-block clusters, with
+// CH chains per round (8: a consumer's whole decode; 4: half of it) and,
+// with XCH, the half each block decodes passed to the peer: every consumer
+// thread stores its 32 bytes into the peer's slot for the half (two slots,
+// alternating; st.shared::cluster), arrives on the peer's barrier for it
+// (release.cluster, 128 arrivals), waits on its own (acquire.cluster) and
+// loads the peer's 32 bytes, half of the next fragments' sources. A slot
+// is written again two halves later, after its reader has sent the half
+// in between, so two suffice.
+template <int CH, bool XCH, int OWN>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int iters, u64* cycles, u32* sink, u32 seed) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const int tid = threadIdx.x, role = tid >> 7, lane = tid & 127;
+  const u32 base = skel_smem(3 * 32768 + 2 * 3 * 128 * 32);
+  const u32 xs0 = base + 3 * 32768;
+  const u32 full0 = xs0 + 2 * 3 * 128 * 32, empty0 = full0 + 3 * 8, xbar0 = empty0 + 3 * 8;
+  if (tid == 0) {
+    for (int s = 0; s < 3; ++s) {
+      wg_bar_init(full0 + 8 * s, 1);
+      wg_bar_init(empty0 + 8 * s, 128 * 3);
+    }
+    for (int s = 0; s < 6; ++s) wg_bar_init(xbar0 + 8 * s, 128);
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  __syncthreads();
+  // The peer's barriers exist before anyone arrives on them.
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+  u32 rank;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  const u32 peer = rank ^ 1u;
+  auto remote = [&](u32 a) {
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(peer));
+    return r;
+  };
+  if (role == 0) {
+    if (tid == 0)
+      for (int q = 0; q < iters; ++q) {
+        wg_bar_wait(empty0 + 8 * (q % 3), ((q / 3) & 1) ^ 1);
+        wg_bar_arrive(full0 + 8 * (q % 3));
+      }
+  } else {
+    const int c = role - 1;
+    float d[64];
+    u32 xa[4][4], ya[4][4];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) d[i] = 0.f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        xa[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
+        ya[j][r] = (seed + tid + 4 * j + r + 16) * 0x3C00u;
+      }
+    u32 own[8], oh[8];
+    skel_own_init(own, oh, seed, tid);
+    // CH of the round's eight chains, OWN rounds; then (XCH) the half
+    // passed both ways; then the half's fragments.
+    auto work = [&](u32 (&f)[4][4], int q, int h) {
+#pragma unroll 1
+      for (int r = 0; r < OWN; ++r) {
+#pragma unroll
+        for (int k = 0; k < CH; ++k) {
+          own[k] = __byte_perm(own[k], seed, 0x5140u);
+          own[k] = (own[k] & 0x0F0F0F0Fu) ^ seed;
+          oh[k] = wg_hmul2(oh[k], own[k] | 0x3C003C00u);
+        }
+      }
+      if (XCH) {
+        const int slot = h & 1;
+        const u32 mine = xs0 + ((slot * 3 + c) * 128 + lane) * 32, bar = xbar0 + 8 * (slot * 3 + c);
+        const u32 there = remote(mine), tbar = remote(bar);
+        asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(there), "r"(oh[0]), "r"(oh[1]), "r"(oh[2]), "r"(oh[3]) : "memory");
+        asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(there + 16), "r"(own[0]), "r"(own[1]), "r"(own[2]), "r"(own[3]) : "memory");
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(tbar) : "memory");
+        u32 done;
+        do {
+          asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+                       : "=r"(done) : "r"(bar), "r"((u32)((h >> 1) & 1)) : "memory");
+        } while (!done);
+        u32 g[4];
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(oh[4]), "=r"(oh[5]), "=r"(oh[6]), "=r"(oh[7]) : "r"(mine) : "memory");
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(g[0]), "=r"(g[1]), "=r"(g[2]), "=r"(g[3]) : "r"(mine + 16) : "memory");
+#pragma unroll
+        for (int k = 0; k < 4; ++k) oh[4 + k] ^= g[k] & 0x00FF00FFu;
+      }
+      skel_frags<true>(f, oh, q);
+    };
+    wg_fence();
+    const u64 t0 = clock64();
+    int prev = -1;
+#pragma unroll 1
+    for (int q = 0; q < iters; ++q) {
+      const int st = q % 3;
+      wg_bar_wait(full0 + 8 * (q % 3), (q / 3) & 1);
+      wg_fence();
+      const u32 tok = base + st * 32768;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) wg_mma<128>(d, xa[j], wg_tdesc(tok, j));
+      wg_commit();
+      wg_wait<1>(); // Y(j-1) done
+      if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
+      work(ya, q, 2 * q);
+      wg_fence();
+#pragma unroll
+      for (int j = 0; j < 4; ++j) wg_mma<128>(d, ya[j], wg_tdesc(tok, 4 + j));
+      wg_commit();
+      wg_wait<1>(); // X(j) done
+      work(xa, q + 1, 2 * q + 1);
+      prev = q % 3;
+    }
+    wg_wait<0>();
+    if (prev >= 0) wg_bar_arrive(empty0 + 8 * prev);
+    const u64 t1 = clock64();
+#pragma unroll
+    for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+    u32 s = __float_as_uint(d[0]) ^ xa[0][0] ^ ya[3][3] ^ own[0] ^ oh[7];
+    if (s == 0x12345678u) sink[tid & 511] = s;
+    if (lane == 0) cycles[blockIdx.x * 4 + c] = t1 - t0;
+  }
+  // No block leaves while its peer may still store into it.
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+#else
+  asm volatile("trap;"); // wgmma is sm_90a only
+#endif
+}
+
 #ifdef __CUDACC_RTC__
 template __global__ void issueq<2, true>(int, u64*, u32*);
 template __global__ void issueq<1, false>(int, u64*, u32*);
@@ -618,6 +749,8 @@ template __global__ void skel<3, true, true, true, true>(int, u64*, u32*, u32);
 template __global__ void skel<3, true, true, true, true, 4>(int, u64*, u32*, u32);
 template __global__ void skelw<2, 256, 3>(int, u64*, u32*, u32);
 template __global__ void skelw<2, 192, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<8, false, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<4, true, 3>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -757,6 +890,17 @@ static void skelw_run(int sms, u64* dcycles, u32* dsink) {
          W, NW, OWN, med, med / (8.0 * W * NW / 128), quantile(per, 0.1), quantile(per, 0.9));
 }
 
+
+// The cluster skeleton's forms (skelx): skel's 96 KB, 24 KB of exchange
+// slots, the barriers and slack; an even grid of two-block clusters.
+template <int CH, bool XCH, int OWN>
+static void skelx_run(int sms, u64* dcycles, u32* dsink) {
+  std::vector<double> per = skel_chunks(skelx<CH, XCH, OWN>, sms & ~1, 512, 3 * 32768 + 2 * 3 * 128 * 32 + 128 + 1024, 3, dcycles, dsink);
+  const double med = quantile(per, 0.5);
+  printf("skelx: 3 consumers, clusters of 2, %d of 8 chains a round%s, own %d: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
+         CH, XCH ? ", the half passed to the peer" : "", OWN, med, med / 24.0, quantile(per, 0.1), quantile(per, 0.9));
+}
+
 int main(int argc, char** argv) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
@@ -766,6 +910,18 @@ int main(int argc, char** argv) {
   u32* ds;
   CK(cudaMalloc(&dc, p.multiProcessorCount * 4 * sizeof(u64)));
   CK(cudaMalloc(&ds, 512 * sizeof(u32)));
+  if (argc > 1 && std::string(argv[1]) == "skelx") {
+    // Step 91: half the decode per block, the other half passed by the
+    // cluster's peer; step 64's forms first, on this device.
+    skel_run<3, true, true, true, true, 2>(p.multiProcessorCount, dc, ds);
+    skel_run<3, true, true, true, true, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<8, false, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, false, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, true, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<8, false, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, true, 3>(p.multiProcessorCount, dc, ds);
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "skel") {
     // Step 64: the GEMM's consumer skeleton, one element at a time, three
     // consumers, then the whole of it with one and two.
