@@ -608,20 +608,26 @@ __global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sin
 // (release.cluster, 128 arrivals), waits on its own (acquire.cluster) and
 // loads the peer's 32 bytes, half of the next fragments' sources. A slot
 // is written again two halves later, after its reader has sent the half
-// in between, so two suffice.
-template <int CH, bool XCH, int OWN>
+// in between, so two suffice. XCH 1: every thread arrives on the peer's
+// barrier (release.cluster each); 2: one lane a warp, counting 32, after
+// __syncwarp; 3: as 2, but a half takes the peer's previous half (the
+// exchange's latency gets one half of slack), over four slots: a slot is
+// written again four halves later, once its reader has sent the half
+// after the one it read.
+template <int CH, int XCH, int OWN>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int tid = threadIdx.x, role = tid >> 7, lane = tid & 127;
-  const u32 base = skel_smem(3 * 32768 + 2 * 3 * 128 * 32);
+  constexpr int NS = XCH == 3 ? 4 : 2; // exchange slots
+  const u32 base = skel_smem(3 * 32768 + NS * 3 * 128 * 32);
   const u32 xs0 = base + 3 * 32768;
-  const u32 full0 = xs0 + 2 * 3 * 128 * 32, empty0 = full0 + 3 * 8, xbar0 = empty0 + 3 * 8;
+  const u32 full0 = xs0 + NS * 3 * 128 * 32, empty0 = full0 + 3 * 8, xbar0 = empty0 + 3 * 8;
   if (tid == 0) {
     for (int s = 0; s < 3; ++s) {
       wg_bar_init(full0 + 8 * s, 1);
       wg_bar_init(empty0 + 8 * s, 128 * 3);
     }
-    for (int s = 0; s < 6; ++s) wg_bar_init(xbar0 + 8 * s, 128);
+    for (int s = 0; s < NS * 3; ++s) wg_bar_init(xbar0 + 8 * s, 128);
   }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -670,22 +676,34 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
         }
       }
       if (XCH) {
-        const int slot = h & 1;
+        // Send half h; take the peer's half h (XCH 1, 2) or h - 1 (XCH 3,
+        // one half of slack: the peer decodes a half ahead).
+        const int slot = h % NS;
         const u32 mine = xs0 + ((slot * 3 + c) * 128 + lane) * 32, bar = xbar0 + 8 * (slot * 3 + c);
         const u32 there = remote(mine), tbar = remote(bar);
         asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(there), "r"(oh[0]), "r"(oh[1]), "r"(oh[2]), "r"(oh[3]) : "memory");
         asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(there + 16), "r"(own[0]), "r"(own[1]), "r"(own[2]), "r"(own[3]) : "memory");
-        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(tbar) : "memory");
-        u32 done;
-        do {
-          asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
-                       : "=r"(done) : "r"(bar), "r"((u32)((h >> 1) & 1)) : "memory");
-        } while (!done);
-        u32 g[4];
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(oh[4]), "=r"(oh[5]), "=r"(oh[6]), "=r"(oh[7]) : "r"(mine) : "memory");
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(g[0]), "=r"(g[1]), "=r"(g[2]), "=r"(g[3]) : "r"(mine + 16) : "memory");
+        if (XCH == 1) {
+          asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(tbar) : "memory");
+        } else {
+          __syncwarp();
+          if ((lane & 31) == 0) asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], 32;\n" ::"r"(tbar) : "memory");
+        }
+        const int hr = XCH == 3 ? h - 1 : h;
+        if (hr >= 0) {
+          const int rs = hr % NS;
+          const u32 rmine = xs0 + ((rs * 3 + c) * 128 + lane) * 32, rbar = xbar0 + 8 * (rs * 3 + c);
+          u32 done;
+          do {
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+                         : "=r"(done) : "r"(rbar), "r"((u32)((hr / NS) & 1)) : "memory");
+          } while (!done);
+          u32 g[4];
+          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(oh[4]), "=r"(oh[5]), "=r"(oh[6]), "=r"(oh[7]) : "r"(rmine) : "memory");
+          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(g[0]), "=r"(g[1]), "=r"(g[2]), "=r"(g[3]) : "r"(rmine + 16) : "memory");
 #pragma unroll
-        for (int k = 0; k < 4; ++k) oh[4 + k] ^= g[k] & 0x00FF00FFu;
+          for (int k = 0; k < 4; ++k) oh[4 + k] ^= g[k] & 0x00FF00FFu;
+        }
       }
       skel_frags<true>(f, oh, q);
     };
@@ -749,8 +767,9 @@ template __global__ void skel<3, true, true, true, true>(int, u64*, u32*, u32);
 template __global__ void skel<3, true, true, true, true, 4>(int, u64*, u32*, u32);
 template __global__ void skelw<2, 256, 3>(int, u64*, u32*, u32);
 template __global__ void skelw<2, 192, 3>(int, u64*, u32*, u32);
-template __global__ void skelx<8, false, 3>(int, u64*, u32*, u32);
-template __global__ void skelx<4, true, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<8, 0, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<4, 1, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<4, 3, 3>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -891,14 +910,17 @@ static void skelw_run(int sms, u64* dcycles, u32* dsink) {
 }
 
 
-// The cluster skeleton's forms (skelx): skel's 96 KB, 24 KB of exchange
-// slots, the barriers and slack; an even grid of two-block clusters.
-template <int CH, bool XCH, int OWN>
+// The cluster skeleton's forms (skelx): skel's 96 KB, the exchange slots,
+// the barriers and slack; an even grid of two-block clusters.
+template <int CH, int XCH, int OWN>
 static void skelx_run(int sms, u64* dcycles, u32* dsink) {
-  std::vector<double> per = skel_chunks(skelx<CH, XCH, OWN>, sms & ~1, 512, 3 * 32768 + 2 * 3 * 128 * 32 + 128 + 1024, 3, dcycles, dsink);
+  const int ns = XCH == 3 ? 4 : 2;
+  std::vector<double> per = skel_chunks(skelx<CH, XCH, OWN>, sms & ~1, 512, 3 * 32768 + ns * 3 * 128 * 32 + 256 + 1024, 3, dcycles, dsink);
   const double med = quantile(per, 0.5);
+  static const char* const how[] = {"", ", the half passed to the peer (every thread arrives)", ", the half passed to the peer (a lane a warp arrives)",
+                                    ", the half passed to the peer a half ahead (a lane a warp arrives)"};
   printf("skelx: 3 consumers, clusters of 2, %d of 8 chains a round%s, own %d: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
-         CH, XCH ? ", the half passed to the peer" : "", OWN, med, med / 24.0, quantile(per, 0.1), quantile(per, 0.9));
+         CH, how[XCH], OWN, med, med / 24.0, quantile(per, 0.1), quantile(per, 0.9));
 }
 
 int main(int argc, char** argv) {
@@ -915,11 +937,13 @@ int main(int argc, char** argv) {
     // cluster's peer; step 64's forms first, on this device.
     skel_run<3, true, true, true, true, 2>(p.multiProcessorCount, dc, ds);
     skel_run<3, true, true, true, true, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<8, false, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<4, false, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<4, true, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<8, false, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<4, true, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<8, 0, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 0, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 1, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 2, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 3, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<8, 0, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 3, 3>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "skel") {
