@@ -613,21 +613,28 @@ __global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sin
 // __syncwarp; 3: as 2, but a half takes the peer's previous half (the
 // exchange's latency gets one half of slack), over four slots: a slot is
 // written again four halves later, once its reader has sent the half
-// after the one it read.
+// after the one it read. XCH 4: the bulk form: a consumer's threads stage
+// their 32 bytes locally, a named barrier, and one thread sends the 4 KB
+// with one cp.async.bulk into the peer's slot, completing on the peer's
+// barrier (count 1: the receiver's own expect_tx). The staging slot's
+// reuse two halves later is not fenced against the copy's read: the probe
+// times the path and does not check the data. XCH 5: XCH 2's sending
+// half alone, nothing waited for or loaded (what the send costs).
 template <int CH, int XCH, int OWN>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int tid = threadIdx.x, role = tid >> 7, lane = tid & 127;
   constexpr int NS = XCH == 3 ? 4 : 2; // exchange slots
-  const u32 base = skel_smem(3 * 32768 + NS * 3 * 128 * 32);
-  const u32 xs0 = base + 3 * 32768;
-  const u32 full0 = xs0 + NS * 3 * 128 * 32, empty0 = full0 + 3 * 8, xbar0 = empty0 + 3 * 8;
+  constexpr int NG = XCH == 4 ? 2 : 0;  // staging slots of the bulk form
+  const u32 base = skel_smem(3 * 32768 + (NS + NG) * 3 * 128 * 32);
+  const u32 xs0 = base + 3 * 32768, stg0 = xs0 + NS * 3 * 128 * 32;
+  const u32 full0 = stg0 + NG * 3 * 128 * 32, empty0 = full0 + 3 * 8, xbar0 = empty0 + 3 * 8;
   if (tid == 0) {
     for (int s = 0; s < 3; ++s) {
       wg_bar_init(full0 + 8 * s, 1);
       wg_bar_init(empty0 + 8 * s, 128 * 3);
     }
-    for (int s = 0; s < NS * 3; ++s) wg_bar_init(xbar0 + 8 * s, 128);
+    for (int s = 0; s < NS * 3; ++s) wg_bar_init(xbar0 + 8 * s, XCH == 4 ? 1 : 128);
   }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -675,7 +682,35 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
           oh[k] = wg_hmul2(oh[k], own[k] | 0x3C003C00u);
         }
       }
-      if (XCH) {
+      if (XCH == 4) {
+        // The bulk form: the consumer's 128 threads stage their 32 bytes
+        // each here, and one thread sends the 4 KB to the peer's slot with
+        // one cp.async.bulk completing on the peer's barrier (its own
+        // thread expects the peer's 4 KB on this block's barrier).
+        const int slot = h & 1;
+        const u32 off = (slot * 3 + c) * 4096, bar = xbar0 + 8 * (slot * 3 + c);
+        const u32 stg = stg0 + off + lane * 32;
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(stg), "r"(oh[0]), "r"(oh[1]), "r"(oh[2]), "r"(oh[3]) : "memory");
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(stg + 16), "r"(own[0]), "r"(own[1]), "r"(own[2]), "r"(own[3]) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        if (lane == 0) {
+          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;\n" ::"r"(bar) : "memory");
+          asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 4096, [%2];\n"
+                       ::"r"(remote(xs0 + off)), "r"(stg0 + off), "r"(remote(bar)) : "memory");
+        }
+        u32 done;
+        do {
+          asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+                       : "=r"(done) : "r"(bar), "r"((u32)((h >> 1) & 1)) : "memory");
+        } while (!done);
+        const u32 got = xs0 + off + lane * 32;
+        u32 g[4];
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(oh[4]), "=r"(oh[5]), "=r"(oh[6]), "=r"(oh[7]) : "r"(got) : "memory");
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(g[0]), "=r"(g[1]), "=r"(g[2]), "=r"(g[3]) : "r"(got + 16) : "memory");
+#pragma unroll
+        for (int k = 0; k < 4; ++k) oh[4 + k] ^= g[k] & 0x00FF00FFu;
+      } else if (XCH) {
         // Send half h; take the peer's half h (XCH 1, 2) or h - 1 (XCH 3,
         // one half of slack: the peer decodes a half ahead).
         const int slot = h % NS;
@@ -690,7 +725,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
           if ((lane & 31) == 0) asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], 32;\n" ::"r"(tbar) : "memory");
         }
         const int hr = XCH == 3 ? h - 1 : h;
-        if (hr >= 0) {
+        if (XCH != 5 && hr >= 0) {
           const int rs = hr % NS;
           const u32 rmine = xs0 + ((rs * 3 + c) * 128 + lane) * 32, rbar = xbar0 + 8 * (rs * 3 + c);
           u32 done;
@@ -770,6 +805,8 @@ template __global__ void skelw<2, 192, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<8, 0, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 1, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 3, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<4, 4, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<4, 5, 3>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -914,11 +951,13 @@ static void skelw_run(int sms, u64* dcycles, u32* dsink) {
 // the barriers and slack; an even grid of two-block clusters.
 template <int CH, int XCH, int OWN>
 static void skelx_run(int sms, u64* dcycles, u32* dsink) {
-  const int ns = XCH == 3 ? 4 : 2;
+  const int ns = (XCH == 3 ? 4 : 2) + (XCH == 4 ? 2 : 0);
   std::vector<double> per = skel_chunks(skelx<CH, XCH, OWN>, sms & ~1, 512, 3 * 32768 + ns * 3 * 128 * 32 + 256 + 1024, 3, dcycles, dsink);
   const double med = quantile(per, 0.5);
   static const char* const how[] = {"", ", the half passed to the peer (every thread arrives)", ", the half passed to the peer (a lane a warp arrives)",
-                                    ", the half passed to the peer a half ahead (a lane a warp arrives)"};
+                                    ", the half passed to the peer a half ahead (a lane a warp arrives)",
+                                    ", the half passed to the peer by one bulk copy a consumer",
+                                    ", the half sent to the peer and nothing taken (a lane a warp arrives)"};
   printf("skelx: 3 consumers, clusters of 2, %d of 8 chains a round%s, own %d: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
          CH, how[XCH], OWN, med, med / 24.0, quantile(per, 0.1), quantile(per, 0.9));
 }
@@ -942,8 +981,10 @@ int main(int argc, char** argv) {
     skelx_run<4, 1, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<4, 2, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<4, 3, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 4, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 5, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<8, 0, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<4, 3, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 4, 3>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "skel") {
