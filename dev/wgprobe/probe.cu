@@ -618,14 +618,16 @@ __global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sin
 // with one cp.async.bulk into the peer's slot, completing on the peer's
 // barrier (count 1: the receiver's own expect_tx). The staging slot's
 // reuse two halves later is not fenced against the copy's read: the probe
-// times the path and does not check the data. XCH 5: XCH 2's sending
+// times the path and does not check the data. XCH 6: the bulk form with
+// XCH 3's half of slack, four slots. XCH 5: XCH 2's sending
 // half alone, nothing waited for or loaded (what the send costs).
 template <int CH, int XCH, int OWN>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int tid = threadIdx.x, role = tid >> 7, lane = tid & 127;
-  constexpr int NS = XCH == 3 ? 4 : 2; // exchange slots
-  constexpr int NG = XCH == 4 ? 2 : 0;  // staging slots of the bulk form
+  constexpr bool BULK = XCH == 4 || XCH == 6;
+  constexpr int NS = XCH == 3 || XCH == 6 ? 4 : 2; // exchange slots
+  constexpr int NG = BULK ? NS : 0;                 // staging slots of the bulk forms
   const u32 base = skel_smem(3 * 32768 + (NS + NG) * 3 * 128 * 32);
   const u32 xs0 = base + 3 * 32768, stg0 = xs0 + NS * 3 * 128 * 32;
   const u32 full0 = stg0 + NG * 3 * 128 * 32, empty0 = full0 + 3 * 8, xbar0 = empty0 + 3 * 8;
@@ -634,7 +636,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
       wg_bar_init(full0 + 8 * s, 1);
       wg_bar_init(empty0 + 8 * s, 128 * 3);
     }
-    for (int s = 0; s < NS * 3; ++s) wg_bar_init(xbar0 + 8 * s, XCH == 4 ? 1 : 128);
+    for (int s = 0; s < NS * 3; ++s) wg_bar_init(xbar0 + 8 * s, BULK ? 1 : 128);
   }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -682,12 +684,13 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
           oh[k] = wg_hmul2(oh[k], own[k] | 0x3C003C00u);
         }
       }
-      if (XCH == 4) {
-        // The bulk form: the consumer's 128 threads stage their 32 bytes
+      if (BULK) {
+        // The bulk forms: the consumer's 128 threads stage their 32 bytes
         // each here, and one thread sends the 4 KB to the peer's slot with
         // one cp.async.bulk completing on the peer's barrier (its own
-        // thread expects the peer's 4 KB on this block's barrier).
-        const int slot = h & 1;
+        // thread expects the peer's 4 KB on this block's barrier). XCH 6
+        // takes the peer's previous half (one half of slack).
+        const int slot = h % NS;
         const u32 off = (slot * 3 + c) * 4096, bar = xbar0 + 8 * (slot * 3 + c);
         const u32 stg = stg0 + off + lane * 32;
         asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(stg), "r"(oh[0]), "r"(oh[1]), "r"(oh[2]), "r"(oh[3]) : "memory");
@@ -699,17 +702,22 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
           asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 4096, [%2];\n"
                        ::"r"(remote(xs0 + off)), "r"(stg0 + off), "r"(remote(bar)) : "memory");
         }
-        u32 done;
-        do {
-          asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
-                       : "=r"(done) : "r"(bar), "r"((u32)((h >> 1) & 1)) : "memory");
-        } while (!done);
-        const u32 got = xs0 + off + lane * 32;
-        u32 g[4];
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(oh[4]), "=r"(oh[5]), "=r"(oh[6]), "=r"(oh[7]) : "r"(got) : "memory");
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(g[0]), "=r"(g[1]), "=r"(g[2]), "=r"(g[3]) : "r"(got + 16) : "memory");
+        const int hr = XCH == 6 ? h - 1 : h;
+        if (hr >= 0) {
+          const int rs = hr % NS;
+          const u32 roff = (rs * 3 + c) * 4096, rbar = xbar0 + 8 * (rs * 3 + c);
+          u32 done;
+          do {
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+                         : "=r"(done) : "r"(rbar), "r"((u32)((hr / NS) & 1)) : "memory");
+          } while (!done);
+          const u32 got = xs0 + roff + lane * 32;
+          u32 g[4];
+          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(oh[4]), "=r"(oh[5]), "=r"(oh[6]), "=r"(oh[7]) : "r"(got) : "memory");
+          asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(g[0]), "=r"(g[1]), "=r"(g[2]), "=r"(g[3]) : "r"(got + 16) : "memory");
 #pragma unroll
-        for (int k = 0; k < 4; ++k) oh[4 + k] ^= g[k] & 0x00FF00FFu;
+          for (int k = 0; k < 4; ++k) oh[4 + k] ^= g[k] & 0x00FF00FFu;
+        }
       } else if (XCH) {
         // Send half h; take the peer's half h (XCH 1, 2) or h - 1 (XCH 3,
         // one half of slack: the peer decodes a half ahead).
@@ -807,6 +815,7 @@ template __global__ void skelx<4, 1, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 3, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 4, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 5, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<4, 6, 3>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -951,13 +960,14 @@ static void skelw_run(int sms, u64* dcycles, u32* dsink) {
 // the barriers and slack; an even grid of two-block clusters.
 template <int CH, int XCH, int OWN>
 static void skelx_run(int sms, u64* dcycles, u32* dsink) {
-  const int ns = (XCH == 3 ? 4 : 2) + (XCH == 4 ? 2 : 0);
+  const int ns = XCH == 3 ? 4 : XCH == 4 ? 4 : XCH == 6 ? 8 : 2;
   std::vector<double> per = skel_chunks(skelx<CH, XCH, OWN>, sms & ~1, 512, 3 * 32768 + ns * 3 * 128 * 32 + 256 + 1024, 3, dcycles, dsink);
   const double med = quantile(per, 0.5);
   static const char* const how[] = {"", ", the half passed to the peer (every thread arrives)", ", the half passed to the peer (a lane a warp arrives)",
                                     ", the half passed to the peer a half ahead (a lane a warp arrives)",
                                     ", the half passed to the peer by one bulk copy a consumer",
-                                    ", the half sent to the peer and nothing taken (a lane a warp arrives)"};
+                                    ", the half sent to the peer and nothing taken (a lane a warp arrives)",
+                                    ", the half passed to the peer a half ahead by one bulk copy a consumer"};
   printf("skelx: 3 consumers, clusters of 2, %d of 8 chains a round%s, own %d: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
          CH, how[XCH], OWN, med, med / 24.0, quantile(per, 0.1), quantile(per, 0.9));
 }
@@ -983,8 +993,9 @@ int main(int argc, char** argv) {
     skelx_run<4, 3, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<4, 4, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<4, 5, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 6, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<8, 0, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<4, 4, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 6, 3>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "skel") {
