@@ -619,14 +619,15 @@ __global__ void __launch_bounds__(256, 1) skelw(int iters, u64* cycles, u32* sin
 // barrier (count 1: the receiver's own expect_tx). The staging slot's
 // reuse two halves later is not fenced against the copy's read: the probe
 // times the path and does not check the data. XCH 6: the bulk form with
-// XCH 3's half of slack, four slots. XCH 5: XCH 2's sending
+// XCH 3's half of slack, four slots; XCH 7: as 6, each warp sending its
+// own 1 KB (no named barrier across the consumer). XCH 5: XCH 2's sending
 // half alone, nothing waited for or loaded (what the send costs).
 template <int CH, int XCH, int OWN>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int iters, u64* cycles, u32* sink, u32 seed) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int tid = threadIdx.x, role = tid >> 7, lane = tid & 127;
-  constexpr bool BULK = XCH == 4 || XCH == 6;
-  constexpr int NS = XCH == 3 || XCH == 6 ? 4 : 2; // exchange slots
+  constexpr bool BULK = XCH == 4 || XCH == 6 || XCH == 7;
+  constexpr int NS = XCH == 3 || XCH >= 6 ? 4 : 2; // exchange slots
   constexpr int NG = BULK ? NS : 0;                 // staging slots of the bulk forms
   const u32 base = skel_smem(3 * 32768 + (NS + NG) * 3 * 128 * 32);
   const u32 xs0 = base + 3 * 32768, stg0 = xs0 + NS * 3 * 128 * 32;
@@ -696,13 +697,24 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
         asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(stg), "r"(oh[0]), "r"(oh[1]), "r"(oh[2]), "r"(oh[3]) : "memory");
         asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(stg + 16), "r"(own[0]), "r"(own[1]), "r"(own[2]), "r"(own[3]) : "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-        if (lane == 0) {
-          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;\n" ::"r"(bar) : "memory");
-          asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 4096, [%2];\n"
-                       ::"r"(remote(xs0 + off)), "r"(stg0 + off), "r"(remote(bar)) : "memory");
+        if (XCH == 7) {
+          // Each warp sends its own 1 KB: no barrier across the consumer.
+          __syncwarp();
+          if ((lane & 31) == 0) {
+            const u32 w = (lane >> 5) * 1024;
+            if (lane == 0) asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;\n" ::"r"(bar) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 1024, [%2];\n"
+                         ::"r"(remote(xs0 + off + w)), "r"(stg0 + off + w), "r"(remote(bar)) : "memory");
+          }
+        } else {
+          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+          if (lane == 0) {
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;\n" ::"r"(bar) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 4096, [%2];\n"
+                         ::"r"(remote(xs0 + off)), "r"(stg0 + off), "r"(remote(bar)) : "memory");
+          }
         }
-        const int hr = XCH == 6 ? h - 1 : h;
+        const int hr = XCH >= 6 ? h - 1 : h;
         if (hr >= 0) {
           const int rs = hr % NS;
           const u32 roff = (rs * 3 + c) * 4096, rbar = xbar0 + 8 * (rs * 3 + c);
@@ -816,6 +828,7 @@ template __global__ void skelx<4, 3, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 4, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 5, 3>(int, u64*, u32*, u32);
 template __global__ void skelx<4, 6, 3>(int, u64*, u32*, u32);
+template __global__ void skelx<4, 7, 3>(int, u64*, u32*, u32);
 #else
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -960,14 +973,15 @@ static void skelw_run(int sms, u64* dcycles, u32* dsink) {
 // the barriers and slack; an even grid of two-block clusters.
 template <int CH, int XCH, int OWN>
 static void skelx_run(int sms, u64* dcycles, u32* dsink) {
-  const int ns = XCH == 3 ? 4 : XCH == 4 ? 4 : XCH == 6 ? 8 : 2;
+  const int ns = XCH == 3 ? 4 : XCH == 4 ? 4 : XCH >= 6 ? 8 : 2;
   std::vector<double> per = skel_chunks(skelx<CH, XCH, OWN>, sms & ~1, 512, 3 * 32768 + ns * 3 * 128 * 32 + 256 + 1024, 3, dcycles, dsink);
   const double med = quantile(per, 0.5);
   static const char* const how[] = {"", ", the half passed to the peer (every thread arrives)", ", the half passed to the peer (a lane a warp arrives)",
                                     ", the half passed to the peer a half ahead (a lane a warp arrives)",
                                     ", the half passed to the peer by one bulk copy a consumer",
                                     ", the half sent to the peer and nothing taken (a lane a warp arrives)",
-                                    ", the half passed to the peer a half ahead by one bulk copy a consumer"};
+                                    ", the half passed to the peer a half ahead by one bulk copy a consumer",
+                                    ", the half passed to the peer a half ahead by one bulk copy a warp"};
   printf("skelx: 3 consumers, clusters of 2, %d of 8 chains a round%s, own %d: %7.1f cycles per chunk per consumer, %6.1f per wgmma of the SM's pipe (p10 %.1f, p90 %.1f per chunk)\n",
          CH, how[XCH], OWN, med, med / 24.0, quantile(per, 0.1), quantile(per, 0.9));
 }
@@ -994,8 +1008,9 @@ int main(int argc, char** argv) {
     skelx_run<4, 4, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<4, 5, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<4, 6, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 7, 3>(p.multiProcessorCount, dc, ds);
     skelx_run<8, 0, 3>(p.multiProcessorCount, dc, ds);
-    skelx_run<4, 6, 3>(p.multiProcessorCount, dc, ds);
+    skelx_run<4, 7, 3>(p.multiProcessorCount, dc, ds);
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "skel") {
