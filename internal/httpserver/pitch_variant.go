@@ -100,12 +100,5 @@ func namesKernel(problem, spec string) bool {
 // kernel of problem with valid knobs, else spec trimmed: the form two
 // spellings of one variant are compared in.
 func catalogueSpelling(problem, spec string) string {
-	spec = strings.TrimSpace(spec)
-	if problem == "" || !namesKernel(problem, spec) {
-		return spec
-	}
-	if canon, err := (runner.KernelsCatalog{}).CanonicalVariant(problem, spec); err == nil {
-		return canon
-	}
-	return spec
+	return runner.VariantSpelling(runner.KernelsCatalog{}, problem, spec)
 }

@@ -80,6 +80,9 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 		if err := s.checkThresholdVariant(ctx, t.Problem, t.Variant); err != nil {
 			return nil, err
 		}
+		// Stored in the spelling runs of a built-in kernel are stored in,
+		// so that another spelling of the same bound is a duplicate.
+		t.Variant = runner.VariantSpelling(runner.KernelsCatalog{}, t.Problem, t.Variant)
 	}
 	if err := duplicateThreshold(ctx, st, t); err != nil {
 		return nil, err
@@ -93,7 +96,8 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 }
 
 // checkThresholdVariant checks a variant threshold's spec, which covers
-// the runs whose variant is exactly it: a variant spec in the form pitches
+// the runs of that variant (tracking: knob order ignored, a built-in
+// kernel in any spelling): a variant spec in the form pitches
 // and runs use (name[?knob=value&...], or kernel:<hash>[?knobs];
 // pitches.ValidateVariant, at most pitches.MaxVariantChars), or else the
 // variant of a run of the problem already stored: an imported run names a

@@ -88,8 +88,13 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 		return nil, pitches.Errorf(pitches.EBADREQUEST, "variant", "a history needs its variant spec (or a pitch)")
 	}
 	shape := strings.TrimSpace(q.Get("shape"))
-	runs, err := s.runs.List(ctx, runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline,
-		Device: out.Device, PitchID: out.Pitch, Limit: 500})
+	// One kernel is one history: a built-in kernel's runs are stored in the
+	// catalogue's spelling, looked up (and named in the answer) by it, with
+	// the rows stored in the spelling given.
+	f := runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline,
+		Device: out.Device, PitchID: out.Pitch, Limit: 500}.CanonicalLookup(runner.KernelsCatalog{})
+	out.Variant = f.Variant
+	runs, err := s.runs.List(ctx, f)
 	if err != nil {
 		return nil, err
 	}

@@ -163,7 +163,9 @@ func runFilter(q map[string][]string) (runner.Filter, error) {
 		}
 		f.Imported = &b
 	}
-	return f, nil
+	// A built-in kernel's runs are stored in the catalogue's spelling: a
+	// lookup by any spelling of it finds them (and the rows stored as given).
+	return f.CanonicalLookup(runner.KernelsCatalog{}), nil
 }
 
 // visibleRuns is runs as the viewer may see them (listRunsPage).

@@ -10,7 +10,8 @@
 // # Life of a run
 //
 // Submit validates a Request against the kernel manifest (Catalog) and the
-// device list and stores it queued. The device's worker claims the oldest
+// device list and stores it queued, a built-in kernel's variant in the
+// catalogue's spelling (variant.go). The device's worker claims the oldest
 // queued run of its device, marks it running and starts
 //
 //	web bench --problem P --variant V [--baseline B] [--aa] --suite S --device D [--seed N] --max-time T --json FILE

@@ -29,7 +29,7 @@ type ImportRequest struct {
 	Device   string        `json:"device"`   // label of the machine, e.g. "B200"
 	Problem  string        `json:"problem"`  // a known problem, e.g. "nvfp4_group_gemm"
 	Suite    string        `json:"suite"`    // "tests" or "benchmarks"; empty means "benchmarks"
-	Variant  string        `json:"variant"`  // what was measured; free text, need not be in the manifest
+	Variant  string        `json:"variant"`  // what was measured; free text, need not be in the manifest (a built-in kernel's is stored in the catalogue's spelling)
 	Baseline string        `json:"baseline"` // what it was compared against
 	PitchID  int64         `json:"pitch_id"` // optional: the pitch this measures
 	Note     string        `json:"note"`     // optional: where the numbers come from
@@ -238,6 +238,11 @@ func (r *ImportRequest) Validate(cat Catalog) error {
 	} else if err := checkName("variant", r.Variant, pitches.MaxVariantChars); err != nil {
 		return err
 	}
+	// A built-in kernel of the problem is stored in the catalogue's
+	// spelling, as runs measured here are; free labels keep theirs. A bench
+	// document keeps its own variant string (checked against a given one
+	// above, before this).
+	r.Variant = VariantSpelling(cat, r.Problem, r.Variant)
 	if err := checkName("baseline", r.Baseline, pitches.MaxVariantChars); err != nil {
 		return err
 	}

@@ -31,6 +31,10 @@ type Catalog interface {
 	// whether spec names the reference variant (the one that checks the
 	// others: the only one the CPU runs, never a timed one on a GPU).
 	CheckVariant(problem, spec string) (reference bool, err error)
+	// CanonicalVariant returns spec as the problem's manifest spells it
+	// (defaults dropped, knobs in the kernel's order), or CheckVariant's
+	// error.
+	CanonicalVariant(problem, spec string) (string, error)
 }
 
 // Normalize trims the request's text fields and fills defaults.

@@ -200,16 +200,25 @@ type Finish struct {
 
 // Filter selects runs for List. Zero fields do not filter.
 type Filter struct {
-	Problem  string
-	Variant  string // exact spec
-	Baseline string
-	Device   string
-	Suite    string
-	PitchID  int64
-	Status   Status
-	Imported *bool
-	BeforeID int64 // paging: only runs with ID < BeforeID
-	Limit    int   // default 100, at most 1000
+	Problem string
+	// Variant is a spec: runs of it with their knobs in any order
+	// (pitches.SameVariant). Runner.List looks a built-in kernel's up in
+	// the catalogue's spelling (CanonicalLookup).
+	Variant string
+	// VariantAsTyped is another spelling of Variant whose runs match too
+	// (knobs in any order): the spec a lookup was given where Variant is
+	// the catalogue's spelling of it, so that runs stored as typed before
+	// runs were stored in that spelling are still found by it
+	// ("baseline?stages=1" as well as "baseline"). "": none.
+	VariantAsTyped string
+	Baseline       string
+	Device         string
+	Suite          string
+	PitchID        int64
+	Status         Status
+	Imported       *bool
+	BeforeID       int64 // paging: only runs with ID < BeforeID
+	Limit          int   // default 100, at most 1000
 	// WithShapes fills Shapes of every listed run (history pages and exports).
 	WithShapes bool
 }

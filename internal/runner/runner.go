@@ -187,7 +187,8 @@ func (r *Runner) Start(ctx context.Context) error {
 	return nil
 }
 
-// Submit validates req and queues it. A bad request returns a
+// Submit validates req and queues it, a built-in kernel's variant in the
+// catalogue's spelling (VariantSpelling). A bad request returns a
 // *pitches.Error with code EINVALID naming the field, and queues nothing.
 func (r *Runner) Submit(ctx context.Context, req Request) (*Run, error) {
 	req.Normalize()
@@ -197,6 +198,14 @@ func (r *Runner) Submit(ctx context.Context, req Request) (*Run, error) {
 	if err := r.checkKernelRequest(ctx, &req); err != nil {
 		return nil, err
 	}
+	// One kernel, one spelling (VariantSpelling); an A/A run's baseline is
+	// its variant, so it is spelled the same and the run stays A/A (--aa).
+	// Bench resolves the spelling to the kernel the request named.
+	canon := VariantSpelling(r.cfg.Catalog, req.Problem, req.Variant)
+	if req.Baseline == req.Variant {
+		req.Baseline = canon
+	}
+	req.Variant = canon
 	if r.isClosed() {
 		return nil, pitches.Errorf(pitches.ECONFLICT, "", "the server is shutting down; runs are not taken")
 	}
@@ -282,8 +291,12 @@ func (r *Runner) Accept(ctx context.Context, id int64, by *pitches.User, reason 
 // Get returns a run with its result, shapes and logs.
 func (r *Runner) Get(ctx context.Context, id int64) (*Run, error) { return r.cfg.Store.Get(ctx, id) }
 
-// List returns runs matching f, newest first.
-func (r *Runner) List(ctx context.Context, f Filter) ([]Run, error) { return r.cfg.Store.List(ctx, f) }
+// List returns runs matching f, newest first. A variant that spells a
+// built-in kernel of f's problem is looked up in the catalogue's spelling
+// as well as as given (Filter.CanonicalLookup).
+func (r *Runner) List(ctx context.Context, f Filter) ([]Run, error) {
+	return r.cfg.Store.List(ctx, f.CanonicalLookup(r.cfg.Catalog))
+}
 
 // Subscribe returns the events of run id, starting with its latest status
 // and progress as this process knows them. The channel closes after the

@@ -388,7 +388,8 @@ func (db *DB) List(ctx context.Context, f runner.Filter) ([]runner.Run, error) {
 		add("problem = ?", f.Problem)
 	}
 	if f.Variant != "" {
-		add("variant = ?", f.Variant)
+		cond, vs := variantCond("variant", f.Variant, f.VariantAsTyped)
+		where, args = append(where, cond), append(args, vs...)
 	}
 	if f.Baseline != "" {
 		add("baseline = ?", f.Baseline)

@@ -82,11 +82,15 @@ func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int
 	var c conds
 	add := c.add
 	f := q.Filter
-	for _, c := range []struct{ col, v string }{{"problem", f.Problem}, {"variant", f.Variant}, {"baseline", f.Baseline},
+	for _, c := range []struct{ col, v string }{{"problem", f.Problem}, {"baseline", f.Baseline},
 		{"device", f.Device}, {"suite", f.Suite}, {"status", string(f.Status)}} {
 		if c.v != "" {
 			add("runs."+c.col+" = ?", c.v)
 		}
+	}
+	if f.Variant != "" {
+		cond, vs := variantCond("runs.variant", f.Variant, f.VariantAsTyped)
+		add(cond, vs...)
 	}
 	if f.PitchID != 0 {
 		add("runs.pitch_id = ?", f.PitchID)

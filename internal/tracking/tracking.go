@@ -26,8 +26,8 @@ import (
 )
 
 // Threshold is a regression bound: runs of the pitches of Round (when set),
-// or runs of Variant of Problem, slower than BaselineRun by more than
-// Percent on a shape raise an alert.
+// or runs of Variant of Problem (in any spelling of it: applies), slower
+// than BaselineRun by more than Percent on a shape raise an alert.
 type Threshold struct {
 	ID          int64     `json:"id"`
 	Round       int       `json:"round,omitzero"`
@@ -315,12 +315,15 @@ func ratioText(iv runner.Interval) string {
 	return s
 }
 
-// applies says whether th covers run (round: the run's pitch is in it).
+// applies says whether th covers run (round: the run's pitch is in it;
+// variant: the run's variant is th's, knob order ignored and a built-in
+// kernel in any spelling, runner.SameVariantOf, so that thresholds and runs
+// stored before runs were stored in the catalogue's spelling still meet).
 func (t *Tracker) applies(th Threshold, run *runner.Run, roundOf func() int) bool {
 	if th.Round > 0 {
 		return run.PitchID != 0 && roundOf() == th.Round
 	}
-	return th.Problem == run.Problem && th.Variant == run.Variant
+	return th.Problem == run.Problem && runner.SameVariantOf(runner.KernelsCatalog{}, run.Problem, th.Variant, run.Variant)
 }
 
 // RunFinished is called once a run's result is stored: it records the
