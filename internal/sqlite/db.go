@@ -176,12 +176,45 @@ func (db *DB) migrate(ctx context.Context) error {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return err
 			}
+			if step := migrationGoSteps[m.version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return err
+				}
+			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 				m.version, m.name, fmtTime(db.Now()))
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("sqlite: apply migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// migrationGoSteps are the parts of migrations that SQL cannot compute,
+// run after the migration's SQL in its transaction: version -> step.
+var migrationGoSteps = map[int]func(context.Context, *sql.Tx) error{
+	155: variantKeyBackfill,
+}
+
+// variantKeyBackfill fills migration 155's variant_key for the runs stored
+// before it (pitches.VariantKey of each run's variant).
+func variantKeyBackfill(ctx context.Context, tx *sql.Tx) error {
+	type row struct {
+		id      int64
+		variant string
+	}
+	rows, err := queryAll(ctx, tx, "read the runs' variants", func(rs *sql.Rows) (row, error) {
+		var r row
+		return r, rs.Scan(&r.id, &r.variant)
+	}, `SELECT id, variant FROM runs WHERE variant != ''`)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET variant_key = ? WHERE id = ?`, pitches.VariantKey(r.variant), r.id); err != nil {
+			return fmt.Errorf("sqlite: fill the variant key of run %d: %w", r.id, err)
 		}
 	}
 	return nil

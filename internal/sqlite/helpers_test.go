@@ -188,3 +188,39 @@ func count(tb testing.TB, q interface {
 	}
 	return n
 }
+
+// rawDBAt creates a database file at path with the migrations up to and
+// including version applied (as an older server left it) and returns a
+// raw connection to it, for migration tests to fill before Open migrates
+// the rest.
+func rawDBAt(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
+	ctx := context.Background()
+	raw, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetMaxOpenConns(1)
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.version > version {
+			break
+		}
+		if _, err := raw.ExecContext(ctx, m.sql); err != nil {
+			t.Fatalf("apply %s: %v", m.name, err)
+		}
+		if step := migrationGoSteps[m.version]; step != nil {
+			t.Fatalf("migration %s has a Go step: apply it through Open", m.name)
+		}
+		if _, err := raw.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00.000000000Z')`, m.version, m.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return raw
+}

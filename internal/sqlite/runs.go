@@ -45,9 +45,9 @@ func (db *DB) Enqueue(ctx context.Context, req runner.Request) (*runner.Run, err
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
-			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, status, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
-			req.Problem, req.Suite, req.Variant, req.Baseline, req.Device, req.Seed,
+			(problem, suite, variant, variant_key, baseline, device, seed, requested_by, pitch_id, status, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
+			req.Problem, req.Suite, req.Variant, pitches.VariantKey(req.Variant), req.Baseline, req.Device, req.Seed,
 			runNullID(req.RequestedBy), runNullID(req.PitchID), fmtTime(db.Now()))
 		if err != nil {
 			return fmt.Errorf("sqlite: insert run: %w", err)
@@ -304,8 +304,8 @@ func (db *DB) Requeue(ctx context.Context, id, by int64) (*runner.Run, error) {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
-			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, requeue_of, status, created_at)
-			SELECT problem, suite, variant, baseline, device, seed, ?, pitch_id, id, 'queued', ? FROM runs WHERE id = ?`,
+			(problem, suite, variant, variant_key, baseline, device, seed, requested_by, pitch_id, requeue_of, status, created_at)
+			SELECT problem, suite, variant, variant_key, baseline, device, seed, ?, pitch_id, id, 'queued', ? FROM runs WHERE id = ?`,
 			runNullID(by), fmtTime(db.Now()), id)
 		if err != nil {
 			return fmt.Errorf("sqlite: requeue run %d: %w", id, err)
@@ -341,10 +341,10 @@ func (db *DB) Import(ctx context.Context, run *runner.Run, r *runner.Result) (*r
 		}
 		now := fmtTime(db.Now())
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs
-			(problem, suite, variant, baseline, device, seed, requested_by, pitch_id, imported, status, reason,
+			(problem, suite, variant, variant_key, baseline, device, seed, requested_by, pitch_id, imported, status, reason,
 			 created_at, started_at, finished_at, result, geomean, geomean_lo, geomean_hi, correct, flags, device_name, note)
-			VALUES (?, ?, ?, ?, ?, 0, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			run.Problem, run.Suite, run.Variant, run.Baseline, run.Device, runNullID(run.RequestedBy), runNullID(run.PitchID),
+			VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			run.Problem, run.Suite, run.Variant, pitches.VariantKey(run.Variant), run.Baseline, run.Device, runNullID(run.RequestedBy), runNullID(run.PitchID),
 			string(status), run.Reason,
 			now, now, now, string(r.Doc), runNullPos(r.Speedup.Value), runNullPos(r.Speedup.Lo), runNullPos(r.Speedup.Hi),
 			r.Correct, runJoinFlags(r.Flags), r.DeviceName, run.Note)
@@ -388,7 +388,7 @@ func (db *DB) List(ctx context.Context, f runner.Filter) ([]runner.Run, error) {
 		add("problem = ?", f.Problem)
 	}
 	if f.Variant != "" {
-		cond, vs := variantCond("variant", f.Variant, f.VariantAsTyped)
+		cond, vs := variantCond("variant_key", f.Variant, f.VariantAsTyped)
 		where, args = append(where, cond), append(args, vs...)
 	}
 	if f.Baseline != "" {

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,29 +17,7 @@ import (
 func TestMigration102KeepsRunsAndShapes(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw.SetMaxOpenConns(1)
-	ms, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.version > 101 {
-			break
-		}
-		if _, err := raw.ExecContext(ctx, m.sql); err != nil {
-			t.Fatalf("apply %s: %v", m.name, err)
-		}
-		if _, err := raw.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00.000000000Z')`, m.version, m.name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	raw := rawDBAt(t, path, 101)
 	for _, q := range []string{
 		`INSERT INTO runs (id, problem, suite, variant, device, status, created_at, result, geomean, correct)
 			VALUES (1, 'nvfp4_group_gemm', 'benchmarks', 'baseline', '0', 'succeeded', '2026-01-01T00:00:00.000000000Z',

@@ -89,7 +89,7 @@ func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int
 		}
 	}
 	if f.Variant != "" {
-		cond, vs := variantCond("runs.variant", f.Variant, f.VariantAsTyped)
+		cond, vs := variantCond("runs.variant_key", f.Variant, f.VariantAsTyped)
 		add(cond, vs...)
 	}
 	if f.PitchID != 0 {

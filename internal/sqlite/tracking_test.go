@@ -99,29 +99,7 @@ func TestAddThresholdRaceStoresOne(t *testing.T) {
 func TestMigration154KeepsOldestThreshold(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw.SetMaxOpenConns(1)
-	ms, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.version > 153 {
-			break
-		}
-		if _, err := raw.ExecContext(ctx, m.sql); err != nil {
-			t.Fatalf("apply %s: %v", m.name, err)
-		}
-		if _, err := raw.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00.000000000Z')`, m.version, m.name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	raw := rawDBAt(t, path, 153)
 	const at = `'2026-01-01T00:00:00.000000000Z'`
 	for _, q := range []string{
 		`INSERT INTO rounds (number, title, rules, status, created_at, updated_at) VALUES (1, 'r', '', 'pitching', ` + at + `, ` + at + `)`,
