@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
-	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/templates"
 )
 
@@ -16,17 +15,19 @@ import (
 // pitches.CanSeeVotes, enforced by the store), with the versions stored
 // after the pitch's first result marked (pitches.ChangedAfterResult).
 
-// pitchFirstResult is when the pitch's first measured result existed
-// (firstResultAt), zero when none or when the server measures nothing.
+// pitchFirstResult is when a result of what the pitch predicts first
+// existed (pitches.Service.FirstResultAt: its own runs, and its variant's
+// under no pitch or another pitch), zero when none or when the server
+// measures nothing.
 func (s *server) pitchFirstResult(ctx context.Context, pitchID int64) (time.Time, error) {
 	if s.runs == nil {
 		return time.Time{}, nil
 	}
-	runs, err := s.runs.List(ctx, runner.Filter{PitchID: pitchID, Limit: 1000})
+	first, err := s.svc.FirstResultAt(ctx, pitchID)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("find the first result of pitch %d: %w", pitchID, err)
 	}
-	return firstResultAt(runs), nil
+	return first, nil
 }
 
 // markChanged sets changed_after_result on current cards (API) of pitchID.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pitchtank/pitchtank/internal/charts"
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -89,10 +88,18 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 			Pitch: p.Title, RunID: o.Accepted.ID, RoundN: p.RoundNumber, Imported: o.Result.Imported, DeviceLbl: deviceLabel(o.Accepted)})
 		return &o.Predictions[len(o.Predictions)-1]
 	}
-	add(p.Contestant, p.ContestantID, "claim", p.Claim)
-	// A shark's prediction is the estimate as it stood when the pitch's
-	// first result existed, not a later edit (pitches.PredictionAt).
-	first := firstResultAt(runs)
+	// Predictions are read as they stood when a result of the pitch's
+	// variant first existed (pitches.Service.FirstResultAt): a claim filed
+	// after one (a run of the variant before the pitch) is not a
+	// prediction, nor is a shark's estimate given after it
+	// (pitches.PredictionAt).
+	first, err := s.pitchFirstResult(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if first.IsZero() || p.CreatedAt.Before(first) {
+		add(p.Contestant, p.ContestantID, "claim", p.Claim)
+	}
 	for _, c := range cards {
 		hist, err := s.svc.ScorecardHistory(ctx, vis.viewer, p.ID, c.SharkID)
 		if err != nil {
@@ -120,27 +127,6 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 	return o, nil
 }
 
-// firstResultAt is when a measured result of the pitch first existed: the
-// earliest finish (an import's creation) of its runs that hold a result,
-// whatever their status or measurement, since any of them shows a figure
-// to someone. Zero when none.
-func firstResultAt(runs []runner.Run) time.Time {
-	var first time.Time
-	for i := range runs {
-		r := &runs[i]
-		if !r.HasResult {
-			continue
-		}
-		at := r.FinishedAt
-		if at.IsZero() {
-			at = r.CreatedAt
-		}
-		if first.IsZero() || at.Before(first) {
-			first = at
-		}
-	}
-	return first
-}
 
 func predictionRow(p scoredPrediction) templates.PredictionRow {
 	rg := rangeStr(p.Score.Lo, p.Score.Hi)

@@ -257,17 +257,24 @@ func (db *DB) EditPitch(ctx context.Context, by *pitches.User, id int64, in pitc
 		if err := checkRepitch(ctx, tx, by, int64(r.Number), in.RepitchOf); err != nil {
 			return err
 		}
-		if in.Claim != p.Claim || strings.TrimSpace(in.Variant) != strings.TrimSpace(p.Variant) {
+		if strings.TrimSpace(in.Variant) != strings.TrimSpace(p.Variant) {
 			runID, err := measuredRun(ctx, tx, id)
 			if err != nil {
 				return err
 			}
 			if runID != 0 {
-				field := "claim"
-				if in.Claim == p.Claim {
-					field = "variant"
-				}
-				return pitches.Errorf(pitches.ECONFLICT, field, "the claim and the variant are locked: run #%d has measured this pitch (title, category and text may still change)", runID)
+				return pitches.Errorf(pitches.ECONFLICT, "variant", "the claim and the variant are locked: run #%d has measured this pitch (title, category and text may still change)", runID)
+			}
+		}
+		// The claim is a prediction: locked once a result of its variant
+		// exists anywhere (predictedResult), not only on this pitch.
+		if in.Claim != p.Claim {
+			_, runID, err := predictedResult(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if runID != 0 {
+				return pitches.Errorf(pitches.ECONFLICT, "claim", "the claim is locked: run #%d has measured this pitch's variant (title, category and text may still change)", runID)
 			}
 		}
 		if strings.TrimSpace(in.Variant) != strings.TrimSpace(p.Variant) {

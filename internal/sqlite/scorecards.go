@@ -254,19 +254,46 @@ func measuredRun(ctx context.Context, q queryer, pitchID int64) (int64, error) {
 	return id.Int64, nil
 }
 
-// firstResultAt is when the pitch's first result existed: the earliest
-// finish (an import's creation) of its runs that hold a result document,
-// as the web layer's firstResultAt reads it from the runs. Zero when none.
-func firstResultAt(ctx context.Context, q queryer, pitchID int64) (time.Time, error) {
+// predictedResult is the first and newest result of what pitch pitchID
+// predicts (scoring.md: "Predictions are locked once a result for that
+// variant exists"): a run of the pitch that holds a result (any variant,
+// any status with a result: each shows a figure to someone), or a run of
+// the pitch's variant and its round's problem (knob order ignored:
+// variant_key) under no pitch or another pitch. first is the earliest
+// finish (an import's creation), zero when none; newest the newest such
+// run's id. A run of the variant from before the pitch was filed counts:
+// its figure was there to see when the claim and the estimates were made.
+func predictedResult(ctx context.Context, q queryer, pitchID int64) (first time.Time, newest int64, err error) {
+	var variant, problem string
+	err = q.QueryRowContext(ctx, `SELECT p.variant, r.problem FROM pitches p JOIN rounds r ON r.id = p.round_id WHERE p.id = ?`, pitchID).Scan(&variant, &problem)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, 0, nil
+	}
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("sqlite: read the variant of pitch %d: %w", pitchID, err)
+	}
+	key := pitches.VariantKey(variant)
 	var at sql.NullString
-	if err := q.QueryRowContext(ctx, `SELECT min(coalesce(finished_at, created_at)) FROM runs
-		WHERE pitch_id = ? AND status IN ('succeeded', 'incorrect', 'suspect')`, pitchID).Scan(&at); err != nil {
-		return time.Time{}, fmt.Errorf("sqlite: first result of pitch %d: %w", pitchID, err)
+	var id sql.NullInt64
+	if err := q.QueryRowContext(ctx, `SELECT min(coalesce(finished_at, created_at)), max(id) FROM runs
+		WHERE status IN ('succeeded', 'incorrect', 'suspect')
+		AND (pitch_id = ? OR (? != '' AND ? != '' AND problem = ? AND variant_key = ?))`,
+		pitchID, key, problem, problem, key).Scan(&at, &id); err != nil {
+		return time.Time{}, 0, fmt.Errorf("sqlite: first result of pitch %d's variant: %w", pitchID, err)
 	}
 	if !at.Valid {
-		return time.Time{}, nil
+		return time.Time{}, 0, nil
 	}
-	return parseTime(at.String)
+	first, err = parseTime(at.String)
+	return first, id.Int64, err
+}
+
+// FirstResultAt is when a result of what pitch pitchID predicts first
+// existed (predictedResult), zero when none: the time prediction scoring
+// reads estimates and claims at (pitches.PredictionAt).
+func (db *DB) FirstResultAt(ctx context.Context, pitchID int64) (time.Time, error) {
+	first, _, err := predictedResult(ctx, db.r, pitchID)
+	return first, err
 }
 
 // checkEstimateUnlocked enforces the prediction lock on a shark's card for
@@ -289,12 +316,8 @@ func firstResultAt(ctx context.Context, q queryer, pitchID int64) (time.Time, er
 // changed_after_result. Once stored, that estimate is locked like any
 // other.
 func checkEstimateUnlocked(ctx context.Context, tx *sql.Tx, pitchID, sharkID int64, est pitches.Range) (time.Time, error) {
-	runID, err := measuredRun(ctx, tx, pitchID)
+	first, runID, err := predictedResult(ctx, tx, pitchID)
 	if err != nil || runID == 0 {
-		return time.Time{}, err
-	}
-	first, err := firstResultAt(ctx, tx, pitchID)
-	if err != nil {
 		return time.Time{}, err
 	}
 	var lo, hi float64
@@ -306,7 +329,7 @@ func checkEstimateUnlocked(ctx context.Context, tx *sql.Tx, pitchID, sharkID int
 	case err != nil:
 		return time.Time{}, fmt.Errorf("sqlite: read current estimate: %w", err)
 	case lo != est.Lo || hi != est.Hi:
-		return time.Time{}, pitches.Errorf(pitches.ECONFLICT, "estimate", "predictions on this pitch are locked: run #%d has measured it; your estimate stays %s-%sx (scores and notes may still change)",
+		return time.Time{}, pitches.Errorf(pitches.ECONFLICT, "estimate", "predictions on this pitch are locked: run #%d has measured its variant; your estimate stays %s-%sx (scores and notes may still change)",
 			runID, strconv.FormatFloat(lo, 'f', -1, 64), strconv.FormatFloat(hi, 'f', -1, 64))
 	}
 	return first, nil
