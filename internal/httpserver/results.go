@@ -127,7 +127,6 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 	return o, nil
 }
 
-
 func predictionRow(p scoredPrediction) templates.PredictionRow {
 	rg := rangeStr(p.Score.Lo, p.Score.Hi)
 	if p.Now != nil {
