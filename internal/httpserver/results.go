@@ -223,15 +223,15 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 				"Run it on a server with a GPU, or import a result measured elsewhere (docs/runs-import.md)."
 		}
 	}
-	// The store locks estimates on any run with a result (succeeded,
-	// incorrect or suspect: runner.Status.Measured); the page must say so
-	// for all three, or a card filed after an incorrect run is silently not
-	// a prediction.
-	for _, r := range o.Runs {
-		if r.Status.Measured() {
-			res.Locked = true
-		}
+	// The store locks estimates once a result of what the pitch predicts
+	// exists (any status with a result, on the pitch or of its variant
+	// elsewhere: pitches.Service.FirstResultAt); the page must say so, or a
+	// card filed then is silently not a prediction.
+	first, err := s.pitchFirstResult(ctx, p.ID)
+	if err != nil {
+		return nil, err
 	}
+	res.Locked = !first.IsZero()
 	if o.Hidden {
 		return res, nil
 	}

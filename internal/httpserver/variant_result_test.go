@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -38,6 +39,10 @@ func TestAResultOfTheVariantBeforeThePitchLocksPredictions(t *testing.T) {
 	a.api("PUT", fmt.Sprintf("/api/pitches/%d", p.ID), "alice", map[string]any{"title": "Two stages", "body": "x",
 		"claim": map[string]float64{"lo": 1.23, "hi": 1.25}, "variant": "baseline?stages=2"}).wantError(t, http.StatusConflict, pitches.ECONFLICT, "claim")
 	a.status(1, pitches.RoundJudging)
+	page := a.browser().login("oracle").get(fmt.Sprintf("/pitches/%d", p.ID)).wantStatus(t, http.StatusOK)
+	if !strings.Contains(page.body, "data-late-card") {
+		t.Error("the pitch page does not tell the shark that a card now is late")
+	}
 	var card struct {
 		ChangedAfterResult bool `json:"changed_after_result"`
 	}
