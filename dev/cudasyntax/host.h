@@ -7,3 +7,5 @@
 #define __forceinline__ __attribute__((always_inline)) inline
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __align__(n) __attribute__((aligned(n)))
+// A thread block cluster's shape (sm_90); clang-14 has no attribute for it.
+#define __cluster_dims__(...)
