@@ -259,13 +259,17 @@ func measuredRun(ctx context.Context, q queryer, pitchID int64) (int64, error) {
 // variant exists"): a run of the pitch that holds a result (any variant,
 // any status with a result: each shows a figure to someone), or a run of
 // the pitch's variant and its round's problem (knob order ignored:
-// variant_key) under no pitch or another pitch. first is the earliest
-// finish (an import's creation), zero when none; newest the newest such
-// run's id. A run of the variant from before the pitch was filed counts:
-// its figure was there to see when the claim and the estimates were made.
+// variant_key) under no pitch or under another pitch of the same round.
+// first is the earliest finish (an import's creation), zero when none;
+// newest the newest such run's id. A run of the variant from before the
+// pitch was filed counts: its figure was there to see when the claim and
+// the estimates were made. Runs of other rounds' pitches do not: another
+// round is another measurement (a re-pitch may name a variant measured in
+// an earlier round, CheckVariantFree), and its predictions are its own.
 func predictedResult(ctx context.Context, q queryer, pitchID int64) (first time.Time, newest int64, err error) {
 	var variant, problem string
-	err = q.QueryRowContext(ctx, `SELECT p.variant, r.problem FROM pitches p JOIN rounds r ON r.id = p.round_id WHERE p.id = ?`, pitchID).Scan(&variant, &problem)
+	var roundID int64
+	err = q.QueryRowContext(ctx, `SELECT p.variant, r.problem, r.id FROM pitches p JOIN rounds r ON r.id = p.round_id WHERE p.id = ?`, pitchID).Scan(&variant, &problem, &roundID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, 0, nil
 	}
@@ -277,8 +281,9 @@ func predictedResult(ctx context.Context, q queryer, pitchID int64) (first time.
 	var id sql.NullInt64
 	if err := q.QueryRowContext(ctx, `SELECT min(coalesce(finished_at, created_at)), max(id) FROM runs
 		WHERE status IN ('succeeded', 'incorrect', 'suspect')
-		AND (pitch_id = ? OR (? != '' AND ? != '' AND problem = ? AND variant_key = ?))`,
-		pitchID, key, problem, problem, key).Scan(&at, &id); err != nil {
+		AND (pitch_id = ? OR (? != '' AND ? != '' AND problem = ? AND variant_key = ?
+			AND (pitch_id IS NULL OR pitch_id IN (SELECT id FROM pitches WHERE round_id = ?))))`,
+		pitchID, key, problem, problem, key, roundID).Scan(&at, &id); err != nil {
 		return time.Time{}, 0, fmt.Errorf("sqlite: first result of pitch %d's variant: %w", pitchID, err)
 	}
 	if !at.Valid {

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
@@ -61,5 +63,59 @@ func TestMigration155KeysOldRuns(t *testing.T) {
 	}
 	if want := "runs_variant_key"; !strings.Contains(detail, want) {
 		t.Errorf("a lookup by variant does not use %s: %s", want, detail)
+	}
+}
+
+// FirstResultAt dates a pitch's predictions by the first result of what it
+// predicts: its own runs, and its variant's (same problem) under no pitch
+// or under another pitch of its round; not a run of another round's pitch
+// (another round is another measurement: a re-pitch's predictions are its
+// own).
+func TestFirstResultAtCoversTheVariantInTheRound(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	c := mustCast(t, db)
+	for n := 1; n <= 2; n++ {
+		mustRound(t, db, c.admin, n, round1Rubric)
+		if _, err := db.SetRoundMeasurement(ctx, c.admin, n, pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", AllowImports: true}, "baseline"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := func(by *pitches.User, round int, variant string) *pitches.Pitch {
+		t.Helper()
+		p, err := db.FilePitch(ctx, by, pitches.PitchInput{RoundNumber: round, Title: "p " + variant, Claim: pitches.Range{Lo: 1, Hi: 2}, Variant: variant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const v = "baseline?stages=3"
+	earlier := file(c.c[1], 1, v)
+	importResult(t, db, c.admin, earlier.ID, v, runner.StatusSucceeded)
+	mine, other := file(c.c[1], 2, v), file(c.c[2], 2, v)
+	first := func(p *pitches.Pitch) time.Time {
+		t.Helper()
+		at, err := db.FirstResultAt(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	if at := first(mine); !at.IsZero() {
+		t.Errorf("an earlier round's result of the variant dates round 2's predictions: %v", at)
+	}
+	importResult(t, db, c.admin, other.ID, "baseline?stages=3", runner.StatusIncorrect)
+	if first(mine).IsZero() {
+		t.Error("another round-2 pitch's result of the variant does not date this pitch's predictions")
+	}
+	if !first(mine).Equal(first(other)) {
+		t.Errorf("the two pitches of one variant in one round are dated %v and %v", first(mine), first(other))
+	}
+	// Under no pitch, before the pitch was filed (after, CheckBlindRun
+	// refuses it): counts for the pitch of the variant.
+	importResult(t, db, c.admin, 0, "baseline?stages=4", runner.StatusSucceeded)
+	solo := file(c.c[3], 2, "baseline?stages=4")
+	if first(solo).IsZero() {
+		t.Error("a result of the variant under no pitch does not date the pitch's predictions")
 	}
 }
