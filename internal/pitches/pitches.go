@@ -303,9 +303,10 @@ type Service interface {
 	VisibleScorecards(ctx context.Context, viewer *User, pitchID int64) (cards []Scorecard, hidden int, err error)
 	ScorecardHistory(ctx context.Context, viewer *User, pitchID, sharkID int64) ([]Scorecard, error)
 	// FirstResultAt is when a result of what pitch pitchID predicts first
-	// existed: a run of the pitch with a result, or one of its variant and
-	// problem under no pitch or another pitch of its round (scoring.md: "Predictions are
-	// locked once a result for that variant exists"). Zero when none.
+	// existed: a run of the pitch with a result, or one of its variant that
+	// the pitch's round would take as its measurement, under no pitch or
+	// another pitch (scoring.md: "Predictions are locked once a result for
+	// that variant exists"). Zero when none.
 	// Estimates and claims are scored as they stood then (PredictionAt).
 	FirstResultAt(ctx context.Context, pitchID int64) (time.Time, error)
 

@@ -29,7 +29,7 @@ func mustFileVariant(tb testing.TB, db *DB, by *pitches.User, round int, title, 
 // status with a result: succeeded, incorrect or suspect).
 func importResult(tb testing.TB, db *DB, by *pitches.User, pitchID int64, variant string, st runner.Status) *runner.Run {
 	tb.Helper()
-	imp := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Variant: variant, Baseline: "baseline", PitchID: pitchID,
+	imp := &runner.ImportRequest{Device: "B200", Problem: "nvfp4_group_gemm", Suite: runner.SuiteBenchmarks, Variant: variant, Baseline: "baseline", PitchID: pitchID,
 		Shapes: []runner.ImportShape{{BaselineUs: 373, VariantUs: 488}}}
 	run, res, err := imp.ImportResult(by.ID)
 	if err != nil {

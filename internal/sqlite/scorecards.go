@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
 const cardSelect = `SELECT sv.id, sv.pitch_id, sv.shark_id, u.display_name, sv.version, sv.estimate_lo, sv.estimate_hi,
@@ -257,40 +258,53 @@ func measuredRun(ctx context.Context, q queryer, pitchID int64) (int64, error) {
 // predictedResult is the first and newest result of what pitch pitchID
 // predicts (scoring.md: "Predictions are locked once a result for that
 // variant exists"): a run of the pitch that holds a result (any variant,
-// any status with a result: each shows a figure to someone), or a run of
-// the pitch's variant and its round's problem (knob order ignored:
-// variant_key) under no pitch or under another pitch of the same round.
-// first is the earliest finish (an import's creation), zero when none;
-// newest the newest such run's id. A run of the variant from before the
-// pitch was filed counts: its figure was there to see when the claim and
-// the estimates were made. Runs of other rounds' pitches do not: another
-// round is another measurement (a re-pitch may name a variant measured in
-// an earlier round, CheckVariantFree), and its predictions are its own.
+// any status with a result: each shows a figure to someone), or any other
+// run with a result of the pitch's variant (knob order ignored:
+// variant_key) that its round's measurement would take as the pitch's
+// (runner.Measurement.Mismatch: the same problem, suite, baseline and
+// device class, imports where the round takes them), under no pitch or
+// another pitch, in this round or another. Such a figure answers the
+// prediction and was there to see, whenever it was made, even before the
+// pitch was filed; a result on another device class or suite is another
+// measurement and does not count. first is the earliest finish (an
+// import's creation), zero when none; newest the newest such run's id.
 func predictedResult(ctx context.Context, q queryer, pitchID int64) (first time.Time, newest int64, err error) {
-	var variant, problem string
-	var roundID int64
-	err = q.QueryRowContext(ctx, `SELECT p.variant, r.problem, r.id FROM pitches p JOIN rounds r ON r.id = p.round_id WHERE p.id = ?`, pitchID).Scan(&variant, &problem, &roundID)
-	if errors.Is(err, sql.ErrNoRows) {
+	p, err := pitchByID(ctx, q, pitchID)
+	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
 		return time.Time{}, 0, nil
 	}
 	if err != nil {
-		return time.Time{}, 0, fmt.Errorf("sqlite: read the variant of pitch %d: %w", pitchID, err)
+		return time.Time{}, 0, err
 	}
-	key := pitches.VariantKey(variant)
-	var at sql.NullString
-	var id sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT min(coalesce(finished_at, created_at)), max(id) FROM runs
-		WHERE status IN ('succeeded', 'incorrect', 'suspect')
-		AND (pitch_id = ? OR (? != '' AND ? != '' AND problem = ? AND variant_key = ?
-			AND (pitch_id IS NULL OR pitch_id IN (SELECT id FROM pitches WHERE round_id = ?))))`,
-		pitchID, key, problem, problem, key, roundID).Scan(&at, &id); err != nil {
-		return time.Time{}, 0, fmt.Errorf("sqlite: first result of pitch %d's variant: %w", pitchID, err)
+	r, err := scanRound(q.QueryRowContext(ctx, `SELECT `+roundCols+` FROM rounds WHERE number = ?`, p.RoundNumber))
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("sqlite: load the round of pitch %d: %w", pitchID, err)
 	}
-	if !at.Valid {
-		return time.Time{}, 0, nil
+	m := runner.MeasurementForPitch(r, p)
+	key := pitches.VariantKey(p.Variant)
+	runs, err := queryAll(ctx, q, "read the results of the pitch's variant", func(rs *sql.Rows) (*runner.Run, error) {
+		return scanRun(rs, false)
+	}, `SELECT `+runCols+` FROM runs WHERE status IN ('succeeded', 'incorrect', 'suspect')
+		AND (pitch_id = ? OR (? != '' AND problem = ? AND variant_key = ?))`, pitchID, key, r.Measurement.Problem, key)
+	if err != nil {
+		return time.Time{}, 0, err
 	}
-	first, err = parseTime(at.String)
-	return first, id.Int64, err
+	for _, run := range runs {
+		if run.PitchID != pitchID {
+			if field, _ := m.Mismatch(run); field != "" {
+				continue
+			}
+		}
+		at := run.FinishedAt
+		if at.IsZero() {
+			at = run.CreatedAt
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		newest = max(newest, run.ID)
+	}
+	return first, newest, nil
 }
 
 // FirstResultAt is when a result of what pitch pitchID predicts first

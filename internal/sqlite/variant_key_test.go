@@ -67,20 +67,24 @@ func TestMigration155KeysOldRuns(t *testing.T) {
 }
 
 // FirstResultAt dates a pitch's predictions by the first result of what it
-// predicts: its own runs, and its variant's (same problem) under no pitch
-// or under another pitch of its round; not a run of another round's pitch
-// (another round is another measurement: a re-pitch's predictions are its
-// own).
-func TestFirstResultAtCoversTheVariantInTheRound(t *testing.T) {
+// predicts: its own runs, and any run of its variant that its round's
+// measurement would take as the pitch's, under no pitch or another pitch,
+// in its round or another (a closed round's result of the variant is
+// public); not a run on another device class than the round measures on.
+func TestFirstResultAtCoversTheVariantsMeasurement(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	c := mustCast(t, db)
-	for n := 1; n <= 2; n++ {
+	measure := func(n int, class string) {
+		t.Helper()
 		mustRound(t, db, c.admin, n, round1Rubric)
-		if _, err := db.SetRoundMeasurement(ctx, c.admin, n, pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", AllowImports: true}, "baseline"); err != nil {
+		if _, err := db.SetRoundMeasurement(ctx, c.admin, n, pitches.RoundMeasurement{Problem: "nvfp4_group_gemm", DeviceClass: class, AllowImports: true}, "baseline"); err != nil {
 			t.Fatal(err)
 		}
 	}
+	measure(1, "")
+	measure(2, "")
+	measure(3, "H100") // importResult's runs are B200s
 	file := func(by *pitches.User, round int, variant string) *pitches.Pitch {
 		t.Helper()
 		p, err := db.FilePitch(ctx, by, pitches.PitchInput{RoundNumber: round, Title: "p " + variant, Claim: pitches.Range{Lo: 1, Hi: 2}, Variant: variant})
@@ -89,10 +93,6 @@ func TestFirstResultAtCoversTheVariantInTheRound(t *testing.T) {
 		}
 		return p
 	}
-	const v = "baseline?stages=3"
-	earlier := file(c.c[1], 1, v)
-	importResult(t, db, c.admin, earlier.ID, v, runner.StatusSucceeded)
-	mine, other := file(c.c[1], 2, v), file(c.c[2], 2, v)
 	first := func(p *pitches.Pitch) time.Time {
 		t.Helper()
 		at, err := db.FirstResultAt(ctx, p.ID)
@@ -101,21 +101,30 @@ func TestFirstResultAtCoversTheVariantInTheRound(t *testing.T) {
 		}
 		return at
 	}
-	if at := first(mine); !at.IsZero() {
-		t.Errorf("an earlier round's result of the variant dates round 2's predictions: %v", at)
+	const v = "baseline?stages=3"
+	mine, other := file(c.c[1], 2, v), file(c.c[2], 2, v)
+	onH100 := file(c.c[1], 3, v)
+	if !first(mine).IsZero() {
+		t.Fatal("a result before any run")
 	}
-	importResult(t, db, c.admin, other.ID, "baseline?stages=3", runner.StatusIncorrect)
-	if first(mine).IsZero() {
-		t.Error("another round-2 pitch's result of the variant does not date this pitch's predictions")
+	importResult(t, db, c.admin, other.ID, v, runner.StatusIncorrect)
+	if first(mine).IsZero() || !first(mine).Equal(first(other)) {
+		t.Errorf("another pitch's result of the variant does not date this pitch's predictions: %v and %v", first(mine), first(other))
 	}
-	if !first(mine).Equal(first(other)) {
-		t.Errorf("the two pitches of one variant in one round are dated %v and %v", first(mine), first(other))
+	if !first(onH100).IsZero() {
+		t.Errorf("a B200 result dates the predictions of a round measured on H100s: %v", first(onH100))
 	}
 	// Under no pitch, before the pitch was filed (after, CheckBlindRun
-	// refuses it): counts for the pitch of the variant.
+	// refuses it), and an earlier round's pitch: both count.
 	importResult(t, db, c.admin, 0, "baseline?stages=4", runner.StatusSucceeded)
-	solo := file(c.c[3], 2, "baseline?stages=4")
-	if first(solo).IsZero() {
+	if first(file(c.c[3], 2, "baseline?stages=4")).IsZero() {
 		t.Error("a result of the variant under no pitch does not date the pitch's predictions")
+	}
+	earlier := file(c.c[3], 1, "baseline?tile_m=64")
+	importResult(t, db, c.admin, earlier.ID, "baseline?tile_m=64", runner.StatusSucceeded)
+	mustStatus(t, db, c.admin, 1, pitches.RoundJudging)
+	mustStatus(t, db, c.admin, 1, pitches.RoundClosed)
+	if first(file(c.c[1], 2, "baseline?tile_m=64")).IsZero() {
+		t.Error("a closed round's result of the variant does not date a later round's predictions")
 	}
 }
