@@ -145,10 +145,15 @@ type standingsJSON struct {
 	// (rows then come in filing order); RankRule says what decides a rank.
 	RanksShown bool   `json:"ranks_shown"`
 	RankRule   string `json:"rank_rule"`
+	// BiasWithheld, VotesWithheld: every row's bias_corrected or votes is
+	// withheld from the caller (0 there means withheld, not zero).
+	BiasWithheld  bool `json:"bias_withheld"`
+	VotesWithheld bool `json:"votes_withheld"`
 }
 
 func toStandingsJSON(s *pitches.Standings) standingsJSON {
-	out := standingsJSON{Round: s.RoundNumber, Pitches: []standingJSON{}, RanksShown: s.RanksShown, RankRule: pitches.RankRule}
+	out := standingsJSON{Round: s.RoundNumber, Pitches: []standingJSON{}, RanksShown: s.RanksShown, RankRule: pitches.RankRule,
+		BiasWithheld: s.BiasWithheld, VotesWithheld: s.VotesWithheld}
 	for _, p := range s.Pitches {
 		row := standingJSON{ID: p.PitchID, Title: p.Title, Contestant: p.Contestant,
 			Status: p.Status, Scorecards: p.Scorecards, MeanTotal: p.MeanTotal, Spread: p.Spread,

@@ -214,8 +214,10 @@ func TestStandingsRanksOnTheRoundPage(t *testing.T) {
 	}
 	score("oracle", &ps[2], 2)
 	// Every pitch scored, no vote yet: the ranking is votes first, so it
-	// would show the others' votes. Withheld until the oracle votes.
-	wantContains(t, b.get("/rounds/1").body, "data-rank-withheld")
+	// would show the others' votes. Withheld until the oracle votes, and
+	// the votes column says "–", not 0.
+	body = b.get("/rounds/1").body
+	wantContains(t, body, "data-rank-withheld", `data-label="Votes" data-withheld`)
 	if _, err := a.db.CastVote(t.Context(), a.users["oracle"], 1, pitches.VoteInput{PitchID: p2.ID, Justification: "tiles too"}); err != nil {
 		t.Fatal(err)
 	}

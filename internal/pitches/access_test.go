@@ -228,6 +228,9 @@ func TestComputeStandingsWithdrawnAndHidden(t *testing.T) {
 	if got := st.Pitches[0].Title + st.Pitches[1].Title + st.Pitches[2].Title; got != "ABC" {
 		t.Errorf("withheld ranking should fall back to filing order, got %s", got)
 	}
+	if !st.BiasWithheld || !st.VotesWithheld {
+		t.Errorf("the zeroed bias-corrected scores and votes are not marked withheld: %v %v", st.BiasWithheld, st.VotesWithheld)
+	}
 	empty := ComputeStandings(nil, nil, nil, nil)
 	if empty.WinnerID != 0 || empty.DecidedBy != DecidedByNoVotes {
 		t.Errorf("empty standings %+v", empty)

@@ -171,6 +171,9 @@ type Standings struct {
 	// RanksShown is false when this viewer may not see the ranking yet
 	// (CanSeeWinner): rows are then in filing order and every Rank is 0.
 	RanksShown bool
+	// BiasWithheld and VotesWithheld say that every row's BiasCorrected or
+	// Votes is withheld from this viewer (ApplyVisibility), not zero.
+	BiasWithheld, VotesWithheld bool
 }
 
 // RankRule says in words what decides a pitch's place, for the page.

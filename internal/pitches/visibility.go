@@ -137,6 +137,7 @@ func ApplyVisibility(st *Standings, viewer *User, round *Round, scored map[int64
 			st.Pitches[i].BiasCorrected = 0
 		}
 	}
+	st.BiasWithheld, st.VotesWithheld = anyHidden, !seeVotes
 	seesAll := ScoredAll(st, viewer, scored) && seeVotes && !activeHidden
 	if !CanSeeWinner(viewer, round, seesAll) {
 		st.WinnerID = 0
