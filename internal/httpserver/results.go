@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pitchtank/pitchtank/internal/charts"
 	"github.com/pitchtank/pitchtank/internal/pitches"
@@ -50,6 +51,10 @@ type pitchOutcome struct {
 	Result      runner.PitchResult // the pooled result under the round's measurement; when Hidden only Has() is read (counts)
 	Predictions []scoredPrediction
 	Cards       []pitches.Scorecard
+	// FirstResult is when a result of what the pitch predicts first
+	// existed (pitchFirstResult), zero when none: predictions are read as
+	// they stood then, and estimates are locked from then on.
+	FirstResult time.Time
 }
 
 // outcome gathers a pitch's results for viewer.
@@ -57,6 +62,9 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 	o := &pitchOutcome{Pitch: p}
 	runs, err := s.runs.List(ctx, runner.Filter{PitchID: p.ID, Limit: 200})
 	if err != nil {
+		return nil, err
+	}
+	if o.FirstResult, err = s.pitchFirstResult(ctx, p.ID); err != nil {
 		return nil, err
 	}
 	o.Runs = runs
@@ -93,10 +101,7 @@ func (s *server) outcome(ctx context.Context, vis *visibility, p *pitches.Pitch)
 	// after one (a run of the variant before the pitch) is not a
 	// prediction, nor is a shark's estimate given after it
 	// (pitches.PredictionAt).
-	first, err := s.pitchFirstResult(ctx, p.ID)
-	if err != nil {
-		return nil, err
-	}
+	first := o.FirstResult
 	if first.IsZero() || p.CreatedAt.Before(first) {
 		add(p.Contestant, p.ContestantID, "claim", p.Claim)
 	}
@@ -187,15 +192,17 @@ func (s *server) runRow(ctx context.Context, vis *visibility, r *runner.Run, tit
 	return row, nil
 }
 
-// pitchResults builds the pitch page's "Measured" section.
-func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitches.Pitch, round *pitches.Round) (*templates.PitchResults, error) {
+// pitchResults builds the pitch page's "Measured" section, and says when a
+// result of what the pitch predicts first existed (pitchOutcome.FirstResult;
+// zero when none or when the server measures nothing).
+func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitches.Pitch, round *pitches.Round) (*templates.PitchResults, time.Time, error) {
 	if s.runs == nil {
-		return nil, nil
+		return nil, time.Time{}, nil
 	}
 	vis := s.visibility(viewer)
 	o, err := s.outcome(ctx, vis, p)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	res := &templates.PitchResults{Enabled: true, Hidden: o.Hidden, Devices: s.runs.Devices(), Baseline: round.Baseline,
 		Measurement: measurementText(runner.MeasurementOf(round))}
@@ -227,16 +234,12 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 	// exists (any status with a result, on the pitch or of its variant
 	// elsewhere: pitches.Service.FirstResultAt); the page must say so, or a
 	// card filed then is silently not a prediction.
-	first, err := s.pitchFirstResult(ctx, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	res.Locked = !first.IsZero()
+	res.Locked = !o.FirstResult.IsZero()
 	if o.Hidden {
-		return res, nil
+		return res, o.FirstResult, nil
 	}
 	if res.Runs, err = s.runRows(ctx, vis, o.Runs); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	for _, x := range o.Result.NotCounted {
 		res.NotCounted = append(res.NotCounted, templates.ExcludedRow{RunID: x.Run.ID, Text: x.Why})
@@ -245,7 +248,7 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 		res.Other = append(res.Other, templates.ExcludedRow{RunID: x.Run.ID, Text: x.Why})
 	}
 	if o.Accepted == nil {
-		return res, nil
+		return res, o.FirstResult, nil
 	}
 	a := o.Accepted
 	res.AcceptedID = a.ID
@@ -266,10 +269,10 @@ func (s *server) pitchResults(ctx context.Context, viewer *pitches.User, p *pitc
 	res.ChartSVG = charts.Predictions(cps, o.Result.Speedup.Value)
 	terms, err := s.resultTerms(ctx, viewer, p, &o.Result)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	res.Terms = termRows(terms)
-	return res, nil
+	return res, o.FirstResult, nil
 }
 
 func termRows(ts []termResult) []templates.TermRow {

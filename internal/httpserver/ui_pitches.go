@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/templates"
@@ -50,15 +51,12 @@ func (s *server) pitchView(ctx context.Context, viewer *pitches.User, id int64) 
 	if v.Kernel, err = s.kernelPanel(ctx, viewer, p, round); err != nil {
 		return nil, err
 	}
-	if v.Results, err = s.pitchResults(ctx, viewer, p, round); err != nil {
+	var first time.Time
+	if v.Results, first, err = s.pitchResults(ctx, viewer, p, round); err != nil {
 		return nil, err
 	}
 	// Each visible card's versions, those stored after the first result marked.
 	hists, err := s.cardHistories(ctx, viewer, id, cards)
-	if err != nil {
-		return nil, err
-	}
-	first, err := s.pitchFirstResult(ctx, id)
 	if err != nil {
 		return nil, err
 	}

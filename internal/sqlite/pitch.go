@@ -263,13 +263,13 @@ func (db *DB) EditPitch(ctx context.Context, by *pitches.User, id int64, in pitc
 				return err
 			}
 			if runID != 0 {
-				return pitches.Errorf(pitches.ECONFLICT, "variant", "the claim and the variant are locked: run #%d has measured this pitch (title, category and text may still change)", runID)
+				return pitches.Errorf(pitches.ECONFLICT, "variant", "the variant is locked: run #%d has measured this pitch (title, category and text may still change)", runID)
 			}
 		}
 		// The claim is a prediction: locked once a result of its variant
 		// exists anywhere (predictedResult), not only on this pitch.
 		if in.Claim != p.Claim {
-			_, runID, err := predictedResult(ctx, tx, id)
+			_, runID, err := predictedResult(ctx, tx, p, r)
 			if err != nil {
 				return err
 			}

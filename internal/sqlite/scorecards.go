@@ -114,7 +114,7 @@ func (db *DB) submitScorecard(ctx context.Context, by *pitches.User, pitchID int
 		if err := pitches.ValidateScorecard(r.Criteria, in); err != nil {
 			return err
 		}
-		firstResult, err := checkEstimateUnlocked(ctx, tx, pitchID, by.ID, in.Estimate)
+		firstResult, err := checkEstimateUnlocked(ctx, tx, p, r, by.ID, in.Estimate)
 		if err != nil {
 			return err
 		}
@@ -268,18 +268,10 @@ func measuredRun(ctx context.Context, q queryer, pitchID int64) (int64, error) {
 // pitch was filed; a result on another device class or suite is another
 // measurement and does not count. first is the earliest finish (an
 // import's creation), zero when none; newest the newest such run's id.
-func predictedResult(ctx context.Context, q queryer, pitchID int64) (first time.Time, newest int64, err error) {
-	p, err := pitchByID(ctx, q, pitchID)
-	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
-		return time.Time{}, 0, nil
-	}
-	if err != nil {
-		return time.Time{}, 0, err
-	}
-	r, err := scanRound(q.QueryRowContext(ctx, `SELECT `+roundCols+` FROM rounds WHERE number = ?`, p.RoundNumber))
-	if err != nil {
-		return time.Time{}, 0, fmt.Errorf("sqlite: load the round of pitch %d: %w", pitchID, err)
-	}
+// p and r are the pitch and its round, as the caller loaded them
+// (pitchAndRound).
+func predictedResult(ctx context.Context, q queryer, p *pitches.Pitch, r *pitches.Round) (first time.Time, newest int64, err error) {
+	pitchID := p.ID
 	m := runner.MeasurementForPitch(r, p)
 	key := pitches.VariantKey(p.Variant)
 	runs, err := queryAll(ctx, q, "read the results of the pitch's variant", func(rs *sql.Rows) (*runner.Run, error) {
@@ -311,7 +303,14 @@ func predictedResult(ctx context.Context, q queryer, pitchID int64) (first time.
 // existed (predictedResult), zero when none: the time prediction scoring
 // reads estimates and claims at (pitches.PredictionAt).
 func (db *DB) FirstResultAt(ctx context.Context, pitchID int64) (time.Time, error) {
-	first, _, err := predictedResult(ctx, db.r, pitchID)
+	p, r, err := pitchAndRound(ctx, db.r, pitchID)
+	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	first, _, err := predictedResult(ctx, db.r, p, r)
 	return first, err
 }
 
@@ -334,8 +333,9 @@ func (db *DB) FirstResultAt(ctx context.Context, pitchID int64) (time.Time, erro
 // exports, calibration) leaves it out, and the card's history marks it
 // changed_after_result. Once stored, that estimate is locked like any
 // other.
-func checkEstimateUnlocked(ctx context.Context, tx *sql.Tx, pitchID, sharkID int64, est pitches.Range) (time.Time, error) {
-	first, runID, err := predictedResult(ctx, tx, pitchID)
+func checkEstimateUnlocked(ctx context.Context, tx *sql.Tx, p *pitches.Pitch, r *pitches.Round, sharkID int64, est pitches.Range) (time.Time, error) {
+	pitchID := p.ID
+	first, runID, err := predictedResult(ctx, tx, p, r)
 	if err != nil || runID == 0 {
 		return time.Time{}, err
 	}
