@@ -418,6 +418,21 @@ static __device__ __forceinline__ void skel_own_init(u32 (&own)[8], u32 (&oh)[8]
     oh[c] = 0x3C003C00u + c;
   }
 }
+// A skeleton consumer's start (skel, skelx): zero accumulators, the two
+// halves' fragments from the thread and the seed, and skel_own_init.
+static __device__ __forceinline__ void skel_consumer_init(float (&d)[64], u32 (&xa)[4][4], u32 (&ya)[4][4], u32 (&own)[8],
+                                                          u32 (&oh)[8], u32 seed, int tid) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = 0.f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      xa[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
+      ya[j][r] = (seed + tid + 4 * j + r + 16) * 0x3C00u;
+    }
+  skel_own_init(own, oh, seed, tid);
+}
 template <int OWN>
 static __device__ __forceinline__ void skel_own(u32 (&own)[8], u32 (&oh)[8], u32 seed) {
 #pragma unroll 1
@@ -487,18 +502,8 @@ __global__ void __launch_bounds__(512, 1) skel(int iters, u64* cycles, u32* sink
   }
   if (role > W) return;
   float d[64];
-  u32 xa[4][4], ya[4][4];
-#pragma unroll
-  for (int i = 0; i < 64; ++i) d[i] = 0.f;
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      xa[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
-      ya[j][r] = (seed + tid + 4 * j + r + 16) * 0x3C00u;
-    }
-  u32 own[8], oh[8];
-  skel_own_init(own, oh, seed, tid);
+  u32 xa[4][4], ya[4][4], own[8], oh[8];
+  skel_consumer_init(d, xa, ya, own, oh, seed, tid);
   // OWN rounds of decode-like work, then (AREW) a half's fragments.
   auto work = [&](u32 (&f)[4][4], int q) {
     skel_own<OWN>(own, oh, seed);
@@ -661,18 +666,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 1) skelx(int it
   } else {
     const int c = role - 1;
     float d[64];
-    u32 xa[4][4], ya[4][4];
-#pragma unroll
-    for (int i = 0; i < 64; ++i) d[i] = 0.f;
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        xa[j][r] = (seed + tid + 4 * j + r) * 0x3C00u;
-        ya[j][r] = (seed + tid + 4 * j + r + 16) * 0x3C00u;
-      }
-    u32 own[8], oh[8];
-    skel_own_init(own, oh, seed, tid);
+    u32 xa[4][4], ya[4][4], own[8], oh[8];
+    skel_consumer_init(d, xa, ya, own, oh, seed, tid);
     // CH of the round's eight chains, OWN rounds; then (XCH) the half
     // passed both ways; then the half's fragments.
     auto work = [&](u32 (&f)[4][4], int q, int h) {
