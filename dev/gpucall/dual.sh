@@ -115,6 +115,7 @@
 #   bash dev/gpucall/dual.sh gtwe2 [TOTAL]       # step 67: token_wait=early on the dual best; the group best with token_copy=width and token_wait=early against itself
 #   bash dev/gpucall/dual.sh skelprobe [TOTAL]   # step 64: dev/wgprobe skel, the GEMM's consumer skeleton built up one element at a time
 #   bash dev/gpucall/dual.sh xprobe35 [TOTAL]    # step 91: dev/wgprobe skelx, half the decode per block and the other half passed by the cluster's peer
+#   bash dev/gpucall/dual.sh xdec36 [TOTAL]      # step 92: WG_STAMP marks of GW with the pre-packed weight decode (WG_XDEC) and without, bench1, bench2, bench4
 #   bash dev/gpucall/dual.sh skel [TOTAL]        # step 62: the group best's chunk marks with the weights' copies and decode, the token copies, or the wgmmas taken out (WG_EXP builds)
 #   bash dev/gpucall/dual.sh struct [TOTAL]      # the group best on bench2 and on variants of it that each remove one of its structural costs (the partial weight block, the short K, the 64-token tails)
 #   bash dev/gpucall/dual.sh roles [TOTAL]       # dev/wgprobe roles (one warpgroup's wgmmas with 0-3 warpgroups of ALU work beside it) and data (zeros, random, FP4 operands)
@@ -2069,6 +2070,29 @@ skelprobe)
 	probebuild
 	step wgprobe_skel 200 wgprobe.txt /tmp/wgprobe skel
 	grep -E "skel:|cycles per wgmma|SMs|wgprobe:|C75|error" "$OUT/wgprobe.txt"
+	pack
+	;;
+xdec36)
+	# Step 92: the consumers' weight decode of a pre-packed word (WG_XDEC:
+	# four shifts and four LOP3 a word against WG_DEC 1's eleven), timed by
+	# WG_STAMP marks of launch 0 (nothing packs the weights yet, so the
+	# sums are wrong and its bench stops at the first check), against the
+	# stamp build without it, alternated; the group best GW on bench1,
+	# bench2 (twice) and bench4. Builds here: expbuild.sh stamp
+	# WG_STAMP=1; expbuild.sh stampx WG_STAMP=1 WG_XDEC=1.
+	bestvars
+	unpackexp
+	benchshapes
+	for s in g2 g1 g4 g2; do
+		for b in "" x; do
+			n="$s$b"
+			[ -f "$OUT/stamp_$n.txt" ] && n="${n}_2"
+			stampbench "$n" "./bin/web_stamp$b" "$GW" nvfp4_group_gemm "/tmp/tl_$s.json"
+			echo "== $n" >>"$OUT/stamps.txt"
+			python3 dev/gpucall/stamps.py --launch 0 "$OUT/stamp_$n.txt" >>"$OUT/stamps.txt" 2>&1
+		done
+	done
+	cat "$OUT/stamps.txt"
 	pack
 	;;
 xprobe35)

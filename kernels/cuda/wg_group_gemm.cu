@@ -188,6 +188,14 @@
 // (eleven per word against fifteen).
 #define WG_DEC 0
 #endif
+#ifndef WG_XDEC
+// Experiment (kernel-notes step 92; no knob sets it): the consumers' weight
+// fragments by wg_xdec, the decode of a pre-packed weight word (four shifts
+// and four LOP3 per word against WG_DEC 1's eleven). Nothing packs the
+// weights yet, so the sums are wrong: a build with it only times the decode
+// (WG_STAMP marks).
+#define WG_XDEC 0
+#endif
 #ifndef WG_FIT
 // 0: every tile runs wgmma at width WG_TM (rows past M are zeros);
 // 1: a tail tile runs at its live token rows rounded up to 32 (four wgmma
@@ -743,6 +751,20 @@ static __device__ __forceinline__ fg_u32 wg_dec(fg_u32 w) {
 #endif
 }
 
+// The four fp16x2 of a pre-packed weight word u (WG_XDEC): p[P] equals
+// wg_dec<P>(w) (WG_DEC 1) for the word w that u packs. Packing is a fixed
+// invertible map of a word's 32 bits over GF(2) (each bit of u is one bit
+// of w or the XOR of two to five), solved so that every pair is one LOP3 of
+// at most two shifted copies of u under the pair mask: no placement of the
+// bits alone lets four pairs come out of a word with one mask each.
+static __device__ __forceinline__ void wg_xdec(fg_u32 u, fg_u32 (&p)[4]) {
+  const fg_u32 m = 0x8E008E00u; // sign and magnitude bits of both halves
+  p[0] = (u << 6) & m;
+  p[1] = (u << 9) & m;
+  p[2] = (u ^ (u << 2)) & m;
+  p[3] = (u ^ (u >> 3)) & m;
+}
+
 // silu(x) = x / (1 + e^-x) in fp32 (as fast_dual_gemm.cu): ex2.approx's
 // ~2 ulp are far under the fp16 rounding of the result.
 // WG_EPI and WG_RCP: times rcp.approx (~1 ulp) instead of the IEEE
@@ -1020,6 +1042,27 @@ static __device__ __forceinline__ void wg_frags_half(fg_u32 (&a)[4][4], fg_u32 u
 #endif
   // Step 4H + j uses word 2H + j/2, nibble pair 2(j%2) (and 2(j%2) + 1 for
   // the MMA's upper K half).
+#if WG_XDEC
+  {
+    fg_u32 p00[4], p10[4], p01[4], p11[4];
+    wg_xdec(u00, p00);
+    wg_xdec(u10, p10);
+    wg_xdec(u01, p01);
+    wg_xdec(u11, p11);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      a[j][0] = wg_hmul2(p00[2 * j], c0);
+      a[j][1] = wg_hmul2(p10[2 * j], c1);
+      a[j][2] = wg_hmul2(p00[2 * j + 1], c0);
+      a[j][3] = wg_hmul2(p10[2 * j + 1], c1);
+      a[2 + j][0] = wg_hmul2(p01[2 * j], c0);
+      a[2 + j][1] = wg_hmul2(p11[2 * j], c1);
+      a[2 + j][2] = wg_hmul2(p01[2 * j + 1], c0);
+      a[2 + j][3] = wg_hmul2(p11[2 * j + 1], c1);
+    }
+    return;
+  }
+#endif
   a[0][0] = wg_hmul2(wg_dec<0>(u00), c0);
   a[0][1] = wg_hmul2(wg_dec<0>(u10), c1);
   a[0][2] = wg_hmul2(wg_dec<1>(u00), c0);
