@@ -470,6 +470,7 @@ type resultJSON struct {
 	Max         float64            `json:"max,omitempty"`
 	Imported    bool               `json:"imported"`
 	Runs        []int64            `json:"runs"`
+	Devices     []string           `json:"devices"` // each counted run's device, in the order of Runs
 	Measurement runner.Measurement `json:"measurement"`
 }
 
@@ -529,6 +530,7 @@ func (s *server) handleRoundResults(format string) http.HandlerFunc {
 					Imported: o.Result.Imported, Measurement: o.Result.Measurement}
 				for _, c := range o.Result.Counted {
 					rr.Result.Runs = append(rr.Result.Runs, c.ID)
+					rr.Result.Devices = append(rr.Result.Devices, runDevice(&c))
 				}
 			}
 			out = append(out, rr)
@@ -550,25 +552,51 @@ func (s *server) handleRoundResults(format string) http.HandlerFunc {
 			return
 		}
 		cw := newCSVWriter(&buf) // neutralises formula cells (csvsafe.go)
-		_ = cw.Write([]string{"round", "pitch_id", "pitch", "run_id", "device", "imported", "measured_speedup", "predictor", "kind",
+		// The measured speedup is pooled over every run that counts: the
+		// row names them all and the pool's interval, and run_id / device
+		// are the newest of them (the one the JSON's "run" is).
+		_ = cw.Write([]string{"round", "pitch_id", "pitch", "run_id", "device", "imported", "measured_speedup",
+			"measured_lo", "measured_hi", "n_runs", "run_ids", "devices", "predictor", "kind",
 			"lo", "hi", "interval_score", "abs_log_error", "signed_log_error", "hit", "relative_interval_score", "recap"})
 		for _, rr := range out {
-			if rr.Run == nil {
+			if rr.Run == nil || rr.Result == nil {
 				continue
 			}
+			pool := pooledColumns(rr.Result)
 			for _, p := range rr.Scores {
 				rel := ""
 				if p.Relative != nil {
 					rel = strconv.FormatFloat(*p.Relative, 'f', 4, 64)
 				}
-				_ = cw.Write([]string{strconv.Itoa(n), strconv.FormatInt(rr.Pitch, 10), rr.Title, strconv.FormatInt(rr.Run.ID, 10),
-					rr.Run.Device, strconv.FormatBool(rr.Run.Imported), strconv.FormatFloat(rr.Measured, 'f', 4, 64), p.Who, p.Kind,
+				row := []string{strconv.Itoa(n), strconv.FormatInt(rr.Pitch, 10), rr.Title, strconv.FormatInt(rr.Run.ID, 10),
+					rr.Run.Device, strconv.FormatBool(rr.Run.Imported), strconv.FormatFloat(rr.Measured, 'f', 4, 64)}
+				row = append(row, pool...)
+				_ = cw.Write(append(row, p.Who, p.Kind,
 					fmtNum(p.Score.Lo), fmtNum(p.Score.Hi), strconv.FormatFloat(p.Score.IntervalScore, 'f', 4, 64),
 					strconv.FormatFloat(p.Score.AbsLogError, 'f', 4, 64), strconv.FormatFloat(p.Score.SignedLogErr, 'f', 4, 64),
-					strconv.FormatBool(p.Score.Hit), rel, p.Score.Sentence})
+					strconv.FormatBool(p.Score.Hit), rel, p.Score.Sentence))
 			}
 		}
 		cw.Flush()
 		writeDownload(w, name, format, buf.Bytes())
 	}
+}
+
+// runDevice names the device a run measured on: its device model, or the
+// import's label, or the server's device name when neither is known yet.
+func runDevice(r *runner.Run) string {
+	if r.DeviceName != "" {
+		return r.DeviceName
+	}
+	return r.Device
+}
+
+// pooledColumns are a result's pool in the results CSV: its interval, how
+// many runs it pools, their ids and devices (space-separated, newest first).
+func pooledColumns(res *resultJSON) []string {
+	ids := make([]string, len(res.Runs))
+	for i, id := range res.Runs {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	return []string{fmtNum(res.Speedup.Lo), fmtNum(res.Speedup.Hi), strconv.Itoa(res.N), strings.Join(ids, " "), strings.Join(res.Devices, " | ")}
 }

@@ -193,10 +193,17 @@ func (p *PitchResult) CountsRun(id int64) bool {
 // Store.List returns them) under the round's measurement m.
 func ResultOf(m Measurement, runs []Run) PitchResult {
 	out := PitchResult{Measurement: m, Counted: []Run{}, NotCounted: []Excluded{}, Other: []Excluded{}}
+	pin := m.firstDevice(runs)
 	var speedups []float64
 	for _, r := range runs {
 		if field, why := m.Mismatch(&r); field != "" {
 			out.Other = append(out.Other, Excluded{Run: r, Field: field, Why: "not this round's measurement: " + why})
+			continue
+		}
+		if pin != "" && r.DeviceName != "" && !strings.EqualFold(strings.TrimSpace(r.DeviceName), pin) {
+			out.Other = append(out.Other, Excluded{Run: r, Field: "device", Why: fmt.Sprintf(
+				"not this round's measurement: device %q; the round names no device class, and this pitch's result was first measured on %q",
+				r.DeviceName, pin)})
 			continue
 		}
 		if !r.Counts() {
@@ -217,6 +224,25 @@ func ResultOf(m Measurement, runs []Run) PitchResult {
 		out.SDLog, out.Min, out.Max = p.SDLog, p.Min, p.Max
 	}
 	return out
+}
+
+// firstDevice is the device a result is pooled on when the round names no
+// device class: that of the oldest run that counts (runs are newest first).
+// Pooling an H100 run with a B200 run would make a figure neither measured,
+// and a run on a faster device would re-roll the result; the first
+// device's is kept, as the first result is. "" when the round names a class
+// (its runs are already of one kind) or nothing counts yet.
+func (m Measurement) firstDevice(runs []Run) string {
+	if m.DeviceClass != "" {
+		return ""
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := &runs[i]
+		if field, _ := m.Mismatch(r); field == "" && r.Counts() && r.DeviceName != "" {
+			return strings.TrimSpace(r.DeviceName)
+		}
+	}
+	return ""
 }
 
 func notCountedWhy(r *Run) string {
