@@ -134,6 +134,10 @@ func (s *server) handleAPIUpdateRound(w http.ResponseWriter, r *http.Request) {
 	if in.Number == 0 {
 		in.Number = n // the path names the round; the body need not repeat it
 	}
+	if err := s.checkRoundEdit(r.Context(), userFrom(r.Context()), n, &in); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
 	round, err := s.svc.UpdateRound(r.Context(), userFrom(r.Context()), n, in)
 	if err != nil {
 		s.apiError(w, r, err)

@@ -33,8 +33,8 @@ func (s *server) setBaseline(ctx context.Context, u *pitches.User, n int, baseli
 		return nil, err
 	}
 	baseline = strings.TrimSpace(baseline)
-	if baseline != "" && round.Measurement.Problem == "" {
-		return nil, pitches.Errorf(pitches.EINVALID, "baseline", "round %d declares no problem yet: set its measurement (problem, suite, baseline) instead", n)
+	if err := pitches.ValidateRoundBaseline(n, round.Measurement, baseline); err != nil {
+		return nil, err
 	}
 	if err := runner.CheckMeasurement(runner.KernelsCatalog{}, round.Measurement, baseline); err != nil {
 		return nil, err
@@ -160,4 +160,29 @@ func checkRoundMeasurement(in pitches.RoundInput) error {
 		return nil
 	}
 	return runner.CheckMeasurement(runner.KernelsCatalog{}, *in.Measurement, in.Baseline)
+}
+
+// checkRoundEdit checks an edit of round n before it is stored: its
+// measurement and baseline against the kernel catalogue. An edit that
+// leaves the measurement has its baseline checked against the stored one,
+// and stores that measurement again with it, so that the baseline is stored
+// with the measurement it was checked against even if another admin
+// changes it meanwhile. A round with no problem has no measurement to
+// store; the store refuses a baseline on it (pitches.ValidateRoundBaseline).
+func (s *server) checkRoundEdit(ctx context.Context, u *pitches.User, n int, in *pitches.RoundInput) error {
+	// The role first: whoever may not edit rounds learns nothing of this one.
+	if err := pitches.CanRole(u, pitches.ActEditRound); err != nil {
+		return err
+	}
+	if in.Measurement == nil {
+		round, err := s.svc.Round(ctx, n)
+		if err != nil {
+			return err
+		}
+		if round.Measurement.Problem != "" {
+			m := round.Measurement
+			in.Measurement = &m
+		}
+	}
+	return checkRoundMeasurement(*in)
 }

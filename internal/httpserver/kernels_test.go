@@ -124,7 +124,8 @@ func zipOf(t *testing.T, files map[string][]byte) []byte {
 func kernelApp(t *testing.T, cfg Config) (*app, *pitches.Pitch) {
 	t.Helper()
 	a := newApp(t, cfg)
-	if _, err := a.db.CreateRound(context.Background(), a.users["admin"], pitches.RoundInput{Number: 1, Title: "R1", Baseline: "baseline", Criteria: rubric}); err != nil {
+	if _, err := a.db.CreateRound(context.Background(), a.users["admin"], pitches.RoundInput{Number: 1, Title: "R1", Baseline: "baseline", Criteria: rubric,
+		Measurement: &pitches.RoundMeasurement{Problem: "nvfp4_group_gemm"}}); err != nil {
 		t.Fatal(err)
 	}
 	return a, a.pitch("alice", 1, "Clear kernel")

@@ -195,7 +195,7 @@ func (s *server) handleAdminEditRound(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusUnprocessableEntity
 	if ferr == nil {
-		err := checkRoundMeasurement(in)
+		err := s.checkRoundEdit(r.Context(), userFrom(r.Context()), rd.Number, &in)
 		if err == nil {
 			_, err = s.svc.UpdateRound(r.Context(), userFrom(r.Context()), rd.Number, in)
 		}

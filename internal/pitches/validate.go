@@ -222,6 +222,19 @@ func ValidateMeasurement(m RoundMeasurement) error {
 	return nil
 }
 
+// ValidateRoundBaseline checks a round's baseline against the measurement
+// it is stored with. A baseline is a variant of the round's problem, so on a
+// round that declares no problem there is nothing to check it against: it
+// is refused rather than stored unchecked (the measurement sets both).
+// Whether the variant exists is the kernel catalogue's to say
+// (runner.CheckMeasurement).
+func ValidateRoundBaseline(number int, m RoundMeasurement, baseline string) error {
+	if strings.TrimSpace(baseline) != "" && strings.TrimSpace(m.Problem) == "" {
+		return invalid("baseline", "round %d declares no problem yet: set its measurement (problem, suite, baseline) instead", number)
+	}
+	return nil
+}
+
 // ValidateRound checks everything a round is created or edited with.
 func ValidateRound(in RoundInput) error {
 	if in.Number < 1 {

@@ -200,6 +200,28 @@ func TestComparable(t *testing.T) {
 	if ok, _ := runner.Comparable(imp, &runner.Run{ID: 4, HasResult: true, Imported: true, Device: "B200"}); !ok {
 		t.Fatal("two B200 imports are not comparable")
 	}
+	// Two imported bench documents under one label carry their
+	// fingerprints: another driver is another measurement, as it is for
+	// runs measured here.
+	h200 := h200Doc(t, nil)
+	newer := h200Doc(t, func(d map[string]any) {
+		obj(d, "fingerprint")["driver_version"] = "560.35.03"
+		obj(d, "fingerprint")["key"] = "0123456789abcdef"
+	})
+	x := &runner.Run{ID: 5, HasResult: true, Imported: true, Device: "H200", Result: h200}
+	y := &runner.Run{ID: 6, HasResult: true, Imported: true, Device: "H200", Result: newer}
+	if ok, why := runner.Comparable(x, y); ok || !strings.Contains(why, "driver version differs") {
+		t.Fatalf("imports of two drivers under one label: %v %q", ok, why)
+	}
+	y.Result = h200
+	if ok, why := runner.Comparable(x, y); !ok {
+		t.Fatalf("two imports of one fingerprint: not comparable: %s", why)
+	}
+	// Against a hand-written import of the same label, only the label
+	// can be compared.
+	if ok, why := runner.Comparable(x, &runner.Run{ID: 7, HasResult: true, Imported: true, Device: "H200"}); !ok {
+		t.Fatalf("a document import and a hand-written one: %s", why)
+	}
 }
 
 // h200Doc is a real `web bench` document (H200, 2026-11-29: one group GEMM
@@ -383,7 +405,7 @@ func contestantPitch(t *testing.T, db *sqlite.DB, title string) *pitches.Pitch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateRound(ctx, admin, pitches.RoundInput{Number: 1, Title: "R1", Baseline: "baseline",
+	if _, err := db.CreateRound(ctx, admin, pitches.RoundInput{Number: 1, Title: "R1",
 		Criteria: []pitches.Criterion{{Key: "impact", Name: "Impact", Weight: 100}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -108,6 +108,12 @@ func TestSetRoundBaseline(t *testing.T) {
 	c := mustCast(t, db)
 	mustRound(t, db, c.admin, 1, round1Rubric)
 	mustStatus(t, db, c.admin, 1, pitches.RoundJudging)
+	// A baseline is a variant of the round's problem: none without one.
+	_, err := db.SetRoundBaseline(ctx, c.admin, 1, "baseline")
+	wantErr(t, err, pitches.EINVALID, "baseline")
+	if _, err := db.SetRoundMeasurement(ctx, c.admin, 1, pitches.RoundMeasurement{Problem: "nvfp4_group_gemm"}, ""); err != nil {
+		t.Fatal(err)
+	}
 	r, err := db.SetRoundBaseline(ctx, c.admin, 1, " baseline?stages=2 ")
 	if err != nil || r.Baseline != "baseline?stages=2" {
 		t.Fatalf("set baseline while judging: %+v %v", r, err)

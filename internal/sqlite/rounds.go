@@ -125,13 +125,16 @@ func (db *DB) CreateRound(ctx context.Context, by *pitches.User, in pitches.Roun
 	if err := pitches.ValidateRound(in); err != nil {
 		return nil, err
 	}
+	m := pitches.RoundMeasurement{}
+	if in.Measurement != nil {
+		m = trimMeasurement(*in.Measurement)
+	}
+	if err := pitches.ValidateRoundBaseline(in.Number, m, in.Baseline); err != nil {
+		return nil, err
+	}
 	var out *pitches.Round
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		now := fmtTime(db.Now())
-		m := pitches.RoundMeasurement{}
-		if in.Measurement != nil {
-			m = trimMeasurement(*in.Measurement)
-		}
 		if m.Suite == "" {
 			m.Suite = "benchmarks"
 		}
@@ -186,6 +189,16 @@ func (db *DB) UpdateRound(ctx context.Context, by *pitches.User, number int, in 
 			return err
 		}
 		if err := pitches.Can(by, pitches.ActEditRound, pitches.Target{Round: r}); err != nil {
+			return err
+		}
+		// The baseline is checked against the measurement it is stored
+		// with, read in this transaction: an edit that leaves the
+		// measurement keeps the stored one.
+		m := r.Measurement
+		if in.Measurement != nil {
+			m = trimMeasurement(*in.Measurement)
+		}
+		if err := pitches.ValidateRoundBaseline(number, m, in.Baseline); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET title = ?, rules = ?, baseline = ?, updated_at = ? WHERE id = ?`,
@@ -391,6 +404,9 @@ func (db *DB) SetRoundBaseline(ctx context.Context, by *pitches.User, number int
 		}
 		if r.Status == pitches.RoundClosed {
 			return pitches.Errorf(pitches.ECONFLICT, "baseline", "round %d is closed: its baseline stays", number)
+		}
+		if err := pitches.ValidateRoundBaseline(number, r.Measurement, baseline); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET baseline = ?, updated_at = ? WHERE id = ?`, baseline, fmtTime(db.Now()), r.ID); err != nil {
 			return fmt.Errorf("sqlite: set baseline of round %d: %w", number, err)
