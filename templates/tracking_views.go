@@ -135,13 +135,17 @@ type ShapeHistoryView struct {
 	Pitch                                     int64 // a pitch's history across its variants; 0 for a variant's
 	JSONURL                                   string
 	Series                                    []HistorySeriesView
+	// Truncated says the history shows only the newest runs (the oldest
+	// are left out); the sentence says how many.
+	Truncated string
 }
 
 // HistorySeriesView is one shape on one device.
 type HistorySeriesView struct {
-	Device, Shape string
-	ChartSVG      string
-	Rows          []HistoryPointRow
+	Device, Shape   string
+	Suite, Baseline string // the series' measurement: speedups against another baseline or suite are another series
+	ChartSVG        string
+	Rows            []HistoryPointRow
 }
 
 // HistoryPointRow is one run on the series.

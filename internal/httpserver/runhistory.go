@@ -37,10 +37,16 @@ type shapeHistoryPoint struct {
 }
 
 type shapeHistorySeries struct {
-	DeviceKey  string              `json:"device_key"`  // "fingerprint:<key>" or "import:<label>"
-	DeviceName string              `json:"device_name"` // the device model, or the import's label
-	Shape      string              `json:"shape"`
-	Points     []shapeHistoryPoint `json:"points"` // oldest first
+	DeviceKey  string `json:"device_key"`  // "fingerprint:<key>", "import:<label>" or "import:<label>:<key>"
+	DeviceName string `json:"device_name"` // the device model, or the import's label
+	// The series' suite and baseline: a speedup is the baseline's time over
+	// the variant's, so against another baseline (or on another suite's
+	// shapes) the same kernel reads another figure, and a series that mixed
+	// them would chart a "2x" that no kernel change made.
+	Suite    string              `json:"suite"`
+	Baseline string              `json:"baseline"`
+	Shape    string              `json:"shape"`
+	Points   []shapeHistoryPoint `json:"points"` // oldest first
 }
 
 type shapeHistoryJSON struct {
@@ -51,15 +57,28 @@ type shapeHistoryJSON struct {
 	Device   string               `json:"device,omitempty"`
 	Pitch    int64                `json:"pitch,omitzero"`
 	Series   []shapeHistorySeries `json:"series"`
+	// Truncated: more runs matched than a history reads (historyLimit);
+	// the oldest are left out.
+	Truncated bool `json:"truncated,omitempty"`
 }
+
+// historyLimit is how many of a history's newest runs are read: a chart of
+// more points than that is unreadable, and the page says what it left out.
+var historyLimit = 500
 
 // deviceKey names the device a run's result was measured on.
 func deviceKey(r *runner.Run) (key, name string) {
+	var d benchDoc
+	fp := json.Unmarshal(r.Result, &d) == nil && d.Fingerprint.Key != ""
 	if r.Imported {
+		// An imported bench document carries its fingerprint: two imports
+		// under one label from different drivers are different series.
+		if fp {
+			return "import:" + r.Device + ":" + d.Fingerprint.Key, r.Device
+		}
 		return "import:" + r.Device, r.Device
 	}
-	var d benchDoc
-	if json.Unmarshal(r.Result, &d) == nil && d.Fingerprint.Key != "" {
+	if fp {
 		return "fingerprint:" + d.Fingerprint.Key, d.Device.Name
 	}
 	return "device:" + r.Device, r.DeviceName
@@ -92,11 +111,14 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 	// catalogue's spelling, looked up (and named in the answer) by it, with
 	// the rows stored in the spelling given.
 	f := runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline,
-		Device: out.Device, PitchID: out.Pitch, Limit: 500}.CanonicalLookup(runner.KernelsCatalog{})
+		Device: out.Device, PitchID: out.Pitch, Limit: historyLimit + 1}.CanonicalLookup(runner.KernelsCatalog{})
 	out.Variant = f.Variant
 	runs, err := s.runs.List(ctx, f)
 	if err != nil {
 		return nil, err
+	}
+	if len(runs) > historyLimit { // newest first: the oldest one goes
+		runs, out.Truncated = runs[:historyLimit], true
 	}
 	var prov map[int64]provenanceRow
 	if st, err := s.tracks(); err == nil {
@@ -135,12 +157,17 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 			if shape != "" && sh.Label != shape {
 				continue
 			}
-			k := key + "\x00" + sh.Label
+			base := r.Baseline
+			if base == "" {
+				base = "baseline" // bench's default, the same kernel
+			}
+			k := key + "\x00" + r.Suite + "\x00" + base + "\x00" + sh.Label
 			j, ok := index[k]
 			if !ok {
 				j = len(out.Series)
 				index[k] = j
-				out.Series = append(out.Series, shapeHistorySeries{DeviceKey: key, DeviceName: name, Shape: sh.Label, Points: []shapeHistoryPoint{}})
+				out.Series = append(out.Series, shapeHistorySeries{DeviceKey: key, DeviceName: name, Suite: r.Suite, Baseline: base,
+					Shape: sh.Label, Points: []shapeHistoryPoint{}})
 			}
 			pt := shapeHistoryPoint{RunID: r.ID, Variant: r.Variant, CreatedAt: r.CreatedAt, Speedup: sh.Speedup, VariantMedianUs: sh.VariantMedianUs,
 				VariantSEMUs: sh.VariantSEMUs, SourceHash: p.source, AppBuild: p.build}
@@ -173,8 +200,11 @@ func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) 
 	}
 	v := templates.ShapeHistoryView{Problem: h.Problem, Variant: h.Variant, Suite: h.Suite, Baseline: h.Baseline, Device: h.Device, Pitch: h.Pitch,
 		JSONURL: "/runs/history.json?" + r.URL.RawQuery}
+	if h.Truncated {
+		v.Truncated = fmt.Sprintf("Only the newest %d runs are shown; older ones are left out. Narrow the history by suite, baseline, device or shape, or export the runs (/api/runs.csv).", historyLimit)
+	}
 	for _, se := range h.Series {
-		sv := templates.HistorySeriesView{Device: se.DeviceName, Shape: se.Shape}
+		sv := templates.HistorySeriesView{Device: se.DeviceName, Shape: se.Shape, Suite: se.Suite, Baseline: se.Baseline}
 		var pts []charts.TimelinePoint
 		for _, p := range se.Points {
 			label := "#" + strconv.FormatInt(p.RunID, 10) + " " + p.CreatedAt.UTC().Format("01-02 15:04")
@@ -184,7 +214,7 @@ func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) 
 				Speedup: speedupText(p.Speedup), Time: usText(p.VariantMedianUs), Source: shortHash(p.SourceHash), Build: shortHash(p.AppBuild),
 				Changed: p.SourceChanged})
 		}
-		sv.ChartSVG = charts.Timeline(fmt.Sprintf("Speedup of %s on %s, run by run", se.Shape, se.DeviceName), pts)
+		sv.ChartSVG = charts.Timeline(fmt.Sprintf("Speedup of %s over %s on %s, run by run", se.Shape, se.Baseline, se.DeviceName), pts)
 		v.Series = append(v.Series, sv)
 	}
 	title := "History of " + h.Variant

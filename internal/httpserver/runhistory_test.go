@@ -119,3 +119,55 @@ func TestShapeHistory(t *testing.T) {
 	runPage := a.browser().login("admin").get(fmt.Sprintf("/runs/%d", r3.ID)).wantStatus(t, http.StatusOK).body
 	wantContains(t, runPage, "data-history-link", "/runs/history?baseline=baseline&amp;device=B200&amp;problem=nvfp4_group_gemm")
 }
+
+// A speedup is the baseline's time over the variant's: runs against
+// another baseline or on another suite are other series, and a history
+// that reads only its newest runs says so.
+func TestShapeHistorySeriesKeepTheirBaselineAndSuite(t *testing.T) {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	imp := func(suite, baseline string, baseUs, varUs float64) int64 {
+		var run struct{ ID int64 }
+		a.api("POST", "/api/runs/import", "admin", map[string]any{"device": "LAB-H100", "problem": "nvfp4_group_gemm", "suite": suite,
+			"variant": "auditk", "baseline": baseline, "shapes": []map[string]any{{"label": "s1", "baseline_us": baseUs, "variant_us": varUs, "correct": true}}}).
+			wantStatus(t, http.StatusCreated).decode(t, &run)
+		return run.ID
+	}
+	first := imp("benchmarks", "baseline", 100, 50)
+	other := imp("benchmarks", "baseline?stages=3", 200, 50) // the same kernel time: "4x" against a slower baseline
+	tests := imp("tests", "baseline", 10, 9)
+	same := imp("benchmarks", "baseline", 100, 52)
+	var h shapeHistoryJSON
+	a.api("GET", "/api/runs/history?problem=nvfp4_group_gemm&variant=auditk", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &h)
+	got := map[string][]int64{}
+	for _, se := range h.Series {
+		for _, p := range se.Points {
+			got[se.Suite+" "+se.Baseline] = append(got[se.Suite+" "+se.Baseline], p.RunID)
+		}
+	}
+	want := map[string][]int64{"benchmarks baseline": {first, same}, "benchmarks baseline?stages=3": {other}, "tests baseline": {tests}}
+	if !reflect.DeepEqual(got, want) || h.Truncated {
+		t.Fatalf("series %v (truncated %v), want %v", got, h.Truncated, want)
+	}
+	page := a.browser().login("admin").get("/runs/history?problem=nvfp4_group_gemm&variant=auditk").wantStatus(t, http.StatusOK).body
+	wantContains(t, page, "against <code>baseline?stages=3</code>", "suite tests")
+	wantNotContains(t, page, "data-history-truncated")
+
+	old := historyLimit
+	historyLimit = 3
+	t.Cleanup(func() { historyLimit = old })
+	a.api("GET", "/api/runs/history?problem=nvfp4_group_gemm&variant=auditk", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &h)
+	n := 0
+	for _, se := range h.Series {
+		for _, p := range se.Points {
+			n++
+			if p.RunID == first {
+				t.Errorf("the oldest run %d is on a history of the newest 3", first)
+			}
+		}
+	}
+	if !h.Truncated || n != 3 {
+		t.Fatalf("a history of the newest 3: truncated %v, %d points", h.Truncated, n)
+	}
+	page = a.browser().login("admin").get("/runs/history?problem=nvfp4_group_gemm&variant=auditk").wantStatus(t, http.StatusOK).body
+	wantContains(t, page, "data-history-truncated", "Only the newest 3 runs")
+}

@@ -166,8 +166,9 @@ func containsStr(xs []string, s string) bool {
 // Comparable says whether two runs' times can be set side by side
 // (measurement.md rule 10): both measured here with the same device model,
 // driver and NVRTC version (result.Comparable on their documents), or both
-// imported from the same device label. The reason names the difference.
-// Both runs must come from Get (with their result documents).
+// imported from the same device label, and then, where both imports are
+// bench documents, with the same fingerprint too. The reason names the
+// difference. Both runs must come from Get (with their result documents).
 func Comparable(a, b *Run) (bool, string) {
 	if !a.HasResult || !b.HasResult {
 		return false, "a run has no result"
@@ -179,7 +180,14 @@ func Comparable(a, b *Run) (bool, string) {
 		if a.Device != b.Device {
 			return false, fmt.Sprintf("imported from different devices: %q vs %q", a.Device, b.Device)
 		}
-		return true, ""
+		// A hand-written import has no fingerprint: its label is all
+		// there is to compare.
+		da, oka := importedDocument(a)
+		db, okb := importedDocument(b)
+		if !oka || !okb {
+			return true, ""
+		}
+		return result.Comparable(da, db)
 	}
 	var da, db result.Result
 	if err := json.Unmarshal(a.Result, &da); err != nil {
@@ -189,4 +197,15 @@ func Comparable(a, b *Run) (bool, string) {
 		return false, fmt.Sprintf("run %d: result document unreadable: %v", b.ID, err)
 	}
 	return result.Comparable(&da, &db)
+}
+
+// importedDocument is an imported run's bench document, when it was
+// imported as one (it carries a fingerprint); false for an import of
+// hand-written shapes.
+func importedDocument(r *Run) (*result.Result, bool) {
+	var d result.Result
+	if json.Unmarshal(r.Result, &d) != nil || d.Fingerprint.Key == "" {
+		return nil, false
+	}
+	return &d, true
 }
