@@ -25,6 +25,11 @@ func decodeJSON(r io.Reader, dst any) error {
 	if err != nil {
 		return err
 	}
+	// encoding/json replaces invalid UTF-8 with U+FFFD without a word:
+	// refuse it, naming the field, as the forms refuse it.
+	if field, at := jsonpath.UTF8Field(body, "body"); at >= 0 {
+		return pitches.Errorf(pitches.EINVALID, field, "%s must be valid UTF-8 text (invalid byte at offset %d)", field, at)
+	}
 	if err := checkStrictJSON(body, dst); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Field returns the path of te's value in data, the document that was
@@ -45,6 +46,22 @@ func At(data []byte, offset int64) (path string, ok bool) {
 	return "", false
 }
 
+// Containing returns the path of the value in data whose text holds the
+// byte at offset, such as the string an invalid UTF-8 byte was found in
+// (encoding/json turns it into U+FFFD without a word, so the caller finds
+// the byte and asks here which field it belongs to). ok is false when the
+// byte is in no value (an object key, or between tokens) or data is not
+// JSON up to there.
+func Containing(data []byte, offset int64) (path string, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	w := walker{dec: dec, offset: offset, containing: true}
+	if err := w.value(""); errors.Is(err, errFound) {
+		return w.found, true
+	}
+	return "", false
+}
+
 var (
 	errFound  = errors.New("found")
 	errPassed = errors.New("passed the offset")
@@ -54,6 +71,9 @@ type walker struct {
 	dec    *json.Decoder
 	offset int64
 	found  string
+	// containing looks for the value whose text holds the byte at
+	// offset (Containing), not the one that ends there (At).
+	containing bool
 }
 
 // value reads one value at path; errFound stops the walk when it is the
@@ -63,7 +83,17 @@ func (w *walker) value(path string) error {
 	if err != nil {
 		return err
 	}
+	d, isDelim := tok.(json.Delim)
 	switch end := w.dec.InputOffset(); {
+	case w.containing && end > w.offset && !isDelim:
+		// The first scalar that ends past the byte holds it: offsets
+		// only grow, and the tokens before it ended before the byte.
+		w.found = path
+		return errFound
+	case w.containing:
+		if end > w.offset {
+			return errPassed // a brace or bracket holds no text
+		}
 	case end == w.offset:
 		w.found = path
 		return errFound
@@ -71,8 +101,7 @@ func (w *walker) value(path string) error {
 		// Offsets only grow: no later value can end there.
 		return errPassed
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
+	if !isDelim {
 		return nil
 	}
 	for i := 0; w.dec.More(); i++ {
@@ -87,6 +116,9 @@ func (w *walker) value(path string) error {
 			key, ok := tok.(string)
 			if !ok {
 				return errors.New("object key is not a string")
+			}
+			if w.containing && w.dec.InputOffset() > w.offset {
+				return errPassed // the byte is in a key, no value's text
 			}
 			p = join(path, key)
 		}
@@ -151,4 +183,31 @@ func Want(t reflect.Type) string {
 		return "an array"
 	}
 	return "a " + t.Kind().String()
+}
+
+// InvalidUTF8 returns the offset of the first byte of data that is not
+// valid UTF-8, or -1 when there is none.
+func InvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// UTF8Field names the field that holds data's first invalid UTF-8 byte, or
+// whole when no value holds it; at is the byte's offset, -1 when data is
+// valid UTF-8.
+func UTF8Field(data []byte, whole string) (field string, at int) {
+	at = InvalidUTF8(data)
+	if at < 0 {
+		return "", -1
+	}
+	if path, ok := Containing(data, int64(at)); ok && path != "" {
+		return path, at
+	}
+	return whole, at
 }

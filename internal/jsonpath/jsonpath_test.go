@@ -67,3 +67,35 @@ func TestFieldFallsBack(t *testing.T) {
 		t.Errorf("At found a value in a document cut short")
 	}
 }
+
+// Containing names the value whose text holds a byte, at any depth; a byte
+// in a key or between values is in no value. UTF8Field finds the first
+// invalid UTF-8 byte with it.
+func TestContaining(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want string
+		ok   bool
+	}{
+		{"{\"label\": \"ok\xffok\"}", "label", true},
+		{"{\"a\": 1, \"l\": [{\"n\": 1}, {\"s\": \"x\xff\"}]}", "l[1].s", true},
+		{"{\"grid\": [[\"a\"], [\"b\", \"\xc3\"]]}", "grid[1][1]", true},
+		{"\"\xff\"", "", true},
+		{"{\"k\xff\": 1}", "", false},
+		{"{\"a\": 1} \xff", "", false},
+	} {
+		at := InvalidUTF8([]byte(c.body))
+		if at < 0 {
+			t.Fatalf("%q: no invalid byte found", c.body)
+		}
+		if got, ok := Containing([]byte(c.body), int64(at)); got != c.want || ok != c.ok {
+			t.Errorf("%q: Containing(%d) = %q, %v; want %q, %v", c.body, at, got, ok, c.want, c.ok)
+		}
+	}
+	if f, at := UTF8Field([]byte(`{"a": "ok"}`), "body"); at != -1 || f != "" {
+		t.Errorf("valid UTF-8: %q at %d", f, at)
+	}
+	if f, _ := UTF8Field([]byte("{\"k\xff\": 1}"), "body"); f != "body" {
+		t.Errorf("a key's invalid byte names %q, want the whole body", f)
+	}
+}

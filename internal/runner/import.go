@@ -95,6 +95,11 @@ func DecodeImport(r io.Reader) (*ImportRequest, error) {
 	if len(data) > maxImportBytes {
 		return nil, pitches.Errorf(pitches.EINVALID, "document", "import document is larger than %d bytes", maxImportBytes)
 	}
+	// encoding/json replaces invalid UTF-8 with U+FFFD without a word: a
+	// variant or device name would be stored other than it was sent.
+	if field, at := jsonpath.UTF8Field(data, "document"); at >= 0 {
+		return nil, pitches.Errorf(pitches.EINVALID, field, "%s must be valid UTF-8 text (invalid byte at offset %d)", field, at)
+	}
 	// A full bench result document has a top-level schema_version; it is
 	// imported as it is (its own schema is result.Validate's to check).
 	var probe map[string]json.RawMessage

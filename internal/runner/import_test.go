@@ -159,6 +159,10 @@ func TestImportBadDocuments(t *testing.T) {
 		{"no such pitch", `{` + ok + `,"pitch_id":12,"shapes":[{"baseline_us":1,"variant_us":1}]}`, "pitch_id"},
 		{"variant too long", `{"device":"B200","problem":"nvfp4_group_gemm","variant":"` + strings.Repeat("v", pitches.MaxVariantChars+1) + `","baseline":"b","shapes":[{"baseline_us":1,"variant_us":1}]}`, "variant"},
 		{"baseline too long", `{"device":"B200","problem":"nvfp4_group_gemm","variant":"v","baseline":"` + strings.Repeat("b", pitches.MaxVariantChars+1) + `","shapes":[{"baseline_us":1,"variant_us":1}]}`, "baseline"},
+		{"invalid UTF-8 in the variant", `{"device":"B200","problem":"nvfp4_group_gemm","variant":"v` + "\xff" + `v","baseline":"b","shapes":[{"baseline_us":1,"variant_us":1}]}`, "variant"},
+		{"invalid UTF-8 in a shape", `{` + ok + `,"shapes":[{"baseline_us":1,"variant_us":1},{"label":"s` + "\xc3" + `","baseline_us":1,"variant_us":1}]}`, "shapes[1].label"},
+		{"invalid UTF-8 in a key", `{"dev` + "\xff" + `ice":"B200"}`, "document"},
+		{"invalid UTF-8 in a full document", `{"schema_version":1,"device":"B` + "\xff" + `200"}`, "device"},
 		{"device too long", `{"device":"` + strings.Repeat("d", 65) + `","problem":"nvfp4_group_gemm","variant":"v","baseline":"b","shapes":[{"baseline_us":1,"variant_us":1}]}`, "device"},
 	}
 	for _, tc := range cases {
