@@ -36,16 +36,17 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 	if err != nil {
 		return nil, err
 	}
+	// Each field's own form first, so that a bad value is named even when
+	// the combination is wrong too; checked before the spaces around it are
+	// trimmed, so that a trailing control character is refused, not cut.
+	if err := pitches.CheckLine("problem", in.Problem, pitches.MaxMeasurementChars); err != nil {
+		return nil, err
+	}
+	if err := pitches.CheckLine("variant", in.Variant, pitches.MaxVariantChars); err != nil {
+		return nil, err
+	}
 	t := tracking.Threshold{Round: in.Round, Problem: strings.TrimSpace(in.Problem), Variant: strings.TrimSpace(in.Variant),
 		BaselineRun: in.BaselineRun, Percent: in.Percent, CreatedBy: u.ID}
-	// Each field's own form first, so that a bad value is named even when
-	// the combination is wrong too.
-	if err := pitches.CheckLine("problem", t.Problem, pitches.MaxMeasurementChars); err != nil {
-		return nil, err
-	}
-	if err := pitches.CheckLine("variant", t.Variant, pitches.MaxVariantChars); err != nil {
-		return nil, err
-	}
 	switch {
 	case t.Round < 0:
 		return nil, pitches.Errorf(pitches.EINVALID, "round", "round must be a positive round number")
@@ -70,11 +71,16 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 	if err != nil {
 		return nil, err
 	}
-	if !base.HasResult {
-		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d has no result (%s)", base.ID, base.Status)
+	var round *pitches.Round
+	if t.Round > 0 {
+		if round, err = s.svc.Round(ctx, t.Round); pitches.ErrorCode(err) == pitches.ENOTFOUND {
+			return nil, pitches.Errorf(pitches.EINVALID, "round", "there is no round %d", t.Round)
+		} else if err != nil {
+			return nil, err
+		}
 	}
-	if t.Round == 0 && base.Problem != t.Problem {
-		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d measures %s, not %s", base.ID, base.Problem, t.Problem)
+	if err := tracking.CheckBaselineRun(t, base, round); err != nil {
+		return nil, err
 	}
 	if t.Round == 0 {
 		if err := s.checkThresholdVariant(ctx, t.Problem, t.Variant); err != nil {

@@ -44,6 +44,7 @@ func TestThresholdInputIsChecked(t *testing.T) {
 	}{
 		{"ESC in the variant", th("baseline\u001b[2J", 5), "variant"},
 		{"a newline in the variant", th("baseline\nstages=3", 5), "variant"},
+		{"a trailing newline in the variant", th("baseline\n", 5), "variant"},
 		{"a C1 control in the variant", th("base\u0085line", 5), "variant"},
 		{"a 900 KB variant", th(strings.Repeat("a", 900<<10), 5), "variant"},
 		{"one past the variant limit", th("baseline?stages="+strings.Repeat("3", pitches.MaxVariantChars), 5), "variant"},
@@ -56,6 +57,15 @@ func TestThresholdInputIsChecked(t *testing.T) {
 			a.api("POST", "/api/thresholds", "admin", c.body).wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, c.field)
 		})
 	}
+	// A baseline run whose kernel was wrong is no bound to hold others to.
+	var wrong runner.Run
+	a.api("POST", "/api/runs/import", "admin", map[string]any{"device": "B200", "problem": "nvfp4_group_gemm", "variant": "baseline?stages=2",
+		"baseline": "baseline", "shapes": []map[string]any{{"label": "g=8 N=4096 K=7168", "baseline_us": 400, "variant_us": 300, "correct": false}}}).
+		wantStatus(t, http.StatusCreated).decode(t, &wrong)
+	res := a.api("POST", "/api/thresholds", "admin", map[string]any{"problem": "nvfp4_group_gemm", "variant": "baseline?stages=2",
+		"baseline_run": wrong.ID, "percent": 5})
+	res.wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "baseline_run")
+	wantContains(t, res.body, "does not count as a result (incorrect)")
 	var ths []tracking.Threshold
 	a.api("GET", "/api/thresholds", "admin", nil).wantStatus(t, http.StatusOK).decode(t, &ths)
 	if len(ths) != 0 {
@@ -70,7 +80,7 @@ func TestThresholdInputIsChecked(t *testing.T) {
 	a.api("POST", "/api/thresholds", "admin", round).wantStatus(t, http.StatusCreated)
 
 	// Exact duplicates are refused, naming the scope; another percent is not a duplicate.
-	res := a.api("POST", "/api/thresholds", "admin", th(" baseline?stages=3 ", 5))
+	res = a.api("POST", "/api/thresholds", "admin", th(" baseline?stages=3 ", 5))
 	res.wantError(t, http.StatusConflict, pitches.ECONFLICT, "variant")
 	wantContains(t, res.body, fmt.Sprintf("threshold %d already checks", first.ID))
 	a.api("POST", "/api/thresholds", "admin", round).wantError(t, http.StatusConflict, pitches.ECONFLICT, "round")

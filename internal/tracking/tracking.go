@@ -71,12 +71,52 @@ func DuplicateError(o Threshold) error {
 }
 
 // ShapeRegression is one shape over the bound: the baseline run's variant
-// time over this run's, with its interval, and the two times.
+// time over this run's, with its interval, and the two times. Paired is
+// the same shape's speedup over each run's own baseline kernel, this run's
+// over the baseline run's: near 1 while the times fell apart, the baseline
+// kernel slowed as much as the variant did (a slower machine, a hotter
+// card), which the alert says.
 type ShapeRegression struct {
 	Label      string          `json:"label"`
 	Ratio      runner.Interval `json:"ratio"`
 	BaselineUs float64         `json:"baseline_run_us"`
 	RunUs      float64         `json:"run_us"`
+	Paired     float64         `json:"paired_ratio,omitempty"`
+}
+
+// CheckBaselineRun checks that base can be the baseline run of th: a run
+// with a result that stands (succeeded, or suspect and accepted by an admin:
+// against an incorrect kernel's or an unaccepted implausible figure every
+// honest run would read as a regression), of th's problem; for a round's
+// threshold, a run of the round's measurement (problem, suite, baseline,
+// device class, imports) once it declares one, in a round that is not closed (no run of its
+// pitches is measured again, so the bound would never be checked). round
+// is th's round (nil for a variant's threshold). The error names
+// baseline_run, or round.
+func CheckBaselineRun(th Threshold, base *runner.Run, round *pitches.Round) error {
+	if !(base.Status == runner.StatusSucceeded || base.Accepted()) || !base.HasResult {
+		why := string(base.Status)
+		if base.Status == runner.StatusSuspect {
+			why = "suspect and not accepted by an admin"
+		}
+		return pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d does not count as a result (%s): a threshold needs a correct run to compare with", base.ID, why)
+	}
+	if round == nil {
+		if base.Problem != th.Problem {
+			return pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d measures %s, not %s", base.ID, base.Problem, th.Problem)
+		}
+		return nil
+	}
+	if round.Status == pitches.RoundClosed {
+		return pitches.Errorf(pitches.EINVALID, "round", "round %d is closed: no run of its pitches is measured again, so the threshold would never be checked", round.Number)
+	}
+	// A round that declares no measurement yet has nothing to match.
+	if m := runner.MeasurementOf(round); !m.Declared() {
+		return nil
+	} else if field, why := m.Mismatch(base); field != "" {
+		return pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d is not round %d's measurement: %s", base.ID, round.Number, why)
+	}
+	return nil
 }
 
 // Alert is a regression found on a finished run.
@@ -246,10 +286,12 @@ func RatioInterval(refMed, refSEM, med, sem float64) runner.Interval {
 
 // Evaluate checks run against threshold th with its baseline run base
 // (both from Get). It returns the alert when some shape is slower than the
-// baseline run's by more than th.Percent: the ratio base/run, upper end of
-// its interval (the value itself without one), below 1 - Percent/100. A run
-// that cannot be compared (no result, the baseline run itself, another
-// device, problem or suite) raises nothing; skip says why.
+// baseline run's by more than th.Percent: its variant time more than
+// Percent% above the baseline run's, i.e. the ratio base/run, upper end of
+// its interval (the value itself without one), below 1/(1 + Percent/100)
+// (a 5% bound fires at 5% more time, as a latency bound does in Bencher).
+// A run that cannot be compared (no result, the baseline run itself,
+// another device, problem or suite) raises nothing; skip says why.
 func Evaluate(th Threshold, base, run *runner.Run) (alert *Alert, skip string) {
 	switch {
 	case run.ID == base.ID:
@@ -260,7 +302,7 @@ func Evaluate(th Threshold, base, run *runner.Run) (alert *Alert, skip string) {
 	if why := NotComparable(base, run); why != "" {
 		return nil, why
 	}
-	bound := 1 - th.Percent/100
+	bound := 1 / (1 + th.Percent/100)
 	a := &Alert{RunID: run.ID, ThresholdID: th.ID, BaselineRun: base.ID, Percent: th.Percent, Scope: th.Scope(), Shapes: []ShapeRegression{}}
 	compared := 0
 	for _, sh := range run.Shapes {
@@ -283,7 +325,11 @@ func Evaluate(th Threshold, base, run *runner.Run) (alert *Alert, skip string) {
 			upper = iv.Hi
 		}
 		if upper < bound {
-			a.Shapes = append(a.Shapes, ShapeRegression{Label: sh.Label, Ratio: iv, BaselineUs: b.VariantMedianUs, RunUs: sh.VariantMedianUs})
+			reg := ShapeRegression{Label: sh.Label, Ratio: iv, BaselineUs: b.VariantMedianUs, RunUs: sh.VariantMedianUs}
+			if sh.Speedup.Value > 0 && b.Speedup.Value > 0 {
+				reg.Paired = sh.Speedup.Value / b.Speedup.Value
+			}
+			a.Shapes = append(a.Shapes, reg)
 		}
 	}
 	if compared == 0 {
@@ -300,6 +346,9 @@ func Evaluate(th Threshold, base, run *runner.Run) (alert *Alert, skip string) {
 	}
 	a.Summary = fmt.Sprintf("run #%d is more than %s%% slower than baseline run #%d on %d of %d shapes (%s); worst: %s at %s of the baseline run's speed",
 		run.ID, trimFloat(th.Percent), base.ID, len(a.Shapes), compared, th.Scope(), worst.Label, ratioText(worst.Ratio))
+	if worst.Paired >= bound {
+		a.Summary += fmt.Sprintf("; its speedup over its own baseline kernel held (%.3fx the baseline run's): the baseline kernel slowed as much, so check the machine before the kernel", worst.Paired)
+	}
 	return a, ""
 }
 

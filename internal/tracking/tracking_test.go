@@ -252,3 +252,62 @@ func TestFinishedRunsRaiseAlertsAndEvents(t *testing.T) {
 		}
 	}
 }
+
+// A 5% bound is 5% more time: 5.2% more fires, 4.8% does not (a bound on
+// the speed ratio, 1 - 5%, let 5.2% through). When the run's own baseline
+// kernel slowed as much, the alert still fires on the time, and says so.
+func TestEvaluateBoundIsTimeAndNotesThePairedSpeedup(t *testing.T) {
+	base := &runner.Run{ID: 1, HasResult: true, Imported: true, Device: "B200", Problem: "p", Suite: "benchmarks",
+		Shapes: []runner.Shape{{Label: "s", VariantMedianUs: 50, Speedup: runner.Interval{Value: 2}}}}
+	th := tracking.Threshold{ID: 4, Problem: "p", Variant: "v", BaselineRun: 1, Percent: 5}
+	run := func(us, speedup float64) *runner.Run {
+		return &runner.Run{ID: 9, HasResult: true, Imported: true, Device: "B200", Problem: "p", Suite: "benchmarks",
+			Shapes: []runner.Shape{{Label: "s", VariantMedianUs: us, Speedup: runner.Interval{Value: speedup}}}}
+	}
+	if a, _ := tracking.Evaluate(th, base, run(52.4, 1.9)); a != nil {
+		t.Errorf("4.8%% more time raised %s", a.Summary)
+	}
+	a, _ := tracking.Evaluate(th, base, run(52.6, 1.9))
+	if a == nil || strings.Contains(a.Summary, "check the machine") {
+		t.Fatalf("5.2%% more time, the speedup down too: %+v", a)
+	}
+	a, _ = tracking.Evaluate(th, base, run(60, 2.0)) // the baseline kernel slowed as much
+	if a == nil || a.Shapes[0].Paired != 1 || !strings.Contains(a.Summary, "the baseline kernel slowed as much, so check the machine") {
+		t.Fatalf("a slower machine: %+v", a)
+	}
+}
+
+// A threshold's baseline run must count as a result and, for a round's
+// threshold, be the round's measurement in a round that is not closed.
+func TestCheckBaselineRun(t *testing.T) {
+	ok := &runner.Run{ID: 1, Problem: "p", Suite: "benchmarks", Baseline: "baseline", Status: runner.StatusSucceeded, HasResult: true}
+	round := &pitches.Round{Number: 3, Status: pitches.RoundJudging, Baseline: "baseline",
+		Measurement: pitches.RoundMeasurement{Problem: "p", Suite: "benchmarks"}}
+	th := tracking.Threshold{Problem: "p", Variant: "v", BaselineRun: 1, Percent: 5}
+	if err := tracking.CheckBaselineRun(th, ok, nil); err != nil {
+		t.Fatalf("a succeeded run: %v", err)
+	}
+	if err := tracking.CheckBaselineRun(tracking.Threshold{Round: 3, BaselineRun: 1, Percent: 5}, ok, round); err != nil {
+		t.Fatalf("a run of the round's measurement: %v", err)
+	}
+	for name, c := range map[string]struct {
+		run   runner.Run
+		th    tracking.Threshold
+		round *pitches.Round
+		field string
+		want  string
+	}{
+		"incorrect": {runner.Run{ID: 2, Problem: "p", Status: runner.StatusIncorrect, HasResult: true}, th, nil, "baseline_run", "does not count as a result (incorrect)"},
+		"suspect":   {runner.Run{ID: 2, Problem: "p", Status: runner.StatusSuspect, HasResult: true}, th, nil, "baseline_run", "suspect and not accepted"},
+		"problem":   {runner.Run{ID: 2, Problem: "q", Status: runner.StatusSucceeded, HasResult: true}, th, nil, "baseline_run", "measures q, not p"},
+		"suite": {runner.Run{ID: 2, Problem: "p", Suite: "tests", Baseline: "baseline", Status: runner.StatusSucceeded, HasResult: true},
+			tracking.Threshold{Round: 3, BaselineRun: 2, Percent: 5}, round, "baseline_run", "is not round 3's measurement: suite tests"},
+		"closed": {*ok, tracking.Threshold{Round: 3, BaselineRun: 1, Percent: 5},
+			&pitches.Round{Number: 3, Status: pitches.RoundClosed, Measurement: round.Measurement}, "round", "round 3 is closed"},
+	} {
+		err := tracking.CheckBaselineRun(c.th, &c.run, c.round)
+		if pitches.ErrorField(err) != c.field || !strings.Contains(pitches.ErrorMessage(err), c.want) {
+			t.Errorf("%s: %v (field %q), want %q on %s", name, err, pitches.ErrorField(err), c.want, c.field)
+		}
+	}
+}
