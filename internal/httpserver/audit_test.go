@@ -20,7 +20,7 @@ func TestAuditLogRecordsChanges(t *testing.T) {
 	a.api("POST", "/api/rounds", "admin", map[string]any{"number": 1, "title": "R1", "criteria": []map[string]any{
 		{"key": "speedup", "name": "Speedup", "weight": 60}, {"key": "risk", "name": "Risk", "weight": 40}}}).wantStatus(t, http.StatusCreated)
 	a.api("PUT", "/api/rounds/1/measurement", "admin", map[string]any{"problem": "nvfp4_group_gemm", "suite": "benchmarks",
-		"baseline": "baseline", "allow_imports": true}).wantStatus(t, http.StatusOK)
+		"baseline": "baseline", "device_class": "", "allow_imports": true}).wantStatus(t, http.StatusOK)
 	var p struct{ ID int64 }
 	a.api("POST", "/api/pitches", "alice", map[string]any{"round": 1, "title": "Stages", "body": "b", "claim": map[string]float64{"lo": 1.1, "hi": 1.3},
 		"variant": "baseline"}).wantStatus(t, http.StatusCreated).decode(t, &p)
@@ -160,7 +160,8 @@ func TestAuditLogKernelsBaselinesTokens(t *testing.T) {
 	h := hashOf(t, files)
 	a.api("POST", fmt.Sprintf("/api/pitches/%d/kernel", p.ID), "alice", jsonUpload(files, map[string]string{"note": "first"})).
 		wantStatus(t, http.StatusCreated)
-	a.api("PUT", "/api/rounds/1/measurement", "admin", map[string]any{"problem": "nvfp4_group_gemm", "suite": "benchmarks", "baseline": "baseline"}).
+	a.api("PUT", "/api/rounds/1/measurement", "admin", map[string]any{"problem": "nvfp4_group_gemm", "suite": "benchmarks", "baseline": "baseline",
+		"device_class": "", "allow_imports": false}).
 		wantStatus(t, http.StatusOK)
 	a.api("PUT", "/api/rounds/1/baseline", "admin", map[string]string{"baseline": "baseline?stages=3"}).wantStatus(t, http.StatusOK)
 	a.api("POST", fmt.Sprintf("/api/pitches/%d/withdraw", p.ID), "alice", nil).wantStatus(t, http.StatusOK)
@@ -210,7 +211,7 @@ func TestAuditDocumentsAreSnakeCase(t *testing.T) {
 		"criteria": []map[string]any{{"key": "speedup", "name": "Speedup", "weight": 50}, {"key": "risk", "name": "Risk", "weight": 50}}}).
 		wantStatus(t, http.StatusOK)
 	a.api("PUT", "/api/rounds/1/measurement", "admin", map[string]any{"problem": "nvfp4_group_gemm", "suite": "benchmarks",
-		"baseline": "baseline", "allow_imports": true}).wantStatus(t, http.StatusOK)
+		"baseline": "baseline", "device_class": "", "allow_imports": true}).wantStatus(t, http.StatusOK)
 	var p pitchJSON
 	a.api("POST", "/api/pitches", "alice", map[string]any{"round": 1, "title": "Stages", "body": "b", "claim": map[string]float64{"lo": 1.1, "hi": 1.3},
 		"variant": "baseline"}).wantStatus(t, http.StatusCreated).decode(t, &p)

@@ -52,6 +52,38 @@ type measurementInput struct {
 	AllowImports bool   `json:"allow_imports"`
 }
 
+// setMeasurementRequest is the JSON body of PUT
+// /api/rounds/{n}/measurement. Every field is required: the request replaces
+// the measurement, so a field left out would silently reset it (imports
+// stop counting, the baseline becomes bench's default).
+type setMeasurementRequest struct {
+	Problem      *string `json:"problem"`
+	Suite        *string `json:"suite"`
+	Baseline     *string `json:"baseline"`
+	DeviceClass  *string `json:"device_class"`
+	AllowImports *bool   `json:"allow_imports"`
+}
+
+func (q setMeasurementRequest) input() (measurementInput, error) {
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"problem", q.Problem != nil}, {"suite", q.Suite != nil}, {"baseline", q.Baseline != nil},
+		{"device_class", q.DeviceClass != nil}, {"allow_imports", q.AllowImports != nil}} {
+		if !f.set {
+			return measurementInput{}, missingField(f.name)
+		}
+	}
+	return measurementInput{Problem: *q.Problem, Suite: *q.Suite, Baseline: *q.Baseline, DeviceClass: *q.DeviceClass,
+		AllowImports: *q.AllowImports}, nil
+}
+
+// missingField is the error for a required field that is absent (or
+// null): 422 naming it, never read as empty.
+func missingField(name string) error {
+	return pitches.Errorf(pitches.EINVALID, name, "%s is required (missing or null)", name)
+}
+
 func (in measurementInput) measurement() pitches.RoundMeasurement {
 	return pitches.RoundMeasurement{Problem: strings.TrimSpace(in.Problem), Suite: strings.TrimSpace(in.Suite),
 		DeviceClass: strings.TrimSpace(in.DeviceClass), AllowImports: in.AllowImports}
@@ -84,8 +116,13 @@ func (s *server) handleAPISetMeasurement(w http.ResponseWriter, r *http.Request)
 		s.apiError(w, r, err)
 		return
 	}
-	var in measurementInput
-	if err := decodeJSON(r.Body, &in); err != nil {
+	var q setMeasurementRequest
+	if err := decodeJSON(r.Body, &q); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	in, err := q.input()
+	if err != nil {
 		s.apiError(w, r, err)
 		return
 	}
@@ -122,14 +159,20 @@ func (s *server) handleAPISetBaseline(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
+	// Required: "" is bench's default, an absent baseline no baseline at
+	// all, which must not clear the round's.
 	var in struct {
-		Baseline string `json:"baseline"`
+		Baseline *string `json:"baseline"`
 	}
 	if err := decodeJSON(r.Body, &in); err != nil {
 		s.apiError(w, r, err)
 		return
 	}
-	round, err := s.setBaseline(r.Context(), userFrom(r.Context()), n, in.Baseline)
+	if in.Baseline == nil {
+		s.apiError(w, r, missingField("baseline"))
+		return
+	}
+	round, err := s.setBaseline(r.Context(), userFrom(r.Context()), n, *in.Baseline)
 	if err != nil {
 		s.apiError(w, r, err)
 		return
@@ -144,6 +187,12 @@ func (s *server) handleAdminSetBaseline(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if !s.parseForm(w, r) {
+		return
+	}
+	// An empty field is bench's default; no field at all is a broken
+	// form, which must not clear the round's baseline.
+	if _, ok := r.PostForm["baseline"]; !ok {
+		s.renderError(w, r, missingField("baseline"))
 		return
 	}
 	if _, err := s.setBaseline(r.Context(), userFrom(r.Context()), n, r.PostForm.Get("baseline")); err != nil {

@@ -21,7 +21,7 @@ func TestRoundResultsExportNamesThePool(t *testing.T) {
 	a.api("POST", "/api/rounds", "admin", map[string]any{"number": 1, "title": "R1", "criteria": []map[string]any{
 		{"key": "speedup", "name": "Speedup", "weight": 100}}}).wantStatus(t, http.StatusCreated)
 	a.api("PUT", "/api/rounds/1/measurement", "admin", map[string]any{"problem": "nvfp4_group_gemm", "suite": "benchmarks",
-		"baseline": "baseline", "allow_imports": true}).wantStatus(t, http.StatusOK)
+		"baseline": "baseline", "device_class": "", "allow_imports": true}).wantStatus(t, http.StatusOK)
 	var p struct{ ID int64 }
 	a.api("POST", "/api/pitches", "alice", map[string]any{"round": 1, "title": "Stages", "body": "b",
 		"claim": map[string]float64{"lo": 1.1, "hi": 1.3}, "variant": "baseline?stages=3"}).wantStatus(t, http.StatusCreated).decode(t, &p)
