@@ -495,9 +495,12 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 			v.Modules = modulesRan(&d)
 		}
 	}
-	// History: this variant against this baseline on this device, oldest first.
+	// History: this variant against this baseline on this device, oldest
+	// first: the runs that count as results (succeeded, or suspect and
+	// accepted by an admin, as on /runs/history), so that an accepted run
+	// is on its own chart.
 	hist, err := s.runs.List(ctx, runner.Filter{Problem: run.Problem, Variant: run.Variant, Baseline: run.Baseline, Device: run.Device,
-		Suite: run.Suite, Status: runner.StatusSucceeded, Limit: 30})
+		Suite: run.Suite, Limit: 60})
 	if err != nil {
 		return nil, err
 	}
@@ -509,6 +512,9 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	vis := s.visibility(viewer)
 	for i := len(hist) - 1; i >= 0; i-- {
 		h := hist[i]
+		if !h.Counts() {
+			continue
+		}
 		// Another pitch may share the variant: its run stays out of the
 		// chart while its result is hidden from this viewer.
 		if hidden, err := vis.resultHidden(ctx, h.PitchID); err != nil {
@@ -533,7 +539,8 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	}
 	if len(pts) > 0 {
 		v.HistorySVG = charts.History(pts)
-		v.HistoryNote = fmt.Sprintf("%d succeeded run(s) of %s against %s on %s (suite %s).", len(pts), run.Variant, row.Baseline, deviceLabel(run), run.Suite)
+		v.HistoryNote = fmt.Sprintf("%d run(s) of %s that count as results (succeeded, or suspect and accepted) against %s on %s (suite %s).",
+			len(pts), run.Variant, row.Baseline, deviceLabel(run), run.Suite)
 	}
 	if len(mismatched) > 0 {
 		v.Flags = append(append([]string(nil), v.Flags...), "fingerprint_mismatch")
