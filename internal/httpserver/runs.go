@@ -189,7 +189,7 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 // runFacts is what pitches' run rules need to know of run.
 func runFacts(run *runner.Run) *pitches.RunFacts {
 	return &pitches.RunFacts{ID: run.ID, Status: string(run.Status), RequestedBy: run.RequestedBy, Finished: run.Status.Finished(),
-		Imported: run.Imported, Retryable: run.Status == runner.StatusFailed || run.Status == runner.StatusCancelled,
+		Imported: run.Imported, Retryable: run.Status.Retryable(),
 		Running: run.Status == runner.StatusRunning, OfPitch: run.PitchID != 0}
 }
 

@@ -238,12 +238,15 @@ var rules = map[Action]rule{
 	// watches it, and a cancelled run never counts: stopping the ones that
 	// look bad would leave only good ones in the pitch's result. So once it
 	// runs, only an admin stops it (the runner's time limit ends a hang).
+	// Who may cancel comes before the run's state: a 409 "already
+	// succeeded" would tell anyone a run's outcome (hidden while its
+	// round is open, CanSeeResults).
 	ActCancelRun: {state: func(u *User, t Target) *Error {
-		if t.Run.Finished {
-			return Errorf(ECONFLICT, "", "run %d is already %s", t.Run.ID, t.Run.Status)
-		}
 		if u == nil || (u.Role != RoleAdmin && (t.Run.RequestedBy == 0 || t.Run.RequestedBy != u.ID)) {
 			return Errorf(EFORBIDDEN, "", "only the person who asked for the run or an admin may cancel it")
+		}
+		if t.Run.Finished {
+			return Errorf(ECONFLICT, "", "run %d is already %s", t.Run.ID, t.Run.Status)
 		}
 		if u.Role != RoleAdmin && t.Run.OfPitch && t.Run.Running {
 			return Errorf(EFORBIDDEN, "", "run %d of a pitch is measuring: only an admin may stop it now (a pitch's runs are cancelled by their requester only while queued, so no figure seen running decides whether a run counts)", t.Run.ID)

@@ -47,6 +47,14 @@ func (s Status) Measured() bool {
 	return s == StatusSucceeded || s == StatusIncorrect || s == StatusSuspect
 }
 
+// Retryable reports whether a run of status s may be re-queued: it did not
+// finish its measurement (failed or cancelled), so a repeat may. A run that
+// measured something (succeeded, incorrect, suspect) has its answer;
+// repeating it until a figure looks better would be shopping for one.
+func (s Status) Retryable() bool {
+	return s == StatusFailed || s == StatusCancelled
+}
+
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
 	for _, x := range Statuses {

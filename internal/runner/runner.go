@@ -218,8 +218,10 @@ func (r *Runner) Submit(ctx context.Context, req Request) (*Run, error) {
 	return run, nil
 }
 
-// Requeue queues a new run with the parameters of finished run id (an
-// interrupted one, typically), requested by user by.
+// Requeue queues a new run with the parameters of failed or cancelled run
+// id (an interrupted one, typically), requested by user by; any other
+// status is ECONFLICT naming it (Status.Retryable, checked again in the
+// store's transaction).
 func (r *Runner) Requeue(ctx context.Context, id, by int64) (*Run, error) {
 	if r.isClosed() {
 		return nil, pitches.Errorf(pitches.ECONFLICT, "", "the server is shutting down; runs are not taken")
@@ -227,6 +229,9 @@ func (r *Runner) Requeue(ctx context.Context, id, by int64) (*Run, error) {
 	old, err := r.cfg.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if !old.Imported && !old.Status.Retryable() {
+		return nil, pitches.Errorf(pitches.ECONFLICT, "", "run %d is %s: only a failed or cancelled run is re-queued", id, old.Status)
 	}
 	if !slices.Contains(r.cfg.Devices, old.Device) && !old.Imported {
 		return nil, pitches.Errorf(pitches.EINVALID, "device", "device %q of run %d does not exist on this server", old.Device, id)

@@ -291,8 +291,8 @@ func (db *DB) Requeue(ctx context.Context, id, by int64) (*runner.Run, error) {
 		if old.Imported {
 			return pitches.Errorf(pitches.ECONFLICT, "", "run %d was imported (measured elsewhere) and cannot be re-run here", id)
 		}
-		if !old.Status.Finished() {
-			return pitches.Errorf(pitches.ECONFLICT, "", "run %d is %s; only a finished run can be re-queued", id, old.Status)
+		if !old.Status.Retryable() {
+			return pitches.Errorf(pitches.ECONFLICT, "", "run %d is %s: only a failed or cancelled run is re-queued", id, old.Status)
 		}
 		if err := checkRunRefs(ctx, tx, 0, by); err != nil {
 			return err
