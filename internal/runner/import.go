@@ -85,6 +85,10 @@ const (
 	sameFigure = 1e-9
 )
 
+// MaxImportBytes is the most an import document (the request body) may
+// hold: the web layer's body cap lets an import that much through.
+const MaxImportBytes = maxImportBytes
+
 // DecodeImport reads one strict JSON import document: unknown fields,
 // trailing data and wrong types are EINVALID errors naming the field.
 func DecodeImport(r io.Reader) (*ImportRequest, error) {
