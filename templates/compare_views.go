@@ -26,6 +26,9 @@ type CompareRun struct {
 	Reference bool
 	Note      string // "reference", "comparable", "not comparable: different device / ...", "results hidden", "no result"
 	Series    string
+	// MakeReference is this comparison with this run as the reference;
+	// empty for the reference and for runs without a visible result.
+	MakeReference string
 }
 
 // CompareShapeRow is one shape: a cell per run column.

@@ -23,7 +23,7 @@ func SeriesClass(i int) string { return seriesClasses[i%len(seriesClasses)] }
 // Grouped draws one group of bars per shape, one bar per series, on a linear
 // axis from 0 with interval whiskers and the dashed 1.0x line, and a legend
 // naming the series. Runs compared side by side use it: the bars are each
-// run's speedup over its own baseline.
+// run's time against a reference run's. A bar of value 0 is not drawn.
 func Grouped(series []string, groups []Group) string {
 	if len(groups) == 0 || len(series) == 0 {
 		return ""
@@ -44,7 +44,7 @@ func Grouped(series []string, groups []Group) string {
 	h := float64(padT+barArea) + labelH + legendH + 8
 	y := func(v float64) float64 { return padT + barArea*(1-v/top) }
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `<svg class="chart" role="img" viewBox="0 0 %d %.0f" width="100%%" xmlns="http://www.w3.org/2000/svg" data-compare-chart><title>Speedup per shape of each run over its baseline, with 95%% intervals; the dashed line is 1.0x</title>`, width, h)
+	fmt.Fprintf(&sb, `<svg class="chart" role="img" viewBox="0 0 %d %.0f" width="100%%" xmlns="http://www.w3.org/2000/svg" data-compare-chart><title>Time per shape of each run against the reference run (its time over the run's), with 95%% intervals; the dashed line is 1.0x, the reference</title>`, width, h)
 	axisY(&sb, top, y)
 	for gi, g := range groups {
 		x0 := padL + slot*float64(gi) + slot*0.1

@@ -19,9 +19,9 @@ import (
 
 // Runs compared side by side (/runs/compare?ids=1,2 and
 // /api/runs/compare?ids=...): per shape, each run's variant time and
-// speedup over its own baseline, and each run's time against the first
-// visible run with a result (the reference) with an interval where the two
-// runs are comparable: same problem, same suite, and the same device
+// speedup over its own baseline, and each run's time against the reference
+// (ref=<id>, one of the ids with a result the viewer may see; by default
+// the first such run) with an interval where the two runs are comparable: same problem, same suite, and the same device
 // (runner.Comparable: device model, driver and NVRTC, or the same import
 // label). A run whose result the viewer may not see (blind judging) shows
 // what was asked and nothing measured.
@@ -110,6 +110,7 @@ type compareShapeJSON struct {
 type compareJSON struct {
 	IDs       []int64            `json:"ids"`
 	Reference int64              `json:"reference,omitzero"` // 0 when no run has a visible result
+	refChosen bool               // ref= named the reference (the permalink keeps it)
 	Runs      []compareRunJSON   `json:"runs"`
 	Shapes    []compareShapeJSON `json:"shapes"`
 }
@@ -121,8 +122,23 @@ var (
 	ratioInterval = tracking.RatioInterval
 )
 
-// compareRuns builds the comparison of ids for viewer.
-func (s *server) compareRuns(ctx context.Context, viewer *pitches.User, ids []int64) (*compareJSON, error) {
+// compareRef reads the chosen reference (ref=<id>, one of ids); 0 when
+// none is chosen.
+func compareRef(q url.Values, ids []int64) (int64, error) {
+	v := strings.TrimSpace(q.Get("ref"))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || !slices.Contains(ids, n) {
+		return 0, pitches.Errorf(pitches.EBADREQUEST, "ref", "ref must be one of the compared run ids (%s), not %q", joinIDs(ids), v)
+	}
+	return n, nil
+}
+
+// compareRuns builds the comparison of ids for viewer, against run refID
+// (0: the first run with a result the viewer may see).
+func (s *server) compareRuns(ctx context.Context, viewer *pitches.User, ids []int64, refID int64) (*compareJSON, error) {
 	if s.runs == nil {
 		return nil, errNoRunner
 	}
@@ -152,17 +168,28 @@ func (s *server) compareRuns(ctx context.Context, viewer *pitches.User, ids []in
 				sp := run.Speedup
 				c.Speedup = &sp
 			}
-			if ref == nil {
+			if ref == nil && (refID == 0 || refID == run.ID) {
 				ref = run
-				c.Reference = true
-				out.Reference = run.ID
-			} else {
-				why := notComparable(ref, run)
-				okc := why == ""
-				c.Comparable, c.NotComparable = &okc, why
 			}
 		}
 		out.Runs = append(out.Runs, c)
+	}
+	out.refChosen = refID != 0
+	if refID != 0 && (ref == nil || ref.ID != refID) {
+		return nil, pitches.Errorf(pitches.EBADREQUEST, "ref", "run %d has no result you may see: it cannot be the reference", refID)
+	}
+	for i := range out.Runs {
+		c := &out.Runs[i]
+		switch {
+		case ref == nil || !c.HasResult || c.ResultHidden:
+		case c.ID == ref.ID:
+			c.Reference = true
+			out.Reference = ref.ID
+		default:
+			why := notComparable(ref, c.run)
+			okc := why == ""
+			c.Comparable, c.NotComparable = &okc, why
+		}
 	}
 	// Shapes in the order they first appear; a cell per visible run.
 	index := map[string]int{}
@@ -207,7 +234,12 @@ func (s *server) handleAPICompareRuns(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	out, err := s.compareRuns(r.Context(), userFrom(r.Context()), ids)
+	ref, err := compareRef(r.URL.Query(), ids)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	out, err := s.compareRuns(r.Context(), userFrom(r.Context()), ids, ref)
 	if err != nil {
 		s.apiError(w, r, err)
 		return
@@ -218,6 +250,9 @@ func (s *server) handleAPICompareRuns(w http.ResponseWriter, r *http.Request) {
 // compareView turns a comparison into the page's view.
 func compareView(c *compareJSON) templates.CompareView {
 	v := templates.CompareView{Permalink: "/runs/compare?ids=" + joinIDs(c.IDs)}
+	if c.refChosen {
+		v.Permalink += "&ref=" + strconv.FormatInt(c.Reference, 10)
+	}
 	col := map[int64]int{}
 	incorrect := map[int64]bool{} // runs whose shapes report failed checks (an import may not report any)
 	var series []string
@@ -250,7 +285,17 @@ func compareView(c *compareJSON) templates.CompareView {
 			incorrect[r.ID] = r.Status == runner.StatusIncorrect
 			row.Series = charts.SeriesClass(len(series))
 			col[r.ID] = len(series)
-			series = append(series, fmt.Sprintf("#%d %s", r.ID, r.Variant))
+			label := fmt.Sprintf("#%d %s", r.ID, r.Variant)
+			switch {
+			case r.Reference:
+				label += " (reference)"
+			case r.Comparable == nil || !*r.Comparable:
+				label += " (not drawn)"
+			}
+			series = append(series, label)
+			if !r.Reference {
+				row.MakeReference = "/runs/compare?ids=" + joinIDs(c.IDs) + "&ref=" + strconv.FormatInt(r.ID, 10)
+			}
 		}
 		v.Runs = append(v.Runs, row)
 	}
@@ -270,7 +315,16 @@ func compareView(c *compareJSON) templates.CompareView {
 				tc.VsReference = speedupText(*cell.VsReference)
 			}
 			row.Cells[i] = tc
-			g.Bars[i] = charts.Bar{Label: sh.Label, Value: cell.Speedup.Value, Lo: cell.Speedup.Lo, Hi: cell.Speedup.Hi}
+			// The chart sets each run's time against the reference's (the
+			// reference at 1x): each run's speedup over its own baseline
+			// would draw a kernel as 2x faster for a slower baseline, and
+			// runs on other devices or suites are not drawn at all.
+			switch {
+			case cell.Run == c.Reference:
+				g.Bars[i] = charts.Bar{Label: sh.Label, Value: 1}
+			case cell.VsReference != nil:
+				g.Bars[i] = charts.Bar{Label: sh.Label, Value: cell.VsReference.Value, Lo: cell.VsReference.Lo, Hi: cell.VsReference.Hi}
+			}
 		}
 		v.Shapes = append(v.Shapes, row)
 		groups = append(groups, g)
@@ -293,7 +347,12 @@ func (s *server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, err)
 		return
 	}
-	c, err := s.compareRuns(r.Context(), userFrom(r.Context()), ids)
+	ref, err := compareRef(r.URL.Query(), ids)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	c, err := s.compareRuns(r.Context(), userFrom(r.Context()), ids, ref)
 	if err != nil {
 		s.renderError(w, r, err)
 		return

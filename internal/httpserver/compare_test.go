@@ -184,6 +184,25 @@ func TestCompareRuns(t *testing.T) {
 	rep := a.browser().login("admin").get(fmt.Sprintf("/runs/compare?ids=%d&ids=%d", r1.ID, r2.ID)).wantStatus(t, http.StatusOK).body
 	wantContains(t, rep, fmt.Sprintf("/runs/compare?ids=%d,%d", r1.ID, r2.ID))
 
+	// The reference picked: run 2's times are the ones the others are set
+	// against, the permalink keeps the choice, and the chart draws run 1
+	// against it and leaves the other device's run out.
+	var picked compareJSON
+	a.api("GET", fmt.Sprintf("/api/runs/compare?ids=%s&ref=%d", ids, r2.ID), "admin", nil).wantStatus(t, http.StatusOK).decode(t, &picked)
+	if picked.Reference != r2.ID || !picked.Runs[1].Reference || picked.Runs[0].Reference {
+		t.Fatalf("ref=%d: reference %d, runs %+v", r2.ID, picked.Reference, picked.Runs)
+	}
+	if c := picked.Shapes[0].Cells[0]; c.Run != r1.ID || c.VsReference == nil ||
+		math.Abs(c.VsReference.Value-picked.Shapes[0].Cells[1].VariantMedianUs/c.VariantMedianUs) > 1e-9 {
+		t.Fatalf("run %d against the picked reference: %+v", r1.ID, c)
+	}
+	refPage := a.browser().login("admin").get(fmt.Sprintf("/runs/compare?ids=%s&ref=%d", ids, r2.ID)).wantStatus(t, http.StatusOK).body
+	wantContains(t, refPage, fmt.Sprintf("/runs/compare?ids=%s&amp;ref=%d", ids, r2.ID), "data-make-reference",
+		fmt.Sprintf("#%d baseline (reference)", r2.ID), "(not drawn)")
+	// The viewer may not see the pitch's run: it cannot be their reference.
+	a.api("GET", fmt.Sprintf("/api/runs/compare?ids=%s&ref=%d", ids, hiddenRun.ID), "oracle", nil).wantError(t, http.StatusBadRequest, "bad_request", "ref")
+	a.api("GET", fmt.Sprintf("/api/runs/compare?ids=%s&ref=9999", ids), "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "ref")
+
 	// Bad input: 400 naming ids, 404 for a run that does not exist.
 	a.api("GET", "/api/runs/compare?ids=1", "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "ids")
 	a.api("GET", "/api/runs/compare?ids=1,zz", "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "ids")
