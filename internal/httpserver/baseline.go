@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/pitchtank/pitchtank/internal/pitches"
 	"github.com/pitchtank/pitchtank/internal/runner"
@@ -32,7 +31,7 @@ func (s *server) setBaseline(ctx context.Context, u *pitches.User, n int, baseli
 	if err != nil {
 		return nil, err
 	}
-	baseline = strings.TrimSpace(baseline)
+	baseline = pitches.TrimLine(baseline)
 	if err := pitches.ValidateRoundBaseline(n, round.Measurement, baseline); err != nil {
 		return nil, err
 	}
@@ -85,8 +84,8 @@ func missingField(name string) error {
 }
 
 func (in measurementInput) measurement() pitches.RoundMeasurement {
-	return pitches.RoundMeasurement{Problem: strings.TrimSpace(in.Problem), Suite: strings.TrimSpace(in.Suite),
-		DeviceClass: strings.TrimSpace(in.DeviceClass), AllowImports: in.AllowImports}
+	return pitches.RoundMeasurement{Problem: pitches.TrimLine(in.Problem), Suite: pitches.TrimLine(in.Suite),
+		DeviceClass: pitches.TrimLine(in.DeviceClass), AllowImports: in.AllowImports}
 }
 
 // setMeasurement checks the measurement against the kernel catalogue, as
@@ -107,7 +106,7 @@ func (s *server) setMeasurement(ctx context.Context, u *pitches.User, n int, in 
 	if err := runner.CheckMeasurement(runner.KernelsCatalog{}, m, in.Baseline); err != nil {
 		return nil, err
 	}
-	return bs.SetRoundMeasurement(ctx, u, n, m, strings.TrimSpace(in.Baseline))
+	return bs.SetRoundMeasurement(ctx, u, n, m, pitches.TrimLine(in.Baseline))
 }
 
 func (s *server) handleAPISetMeasurement(w http.ResponseWriter, r *http.Request) {

@@ -138,8 +138,8 @@ type measurementRequest struct {
 func (q roundRequest) input() pitches.RoundInput {
 	in := pitches.RoundInput{Number: q.Number, Title: q.Title, Rules: q.Rules, Baseline: q.Baseline}
 	if m := q.Measurement; m != nil {
-		in.Measurement = &pitches.RoundMeasurement{Problem: strings.TrimSpace(m.Problem), Suite: strings.TrimSpace(m.Suite),
-			DeviceClass: strings.TrimSpace(m.DeviceClass), AllowImports: m.AllowImports}
+		in.Measurement = &pitches.RoundMeasurement{Problem: pitches.TrimLine(m.Problem), Suite: pitches.TrimLine(m.Suite),
+			DeviceClass: pitches.TrimLine(m.DeviceClass), AllowImports: m.AllowImports}
 	}
 	for _, c := range q.Criteria {
 		in.Criteria = append(in.Criteria, pitches.Criterion{Key: c.Key, Name: c.Name, Description: c.Description, Weight: c.Weight})

@@ -175,7 +175,7 @@ func (s *server) submitRun(ctx context.Context, u *pitches.User, in runRequest, 
 			in.Baseline = round.Baseline
 		}
 	}
-	req := runner.Request{Problem: in.Problem, Suite: in.Suite, Variant: withKnobs(strings.TrimSpace(in.Variant), knobs),
+	req := runner.Request{Problem: in.Problem, Suite: in.Suite, Variant: withKnobs(pitches.TrimLine(in.Variant), knobs),
 		Baseline: in.Baseline, Device: in.Device, Seed: in.Seed, PitchID: in.Pitch, RequestedBy: u.ID}
 	run, err := s.auditRunAs(ctx, u, "run.submit", nil)(s.runs.Submit(ctx, req))
 	var knobErr *kernels.KnobError

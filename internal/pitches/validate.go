@@ -189,6 +189,12 @@ func ValidateCriteria(cs []Criterion) error {
 // suite, device_class).
 const MaxMeasurementChars = 200
 
+// TrimLine trims the spaces around a one-line value, and only spaces: a
+// control character at either end (a newline, a tab, U+0085) stays, so
+// that CheckLine refuses the value instead of it being cut without a word
+// (strings.TrimSpace would store "H100\n" as "H100").
+func TrimLine(s string) string { return strings.Trim(s, " ") }
+
 // CheckLine checks a single-line text field (a name, a label, a pattern):
 // valid UTF-8, no control character at all (unicode.IsControl: C0 with tab
 // and line breaks, DEL, C1), at most maxBytes bytes when maxBytes > 0. The

@@ -37,13 +37,15 @@ type Catalog interface {
 	CanonicalVariant(problem, spec string) (string, error)
 }
 
-// Normalize trims the request's text fields and fills defaults.
+// Normalize trims the spaces around the request's text fields and fills
+// defaults. Only spaces (pitches.TrimLine): a control character at an end
+// stays, for Validate to refuse.
 func (r *Request) Normalize() {
-	r.Problem = strings.TrimSpace(r.Problem)
-	r.Suite = strings.TrimSpace(r.Suite)
-	r.Variant = strings.TrimSpace(r.Variant)
-	r.Baseline = strings.TrimSpace(r.Baseline)
-	r.Device = strings.TrimSpace(r.Device)
+	r.Problem = pitches.TrimLine(r.Problem)
+	r.Suite = pitches.TrimLine(r.Suite)
+	r.Variant = pitches.TrimLine(r.Variant)
+	r.Baseline = pitches.TrimLine(r.Baseline)
+	r.Device = pitches.TrimLine(r.Device)
 	if r.Suite == "" {
 		r.Suite = SuiteBenchmarks
 	}
@@ -70,6 +72,15 @@ func (r *Request) validate(cat Catalog, devices []string, isCPU func(string) boo
 	}
 	if r.Variant == "" {
 		return pitches.Errorf(pitches.EINVALID, "variant", "a variant is required")
+	}
+	// One line each: the kernel catalogue trims a spec as it resolves it,
+	// so "reference\n" would otherwise run as the reference and be stored
+	// as typed.
+	if err := pitches.CheckLine("variant", r.Variant, pitches.MaxVariantChars); err != nil {
+		return err
+	}
+	if err := pitches.CheckLine("baseline", r.Baseline, pitches.MaxVariantChars); err != nil {
+		return err
 	}
 	// A submitted kernel (kernel:<hash>) is checked against its stored
 	// manifest by Runner.Submit (kernel.go): the catalog knows built-ins only.

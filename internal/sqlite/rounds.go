@@ -392,7 +392,7 @@ func (db *DB) SetRoundBaseline(ctx context.Context, by *pitches.User, number int
 	if pitches.CanRole(by, pitches.ActSetMeasure) != nil {
 		return nil, pitches.Errorf(pitches.EFORBIDDEN, "", "only admins set a round's baseline")
 	}
-	baseline = strings.TrimSpace(baseline)
+	baseline = pitches.TrimLine(baseline)
 	if len(baseline) > 200 || strings.ContainsAny(baseline, "\x00\r\n\t") {
 		return nil, pitches.Errorf(pitches.EINVALID, "baseline", "the baseline is a variant spec of at most 200 characters on one line")
 	}
@@ -421,7 +421,7 @@ func (db *DB) SetRoundBaseline(ctx context.Context, by *pitches.User, number int
 }
 
 func trimMeasurement(m pitches.RoundMeasurement) pitches.RoundMeasurement {
-	m.Problem, m.Suite, m.DeviceClass = strings.TrimSpace(m.Problem), strings.TrimSpace(m.Suite), strings.TrimSpace(m.DeviceClass)
+	m.Problem, m.Suite, m.DeviceClass = pitches.TrimLine(m.Problem), pitches.TrimLine(m.Suite), pitches.TrimLine(m.DeviceClass)
 	return m
 }
 
@@ -448,7 +448,7 @@ func (db *DB) SetRoundMeasurement(ctx context.Context, by *pitches.User, number 
 	if err := pitches.ValidateMeasurement(trimMeasurement(m)); err != nil {
 		return nil, err
 	}
-	if err := pitches.ValidateVariant("baseline", strings.TrimSpace(baseline)); err != nil {
+	if err := pitches.ValidateVariant("baseline", pitches.TrimLine(baseline)); err != nil {
 		return nil, err
 	}
 	var out *pitches.Round
@@ -463,7 +463,7 @@ func (db *DB) SetRoundMeasurement(ctx context.Context, by *pitches.User, number 
 		if err := setMeasurement(ctx, tx, r.ID, m); err != nil {
 			return fmt.Errorf("sqlite: set measurement of round %d: %w", number, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET baseline = ?, updated_at = ? WHERE id = ?`, strings.TrimSpace(baseline), fmtTime(db.Now()), r.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET baseline = ?, updated_at = ? WHERE id = ?`, pitches.TrimLine(baseline), fmtTime(db.Now()), r.ID); err != nil {
 			return fmt.Errorf("sqlite: set measurement of round %d: %w", number, err)
 		}
 		out, err = roundByNumber(ctx, tx, number)
