@@ -236,9 +236,13 @@ func (s *server) handleRunPitch(w http.ResponseWriter, r *http.Request) {
 			s.renderError(w, r, verr)
 			return
 		}
-		if v.Results != nil {
-			v.Results.RunErr = s.formErr(r, err)
+		if v.Results == nil || !v.Results.CanRun {
+			// The run form is not on this page for this user (or this
+			// server runs nothing): its error would not show there.
+			s.renderError(w, r, err)
+			return
 		}
+		v.Results.RunErr = s.formErr(r, err)
 		s.render(w, r, errorStatus(err), templates.PitchPage(s.chrome(r, v.Pitch.Title, "rounds"), *v))
 		return
 	}
@@ -270,6 +274,12 @@ func (s *server) handleAcceptRunForm(w http.ResponseWriter, r *http.Request) {
 		v, verr := s.runView(ctx, u, id)
 		if verr != nil {
 			s.renderError(w, r, verr)
+			return
+		}
+		if !v.CanAccept {
+			// No accept form on the page (the run is not an unaccepted
+			// suspect run): its error would not show there.
+			s.renderError(w, r, err)
 			return
 		}
 		v.AcceptErr = pitches.ErrorMessage(err)

@@ -245,6 +245,15 @@ func (s *server) handleSetWeights(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, err)
 		return
 	}
+	// Who may, and in what round, before what was typed: a viewer's or a
+	// closed round's weights are refused as such, with a message the page
+	// shows (the weights form, which would show a field's error, is only
+	// on an open round's page for a shark).
+	if err := pitches.Can(viewer, pitches.ActSetWeights, pitches.Target{Round: round}); err != nil &&
+		(pitches.ErrorCode(err) == pitches.EFORBIDDEN || round.Status == pitches.RoundClosed) {
+		s.renderError(w, r, err)
+		return
+	}
 	weights := make(map[string]int, len(round.Criteria))
 	raw := make(map[string]string, len(round.Criteria))
 	var ferr *templates.FormError
@@ -259,6 +268,13 @@ func (s *server) handleSetWeights(w http.ResponseWriter, r *http.Request) {
 	}
 	if ferr == nil {
 		if err := s.svc.SetPersonalWeights(ctx, viewer, n, weights); err != nil {
+			if pitches.ErrorCode(err) == pitches.EFORBIDDEN || round.Status == pitches.RoundClosed {
+				// Not a shark, or a closed round: the weights form is not
+				// on the page (RoundView.IsShark), so its error would not
+				// show there.
+				s.renderError(w, r, err)
+				return
+			}
 			ferr = s.formErr(r, err)
 			if ferr.Field == "" || ferr.Field == "weights" {
 				ferr.Field = "weights"
