@@ -466,8 +466,14 @@ func (s *server) errorFor(w http.ResponseWriter, r *http.Request, err error) {
 
 // Exports. CSV has one row per run and shape; JSON is the runs with shapes.
 
+// device is the server's device (0, cpu) or an import's label; device_name
+// the model the result was measured on, with its fingerprint (the key,
+// driver and NVRTC of a bench document: empty for hand-written imports),
+// so that runs of two hosts' "0" are told apart; accepted_at is set when an
+// admin accepted a suspect run as a result.
 var runCSVHeader = []string{"run_id", "problem", "suite", "variant", "baseline", "device", "imported", "status", "pitch_id",
 	"created_at", "finished_at", "geomean_speedup", "geomean_lo", "geomean_hi", "correct", "run_flags",
+	"device_name", "fingerprint_key", "driver_version", "nvrtc_version", "accepted_at",
 	"shape_index", "shape", "baseline_median_us", "variant_median_us", "variant_rel_sem", "speedup", "speedup_lo", "speedup_hi",
 	"floor_us", "fraction_of_floor", "shape_correct", "shape_flags"}
 
@@ -495,6 +501,9 @@ func writeRunsCSV(w io.Writer, runs []runJSON) error {
 		base := []string{strconv.FormatInt(r.ID, 10), r.Problem, r.Suite, r.Variant, r.Baseline, r.Device, strconv.FormatBool(r.Imported),
 			string(r.Status), strconv.FormatInt(r.PitchID, 10), csvTime(r.CreatedAt), csvTime(r.FinishedAt),
 			csvFloat(r.Speedup.Value), csvFloat(r.Speedup.Lo), csvFloat(r.Speedup.Hi), strconv.FormatBool(r.HasResult && r.Correct), strings.Join(r.Flags, " ")}
+		var d benchDoc
+		_ = json.Unmarshal(r.Result, &d) // a hand-written import or no result: no fingerprint
+		base = append(base, r.DeviceName, d.Fingerprint.Key, d.Fingerprint.Driver, d.Fingerprint.NVRTC, csvTime(r.AcceptedAt))
 		if len(r.Shapes) == 0 {
 			if err := cw.Write(append(base, make([]string, len(runCSVHeader)-len(base))...)); err != nil {
 				return err

@@ -103,7 +103,7 @@ func (db *DB) SearchRuns(ctx context.Context, q runner.Query) ([]runner.Run, int
 	}
 	if q.Text != "" {
 		c.contains(q.Text, "lower(runs.variant)", "lower(runs.problem)", "lower(runs.baseline)", "lower(runs.device)", "lower(runs.suite)",
-			"lower((SELECT title FROM pitches WHERE id = runs.pitch_id))")
+			"lower(runs.device_name)", "lower((SELECT title FROM pitches WHERE id = runs.pitch_id))")
 	}
 	if q.VariantPrefix != "" {
 		add(`runs.variant LIKE ? ESCAPE '\'`, likeEscape(q.VariantPrefix)+"%")
