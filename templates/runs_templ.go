@@ -490,7 +490,7 @@ func RunsPage(c Chrome, v RunsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "\">JSON</a> (these runs, with their shapes; the API has the same at <code>/api/runs.csv</code>).</p></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "\">JSON</a> (these runs, with their shapes; the API has the same at <code>/api/runs.csv</code>). Regression thresholds and the alerts they raised: <a href=\"/regressions\">Regressions</a>.</p></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

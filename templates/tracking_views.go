@@ -81,6 +81,20 @@ type AlertRow struct {
 	Scope, Percent         string
 	Summary                string
 	At                     string
+	Dismissed              string     // "Dismissed by admin on ...: why"; "" while the alert is active
+	Err                    *FormError // the refused dismiss or restore form of this alert
+	Reason                 string     // the refused dismiss form's reason, shown again
+}
+
+// MemberRegressionsView is /regressions, every member's read-only view of
+// the thresholds and the latest alerts (those on runs whose results the
+// viewer may see); CanDismiss adds the admins' dismiss and restore forms.
+type MemberRegressionsView struct {
+	Thresholds []ThresholdRow
+	Alerts     []AlertRow
+	State      string // the alert filter: all, active or dismissed
+	CanDismiss bool
+	Note       string
 }
 
 // RunTracking is the run page's tracking section: the regression alerts

@@ -15,6 +15,7 @@ import (
 	"github.com/pitchtank/pitchtank/internal/demo"
 	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/internal/sqlite"
+	"github.com/pitchtank/pitchtank/internal/tracking"
 )
 
 // axeSource is axe-core's axe.min.js: PITCHTANK_AXE_JS names it (.ci/run
@@ -48,6 +49,7 @@ var a11yPages = []string{
 	"/tokens", "/account", "/admin/rounds", "/admin/users", "/login",
 	"/pitches", "/runs?sort=speedup&dir=desc", "/runs/history?problem=nvfp4_group_gemm&variant=baseline%3Fstages%3D3",
 	"/runs/compare?ids=1,2", "/admin/audit", "/admin/webhooks", "/admin/regressions",
+	"/regressions",
 }
 
 // TestPagesAccessibleAndFitting runs axe-core on every page for every role
@@ -69,6 +71,7 @@ func TestPagesAccessibleAndFitting(t *testing.T) {
 	if _, err := demo.Load(context.Background(), db); err != nil {
 		t.Fatalf("load demo: %v", err)
 	}
+	seedAlerts(t, db)
 	rn, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: []string{"cpu"}})
 	if err != nil {
 		t.Fatal(err)
@@ -199,5 +202,33 @@ func TestPagesAccessibleAndFitting(t *testing.T) {
 	t.Logf("checked %d pages", visited)
 	if len(problems) > 0 {
 		t.Fatalf("%d problems:\n%s", len(problems), strings.Join(problems, "\n\n"))
+	}
+}
+
+// seedAlerts gives the demo a threshold and two alerts, one dismissed, so
+// that /regressions shows its lists and the admins' dismiss and restore
+// forms (the demo raises none).
+func seedAlerts(t *testing.T, db *sqlite.DB) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := db.UserByLogin(ctx, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := db.AddThreshold(ctx, tracking.Threshold{Problem: "nvfp4_group_gemm", Variant: "baseline", BaselineRun: 1, Percent: 5, CreatedBy: admin.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []int64{2, 3} {
+		a, err := db.AddAlert(ctx, tracking.Alert{RunID: run, ThresholdID: th.ID, BaselineRun: 1, Percent: 5, Scope: th.Scope(),
+			Shapes: []tracking.ShapeRegression{}, Summary: fmt.Sprintf("run #%d is more than 5%% slower than baseline run #1", run), CreatedAt: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == 3 {
+			if _, _, err := db.DismissAlert(ctx, a.ID, admin.ID, "a noisy machine"); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

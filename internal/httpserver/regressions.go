@@ -14,10 +14,12 @@ import (
 	"github.com/pitchtank/pitchtank/templates"
 )
 
-// Regression thresholds (admins: /api/thresholds, /admin/regressions) and
-// the alerts they raised on finished runs (the run page, GET
-// /api/runs/{id}/regressions, GET /api/regressions). Alerts quote a run's
-// figures: a run whose result the viewer may not see shows none.
+// Regression thresholds (every member reads them: GET /api/thresholds and
+// /regressions; admins add and delete them: /api/thresholds,
+// /admin/regressions) and the alerts they raised on finished runs (the run
+// page, /regressions, GET /api/runs/{id}/regressions, GET /api/regressions),
+// which admins dismiss and restore (tracking's lifecycle). Alerts quote a
+// run's figures: a run whose result the viewer may not see shows none.
 
 // thresholdInput is the body of POST /api/thresholds and the admin form.
 type thresholdInput struct {
@@ -162,8 +164,22 @@ func (s *server) deleteThreshold(ctx context.Context, u *pitches.User, id int64)
 	return nil
 }
 
+// handleAPIThresholds lists the thresholds to every member (the API needs
+// a token): a bound is a scope, a percent and a baseline run's id, no
+// figure of any run, and members who are warned by the alerts should know
+// what raises them. Adding and deleting stay the admins'.
 func (s *server) handleAPIThresholds(w http.ResponseWriter, r *http.Request) {
-	serveAdminList(s, w, r, "read regression thresholds", trackStore.Thresholds)
+	st, err := s.tracks()
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	ths, err := st.Thresholds(r.Context())
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, append([]tracking.Threshold{}, ths...))
 }
 
 func (s *server) handleAPICreateThreshold(w http.ResponseWriter, r *http.Request) {
@@ -226,7 +242,7 @@ func (s *server) runAlerts(ctx context.Context, viewer *pitches.User, id int64) 
 	if err != nil || s.runs == nil {
 		return nil, nil
 	}
-	as, err := st.Alerts(ctx, id, 0, 100)
+	as, err := st.Alerts(ctx, tracking.AlertFilter{RunID: id, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +276,8 @@ func (s *server) handleAPIRunRegressions(w http.ResponseWriter, r *http.Request)
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleAPIRegressions lists recent alerts on every run the caller may see.
+// handleAPIRegressions lists recent alerts on every run the caller may
+// see, in the state asked for (?state=active|dismissed|all, default all).
 func (s *server) handleAPIRegressions(w http.ResponseWriter, r *http.Request) {
 	st, err := s.tracks()
 	if err != nil {
@@ -276,7 +293,12 @@ func (s *server) handleAPIRegressions(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, r, err)
 		return
 	}
-	as, err := st.Alerts(r.Context(), 0, before, limit+1)
+	state, err := tracking.ParseAlertState(r.URL.Query().Get("state"))
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	as, err := st.Alerts(r.Context(), tracking.AlertFilter{State: state, Before: before, Limit: limit + 1})
 	if err != nil {
 		s.apiError(w, r, err)
 		return
@@ -297,14 +319,215 @@ func (s *server) handleAPIRegressions(w http.ResponseWriter, r *http.Request) {
 	}{vis, next})
 }
 
-// alertRows are alerts as the pages show them.
+// alertRows are alerts as the pages show them, a dismissed one with who
+// dismissed it, when and why.
 func alertRows(as []tracking.Alert) []templates.AlertRow {
 	var out []templates.AlertRow
 	for _, a := range as {
-		out = append(out, templates.AlertRow{ID: a.ID, RunID: a.RunID, BaselineRun: a.BaselineRun, Scope: a.Scope,
-			Percent: strconv.FormatFloat(a.Percent, 'g', -1, 64), Summary: a.Summary, At: a.CreatedAt.UTC().Format("2006-01-02 15:04")})
+		row := templates.AlertRow{ID: a.ID, RunID: a.RunID, BaselineRun: a.BaselineRun, Scope: a.Scope,
+			Percent: strconv.FormatFloat(a.Percent, 'g', -1, 64), Summary: a.Summary, At: a.CreatedAt.UTC().Format("2006-01-02 15:04")}
+		if d := a.Dismissed; d != nil {
+			who := d.ByLogin
+			if who == "" {
+				who = "a deleted user"
+			}
+			row.Dismissed = fmt.Sprintf("Dismissed by %s on %s: %s", who, d.At.UTC().Format("2006-01-02 15:04"), d.Reason)
+		}
+		out = append(out, row)
 	}
 	return out
+}
+
+// dismissInput is the body of POST /api/regressions/{id}/dismiss and the
+// page's form.
+type dismissInput struct {
+	Reason string `json:"reason"`
+}
+
+// dismissAlert records u's dismissal of alert id with a written reason
+// (tracking.CheckDismissReason) and audits it; only admins may
+// (tracking's lifecycle says why not the run's requester).
+func (s *server) dismissAlert(ctx context.Context, u *pitches.User, id int64, reason string) (*tracking.Alert, error) {
+	if err := requireAdminAPI(u, "dismiss regression alerts"); err != nil {
+		return nil, err
+	}
+	st, err := s.tracks()
+	if err != nil {
+		return nil, err
+	}
+	reason, err = tracking.CheckDismissReason(reason)
+	if err != nil {
+		return nil, err
+	}
+	before, after, err := st.DismissAlert(ctx, id, u.ID, reason)
+	if err != nil {
+		return nil, err
+	}
+	s.audit(ctx, u, "alert.dismiss", alertTarget(id), before, after)
+	return after, nil
+}
+
+// undismissAlert undoes alert id's dismissal (admins) and audits it: the
+// log keeps the dismissal the alert no longer carries.
+func (s *server) undismissAlert(ctx context.Context, u *pitches.User, id int64) (*tracking.Alert, error) {
+	if err := requireAdminAPI(u, "restore dismissed regression alerts"); err != nil {
+		return nil, err
+	}
+	st, err := s.tracks()
+	if err != nil {
+		return nil, err
+	}
+	before, after, err := st.UndismissAlert(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.audit(ctx, u, "alert.undismiss", alertTarget(id), before, after)
+	return after, nil
+}
+
+func alertTarget(id int64) string { return "alert " + strconv.FormatInt(id, 10) }
+
+func (s *server) handleAPIDismissAlert(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	var in dismissInput
+	if err := decodeJSON(r.Body, &in); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	a, err := s.dismissAlert(r.Context(), userFrom(r.Context()), id, in.Reason)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *server) handleAPIUndismissAlert(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	if err := decodeEmpty(r.Body); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	a, err := s.undismissAlert(r.Context(), userFrom(r.Context()), id)
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// The members' page: thresholds and the latest alerts for every logged-in
+// user, read-only; admins get the dismiss and restore forms on it.
+
+// thresholdRows are thresholds as the pages show them.
+func thresholdRows(ths []tracking.Threshold) []templates.ThresholdRow {
+	var out []templates.ThresholdRow
+	for _, t := range ths {
+		out = append(out, templates.ThresholdRow{ID: t.ID, Scope: t.Scope(), BaselineRun: t.BaselineRun,
+			Percent: strconv.FormatFloat(t.Percent, 'g', -1, 64), Created: t.CreatedAt.UTC().Format("2006-01-02 15:04")})
+	}
+	return out
+}
+
+// renderMemberRegressions renders /regressions for the viewer: the alerts
+// on runs whose results the viewer may not see are left out
+// (visibleAlerts, as GET /api/regressions does). failed is the alert whose
+// dismiss form was refused with ferr, shown again with its reason.
+func (s *server) renderMemberRegressions(w http.ResponseWriter, r *http.Request, status int, failed int64, reason string, ferr *templates.FormError) {
+	ctx := r.Context()
+	u := userFrom(ctx)
+	st, err := s.tracks()
+	if err == nil && s.runs == nil {
+		err = errNoRunner
+	}
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	state, err := tracking.ParseAlertState(r.URL.Query().Get("state"))
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	ths, err := st.Thresholds(ctx)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	as, err := st.Alerts(ctx, tracking.AlertFilter{State: state, Limit: 50})
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	as, err = s.visibleAlerts(ctx, s.visibility(u), as)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	v := templates.MemberRegressionsView{Thresholds: thresholdRows(ths), Alerts: alertRows(as), State: string(state),
+		CanDismiss: pitches.CanRole(u, pitches.ActManageAlerts) == nil, Note: trackingNotes[r.URL.Query().Get("note")]}
+	for i := range v.Alerts {
+		if v.Alerts[i].ID == failed {
+			v.Alerts[i].Err, v.Alerts[i].Reason = ferr, reason
+		}
+	}
+	s.render(w, r, status, templates.RegressionsPage(s.chrome(r, "Regressions", "regressions"), v))
+}
+
+func (s *server) handleRegressionsPage(w http.ResponseWriter, r *http.Request) {
+	s.renderMemberRegressions(w, r, http.StatusOK, 0, "", nil)
+}
+
+// alertFormDone ends a dismiss or restore post: back to the list with a
+// note, or the refusal: a page of its own for whom the forms are not (403)
+// and for an unknown alert (404), else the list again with the message at
+// the alert's form.
+func (s *server) alertFormDone(w http.ResponseWriter, r *http.Request, id int64, reason string, err error, note string) {
+	if err == nil {
+		redirect(w, r, "/regressions?note="+note, "")
+		return
+	}
+	switch pitches.ErrorCode(err) {
+	case pitches.EFORBIDDEN, pitches.EUNAUTHORIZED, pitches.ENOTFOUND:
+		s.renderError(w, r, err)
+		return
+	}
+	s.renderMemberRegressions(w, r, errorStatus(err), id, reason, s.formErr(r, err))
+}
+
+func (s *server) handleDismissAlert(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	reason := r.PostForm.Get("reason")
+	_, err = s.dismissAlert(r.Context(), userFrom(r.Context()), id, reason)
+	s.alertFormDone(w, r, id, reason, err, "dismissed")
+}
+
+func (s *server) handleUndismissAlert(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.renderError(w, r, err)
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	_, err = s.undismissAlert(r.Context(), userFrom(r.Context()), id)
+	s.alertFormDone(w, r, id, "", err, "undismissed")
 }
 
 // The admin page.
@@ -321,12 +544,8 @@ func (s *server) renderRegressions(w http.ResponseWriter, r *http.Request, statu
 		s.renderError(w, r, err)
 		return
 	}
-	v := templates.RegressionsView{Form: form, Note: note}
-	for _, t := range ths {
-		v.Thresholds = append(v.Thresholds, templates.ThresholdRow{ID: t.ID, Scope: t.Scope(), BaselineRun: t.BaselineRun,
-			Percent: strconv.FormatFloat(t.Percent, 'g', -1, 64), Created: t.CreatedAt.UTC().Format("2006-01-02 15:04")})
-	}
-	as, err := st.Alerts(ctx, 0, 0, 50)
+	v := templates.RegressionsView{Form: form, Note: note, Thresholds: thresholdRows(ths)}
+	as, err := st.Alerts(ctx, tracking.AlertFilter{Limit: 50})
 	if err != nil {
 		s.renderError(w, r, err)
 		return
@@ -398,7 +617,7 @@ func (s *server) addRunTracking(ctx context.Context, viewer *pitches.User, out *
 	if err != nil || out.ResultHidden {
 		return nil
 	}
-	as, err := st.Alerts(ctx, out.ID, 0, 100)
+	as, err := st.Alerts(ctx, tracking.AlertFilter{RunID: out.ID, Limit: 100})
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ func (s *server) registerTrackingAPIRoutes(r chi.Router) {
 	r.Post("/thresholds", s.handleAPICreateThreshold)
 	r.Delete("/thresholds/{id:[0-9]+}", s.handleAPIDeleteThreshold)
 	r.Get("/regressions", s.handleAPIRegressions)
+	r.Post("/regressions/{id:[0-9]+}/dismiss", s.handleAPIDismissAlert)
+	r.Post("/regressions/{id:[0-9]+}/undismiss", s.handleAPIUndismissAlert)
 	r.Get("/runs/{id:[0-9]+}/regressions", s.handleAPIRunRegressions)
 	r.Get("/pitches", s.handleAPIPitchSearch)
 	r.Get("/runs/history", s.handleAPIShapeHistory)
@@ -31,6 +33,11 @@ func (s *server) registerTrackingPageRoutes(r chi.Router) {
 	r.Get("/runs/compare", s.handleComparePage)
 	r.Get("/pitches", s.handlePitchesPage)
 	r.Get("/runs/history", s.handleShapeHistoryPage)
+	// Every member's view of thresholds and alerts; the forms on it are
+	// the admins' (the handlers ask).
+	r.Get("/regressions", s.handleRegressionsPage)
+	r.Post("/regressions/{id:[0-9]+}/dismiss", s.handleDismissAlert)
+	r.Post("/regressions/{id:[0-9]+}/undismiss", s.handleUndismissAlert)
 	// The page's JSON link: the API's document for the browser's session
 	// (the API itself takes only bearer tokens), as /runs.json is.
 	r.Get("/runs/history.json", s.handleAPIShapeHistory)

@@ -32,7 +32,9 @@ type trackStore interface {
 	Threshold(ctx context.Context, id int64) (*tracking.Threshold, error)
 	AddThreshold(ctx context.Context, t tracking.Threshold) (*tracking.Threshold, error)
 	DeleteThreshold(ctx context.Context, id int64) error
-	Alerts(ctx context.Context, runID, before int64, limit int) ([]tracking.Alert, error)
+	Alerts(ctx context.Context, f tracking.AlertFilter) ([]tracking.Alert, error)
+	DismissAlert(ctx context.Context, id, by int64, reason string) (before, after *tracking.Alert, err error)
+	UndismissAlert(ctx context.Context, id int64) (before, after *tracking.Alert, err error)
 	Provenances(ctx context.Context, ids []int64) (map[int64]tracking.Provenance, error)
 }
 
@@ -402,6 +404,8 @@ var trackingNotes = map[string]string{
 	"ping-failed": "The ping was not delivered: see the delivery log.",
 	"threshold":   "Threshold saved.",
 	"unthreshold": "Threshold deleted.",
+	"dismissed":   "Alert dismissed.",
+	"undismissed": "Alert restored: it is active again.",
 }
 
 func (s *server) handleAdminWebhooks(w http.ResponseWriter, r *http.Request) {

@@ -12,7 +12,7 @@ import (
 )
 
 // Regression thresholds, their alerts and run provenance (migrations 152
-// to 154): the tracking.Store.
+// to 154; 156 the alerts' dismissal): the tracking.Store.
 var _ tracking.Store = (*DB)(nil)
 
 const thresholdCols = `id, round_number, problem, variant, baseline_run, percent, created_by, created_at`
@@ -123,13 +123,19 @@ func (db *DB) DeleteThreshold(ctx context.Context, id int64) error {
 	})
 }
 
-const alertCols = `id, run_id, threshold_id, baseline_run, percent, shapes, summary, created_at`
+// alertCols name the dismissing user's login with the alert, for the
+// lists that show who dismissed it (migration 156).
+const alertCols = `id, run_id, threshold_id, baseline_run, percent, shapes, summary, created_at,
+	dismissed_at, dismissed_by, (SELECT login FROM users WHERE users.id = dismissed_by), dismiss_reason`
 
 func scanAlert(r interface{ Scan(...any) error }) (*tracking.Alert, error) {
 	var a tracking.Alert
-	var th sql.NullInt64
+	var th, by sql.NullInt64
 	var shapes, at string
-	if err := r.Scan(&a.ID, &a.RunID, &th, &a.BaselineRun, &a.Percent, &shapes, &a.Summary, &at); err != nil {
+	var dismissedAt, login sql.NullString
+	var reason string
+	if err := r.Scan(&a.ID, &a.RunID, &th, &a.BaselineRun, &a.Percent, &shapes, &a.Summary, &at,
+		&dismissedAt, &by, &login, &reason); err != nil {
 		return nil, err
 	}
 	t, err := parseTime(at)
@@ -137,6 +143,13 @@ func scanAlert(r interface{ Scan(...any) error }) (*tracking.Alert, error) {
 		return nil, err
 	}
 	a.ThresholdID, a.CreatedAt = th.Int64, t
+	if dismissedAt.Valid {
+		dt, err := parseTime(dismissedAt.String)
+		if err != nil {
+			return nil, err
+		}
+		a.Dismissed = &tracking.Dismissal{By: by.Int64, ByLogin: login.String, At: dt, Reason: reason}
+	}
 	var stored struct {
 		Scope  string                     `json:"scope"`
 		Shapes []tracking.ShapeRegression `json:"shapes"`
@@ -180,26 +193,98 @@ func (db *DB) AddAlert(ctx context.Context, a tracking.Alert) (*tracking.Alert, 
 	return out, nil
 }
 
-// Alerts lists alerts newest first: of run runID when it is > 0, else
-// every run's, before alert id before (when > 0), at most limit (default
-// 50, at most 500).
-func (db *DB) Alerts(ctx context.Context, runID, before int64, limit int) ([]tracking.Alert, error) {
+// Alerts lists alerts newest first: of f.RunID when it is > 0, else every
+// run's, in f.State (default all: active or dismissed), before alert id
+// f.Before (when > 0), at most f.Limit (default 50, at most 500).
+func (db *DB) Alerts(ctx context.Context, f tracking.AlertFilter) ([]tracking.Alert, error) {
+	limit := f.Limit
 	if limit <= 0 {
 		limit = 50
 	}
 	q := `SELECT ` + alertCols + ` FROM regression_alerts WHERE 1 = 1`
 	var args []any
-	if runID > 0 {
+	if f.RunID > 0 {
 		q += ` AND run_id = ?`
-		args = append(args, runID)
+		args = append(args, f.RunID)
 	}
-	if before > 0 {
+	switch f.State {
+	case tracking.StateActive:
+		q += ` AND dismissed_at IS NULL`
+	case tracking.StateDismissed:
+		q += ` AND dismissed_at IS NOT NULL`
+	}
+	if f.Before > 0 {
 		q += ` AND id < ?`
-		args = append(args, before)
+		args = append(args, f.Before)
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, min(limit, 500))
 	return queryAll(ctx, db.r, "list alerts", values(scanAlert), q, args...)
+}
+
+// Alert returns alert id (ENOTFOUND when there is none).
+func (db *DB) Alert(ctx context.Context, id int64) (*tracking.Alert, error) {
+	return readAlert(ctx, db.r, id)
+}
+
+func readAlert(ctx context.Context, q queryer, id int64) (*tracking.Alert, error) {
+	a, err := scanAlert(q.QueryRowContext(ctx, `SELECT `+alertCols+` FROM regression_alerts WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, pitches.Errorf(pitches.ENOTFOUND, "", "alert %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read alert %d: %w", id, err)
+	}
+	return a, nil
+}
+
+// DismissAlert records user by's dismissal of alert id with a checked
+// reason (tracking.CheckDismissReason), and returns the alert before and
+// after. An alert already dismissed is refused (tracking's CheckDismiss,
+// asked inside the transaction so that two admins' dismissals cannot both
+// pass it); an unknown alert is ENOTFOUND.
+func (db *DB) DismissAlert(ctx context.Context, id, by int64, reason string) (before, after *tracking.Alert, err error) {
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		if before, err = readAlert(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := before.CheckDismiss(); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE regression_alerts SET dismissed_at = ?, dismissed_by = ?, dismiss_reason = ? WHERE id = ?`,
+			fmtTime(db.Now()), runNullID(by), reason, id); err != nil {
+			return fmt.Errorf("sqlite: dismiss alert %d: %w", id, err)
+		}
+		after, err = readAlert(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return before, after, nil
+}
+
+// UndismissAlert undoes alert id's dismissal (the alert is active again)
+// and returns the alert before and after; an active alert is refused
+// (tracking's CheckUndismiss), an unknown one is ENOTFOUND.
+func (db *DB) UndismissAlert(ctx context.Context, id int64) (before, after *tracking.Alert, err error) {
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		if before, err = readAlert(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := before.CheckUndismiss(); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE regression_alerts SET dismissed_at = NULL, dismissed_by = NULL, dismiss_reason = '' WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("sqlite: undo the dismissal of alert %d: %w", id, err)
+		}
+		after, err = readAlert(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return before, after, nil
 }
 
 // SetProvenance records (or replaces) a run's provenance.

@@ -152,3 +152,126 @@ func TestMigration154KeepsOldestThreshold(t *testing.T) {
 	_, err = db.AddThreshold(ctx, tracking.Threshold{Round: 1, BaselineRun: 1, Percent: 5})
 	wantErr(t, err, pitches.ECONFLICT, "round")
 }
+
+// Migration 156 adds the alerts' dismissal: alerts stored before it are
+// active, keep their figures, and can then be dismissed and restored.
+func TestMigration156KeepsAlertsActive(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	// 155 has a Go step (rawDBAt applies SQL only): Open applies 155 and 156.
+	raw := rawDBAt(t, path, 154)
+	const at = `'2026-01-01T00:00:00.000000000Z'`
+	for _, q := range []string{
+		`INSERT INTO users (id, login, display_name, role, password_hash, created_at) VALUES (1, 'admin', 'Admin', 'admin', 'x', ` + at + `)`,
+		`INSERT INTO runs (id, problem, suite, variant, device, status, created_at) VALUES
+			(1, 'p', 'tests', 'v', 'cpu', 'failed', ` + at + `), (2, 'p', 'tests', 'v', 'cpu', 'failed', ` + at + `)`,
+		`INSERT INTO regression_alerts (id, run_id, threshold_id, baseline_run, percent, shapes, summary, created_at) VALUES
+			(1, 2, NULL, 1, 5, '{"scope": "round 1", "shapes": []}', 'run #2 is slower', ` + at + `)`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := db.Alert(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Dismissed != nil || a.Summary != "run #2 is slower" || a.Scope != "round 1" {
+		t.Fatalf("alert 1 after migration 156: %+v", a)
+	}
+	if as, err := db.Alerts(ctx, tracking.AlertFilter{State: tracking.StateActive}); err != nil || len(as) != 1 {
+		t.Fatalf("active alerts after migration 156: %v, %v", as, err)
+	}
+	if _, after, err := db.DismissAlert(ctx, 1, 1, "old noise"); err != nil || after.Dismissed == nil || after.Dismissed.ByLogin != "admin" {
+		t.Fatalf("dismiss a migrated alert: %+v, %v", after, err)
+	}
+}
+
+// An alert's dismissal is stored with who, when and why; the state filter
+// sees it; a second dismissal and restoring an active alert are refused
+// without a change; an unknown alert is ENOTFOUND; restoring clears it all.
+func TestDismissAlert(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	c := mustCast(t, db)
+	base := importResult(t, db, c.admin, 0, "baseline", runner.StatusSucceeded)
+	var ids []int64
+	for range 3 {
+		run := importResult(t, db, c.admin, 0, "baseline", runner.StatusSucceeded)
+		a, err := db.AddAlert(ctx, tracking.Alert{RunID: run.ID, BaselineRun: base.ID, Percent: 5, Scope: "round 1",
+			Shapes: []tracking.ShapeRegression{}, Summary: fmt.Sprintf("run #%d is slower", run.ID), CreatedAt: db.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	before, after, err := db.DismissAlert(ctx, ids[1], c.admin.ID, "the card was hot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Dismissed != nil || after.Dismissed == nil || after.Dismissed.By != c.admin.ID || after.Dismissed.ByLogin != "admin" ||
+		after.Dismissed.Reason != "the card was hot" || after.Dismissed.At.IsZero() {
+		t.Fatalf("dismissal: before %+v after %+v", before.Dismissed, after.Dismissed)
+	}
+	list := func(f tracking.AlertFilter) string {
+		t.Helper()
+		as, err := db.Alerts(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, a := range as {
+			got = append(got, a.ID)
+		}
+		return fmt.Sprint(got)
+	}
+	for _, tc := range []struct {
+		f    tracking.AlertFilter
+		want []int64
+	}{
+		{tracking.AlertFilter{}, []int64{ids[2], ids[1], ids[0]}},
+		{tracking.AlertFilter{State: tracking.StateAll}, []int64{ids[2], ids[1], ids[0]}},
+		{tracking.AlertFilter{State: tracking.StateActive}, []int64{ids[2], ids[0]}},
+		{tracking.AlertFilter{State: tracking.StateDismissed}, []int64{ids[1]}},
+		{tracking.AlertFilter{State: tracking.StateActive, Before: ids[2], Limit: 1}, []int64{ids[0]}},
+		{tracking.AlertFilter{RunID: after.RunID, State: tracking.StateActive}, nil},
+	} {
+		if got := list(tc.f); got != fmt.Sprint(tc.want) {
+			t.Errorf("alerts %+v: %s, want %v", tc.f, got, tc.want)
+		}
+	}
+
+	_, _, err = db.DismissAlert(ctx, ids[1], c.oracle.ID, "again")
+	wantErr(t, err, pitches.ECONFLICT, "")
+	if a, _ := db.Alert(ctx, ids[1]); a.Dismissed.Reason != "the card was hot" {
+		t.Errorf("a refused second dismissal changed the reason to %q", a.Dismissed.Reason)
+	}
+	_, _, err = db.UndismissAlert(ctx, ids[0])
+	wantErr(t, err, pitches.ECONFLICT, "")
+	_, _, err = db.DismissAlert(ctx, 999, c.admin.ID, "x")
+	wantErr(t, err, pitches.ENOTFOUND, "")
+	_, _, err = db.UndismissAlert(ctx, 999)
+	wantErr(t, err, pitches.ENOTFOUND, "")
+	_, err = db.Alert(ctx, 999)
+	wantErr(t, err, pitches.ENOTFOUND, "")
+
+	before, after, err = db.UndismissAlert(ctx, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Dismissed == nil || after.Dismissed != nil {
+		t.Fatalf("restore: before %+v after %+v", before.Dismissed, after.Dismissed)
+	}
+	if n := count(t, db.w, fmt.Sprintf(`SELECT count(*) FROM regression_alerts WHERE id = %d AND dismissed_by IS NULL AND dismiss_reason = ''`, ids[1])); n != 1 {
+		t.Errorf("restored alert keeps its dismissal's columns")
+	}
+	if got := list(tracking.AlertFilter{State: tracking.StateActive}); got != fmt.Sprint([]int64{ids[2], ids[1], ids[0]}) {
+		t.Errorf("active after restoring: %s", got)
+	}
+}

@@ -130,6 +130,7 @@ type Alert struct {
 	Shapes      []ShapeRegression `json:"shapes"`
 	Summary     string            `json:"summary"`
 	CreatedAt   time.Time         `json:"created_at"`
+	Dismissed   *Dismissal        `json:"dismissed,omitempty"` // nil while the alert is active
 }
 
 // Provenance is what a finished run measured and with what.

@@ -181,13 +181,13 @@ func TestFinishedRunsRaiseAlertsAndEvents(t *testing.T) {
 	fine := imp(p.ID, 310) // 3% slower: fine
 	slow := imp(p.ID, 400) // 25% slower: an alert
 	other := imp(0, 400)   // slower but of no pitch: the round's threshold does not cover it
-	if as, _ := db.Alerts(ctx, fine.ID, 0, 0); len(as) != 0 {
+	if as, _ := db.Alerts(ctx, tracking.AlertFilter{RunID: fine.ID}); len(as) != 0 {
 		t.Errorf("alerts on run %d: %+v", fine.ID, as)
 	}
-	if as, _ := db.Alerts(ctx, other.ID, 0, 0); len(as) != 0 {
+	if as, _ := db.Alerts(ctx, tracking.AlertFilter{RunID: other.ID}); len(as) != 0 {
 		t.Errorf("alerts on run %d (no pitch): %+v", other.ID, as)
 	}
-	as, err := db.Alerts(ctx, slow.ID, 0, 0)
+	as, err := db.Alerts(ctx, tracking.AlertFilter{RunID: slow.ID})
 	if err != nil || len(as) != 1 || as[0].BaselineRun != base.ID || as[0].Scope != "round 1" || len(as[0].Shapes) != 1 {
 		t.Fatalf("alerts on run %d: %+v %v", slow.ID, as, err)
 	}
@@ -197,7 +197,7 @@ func TestFinishedRunsRaiseAlertsAndEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	slower := imp(0, 420) // 29% slower than the baseline run
-	vas, err := db.Alerts(ctx, slower.ID, 0, 0)
+	vas, err := db.Alerts(ctx, tracking.AlertFilter{RunID: slower.ID})
 	if err != nil || len(vas) != 1 || vas[0].ThresholdID != vth.ID || vas[0].Scope != "variant baseline of nvfp4_group_gemm" {
 		t.Errorf("variant threshold's alerts on run %d: %+v %v", slower.ID, vas, err)
 	}
