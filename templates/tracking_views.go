@@ -146,6 +146,8 @@ type PitchRow struct {
 // ShapeHistoryView is the per-shape history of a variant.
 type ShapeHistoryView struct {
 	Problem, Variant, Suite, Baseline, Device string
+	Shape                                     string // the filter's shape label; "" for every shape
+	CSVURL                                    string
 	Pitch                                     int64 // a pitch's history across its variants; 0 for a variant's
 	JSONURL                                   string
 	Series                                    []HistorySeriesView

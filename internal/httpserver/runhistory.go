@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -183,6 +184,42 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 
 type provenanceRow struct{ source, build string }
 
+// historyCSVHeader: one row per point, with its series (device, suite,
+// baseline, shape), as a spreadsheet or a notebook wants it.
+var historyCSVHeader = []string{"device_key", "device_name", "suite", "baseline", "shape", "run_id", "variant", "created_at",
+	"speedup", "speedup_lo", "speedup_hi", "variant_median_us", "variant_sem_us", "source_hash", "app_build", "source_changed"}
+
+// handleShapeHistoryCSV is the history as CSV (/runs/history.csv with a
+// session, /api/runs/history.csv with a token): the same points as the
+// JSON, under the same parameters and visibility.
+func (s *server) handleShapeHistoryCSV(w http.ResponseWriter, r *http.Request) {
+	h, err := s.shapeHistory(r.Context(), userFrom(r.Context()), r.URL.Query())
+	if err != nil {
+		if isAPI(r) {
+			s.apiError(w, r, err)
+		} else {
+			s.renderError(w, r, err)
+		}
+		return
+	}
+	var buf bytes.Buffer
+	cw := newCSVWriter(&buf) // neutralises formula cells (csvsafe.go)
+	_ = cw.Write(historyCSVHeader)
+	for _, se := range h.Series {
+		for _, p := range se.Points {
+			_ = cw.Write([]string{se.DeviceKey, se.DeviceName, se.Suite, se.Baseline, se.Shape, strconv.FormatInt(p.RunID, 10), p.Variant,
+				csvTime(p.CreatedAt), csvFloat(p.Speedup.Value), csvFloat(p.Speedup.Lo), csvFloat(p.Speedup.Hi), csvFloat(p.VariantMedianUs),
+				csvFloat(p.VariantSEMUs), p.SourceHash, p.AppBuild, strconv.FormatBool(p.SourceChanged)})
+		}
+	}
+	cw.Flush()
+	name := "history.csv"
+	if h.Pitch != 0 {
+		name = "history-pitch-" + strconv.FormatInt(h.Pitch, 10) + ".csv"
+	}
+	writeDownload(w, name, "csv", buf.Bytes())
+}
+
 func (s *server) handleAPIShapeHistory(w http.ResponseWriter, r *http.Request) {
 	out, err := s.shapeHistory(r.Context(), userFrom(r.Context()), r.URL.Query())
 	if err != nil {
@@ -199,7 +236,7 @@ func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	v := templates.ShapeHistoryView{Problem: h.Problem, Variant: h.Variant, Suite: h.Suite, Baseline: h.Baseline, Device: h.Device, Pitch: h.Pitch,
-		JSONURL: "/runs/history.json?" + r.URL.RawQuery}
+		Shape: strings.TrimSpace(r.URL.Query().Get("shape")), JSONURL: "/runs/history.json?" + r.URL.RawQuery, CSVURL: "/runs/history.csv?" + r.URL.RawQuery}
 	if h.Truncated {
 		v.Truncated = fmt.Sprintf("Only the newest %d runs are shown; older ones are left out. Narrow the history by suite, baseline, device or shape, or export the runs (/api/runs.csv).", historyLimit)
 	}

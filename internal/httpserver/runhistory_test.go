@@ -1,9 +1,12 @@
 package httpserver
 
 import (
+	"encoding/csv"
 	"fmt"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +173,36 @@ func TestShapeHistorySeriesKeepTheirBaselineAndSuite(t *testing.T) {
 	}
 	page = a.browser().login("admin").get("/runs/history?problem=nvfp4_group_gemm&variant=auditk").wantStatus(t, http.StatusOK).body
 	wantContains(t, page, "data-history-truncated", "Only the newest 3 runs")
+}
+
+// The history as CSV, a row per point with its series, under the page's
+// filter (here suite=tests), and the page's filter form keeping it.
+func TestShapeHistoryCSVAndFilter(t *testing.T) {
+	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
+	imp := func(suite string, varUs float64) int64 {
+		var run struct{ ID int64 }
+		a.api("POST", "/api/runs/import", "admin", map[string]any{"device": "LAB-H100", "problem": "nvfp4_group_gemm", "suite": suite,
+			"variant": "auditk", "baseline": "baseline", "shapes": []map[string]any{{"label": "s1", "baseline_us": 100, "variant_us": varUs, "correct": true}}}).
+			wantStatus(t, http.StatusCreated).decode(t, &run)
+		return run.ID
+	}
+	imp("benchmarks", 50)
+	tests := imp("tests", 40)
+	q := "problem=nvfp4_group_gemm&variant=auditk&suite=tests"
+	body := a.api("GET", "/api/runs/history.csv?"+q, "admin", nil).wantStatus(t, http.StatusOK).body
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("history CSV of suite tests: %v\n%s", err, body)
+	}
+	row := map[string]string{}
+	for i, h := range rows[0] {
+		row[h] = rows[1][i]
+	}
+	if row["run_id"] != strconv.FormatInt(tests, 10) || row["suite"] != "tests" || row["speedup"] != "2.5" || row["device_key"] != "import:LAB-H100" {
+		t.Fatalf("history CSV row %v", row)
+	}
+	page := a.browser().login("admin").get("/runs/history?"+q).wantStatus(t, http.StatusOK).body
+	wantContains(t, page, "data-history-filter", `<option value="tests" selected>`, `href="/runs/history.csv?`+strings.ReplaceAll(q, "&", "&amp;"))
+	a.browser().login("admin").get("/runs/history.csv?"+q).wantStatus(t, http.StatusOK)
+	a.api("GET", "/api/runs/history.csv?problem=nvfp4_group_gemm", "admin", nil).wantError(t, http.StatusBadRequest, "bad_request", "variant")
 }

@@ -26,6 +26,7 @@ func (s *server) registerTrackingAPIRoutes(r chi.Router) {
 	r.Get("/runs/{id:[0-9]+}/regressions", s.handleAPIRunRegressions)
 	r.Get("/pitches", s.handleAPIPitchSearch)
 	r.Get("/runs/history", s.handleAPIShapeHistory)
+	r.Get("/runs/history.csv", s.handleShapeHistoryCSV)
 }
 
 // registerTrackingPageRoutes mounts the tracking pages (logged in).
@@ -41,6 +42,7 @@ func (s *server) registerTrackingPageRoutes(r chi.Router) {
 	// The page's JSON link: the API's document for the browser's session
 	// (the API itself takes only bearer tokens), as /runs.json is.
 	r.Get("/runs/history.json", s.handleAPIShapeHistory)
+	r.Get("/runs/history.csv", s.handleShapeHistoryCSV)
 }
 
 // registerTrackingAdminRoutes mounts the tracking admin pages under /admin
