@@ -101,6 +101,7 @@ type MemberRegressionsView struct {
 // the run raised and what it measured with.
 type RunTracking struct {
 	HistoryURL string // the per-shape history of the run's variant on its device
+	DevicesURL string // the run's variant on each device
 	Alerts     []AlertRow
 	SourceHash string
 	AppBuild   string
@@ -150,6 +151,7 @@ type ShapeHistoryView struct {
 	CSVURL                                    string
 	Pitch                                     int64 // a pitch's history across its variants; 0 for a variant's
 	JSONURL                                   string
+	DevicesURL                                string // the variant on each device; "" for a pitch's history
 	Series                                    []HistorySeriesView
 	// Truncated says the history shows only the newest runs (the oldest
 	// are left out); the sentence says how many.

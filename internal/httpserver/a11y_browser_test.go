@@ -48,6 +48,7 @@ var a11yPages = []string{
 	"/pitches/1", "/pitches/9", "/pitches/10", "/pitches/new?round=5", "/runs", "/runs/1", "/calibration",
 	"/tokens", "/account", "/admin/rounds", "/admin/users", "/login",
 	"/pitches", "/runs?sort=speedup&dir=desc", "/runs/history?problem=nvfp4_group_gemm&variant=baseline%3Fstages%3D3",
+	"/runs/devices?problem=nvfp4_group_gemm&variant=baseline%3Fstages%3D3",
 	"/runs/compare?ids=1,2", "/admin/audit", "/admin/webhooks", "/admin/regressions",
 	"/regressions",
 }

@@ -237,6 +237,9 @@ func (s *server) handleShapeHistoryPage(w http.ResponseWriter, r *http.Request) 
 	}
 	v := templates.ShapeHistoryView{Problem: h.Problem, Variant: h.Variant, Suite: h.Suite, Baseline: h.Baseline, Device: h.Device, Pitch: h.Pitch,
 		Shape: strings.TrimSpace(r.URL.Query().Get("shape")), JSONURL: "/runs/history.json?" + r.URL.RawQuery, CSVURL: "/runs/history.csv?" + r.URL.RawQuery}
+	if h.Pitch == 0 {
+		v.DevicesURL = devicesURL(h.Problem, h.Variant, h.Suite, h.Baseline)
+	}
 	if h.Truncated {
 		v.Truncated = fmt.Sprintf("Only the newest %d runs are shown; older ones are left out. Narrow the history by suite, baseline, device or shape, or export the runs (/api/runs.csv).", historyLimit)
 	}

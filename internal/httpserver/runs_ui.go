@@ -389,6 +389,9 @@ func (s *server) runView(ctx context.Context, viewer *pitches.User, id int64) (*
 	v := &templates.RunView{Run: row, Hidden: rj.ResultHidden, Live: !run.Status.Finished(), Log: run.Log, Stderr: run.Stderr,
 		CanCancel: canCancel(viewer, run), CanRequeue: canRequeue(viewer, run), RequestedBy: "—", Terms: termRows(rj.Terms)}
 	v.Tracking = runTrackingRows(rj)
+	if v.Tracking.HistoryURL != "" {
+		v.Tracking.DevicesURL = runDevicesURL(run)
+	}
 	if run.Seed != 0 {
 		v.Seed = strconv.FormatInt(run.Seed, 10)
 	}

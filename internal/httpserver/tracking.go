@@ -27,6 +27,7 @@ func (s *server) registerTrackingAPIRoutes(r chi.Router) {
 	r.Get("/pitches", s.handleAPIPitchSearch)
 	r.Get("/runs/history", s.handleAPIShapeHistory)
 	r.Get("/runs/history.csv", s.handleShapeHistoryCSV)
+	r.Get("/runs/devices", s.handleAPIVariantDevices)
 }
 
 // registerTrackingPageRoutes mounts the tracking pages (logged in).
@@ -34,6 +35,7 @@ func (s *server) registerTrackingPageRoutes(r chi.Router) {
 	r.Get("/runs/compare", s.handleComparePage)
 	r.Get("/pitches", s.handlePitchesPage)
 	r.Get("/runs/history", s.handleShapeHistoryPage)
+	r.Get("/runs/devices", s.handleVariantDevicesPage)
 	// Every member's view of thresholds and alerts; the forms on it are
 	// the admins' (the handlers ask).
 	r.Get("/regressions", s.handleRegressionsPage)
@@ -43,6 +45,7 @@ func (s *server) registerTrackingPageRoutes(r chi.Router) {
 	// (the API itself takes only bearer tokens), as /runs.json is.
 	r.Get("/runs/history.json", s.handleAPIShapeHistory)
 	r.Get("/runs/history.csv", s.handleShapeHistoryCSV)
+	r.Get("/runs/devices.json", s.handleAPIVariantDevices)
 }
 
 // registerTrackingAdminRoutes mounts the tracking admin pages under /admin
