@@ -3,7 +3,6 @@ package httpserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pitchtank/pitchtank/internal/charts"
 	"github.com/pitchtank/pitchtank/internal/pitches"
+	"github.com/pitchtank/pitchtank/internal/result"
 	"github.com/pitchtank/pitchtank/internal/runner"
 	"github.com/pitchtank/pitchtank/templates"
 )
@@ -69,18 +69,18 @@ var historyLimit = 500
 
 // deviceKey names the device a run's result was measured on.
 func deviceKey(r *runner.Run) (key, name string) {
-	var d benchDoc
-	fp := json.Unmarshal(r.Result, &d) == nil && d.Fingerprint.Key != ""
+	devName, f, fp := result.ReadHead(r.Result)
+	fpKey := f.Key
 	if r.Imported {
 		// An imported bench document carries its fingerprint: two imports
 		// under one label from different drivers are different series.
 		if fp {
-			return "import:" + r.Device + ":" + d.Fingerprint.Key, r.Device
+			return "import:" + r.Device + ":" + fpKey, r.Device
 		}
 		return "import:" + r.Device, r.Device
 	}
 	if fp {
-		return "fingerprint:" + d.Fingerprint.Key, d.Device.Name
+		return "fingerprint:" + fpKey, devName
 	}
 	return "device:" + r.Device, r.DeviceName
 }
