@@ -146,3 +146,23 @@ func TestIncorrectOrSuspectRunLocksPredictions(t *testing.T) {
 		wantErr(t, err, pitches.ECONFLICT, "claim")
 	}
 }
+
+// A round stored before measurements existed has a baseline and no
+// problem: an edit of its title that keeps that baseline goes through;
+// another baseline is refused until the round declares its problem.
+func TestEditKeepsALegacyBaseline(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	c := mustCast(t, db)
+	mustRound(t, db, c.admin, 1, round1Rubric)
+	if _, err := db.w.Exec(`UPDATE rounds SET baseline = 'baseline', problem = '' WHERE number = 1`); err != nil {
+		t.Fatal(err)
+	}
+	in := pitches.RoundInput{Number: 1, Title: "Renamed", Criteria: round1Rubric, Baseline: "baseline"}
+	if r, err := db.UpdateRound(ctx, c.admin, 1, in); err != nil || r.Title != "Renamed" || r.Baseline != "baseline" {
+		t.Fatalf("an edit keeping the legacy baseline: %+v %v", r, err)
+	}
+	in.Baseline = "baseline?stages=2"
+	_, err := db.UpdateRound(ctx, c.admin, 1, in)
+	wantErr(t, err, pitches.EINVALID, "baseline")
+}

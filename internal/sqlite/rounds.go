@@ -194,12 +194,16 @@ func (db *DB) UpdateRound(ctx context.Context, by *pitches.User, number int, in 
 		// The baseline is checked against the measurement it is stored
 		// with, read in this transaction: an edit that leaves the
 		// measurement keeps the stored one.
+		// A baseline stored before measurements existed, kept as it is by
+		// an edit of the title or rules, does not block that edit.
 		m := r.Measurement
 		if in.Measurement != nil {
 			m = trimMeasurement(*in.Measurement)
 		}
-		if err := pitches.ValidateRoundBaseline(number, m, in.Baseline); err != nil {
-			return err
+		if in.Measurement != nil || pitches.TrimLine(in.Baseline) != r.Baseline {
+			if err := pitches.ValidateRoundBaseline(number, m, in.Baseline); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE rounds SET title = ?, rules = ?, baseline = ?, updated_at = ? WHERE id = ?`,
 			strings.TrimSpace(in.Title), in.Rules, in.Baseline, fmtTime(db.Now()), r.ID); err != nil {
