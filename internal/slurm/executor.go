@@ -289,6 +289,12 @@ func (e *Executor) outcome(id string, in Info, cancelled, dir string) runner.Out
 	o.Status = runner.StatusFailed
 	switch in.State {
 	case Completed, Failed:
+		if in.State == Completed && !in.HasExit {
+			// Slurm records COMPLETED only for a batch script that exited
+			// 0: squeue's word is enough when sacct is slow or down. The
+			// result document still decides the run.
+			in.HasExit, in.ExitCode, in.Signal = true, 0, 0
+		}
 		if !in.HasExit {
 			o.Reason = fmt.Sprintf("no valid result: slurm job %s ended %s but its exit code is unknown (no accounting record)", id, in.State)
 			return o

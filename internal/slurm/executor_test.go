@@ -44,7 +44,9 @@ if [ -f ` + s + `/sbatch.fail ]; then cat ` + s + `/sbatch.fail >&2; exit 1; fi
 cat ` + s + `/next-id`,
 		// squeue fails when it knows none of the jobs asked about, as the real one does.
 		"squeue":  `if [ -s ` + s + `/squeue ]; then cat ` + s + `/squeue; else echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1; fi`,
-		"sacct":   `[ -f ` + s + `/sacct ] && cat ` + s + `/sacct; exit 0`,
+		// sacct fails while sacct.fail exists (slurmdbd down).
+		"sacct": `if [ -f ` + s + `/sacct.fail ]; then cat ` + s + `/sacct.fail >&2; exit 1; fi
+[ -f ` + s + `/sacct ] && cat ` + s + `/sacct; exit 0`,
 		"scancel": `echo "$@" >> ` + s + `/scancel`,
 	}
 	for name, body := range scripts {
@@ -90,7 +92,11 @@ type rig struct {
 	spool string
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigWith(t, nil) }
+
+// newRigWith is newRig with the executor changed by setup before the
+// runner starts.
+func newRigWith(t *testing.T, setup func(*slurm.Executor)) *rig {
 	fake := newFakeSlurm(t)
 	spool := filepath.Join(t.TempDir(), "spool")
 	if err := os.MkdirAll(spool, 0o755); err != nil {
@@ -104,8 +110,11 @@ func newRig(t *testing.T) *rig {
 	client := &slurm.Client{BinDir: fake.bin}
 	ex := &slurm.Executor{
 		Target: slurm.Target{Name: "cluster", Partition: "debug", BenchDevice: "cpu", MaxJobs: 2},
-		Client: client, Poller: &slurm.Poller{Client: client, Interval: 20 * time.Millisecond},
+		Client: client, Poller: &slurm.Poller{Client: client, Interval: 20 * time.Millisecond, Grace: 200 * time.Millisecond},
 		Web: "/opt/pitchtank/web", Spool: spool, Tail: 20 * time.Millisecond,
+	}
+	if setup != nil {
+		setup(ex)
 	}
 	r, err := runner.New(runner.Config{Store: db, Catalog: runner.KernelsCatalog{}, Devices: []string{"cpu"}, TimeLimit: 10 * time.Minute,
 		Remote: []runner.Remote{{Name: "cluster", Executor: ex}}})
@@ -334,3 +343,5 @@ func TestExecutorSubmitRefused(t *testing.T) {
 		t.Errorf("refused submission: %s %q", got.Status, got.Reason)
 	}
 }
+
+func removeState(f *fakeSlurm, name string) error { return os.Remove(filepath.Join(f.state, name)) }

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -14,7 +15,14 @@ import (
 type Poller struct {
 	Client   *Client
 	Interval time.Duration // default 2 seconds
-	Logger   *slog.Logger
+	// Grace is how long a job that squeue shows ended, or no longer shows,
+	// may lack sacct's record before it is settled without one (the record
+	// comes a moment after the end, later when slurmdbd is busy); default
+	// 30 seconds or 3 intervals, whichever is longer. It counts from the
+	// first poll at which sacct answered without the record: a failed sacct
+	// call says nothing about it.
+	Grace  time.Duration
+	Logger *slog.Logger
 
 	mu      sync.Mutex
 	watches map[string]map[*watch]struct{}
@@ -33,18 +41,16 @@ type PollStats struct {
 }
 
 type watch struct {
-	ch     chan Info // latest wins: holds at most one Info
-	misses int
+	ch chan Info // latest wins: holds at most one Info
+	// unsettled is when sacct first answered without the record this job
+	// needs; zero while it needs none.
+	unsettled time.Time
 }
-
-// misses before a job nobody knows is reported gone: squeue and sacct both
-// answered without it this many polls in a row.
-const goneAfter = 3
 
 // Watch returns a channel that receives job id's state whenever a poll sees
 // it (only the latest is kept), and a function to stop watching. A job that
-// neither squeue nor sacct knows for a few polls is reported with an empty
-// State.
+// neither squeue nor sacct knows for longer than the grace is reported with
+// an empty State.
 func (p *Poller) Watch(id string) (<-chan Info, func()) {
 	w := &watch{ch: make(chan Info, 1)}
 	p.mu.Lock()
@@ -93,11 +99,7 @@ func (p *Poller) Stats() PollStats {
 }
 
 func (p *Poller) loop() {
-	iv := p.Interval
-	if iv <= 0 {
-		iv = 2 * time.Second
-	}
-	t := time.NewTicker(iv)
+	t := time.NewTicker(p.interval())
 	defer t.Stop()
 	for {
 		select {
@@ -129,22 +131,33 @@ func (p *Poller) poll() {
 		return
 	}
 	// Jobs squeue no longer shows, and ended ones (squeue prints no exit
-	// code): sacct has the record.
+	// code): sacct has the record. Not COMPLETED ones: Slurm records
+	// COMPLETED only for a batch script that exited 0, so sacct would add
+	// nothing, and its being slow or down must not hold up their result.
 	var ask []string
 	for _, id := range ids {
-		if in, ok := got[id]; !ok || in.State.Ended() {
+		if in, ok := got[id]; !ok || (in.State.Ended() && in.State != Completed) {
 			ask = append(ask, id)
 		}
 	}
 	acct := map[string]Info{}
+	acctAnswered := true
 	if len(ask) > 0 {
 		p.count(func(s *PollStats) { s.Accountings++ })
-		if acct, err = p.Client.Accounting(ctx, ask); err != nil {
+		a, err := p.Client.Accounting(ctx, ask)
+		switch {
+		case err == nil:
+			acct = a
+		case errors.Is(err, ErrAccountingDisabled):
+			// No record will ever come: as good as an answer without them.
+		default:
+			// Not a miss: the jobs that need sacct wait for it to answer.
+			acctAnswered = false
 			p.count(func(s *PollStats) { s.Errors++ })
-			p.log().Warn("sacct failed", "err", err)
-			acct = map[string]Info{}
+			p.log().Warn("sacct failed; the jobs that need its record wait for the next poll", "err", err)
 		}
 	}
+	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.Last, p.stats.LastJobs = time.Since(start), len(ids)
@@ -152,6 +165,8 @@ func (p *Poller) poll() {
 		in, inQueue := got[id]
 		a, inAcct := acct[id]
 		switch {
+		case inQueue && in.State == Completed:
+			// Exit code 0 whatever sacct says (outcome).
 		case inQueue && in.State.Ended() && inAcct && a.State.Ended():
 			// squeue's reason with sacct's exit code and canceller.
 			in.ExitCode, in.Signal, in.HasExit, in.By = a.ExitCode, a.Signal, a.HasExit, a.By
@@ -159,22 +174,22 @@ func (p *Poller) poll() {
 				in.Node = a.Node
 			}
 		case inQueue && in.State.Ended():
-			// The completion record is written a moment after squeue shows the
-			// end: wait a poll or two for the exit code, then go without.
-			if p.miss(id) < goneAfter {
+			// The completion record is written a moment after squeue shows
+			// the end: wait for the exit code, then go without.
+			if !acctAnswered || !p.overdue(id, now) {
 				continue
 			}
 		case inQueue:
 		case inAcct:
 			in = a
 		default:
-			if p.miss(id) < goneAfter {
+			if !acctAnswered || !p.overdue(id, now) {
 				continue
 			}
 			in = Info{ID: id}
 		}
 		for w := range p.watches[id] {
-			w.misses = 0
+			w.unsettled = time.Time{}
 			select {
 			case <-w.ch:
 			default:
@@ -184,14 +199,35 @@ func (p *Poller) poll() {
 	}
 }
 
-// miss counts a poll that could not settle job id and returns the count.
-func (p *Poller) miss(id string) int {
-	n := 0
+// overdue reports whether job id has lacked sacct's record for longer than
+// the grace, counting from the first poll at which sacct answered without
+// it. The grace is wall time, not polls: every new watch kicks a poll, so
+// polls come as fast as runs are submitted.
+func (p *Poller) overdue(id string, now time.Time) bool {
+	late := false
 	for w := range p.watches[id] {
-		w.misses++
-		n = w.misses
+		if w.unsettled.IsZero() {
+			w.unsettled = now
+		}
+		if now.Sub(w.unsettled) >= p.grace() {
+			late = true
+		}
 	}
-	return n
+	return late
+}
+
+func (p *Poller) grace() time.Duration {
+	if p.Grace > 0 {
+		return p.Grace
+	}
+	return max(30*time.Second, 3*p.interval())
+}
+
+func (p *Poller) interval() time.Duration {
+	if p.Interval > 0 {
+		return p.Interval
+	}
+	return 2 * time.Second
 }
 
 func (p *Poller) count(f func(*PollStats)) {
