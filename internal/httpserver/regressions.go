@@ -26,8 +26,11 @@ type thresholdInput struct {
 	Round       int     `json:"round"`
 	Problem     string  `json:"problem"`
 	Variant     string  `json:"variant"`
+	Kind        string  `json:"kind"` // "percent" (the default) or "zscore"
 	BaselineRun int64   `json:"baseline_run"`
 	Percent     float64 `json:"percent"`
+	Window      int     `json:"window"` // zscore: runs in the reference (default 20)
+	Z           float64 `json:"z"`      // zscore: the boundary in standard deviations
 }
 
 func (s *server) addThreshold(ctx context.Context, u *pitches.User, in thresholdInput) (*tracking.Threshold, error) {
@@ -48,7 +51,7 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 		return nil, err
 	}
 	t := tracking.Threshold{Round: in.Round, Problem: strings.TrimSpace(in.Problem), Variant: strings.TrimSpace(in.Variant),
-		BaselineRun: in.BaselineRun, Percent: in.Percent, CreatedBy: u.ID}
+		Kind: strings.TrimSpace(in.Kind), BaselineRun: in.BaselineRun, Percent: in.Percent, Window: in.Window, Z: in.Z, CreatedBy: u.ID}
 	switch {
 	case t.Round < 0:
 		return nil, pitches.Errorf(pitches.EINVALID, "round", "round must be a positive round number")
@@ -58,6 +61,13 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 		return nil, pitches.Errorf(pitches.EINVALID, "round", "give a round, or a problem and variant")
 	case t.Round == 0 && t.Problem == "":
 		return nil, pitches.Errorf(pitches.EINVALID, "problem", "a variant's threshold needs its problem")
+	}
+	if err := tracking.CheckKind(&t); err != nil {
+		return nil, err
+	}
+	zscore := t.Kind == tracking.KindZScore
+	switch {
+	case zscore:
 	case t.BaselineRun < 1:
 		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "baseline_run must be the id of a run with a result")
 	case math.IsNaN(t.Percent) || !(t.Percent > 0 && t.Percent < 100):
@@ -66,12 +76,15 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 	if s.runs == nil {
 		return nil, errNoRunner
 	}
-	base, err := s.runs.Get(ctx, t.BaselineRun)
-	if pitches.ErrorCode(err) == pitches.ENOTFOUND {
-		return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d does not exist", t.BaselineRun)
-	}
-	if err != nil {
-		return nil, err
+	var base *runner.Run
+	if !zscore {
+		base, err = s.runs.Get(ctx, t.BaselineRun)
+		if pitches.ErrorCode(err) == pitches.ENOTFOUND {
+			return nil, pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d does not exist", t.BaselineRun)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	var round *pitches.Round
 	if t.Round > 0 {
@@ -81,7 +94,11 @@ func (s *server) addThreshold(ctx context.Context, u *pitches.User, in threshold
 			return nil, err
 		}
 	}
-	if err := tracking.CheckBaselineRun(t, base, round); err != nil {
+	if zscore {
+		if err := tracking.CheckZScoreRound(round); err != nil {
+			return nil, err
+		}
+	} else if err := tracking.CheckBaselineRun(t, base, round); err != nil {
 		return nil, err
 	}
 	if t.Round == 0 {

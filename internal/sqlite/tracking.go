@@ -12,23 +12,24 @@ import (
 )
 
 // Regression thresholds, their alerts and run provenance (migrations 152
-// to 154; 156 the alerts' dismissal): the tracking.Store.
+// to 154; 156 the alerts' dismissal; 157 the thresholds' kinds): the
+// tracking.Store.
 var _ tracking.Store = (*DB)(nil)
 
-const thresholdCols = `id, round_number, problem, variant, baseline_run, percent, created_by, created_at`
+const thresholdCols = `id, round_number, problem, variant, kind, baseline_run, percent, window_runs, z_bound, created_by, created_at`
 
 func scanThreshold(r interface{ Scan(...any) error }) (*tracking.Threshold, error) {
 	var t tracking.Threshold
-	var round, by sql.NullInt64
+	var round, base, by sql.NullInt64
 	var at string
-	if err := r.Scan(&t.ID, &round, &t.Problem, &t.Variant, &t.BaselineRun, &t.Percent, &by, &at); err != nil {
+	if err := r.Scan(&t.ID, &round, &t.Problem, &t.Variant, &t.Kind, &base, &t.Percent, &t.Window, &t.Z, &by, &at); err != nil {
 		return nil, err
 	}
 	ts, err := parseTime(at)
 	if err != nil {
 		return nil, err
 	}
-	t.Round, t.CreatedBy, t.CreatedAt = int(round.Int64), by.Int64, ts
+	t.Round, t.BaselineRun, t.CreatedBy, t.CreatedAt = int(round.Int64), base.Int64, by.Int64, ts
 	return &t, nil
 }
 
@@ -38,7 +39,8 @@ func (db *DB) Thresholds(ctx context.Context) ([]tracking.Threshold, error) {
 }
 
 // AddThreshold stores a checked threshold (the round, or the problem and
-// variant; an existing baseline run). One that a stored threshold already
+// variant; a percent one's existing baseline run, a zscore one's window
+// and z: tracking.CheckKind). One that a stored threshold already
 // is (tracking.Threshold.SameAs; the unique index of migration 154) is
 // refused with tracking.DuplicateError, even when a concurrent create
 // stored it after the caller looked.
@@ -56,15 +58,19 @@ func (db *DB) AddThreshold(ctx context.Context, t tracking.Threshold) (*tracking
 				return pitches.Errorf(pitches.EINVALID, "round", "round %d does not exist", t.Round)
 			}
 		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ?`, t.BaselineRun).Scan(&n); err != nil {
-			return fmt.Errorf("sqlite: find run %d: %w", t.BaselineRun, err)
+		t.Kind = t.KindOrDefault()
+		if t.Kind == tracking.KindPercent {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ?`, t.BaselineRun).Scan(&n); err != nil {
+				return fmt.Errorf("sqlite: find run %d: %w", t.BaselineRun, err)
+			}
+			if n == 0 {
+				return pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d does not exist", t.BaselineRun)
+			}
 		}
-		if n == 0 {
-			return pitches.Errorf(pitches.EINVALID, "baseline_run", "run %d does not exist", t.BaselineRun)
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO regression_thresholds (round_number, problem, variant, baseline_run, percent, created_by, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, round, t.Problem, t.Variant, t.BaselineRun, t.Percent, runNullID(t.CreatedBy), fmtTime(db.Now()))
+		res, err := tx.ExecContext(ctx, `INSERT INTO regression_thresholds (round_number, problem, variant, kind, baseline_run, percent, window_runs, z_bound, created_by, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, round, t.Problem, t.Variant, t.Kind, runNullID(t.BaselineRun), t.Percent, t.Window, t.Z,
+			runNullID(t.CreatedBy), fmtTime(db.Now()))
 		if isUnique(err) {
 			return duplicateThreshold(ctx, tx, round, t)
 		}
@@ -89,10 +95,11 @@ func (db *DB) AddThreshold(ctx context.Context, t tracking.Threshold) (*tracking
 // check names it.
 func duplicateThreshold(ctx context.Context, tx *sql.Tx, round any, t tracking.Threshold) error {
 	o, err := scanThreshold(tx.QueryRowContext(ctx, `SELECT `+thresholdCols+` FROM regression_thresholds
-		WHERE ifnull(round_number, 0) = ifnull(?, 0) AND problem = ? AND variant = ? AND baseline_run = ? AND percent = ?`,
-		round, t.Problem, t.Variant, t.BaselineRun, t.Percent))
+		WHERE ifnull(round_number, 0) = ifnull(?, 0) AND problem = ? AND variant = ? AND kind = ? AND ifnull(baseline_run, 0) = ?
+			AND percent = ? AND window_runs = ? AND z_bound = ?`,
+		round, t.Problem, t.Variant, t.KindOrDefault(), t.BaselineRun, t.Percent, t.Window, t.Z))
 	if err != nil {
-		return fmt.Errorf("sqlite: threshold for %s at %g%% against run %d: find the one it duplicates: %w", t.Scope(), t.Percent, t.BaselineRun, err)
+		return fmt.Errorf("sqlite: %s threshold for %s: find the one it duplicates: %w", t.KindOrDefault(), t.Scope(), err)
 	}
 	return tracking.DuplicateError(*o)
 }
@@ -150,21 +157,35 @@ func scanAlert(r interface{ Scan(...any) error }) (*tracking.Alert, error) {
 		}
 		a.Dismissed = &tracking.Dismissal{By: by.Int64, ByLogin: login.String, At: dt, Reason: reason}
 	}
+	// kind, window, z and history (migration 157's zscore alerts) live in
+	// the same JSON; an alert stored before is a percent one.
 	var stored struct {
-		Scope  string                     `json:"scope"`
-		Shapes []tracking.ShapeRegression `json:"shapes"`
+		Scope   string                     `json:"scope"`
+		Shapes  []tracking.ShapeRegression `json:"shapes"`
+		Kind    string                     `json:"kind"`
+		Window  int                        `json:"window"`
+		Z       float64                    `json:"z"`
+		History int                        `json:"history"`
 	}
 	if err := json.Unmarshal([]byte(shapes), &stored); err != nil {
 		return nil, fmt.Errorf("alert %d shapes: %w", a.ID, err)
 	}
 	a.Scope, a.Shapes = stored.Scope, stored.Shapes
+	a.Kind, a.Window, a.Z, a.History = stored.Kind, stored.Window, stored.Z, stored.History
+	if a.Kind == "" {
+		a.Kind = tracking.KindPercent
+	}
 	return &a, nil
 }
 
 // AddAlert stores an alert; a run's second alert for the same threshold
 // (a repeated evaluation) is the first one.
 func (db *DB) AddAlert(ctx context.Context, a tracking.Alert) (*tracking.Alert, error) {
-	shapes, err := json.Marshal(map[string]any{"scope": a.Scope, "shapes": a.Shapes})
+	doc := map[string]any{"scope": a.Scope, "shapes": a.Shapes}
+	if a.Kind == tracking.KindZScore {
+		doc["kind"], doc["window"], doc["z"], doc["history"] = a.Kind, a.Window, a.Z, a.History
+	}
+	shapes, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: encode alert: %w", err)
 	}

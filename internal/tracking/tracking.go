@@ -1,7 +1,9 @@
 // Package tracking follows runs over time: when a run finishes it records
 // what the run measured and with what (the kernel source hash and the
 // app's build), checks it against the regression thresholds (a percentage
-// bound against a pinned baseline run, per round or per variant) and
+// bound against a pinned baseline run, or a z-score boundary over the
+// run's own recent comparable history: zscore.go; per round or per
+// variant) and
 // publishes the events webhooks and mail take (internal/notify).
 //
 // It sees finished runs by wrapping the runner's Store (WrapStore): every
@@ -25,16 +27,22 @@ import (
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
-// Threshold is a regression bound: runs of the pitches of Round (when set),
-// or runs of Variant of Problem (in any spelling of it: applies), slower
-// than BaselineRun by more than Percent on a shape raise an alert.
+// Threshold is a regression bound on runs of the pitches of Round (when
+// set), or runs of Variant of Problem (in any spelling of it: applies). Of
+// Kind KindPercent (the default), a run slower than BaselineRun by more
+// than Percent on a shape raises an alert; of KindZScore, a run above the
+// Z standard deviations boundary of its latest Window earlier comparable
+// runs on a shape (EvaluateZScore).
 type Threshold struct {
 	ID          int64     `json:"id"`
 	Round       int       `json:"round,omitzero"`
 	Problem     string    `json:"problem,omitempty"`
 	Variant     string    `json:"variant,omitempty"`
-	BaselineRun int64     `json:"baseline_run"`
-	Percent     float64   `json:"percent"`
+	Kind        string    `json:"kind"`
+	BaselineRun int64     `json:"baseline_run,omitzero"` // percent only
+	Percent     float64   `json:"percent,omitzero"`      // percent only
+	Window      int       `json:"window,omitzero"`       // zscore only
+	Z           float64   `json:"z,omitzero"`            // zscore only
 	CreatedBy   int64     `json:"created_by,omitzero"`
 	CreatedAt   time.Time `json:"created_at"`
 }
@@ -49,14 +57,16 @@ func (t Threshold) Scope() string {
 }
 
 // SameAs reports whether t is the bound o already is: the same scope (round,
-// or problem and variant), baseline run and percent, compared exactly (the
-// web layer trims problem and variant before storing them; case counts).
-// Two such thresholds would raise the same alert twice on every run they
-// cover. Another percent or baseline run is another bound (5% and 10% warn
-// at two levels). The store's unique index (migration 154) is this rule.
+// or problem and variant), kind, baseline run and percent, window and z,
+// compared exactly (the web layer trims problem and variant before storing
+// them; case counts; an empty kind is a percent one). Two such thresholds
+// would raise the same alert twice on every run they cover. Another
+// percent, baseline run, window or z is another bound (5% and 10% warn at
+// two levels, z=3 and z=5 too). The store's unique index (migrations 154
+// and 157) is this rule.
 func (t Threshold) SameAs(o Threshold) bool {
-	return t.Round == o.Round && t.Problem == o.Problem && t.Variant == o.Variant &&
-		t.BaselineRun == o.BaselineRun && t.Percent == o.Percent
+	return t.Round == o.Round && t.Problem == o.Problem && t.Variant == o.Variant && t.KindOrDefault() == o.KindOrDefault() &&
+		t.BaselineRun == o.BaselineRun && t.Percent == o.Percent && t.Window == o.Window && t.Z == o.Z
 }
 
 // DuplicateError refuses a new threshold that stored threshold o already
@@ -65,6 +75,10 @@ func DuplicateError(o Threshold) error {
 	field := "variant"
 	if o.Round > 0 {
 		field = "round"
+	}
+	if o.KindOrDefault() == KindZScore {
+		return pitches.Errorf(pitches.ECONFLICT, field, "threshold %d already checks %s at z=%s over its last %d comparable runs; delete it first, or pick another z or window",
+			o.ID, o.Scope(), strconv.FormatFloat(o.Z, 'g', -1, 64), o.Window)
 	}
 	return pitches.Errorf(pitches.ECONFLICT, field, "threshold %d already checks %s against run %d at %s%%; delete it first, or pick another percent or baseline run",
 		o.ID, o.Scope(), o.BaselineRun, strconv.FormatFloat(o.Percent, 'g', -1, 64))
@@ -76,12 +90,23 @@ func DuplicateError(o Threshold) error {
 // over the baseline run's: near 1 while the times fell apart, the baseline
 // kernel slowed as much as the variant did (a slower machine, a hotter
 // card), which the alert says.
+//
+// A zscore threshold's shape has no baseline run: Ratio is the history's
+// mean time over this run's, MeanUs that mean (the geometric mean of the
+// history's times: the mean of their logs), SD the standard deviation of
+// the log times the boundary used (relative: 0.02 is about 2%), BoundaryUs
+// the time at mean + z*SD, and ZScore how many SDs this run's log time is
+// above the mean.
 type ShapeRegression struct {
 	Label      string          `json:"label"`
 	Ratio      runner.Interval `json:"ratio"`
-	BaselineUs float64         `json:"baseline_run_us"`
+	BaselineUs float64         `json:"baseline_run_us,omitempty"`
 	RunUs      float64         `json:"run_us"`
 	Paired     float64         `json:"paired_ratio,omitempty"`
+	MeanUs     float64         `json:"mean_us,omitempty"`
+	SD         float64         `json:"sd,omitempty"`
+	BoundaryUs float64         `json:"boundary_us,omitempty"`
+	ZScore     float64         `json:"z_score,omitempty"`
 }
 
 // CheckBaselineRun checks that base can be the baseline run of th: a run
@@ -119,13 +144,19 @@ func CheckBaselineRun(th Threshold, base *runner.Run, round *pitches.Round) erro
 	return nil
 }
 
-// Alert is a regression found on a finished run.
+// Alert is a regression found on a finished run. A zscore threshold's
+// alert has no baseline run nor percent (0) but its Window and Z, and
+// History: how many runs its reference had.
 type Alert struct {
 	ID          int64             `json:"id"`
 	RunID       int64             `json:"run_id"`
 	ThresholdID int64             `json:"threshold_id"`
+	Kind        string            `json:"kind"`
 	BaselineRun int64             `json:"baseline_run"`
 	Percent     float64           `json:"percent"`
+	Window      int               `json:"window,omitzero"`
+	Z           float64           `json:"z,omitzero"`
+	History     int               `json:"history,omitzero"`
 	Scope       string            `json:"scope"`
 	Shapes      []ShapeRegression `json:"shapes"`
 	Summary     string            `json:"summary"`
@@ -148,9 +179,11 @@ type Store interface {
 	SetProvenance(ctx context.Context, p Provenance) error
 }
 
-// RunReader reads a run with its document and shapes (runner.Store's Get).
+// RunReader reads runs (runner.Store's Get and List): a run with its
+// document and shapes, and a zscore threshold's candidate history.
 type RunReader interface {
 	Get(ctx context.Context, id int64) (*runner.Run, error)
+	List(ctx context.Context, f runner.Filter) ([]runner.Run, error)
 }
 
 // PitchReader finds a pitch's round (pitches.Service's Pitch).
@@ -304,7 +337,7 @@ func Evaluate(th Threshold, base, run *runner.Run) (alert *Alert, skip string) {
 		return nil, why
 	}
 	bound := 1 / (1 + th.Percent/100)
-	a := &Alert{RunID: run.ID, ThresholdID: th.ID, BaselineRun: base.ID, Percent: th.Percent, Scope: th.Scope(), Shapes: []ShapeRegression{}}
+	a := &Alert{RunID: run.ID, ThresholdID: th.ID, Kind: KindPercent, BaselineRun: base.ID, Percent: th.Percent, Scope: th.Scope(), Shapes: []ShapeRegression{}}
 	compared := 0
 	for _, sh := range run.Shapes {
 		var b *runner.Shape
@@ -426,12 +459,22 @@ func (t *Tracker) checkThresholds(ctx context.Context, run *runner.Run) []Alert 
 		if !t.applies(th, run, roundOf) {
 			continue
 		}
-		base, err := t.cfg.Runs.Get(ctx, th.BaselineRun)
-		if err != nil {
-			t.log.Error("tracking: read baseline run", slog.Int64("run", th.BaselineRun), slog.Any("err", err))
-			continue
+		var a *Alert
+		if th.KindOrDefault() == KindZScore {
+			hist, err := t.history(ctx, th, run)
+			if err != nil {
+				t.log.Error("tracking: read the run's history", slog.Int64("run", run.ID), slog.Int64("threshold", th.ID), slog.Any("err", err))
+				continue
+			}
+			a, _ = EvaluateZScore(th, run, hist)
+		} else {
+			base, err := t.cfg.Runs.Get(ctx, th.BaselineRun)
+			if err != nil {
+				t.log.Error("tracking: read baseline run", slog.Int64("run", th.BaselineRun), slog.Any("err", err))
+				continue
+			}
+			a, _ = Evaluate(th, base, run)
 		}
-		a, _ := Evaluate(th, base, run)
 		if a == nil {
 			continue
 		}
