@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,6 +147,43 @@ func TestLineReader(t *testing.T) {
 	l.read(true)
 	if !reflect.DeepEqual(got, []string{"one", "two", "three"}) {
 		t.Fatalf("at the end: %q", got)
+	}
+}
+
+// A job's stdout without newlines (a kernel's printf gone wrong) costs the
+// server one capped line, not the output's size: the reader keeps at most
+// maxLineBytes of it and hands over that much once the line ends, as the
+// runner does for a local child.
+func TestLineReaderCapsLongLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stdout")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got []string
+	l := &lineReader{path: path, line: func(b []byte) { got = append(got, string(b)) }}
+	chunk := bytes.Repeat([]byte("A"), 1<<20)
+	for range 3 {
+		for range 8 {
+			if _, err := f.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.read(false)
+		if held := cap(l.partial) + cap(l.buf); held > 2*maxLineBytes {
+			t.Fatalf("after %d MiB without a newline the reader holds %d bytes", l.off>>20, held)
+		}
+	}
+	if len(got) != 0 {
+		t.Fatalf("handed over %d lines before the newline", len(got))
+	}
+	if _, err := f.WriteString("BBB\n{\"type\":\"progress\"}\n"); err != nil {
+		t.Fatal(err)
+	}
+	l.read(true)
+	if len(got) != 2 || len(got[0]) != maxLineBytes || strings.Trim(got[0], "A") != "" || got[1] != `{"type":"progress"}` {
+		t.Errorf("lines: %d, the first %d bytes; want the long one cut at %d, then the progress line", len(got), len(got[0]), maxLineBytes)
 	}
 }
 

@@ -346,12 +346,27 @@ func clip(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// lineReader follows a growing file and hands over each complete line once.
+// maxLineBytes caps a line of the job's stdout, as the runner caps a local
+// child's: the rest of a longer line is dropped, so a job that prints
+// without newlines cannot grow the server's memory.
+const maxLineBytes = 1 << 20
+
+// readBytes bounds what one read takes from the file (the rest waits for
+// the next), and readChunk is the buffer it reads through.
+const (
+	readBytes = 16 << 20
+	readChunk = 64 << 10
+)
+
+// lineReader follows a growing file and hands over each complete line once,
+// cut at maxLineBytes. It holds at most maxLineBytes of a line plus one
+// readChunk buffer, whatever the file holds.
 type lineReader struct {
 	path    string
 	line    func([]byte)
 	off     int64
-	partial []byte
+	partial []byte // the current line so far, at most maxLineBytes
+	buf     []byte
 }
 
 // read hands over the lines written since the last read; final also hands
@@ -365,26 +380,43 @@ func (l *lineReader) read(final bool) {
 	if _, err := f.Seek(l.off, io.SeekStart); err != nil {
 		return
 	}
-	buf, err := io.ReadAll(io.LimitReader(f, 16<<20))
-	if err != nil {
-		return
+	if l.buf == nil {
+		l.buf = make([]byte, readChunk)
 	}
-	l.off += int64(len(buf))
-	data := append(l.partial, buf...)
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+	for taken := 0; taken < readBytes; {
+		n, err := f.Read(l.buf)
+		l.off += int64(n)
+		taken += n
+		l.take(l.buf[:n])
+		if err != nil || n == 0 {
 			break
 		}
-		if i > 0 {
-			l.line(data[:i])
-		}
-		data = data[i+1:]
 	}
-	l.partial = append([]byte(nil), data...)
 	if final && len(l.partial) > 0 {
 		l.line(l.partial)
-		l.partial = nil
+		l.partial = l.partial[:0]
+	}
+}
+
+// take splits data into lines, keeping the start of an unfinished one.
+func (l *lineReader) take(data []byte) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		part := data
+		if i >= 0 {
+			part = data[:i]
+		}
+		if room := maxLineBytes - len(l.partial); room > 0 {
+			l.partial = append(l.partial, part[:min(len(part), room)]...)
+		}
+		if i < 0 {
+			return
+		}
+		if len(l.partial) > 0 {
+			l.line(l.partial)
+		}
+		l.partial = l.partial[:0]
+		data = data[i+1:]
 	}
 }
 

@@ -43,7 +43,7 @@ printf '%s\n' "$@" >> ` + s + `/sbatch.args
 if [ -f ` + s + `/sbatch.fail ]; then cat ` + s + `/sbatch.fail >&2; exit 1; fi
 cat ` + s + `/next-id`,
 		// squeue fails when it knows none of the jobs asked about, as the real one does.
-		"squeue":  `if [ -s ` + s + `/squeue ]; then cat ` + s + `/squeue; else echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1; fi`,
+		"squeue": `if [ -s ` + s + `/squeue ]; then cat ` + s + `/squeue; else echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1; fi`,
 		// sacct fails while sacct.fail exists (slurmdbd down).
 		"sacct": `if [ -f ` + s + `/sacct.fail ]; then cat ` + s + `/sacct.fail >&2; exit 1; fi
 [ -f ` + s + `/sacct ] && cat ` + s + `/sacct; exit 0`,
