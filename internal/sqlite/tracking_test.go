@@ -275,3 +275,75 @@ func TestDismissAlert(t *testing.T) {
 		t.Errorf("active after restoring: %s", got)
 	}
 }
+
+// Migration 157 rebuilds thresholds and alerts for the zscore kind:
+// thresholds stored before it read back as percent ones with their
+// baseline run, alerts keep their threshold (the rebuild does not set it
+// to NULL) and read back as percent alerts; a zscore threshold is then
+// stored with its window and z, once (kind, window and z make the bound).
+func TestMigration157ThresholdsArePercent(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw := rawDBAt(t, path, 154) // 155 has a Go step: Open applies 155 to 157
+	const at = `'2026-01-01T00:00:00.000000000Z'`
+	for _, q := range []string{
+		`INSERT INTO rounds (number, title, rules, status, created_at, updated_at) VALUES (1, 'r', '', 'pitching', ` + at + `, ` + at + `)`,
+		`INSERT INTO runs (id, problem, suite, variant, device, status, created_at) VALUES
+			(1, 'p', 'tests', 'v', 'cpu', 'failed', ` + at + `), (2, 'p', 'tests', 'v', 'cpu', 'failed', ` + at + `)`,
+		`INSERT INTO regression_thresholds (id, round_number, problem, variant, baseline_run, percent, created_at) VALUES
+			(1, 1, '', '', 1, 5, ` + at + `), (2, NULL, 'p', 'v', 1, 7.5, ` + at + `)`,
+		`INSERT INTO regression_alerts (id, run_id, threshold_id, baseline_run, percent, shapes, summary, created_at) VALUES
+			(1, 2, 1, 1, 5, '{"scope": "round 1", "shapes": []}', 'run #2 is slower', ` + at + `)`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ths, err := db.Thresholds(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ths) != 2 || ths[0].Kind != tracking.KindPercent || ths[0].BaselineRun != 1 || ths[0].Percent != 5 || ths[0].Round != 1 ||
+		ths[1].Kind != tracking.KindPercent || ths[1].Percent != 7.5 || ths[1].Window != 0 || ths[1].Z != 0 {
+		t.Fatalf("thresholds after migration 157: %+v", ths)
+	}
+	a, err := db.Alert(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ThresholdID != 1 || a.Kind != tracking.KindPercent || a.Scope != "round 1" || a.Dismissed != nil {
+		t.Fatalf("alert 1 after migration 157: %+v", a)
+	}
+	// The old bound is still unique; a zscore one on the same scope is another.
+	_, err = db.AddThreshold(ctx, tracking.Threshold{Round: 1, BaselineRun: 1, Percent: 5})
+	wantErr(t, err, pitches.ECONFLICT, "round")
+	z := tracking.Threshold{Round: 1, Kind: tracking.KindZScore, Window: 20, Z: 3}
+	got, err := db.AddThreshold(ctx, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != tracking.KindZScore || got.Window != 20 || got.Z != 3 || got.BaselineRun != 0 || got.Percent != 0 {
+		t.Fatalf("zscore threshold: %+v", got)
+	}
+	_, err = db.AddThreshold(ctx, z)
+	wantErr(t, err, pitches.ECONFLICT, "round")
+	if _, err := db.AddThreshold(ctx, tracking.Threshold{Round: 1, Kind: tracking.KindZScore, Window: 20, Z: 4}); err != nil {
+		t.Fatalf("another z: %v", err)
+	}
+	// A zscore alert keeps its kind, window, z and history.
+	za, err := db.AddAlert(ctx, tracking.Alert{RunID: 2, ThresholdID: got.ID, Kind: tracking.KindZScore, Window: 20, Z: 3, History: 8,
+		Scope: "round 1", Shapes: []tracking.ShapeRegression{{Label: "a", RunUs: 120, MeanUs: 100, SD: 0.01, BoundaryUs: 103, ZScore: 18}},
+		Summary: "s", CreatedAt: db.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if za.Kind != tracking.KindZScore || za.Window != 20 || za.Z != 3 || za.History != 8 || za.Shapes[0].MeanUs != 100 || za.Shapes[0].ZScore != 18 {
+		t.Fatalf("zscore alert: %+v", za)
+	}
+}
