@@ -106,6 +106,10 @@ func (c *Client) cmd(ctx context.Context, name string, args ...string) ([]byte, 
 	ctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
+	// The timeout is a hard limit: without WaitDelay, a child the command
+	// left holding its stdout (a wrapper script's background process)
+	// would keep Run waiting after the command itself was killed.
+	cmd.WaitDelay = min(to/4, 5*time.Second)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

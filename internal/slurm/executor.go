@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +129,19 @@ func (e *Executor) submit(run *runner.Run, x *runner.Execution, dir string) (str
 		Stdout: filepath.Join(dir, fileStdout), Stderr: filepath.Join(dir, fileStderr),
 	})
 	if err != nil {
-		return fail("%v", err)
+		// sbatch can fail after slurmctld took the job (a timeout, a lost
+		// answer): failing the run would leave the job running unfollowed,
+		// and a re-queue would submit it twice. Follow it if it is there.
+		found, lerr := e.jobByName(run.ID, dir)
+		switch {
+		case found != "":
+			x.Note(fmt.Sprintf("slurm job %s: sbatch failed (%v), but slurm had taken the job", found, err))
+			id = found
+		case lerr != nil:
+			return fail("%v (and could not check whether slurm took the job anyway: %v)", err, lerr)
+		default:
+			return fail("%v", err)
+		}
 	}
 	// The job id is what a restarted server follows; written at once (and
 	// atomically), and the job's name and comment find it if this is lost.
@@ -175,18 +188,36 @@ func (e *Executor) findJob(runID int64, dir string) (string, error) {
 			return id, nil
 		}
 	}
+	id, err := e.jobByName(runID, dir)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", errors.New("the server stopped before its slurm job was submitted")
+	}
+	return id, nil
+}
+
+// jobByName returns the job that squeue knows by run id's job name and
+// comment, the newest if there are several; "" if there is none.
+func (e *Executor) jobByName(runID int64, dir string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	jobs, err := e.Client.QueueByName(ctx, JobName(runID))
 	if err != nil {
 		return "", fmt.Errorf("look for its slurm job: %w", err)
 	}
+	var id uint64
 	for _, j := range jobs {
-		if j.Comment == dir {
-			return j.ID, nil
+		n, err := strconv.ParseUint(j.ID, 10, 64)
+		if err == nil && j.Comment == dir && n > id {
+			id = n
 		}
 	}
-	return "", errors.New("the server stopped before its slurm job was submitted")
+	if id == 0 {
+		return "", nil
+	}
+	return strconv.FormatUint(id, 10), nil
 }
 
 // cancelWait bounds how long a cancelled run waits for Slurm to report the

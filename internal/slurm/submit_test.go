@@ -1,0 +1,78 @@
+package slurm_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitchtank/pitchtank/internal/runner"
+	"github.com/pitchtank/pitchtank/internal/slurm"
+)
+
+// writeBin replaces one of the fake's commands.
+func (f *fakeSlurm) writeBin(name, body string) {
+	f.t.Helper()
+	if err := os.WriteFile(filepath.Join(f.bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// A command that hangs while a child of its own holds its stdout (a site's
+// wrapper script) still returns at the client's timeout.
+func TestClientTimeoutIsHard(t *testing.T) {
+	f := newFakeSlurm(t)
+	f.writeBin("squeue", "sleep 5 &\nsleep 5")
+	c := &slurm.Client{BinDir: f.bin, Timeout: 200 * time.Millisecond}
+	start := time.Now()
+	_, err := c.Queue(context.Background(), []string{"1"})
+	if took := time.Since(start); err == nil || took > 2*time.Second {
+		t.Errorf("squeue that hangs: %v after %s; want an error at the timeout", err, took.Round(time.Millisecond))
+	}
+}
+
+// sbatch that times out after slurmctld took the job: the run follows the
+// job it finds by name and comment instead of failing and leaving the job
+// to run unfollowed (which a re-queue would have submitted again).
+func TestExecutorAdoptsJobAfterSbatchTimeout(t *testing.T) {
+	g := newRigWith(t, func(ex *slurm.Executor) { ex.Client.Timeout = 300 * time.Millisecond })
+	s := g.fake.state
+	// Slurm takes the job (squeue knows it), then sbatch hangs.
+	g.fake.writeBin("sbatch", `printf '%s\n' "$@" >> `+s+`/sbatch.args
+for a; do case "$a" in --job-name=*) n=${a#--job-name=};; --comment=*) c=${a#--comment=};; esac; done
+echo "840|$n|PENDING|Priority||$c" > `+s+`/squeue
+sleep 5 &
+sleep 5`)
+	run, err := g.r.Submit(context.Background(), runnerRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := g.runDir(run.ID)
+	g.fake.waitFile("squeue", "840|")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(dir, "job-id")); string(b) == "840\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			got, _ := g.r.Get(context.Background(), run.ID)
+			t.Fatalf("job 840 was not recorded as the run's: run %s %q", got.Status, got.Reason)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g.writeResult(run.ID)
+	g.fake.set("squeue", "840|"+slurm.JobName(run.ID)+"|COMPLETED|None|node7|"+dir+"\n")
+	got := g.wait(run.ID)
+	if got.Status != runner.StatusSucceeded || !strings.Contains(got.Log, "slurm job 840: sbatch failed") {
+		t.Errorf("adopted run: %s %q\n%s", got.Status, got.Reason, got.Log)
+	}
+	if n := strings.Count(g.fake.read("sbatch.args"), slurm.JobName(run.ID)+"\n"); n != 1 {
+		t.Errorf("sbatch ran %d times for the run", n)
+	}
+}
+
+func runnerRequest() runner.Request {
+	return runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "reference", Baseline: "reference", Device: "cluster"}
+}
