@@ -122,7 +122,7 @@ func (r *Runner) writeKernel(ctx context.Context, hash, dir string) error {
 		if err := pitches.ValidateKernelFileName(f.Name); err != nil {
 			return fmt.Errorf("kernel %s: %s", short(hash), message(err))
 		}
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o600); err != nil {
 			return fmt.Errorf("write kernel file %s: %w", f.Name, err)
 		}
 	}

@@ -122,6 +122,26 @@ func TestScriptQuoting(t *testing.T) {
 	}
 }
 
+// The job script sets umask 077 before bench starts: what bench writes is
+// as private as the run's directory.
+func TestScriptUmask(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh: " + err.Error())
+	}
+	path := filepath.Join(t.TempDir(), "job.sh")
+	if err := os.WriteFile(path, []byte(Script(3, "h100", sh, []string{"-c", "umask"})), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "0077" && got != "077" {
+		t.Errorf("the job's umask is %s, want 077", got)
+	}
+}
+
 // The stdout follower hands over each complete line once, keeps a partial
 // line until its newline, and the last one at the end.
 func TestLineReader(t *testing.T) {

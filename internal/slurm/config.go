@@ -173,7 +173,7 @@ func (c *Config) Remotes(log *slog.Logger) ([]runner.Remote, *Poller, error) {
 		}
 		web = exe
 	}
-	if err := os.MkdirAll(c.Spool, 0o755); err != nil {
+	if err := os.MkdirAll(c.Spool, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("slurm config: spool: %w", err)
 	}
 	poll := 2 * time.Second

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,6 +62,11 @@ func TestRemotes(t *testing.T) {
 	}
 	if len(remotes) != 2 || remotes[0].Name != "h100" || remotes[1].Name != "b200" || poller.Interval != 250*time.Millisecond {
 		t.Fatalf("remotes %+v, poll %s", remotes, poller.Interval)
+	}
+	if st, err := os.Stat(spool); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o700 {
+		t.Errorf("the spool it created has mode %v, want 0700 (runs' results and kernels are not every cluster user's)", st.Mode().Perm())
 	}
 	h := remotes[0].Executor.(*Executor)
 	if h.Slots() != 8 || h.CPU() || h.Target.TimeLimit != 20*time.Minute || h.Web != "/opt/web" || h.Poller != remotes[1].Executor.(*Executor).Poller {

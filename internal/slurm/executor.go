@@ -100,7 +100,9 @@ func (e *Executor) submit(run *runner.Run, x *runner.Execution, dir string) (str
 	if err := os.RemoveAll(dir); err != nil {
 		return fail("clear %s: %v", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Private: an open round's per-shape results and a submitted kernel's
+	// source are for the server to show, not for every cluster user.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fail("create the run's directory: %v", err)
 	}
 	limit := e.Target.TimeLimit
@@ -118,7 +120,7 @@ func (e *Executor) submit(run *runner.Run, x *runner.Execution, dir string) (str
 	args := runner.BenchArgs(&onNode, resultPath, limit)
 	script := Script(run.ID, e.Target.Name, e.Web, args)
 	path := filepath.Join(dir, fileScript)
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
 		return fail("write the job script: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -146,7 +148,7 @@ func (e *Executor) submit(run *runner.Run, x *runner.Execution, dir string) (str
 	// The job id is what a restarted server follows; written at once (and
 	// atomically), and the job's name and comment find it if this is lost.
 	tmp := filepath.Join(dir, fileJobID+".tmp")
-	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err == nil {
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, fileJobID))
 	} else {
 		e.log().Warn("could not record the slurm job id", "run", run.ID, "job", id, "err", err)
@@ -163,10 +165,11 @@ func (e *Executor) submit(run *runner.Run, x *runner.Execution, dir string) (str
 }
 
 // Script is the batch script of a run: bench replaces the shell (exec), so
-// the job's exit code and signal are bench's own.
+// the job's exit code and signal are bench's own. umask 077: what bench
+// writes (the result document) is as private as the run's directory.
 func Script(runID int64, target, web string, args []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/sh\n# pitchtank run %d on Slurm target %s, written by the server.\nexec %s", runID, target, shellQuote(web))
+	fmt.Fprintf(&b, "#!/bin/sh\n# pitchtank run %d on Slurm target %s, written by the server.\numask 077\nexec %s", runID, target, shellQuote(web))
 	for _, a := range args {
 		b.WriteString(" ")
 		b.WriteString(shellQuote(a))

@@ -76,3 +76,28 @@ sleep 5`)
 func runnerRequest() runner.Request {
 	return runner.Request{Problem: "nvfp4_group_gemm", Suite: "tests", Variant: "reference", Baseline: "reference", Device: "cluster"}
 }
+
+// A run's directory on the spool is the server user's alone: it holds an
+// open round's per-shape results and a submitted kernel's source, and other
+// cluster users may read the shared filesystem.
+func TestExecutorRunDirectoryIsPrivate(t *testing.T) {
+	g := newRig(t)
+	run := g.submit("850")
+	dir := g.runDir(run.ID)
+	deadline := time.Now().Add(5 * time.Second)
+	for _, err := os.Stat(filepath.Join(dir, "job-id")); err != nil; _, err = os.Stat(filepath.Join(dir, "job-id")) {
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for name, want := range map[string]os.FileMode{"": 0o700, "job.sh": 0o700, "job-id": 0o600} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", filepath.Join(filepath.Base(dir), name), got, want)
+		}
+	}
+}
