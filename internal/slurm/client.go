@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -40,6 +41,50 @@ type Job struct {
 	Stderr    string        // --error (absolute path)
 	Script    string        // the batch script's path (on storage the nodes see)
 	Extra     []string      // more sbatch options, verbatim (e.g. --qos=high)
+	// Env is the job's environment (NAME=value): sbatch runs with only
+	// these and exports them by name (--export), Slurm adding its SLURM_*
+	// ones on the node. Nil: JobEnv(os.Environ()).
+	Env []string
+}
+
+// JobEnv picks from environ (NAME=value) what a job may see: what bench
+// needs on the node (PATH, HOME, the locale, TMPDIR, CUDA_HOME and
+// LD_LIBRARY_PATH to find the CUDA libraries) and the SLURM_* settings
+// sbatch itself reads (SLURM_CONF, ...). Nothing else of the server's
+// environment, which holds its secrets (PITCHTANK_SMTP_PASSWORD), reaches
+// the nodes: sbatch's default is --export=ALL.
+func JobEnv(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		switch {
+		case name == "PATH", name == "HOME", name == "USER", name == "LOGNAME", name == "LANG", name == "TZ", name == "TMPDIR",
+			name == "CUDA_HOME", name == "LD_LIBRARY_PATH",
+			strings.HasPrefix(name, "LC_"), strings.HasPrefix(name, "SLURM_"):
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// exportOption is sbatch's --export for env: its names (their values come
+// from sbatch's own environment, so commas in values need no quoting);
+// SLURM_* go without saying. NONE when there are none.
+func exportOption(env []string) string {
+	var names []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "" && !strings.HasPrefix(name, "SLURM_") && !strings.Contains(name, ",") {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "--export=NONE"
+	}
+	return "--export=" + strings.Join(names, ",")
 }
 
 // State is a Slurm job state as squeue and sacct print it (JOB_STATE_CODES
@@ -95,6 +140,11 @@ type Info struct {
 var ErrAccountingDisabled = errors.New("slurm: accounting is disabled (no slurmdbd, no jobcomp log)")
 
 func (c *Client) cmd(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return c.cmdEnv(ctx, nil, name, args...)
+}
+
+// cmdEnv runs a Slurm command with environment env (nil: this process's).
+func (c *Client) cmdEnv(ctx context.Context, env []string, name string, args ...string) ([]byte, error) {
 	path := name
 	if c.BinDir != "" {
 		path = filepath.Join(c.BinDir, name)
@@ -106,6 +156,7 @@ func (c *Client) cmd(ctx context.Context, name string, args ...string) ([]byte, 
 	ctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = env
 	// The timeout is a hard limit: without WaitDelay, a child the command
 	// left holding its stdout (a wrapper script's background process)
 	// would keep Run waiting after the command itself was killed.
@@ -159,6 +210,7 @@ func SbatchArgs(j Job) []string {
 	if j.Stderr != "" {
 		args = append(args, "--error="+j.Stderr)
 	}
+	args = append(args, exportOption(j.Env))
 	args = append(args, j.Extra...)
 	return append(args, j.Script)
 }
@@ -180,7 +232,10 @@ func (c *Client) Submit(ctx context.Context, j Job) (string, error) {
 	if j.Name == "" || j.Script == "" {
 		return "", errors.New("slurm: submit: a job needs a name and a script")
 	}
-	out, err := c.cmd(ctx, "sbatch", SbatchArgs(j)...)
+	if j.Env == nil {
+		j.Env = JobEnv(os.Environ())
+	}
+	out, err := c.cmdEnv(ctx, j.Env, "sbatch", SbatchArgs(j)...)
 	if err != nil {
 		return "", err
 	}

@@ -90,9 +90,11 @@ func TestStateEnded(t *testing.T) {
 
 func TestSbatchArgs(t *testing.T) {
 	got := SbatchArgs(Job{Name: "pitchtank-run-3", Partition: "gpu", Gres: "gpu:h100:1", Account: "kern", TimeLimit: 90*time.Minute + 500*time.Millisecond,
-		Comment: "/s/run-3", Dir: "/s/run-3", Stdout: "/s/run-3/stdout", Stderr: "/s/run-3/stderr", Script: "/s/run-3/job.sh", Extra: []string{"--qos=high"}})
+		Comment: "/s/run-3", Dir: "/s/run-3", Stdout: "/s/run-3/stdout", Stderr: "/s/run-3/stderr", Script: "/s/run-3/job.sh", Extra: []string{"--qos=high"},
+		Env: []string{"PATH=/usr/bin", "HOME=/h", "SLURM_CONF=/etc/slurm/slurm.conf"}})
 	want := []string{"--parsable", "--no-requeue", "--job-name=pitchtank-run-3", "--partition=gpu", "--gres=gpu:h100:1", "--account=kern",
-		"--time=0-01:30:01", "--comment=/s/run-3", "--chdir=/s/run-3", "--output=/s/run-3/stdout", "--error=/s/run-3/stderr", "--qos=high", "/s/run-3/job.sh"}
+		"--time=0-01:30:01", "--comment=/s/run-3", "--chdir=/s/run-3", "--output=/s/run-3/stdout", "--error=/s/run-3/stderr", "--export=PATH,HOME",
+		"--qos=high", "/s/run-3/job.sh"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("SbatchArgs:\n got %q\nwant %q", got, want)
 	}

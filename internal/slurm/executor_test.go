@@ -40,6 +40,7 @@ func newFakeSlurm(t *testing.T) *fakeSlurm {
 		"sbatch": `[ -f ` + s + `/sbatch.hold ] && echo held >> ` + s + `/sbatch.held
 while [ -f ` + s + `/sbatch.hold ]; do sleep 0.01; done
 printf '%s\n' "$@" >> ` + s + `/sbatch.args
+env > ` + s + `/sbatch.env
 if [ -f ` + s + `/sbatch.fail ]; then cat ` + s + `/sbatch.fail >&2; exit 1; fi
 cat ` + s + `/next-id`,
 		// squeue fails when it knows none of the jobs asked about, as the real one does.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +100,35 @@ func TestExecutorRunDirectoryIsPrivate(t *testing.T) {
 		if got := st.Mode().Perm(); got != want {
 			t.Errorf("%s: mode %v, want %v", filepath.Join(filepath.Base(dir), name), got, want)
 		}
+	}
+}
+
+// The server's environment holds its secrets; a job sees only what bench
+// needs: sbatch runs with a minimal environment and exports it by name
+// instead of its default --export=ALL.
+func TestExecutorJobEnvironment(t *testing.T) {
+	t.Setenv("PITCHTANK_SMTP_PASSWORD", "hunter2")
+	t.Setenv("CUDA_HOME", "/usr/local/cuda-12")
+	t.Setenv("SLURM_CONF", "/etc/slurm/slurm.conf")
+	g := newRig(t)
+	g.submit("860")
+	env := g.fake.read("sbatch.env")
+	for _, want := range []string{"PATH=", "CUDA_HOME=/usr/local/cuda-12", "SLURM_CONF=/etc/slurm/slurm.conf"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("sbatch's environment lacks %s:\n%s", want, env)
+		}
+	}
+	if strings.Contains(env, "hunter2") {
+		t.Errorf("sbatch was given the server's secrets:\n%s", env)
+	}
+	var export string
+	for _, a := range strings.Split(g.fake.read("sbatch.args"), "\n") {
+		if strings.HasPrefix(a, "--export=") {
+			export = a
+		}
+	}
+	names := strings.Split(strings.TrimPrefix(export, "--export="), ",")
+	if !slices.Contains(names, "PATH") || !slices.Contains(names, "CUDA_HOME") || slices.Contains(names, "ALL") || slices.Contains(names, "PITCHTANK_SMTP_PASSWORD") {
+		t.Errorf("sbatch's %q: want PATH and CUDA_HOME by name, not ALL", export)
 	}
 }
