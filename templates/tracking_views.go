@@ -64,14 +64,16 @@ type RegressionsView struct {
 type ThresholdRow struct {
 	ID          int64
 	Scope       string
-	BaselineRun int64
+	BaselineRun int64  // 0 for a zscore threshold
 	Percent     string
+	Bound       string // "5%", or "z=3 over the last 20 runs"
 	Created     string
 }
 
 // ThresholdForm is the new-threshold form as submitted.
 type ThresholdForm struct {
 	Round, Problem, Variant, BaselineRun, Percent string
+	Kind, Window, Z                               string // "percent" or "zscore"; a zscore one's window and z
 	Err                                           *FormError
 }
 
@@ -79,6 +81,7 @@ type ThresholdForm struct {
 type AlertRow struct {
 	ID, RunID, BaselineRun int64
 	Scope, Percent         string
+	Bound                  string // a zscore alert's "z=3 over its last 20 comparable runs"; "" for a percent one
 	Summary                string
 	At                     string
 	Dismissed              string     // "Dismissed by admin on ...: why"; "" while the alert is active

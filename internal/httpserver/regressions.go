@@ -343,6 +343,9 @@ func alertRows(as []tracking.Alert) []templates.AlertRow {
 	for _, a := range as {
 		row := templates.AlertRow{ID: a.ID, RunID: a.RunID, BaselineRun: a.BaselineRun, Scope: a.Scope,
 			Percent: strconv.FormatFloat(a.Percent, 'g', -1, 64), Summary: a.Summary, At: a.CreatedAt.UTC().Format("2006-01-02 15:04")}
+		if a.Kind == tracking.KindZScore {
+			row.Bound = fmt.Sprintf("z=%s over its last %d comparable runs", strconv.FormatFloat(a.Z, 'g', -1, 64), a.History)
+		}
 		if d := a.Dismissed; d != nil {
 			who := d.ByLogin
 			if who == "" {
@@ -448,8 +451,13 @@ func (s *server) handleAPIUndismissAlert(w http.ResponseWriter, r *http.Request)
 func thresholdRows(ths []tracking.Threshold) []templates.ThresholdRow {
 	var out []templates.ThresholdRow
 	for _, t := range ths {
-		out = append(out, templates.ThresholdRow{ID: t.ID, Scope: t.Scope(), BaselineRun: t.BaselineRun,
-			Percent: strconv.FormatFloat(t.Percent, 'g', -1, 64), Created: t.CreatedAt.UTC().Format("2006-01-02 15:04")})
+		row := templates.ThresholdRow{ID: t.ID, Scope: t.Scope(), BaselineRun: t.BaselineRun,
+			Percent: strconv.FormatFloat(t.Percent, 'g', -1, 64), Created: t.CreatedAt.UTC().Format("2006-01-02 15:04")}
+		row.Bound = row.Percent + "%"
+		if t.KindOrDefault() == tracking.KindZScore {
+			row.Bound = fmt.Sprintf("z=%s over the last %d runs", strconv.FormatFloat(t.Z, 'g', -1, 64), t.Window)
+		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -580,8 +588,9 @@ func (s *server) handleAdminCreateThreshold(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	f := templates.ThresholdForm{Round: r.PostForm.Get("round"), Problem: r.PostForm.Get("problem"), Variant: r.PostForm.Get("variant"),
-		BaselineRun: r.PostForm.Get("baseline_run"), Percent: r.PostForm.Get("percent")}
-	in := thresholdInput{Problem: f.Problem, Variant: f.Variant}
+		BaselineRun: r.PostForm.Get("baseline_run"), Percent: r.PostForm.Get("percent"),
+		Kind: r.PostForm.Get("kind"), Window: r.PostForm.Get("window"), Z: r.PostForm.Get("z")}
+	in := thresholdInput{Problem: f.Problem, Variant: f.Variant, Kind: f.Kind}
 	var err error
 	parse := func(field, v string, dst func(string) error) {
 		if err == nil && strings.TrimSpace(v) != "" {
@@ -593,6 +602,8 @@ func (s *server) handleAdminCreateThreshold(w http.ResponseWriter, r *http.Reque
 	parse("round", f.Round, func(v string) (e error) { in.Round, e = strconv.Atoi(v); return })
 	parse("baseline_run", f.BaselineRun, func(v string) (e error) { in.BaselineRun, e = strconv.ParseInt(v, 10, 64); return })
 	parse("percent", f.Percent, func(v string) (e error) { in.Percent, e = strconv.ParseFloat(v, 64); return })
+	parse("window", f.Window, func(v string) (e error) { in.Window, e = strconv.Atoi(v); return })
+	parse("z", f.Z, func(v string) (e error) { in.Z, e = strconv.ParseFloat(v, 64); return })
 	if err == nil {
 		_, err = s.addThreshold(r.Context(), userFrom(r.Context()), in)
 	}
