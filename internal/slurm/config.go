@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,9 +54,96 @@ const (
 	minPoll          = 100 * time.Millisecond
 )
 
-// sbatch options pitchtank sets itself; a target's sbatch_args may not.
-var ownOptions = []string{"--parsable", "--job-name", "-J", "--partition", "-p", "--gres", "--account", "-A", "--time", "-t",
-	"--comment", "--chdir", "-D", "--output", "-o", "--error", "-e", "--wrap", "--requeue", "--no-requeue", "--array", "-a"}
+// sbatch options pitchtank sets itself, which a target's sbatch_args may
+// not, with their short forms; fields names the target's field for those
+// a target may choose.
+var (
+	ownOptions = map[string]string{"--parsable": "", "--job-name": "-J", "--partition": "-p", "--gres": "", "--account": "-A",
+		"--time": "-t", "--comment": "", "--chdir": "-D", "--output": "-o", "--error": "-e", "--wrap": "", "--requeue": "",
+		"--no-requeue": "", "--array": "-a", "--export": ""}
+	fields = map[string]string{"--partition": "partition", "--gres": "gres", "--account": "account", "--time": "time_limit"}
+)
+
+// refusedOptions are sbatch options that would break how pitchtank follows
+// a job: their short form, and why.
+var refusedOptions = map[string][2]string{
+	"--hold":     {"-H", "a held job waits for a release nobody sends, and holds one of the target's slots meanwhile"},
+	"--wait":     {"-W", "sbatch would return only when the job ends, and the submission would time out"},
+	"--clusters": {"-M", "the job would go to a cluster the server's squeue and sacct do not ask about"},
+}
+
+// sbatchShortFlags are sbatch's short options that take no value: in
+// "-vH" each letter is an option, while after any other letter the rest of
+// the argument is that option's value ("-t1" is --time 1).
+const sbatchShortFlags = "hHOQsuvVW"
+
+// checkSbatchArg refuses an option pitchtank sets itself or one that
+// breaks following the job, in every form sbatch (getopt_long) takes:
+// --name=value, an abbreviation of a long name (--tim, --out=),
+// -Xvalue, and short flags run together (-vH).
+func checkSbatchArg(a string) error {
+	if !strings.HasPrefix(a, "-") || a == "-" {
+		return fmt.Errorf("%q is not an option (write --qos=high, one argument each)", a)
+	}
+	name, _, _ := strings.Cut(a, "=")
+	if name == "--" {
+		return fmt.Errorf("%q would end sbatch's options", a)
+	}
+	var named []string // the long options a stands for
+	if strings.HasPrefix(a, "--") {
+		for long := range ownOptions {
+			if strings.HasPrefix(long, name) {
+				named = append(named, long)
+			}
+		}
+		for long := range refusedOptions {
+			if strings.HasPrefix(long, name) {
+				named = append(named, long)
+			}
+		}
+	} else {
+		for _, c := range a[1:] {
+			if long := longOf("-" + string(c)); long != "" {
+				named = append(named, long)
+				break
+			}
+			if !strings.ContainsRune(sbatchShortFlags, c) {
+				break // the rest is this option's value
+			}
+		}
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	slices.Sort(named)
+	long := named[0]
+	as := ""
+	if name != long {
+		as = fmt.Sprintf("%q is %s: ", a, long)
+	}
+	if r, ok := refusedOptions[long]; ok {
+		return fmt.Errorf("%s%s (%s) is refused: %s", as, long, r[0], r[1])
+	}
+	if f := fields[long]; f != "" {
+		return fmt.Errorf("%spitchtank sets %s itself (use the target's %s)", as, long, f)
+	}
+	return fmt.Errorf("%spitchtank sets %s itself", as, long)
+}
+
+// longOf returns the long option of a short one pitchtank sets or refuses.
+func longOf(short string) string {
+	for long, s := range ownOptions {
+		if s == short {
+			return long
+		}
+	}
+	for long, r := range refusedOptions {
+		if r[0] == short {
+			return long
+		}
+	}
+	return ""
+}
 
 // ParseConfig reads and checks a configuration. Every error names the field
 // ("targets[1].gres: ...").
@@ -139,14 +227,8 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s.max_jobs: %d is not between 1 and %d", field, t.MaxJobs, MaxJobsPerTarget)
 		}
 		for j, a := range t.SbatchArgs {
-			name, _, _ := strings.Cut(a, "=")
-			if !strings.HasPrefix(a, "-") {
-				return nil, fmt.Errorf("%s.sbatch_args[%d]: %q is not an option (write --qos=high, one argument each)", field, j, a)
-			}
-			for _, own := range ownOptions {
-				if name == own {
-					return nil, fmt.Errorf("%s.sbatch_args[%d]: pitchtank sets %s itself (use the target's fields)", field, j, own)
-				}
+			if err := checkSbatchArg(a); err != nil {
+				return nil, fmt.Errorf("%s.sbatch_args[%d]: %w", field, j, err)
 			}
 		}
 	}

@@ -73,3 +73,47 @@ func TestRemotes(t *testing.T) {
 		t.Errorf("h100 executor: %+v", h)
 	}
 }
+
+// sbatch reads options in more forms than --name=value: an abbreviated long
+// name, a short one with its value attached, short flags run together. The
+// options pitchtank sets, and those that break following the job, are
+// refused in each.
+func TestParseConfigSbatchArgForms(t *testing.T) {
+	parse := func(arg string) error {
+		_, err := ParseConfig([]byte(`{"spool": "/s", "targets": [{"name": "a", "bench_device": "cpu"},
+			{"name": "b", "bench_device": "cpu", "sbatch_args": ["--qos=high", "` + arg + `"]}]}`))
+		return err
+	}
+	refused := map[string]string{
+		"-t1":              `"-t1" is --time: pitchtank sets --time itself (use the target's time_limit)`,
+		"--tim=1":          `"--tim=1" is --time`,
+		"-o/tmp/elsewhere": "pitchtank sets --output itself",
+		"-pother":          "pitchtank sets --partition itself (use the target's partition)",
+		"-Jother":          "pitchtank sets --job-name",
+		"--out=/x":         "pitchtank sets --output",
+		"--no-req":         "pitchtank sets --no-requeue",
+		"--comm=x":         "pitchtank sets --comment",
+		"--requeue=1":      "pitchtank sets --requeue",
+		"--export=NONE":    "pitchtank sets --export",
+		"--hold":           "--hold (-H) is refused: a held job waits",
+		"-H":               `"-H" is --hold`,
+		"-vH":              `"-vH" is --hold`,
+		"--wait":           "--wait (-W) is refused: sbatch would return only when the job ends",
+		"-W":               `"-W" is --wait`,
+		"--wai":            `"--wai" is --wait`,
+		"-Mgpu2":           `"-Mgpu2" is --clusters`,
+		"--clusters=gpu2":  "--clusters (-M) is refused",
+		"--":               "would end sbatch's options",
+	}
+	for arg, want := range refused {
+		if err := parse(arg); err == nil || !strings.HasPrefix(err.Error(), "slurm config: targets[1].sbatch_args[1]: ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("sbatch_args %q: %v, want an error with %q", arg, err, want)
+		}
+	}
+	for _, arg := range []string{"--constraint=h100", "-Ch100", "--time-min=5", "--exclusive", "--gres-flags=enforce-binding",
+		"--wait-all-nodes=1", "-qhigh", "-v", "--mem=4G", "--hint=nomultithread"} {
+		if err := parse(arg); err != nil {
+			t.Errorf("sbatch_args %q: %v, want it accepted", arg, err)
+		}
+	}
+}
