@@ -64,7 +64,7 @@ type RegressionsView struct {
 type ThresholdRow struct {
 	ID          int64
 	Scope       string
-	BaselineRun int64  // 0 for a zscore threshold
+	BaselineRun int64 // 0 for a zscore threshold
 	Percent     string
 	Bound       string // "5%", or "z=3 over the last 20 runs"
 	Created     string
