@@ -223,10 +223,6 @@ func (e *Executor) jobByName(runID int64, dir string) (string, error) {
 	return strconv.FormatUint(id, 10), nil
 }
 
-// cancelWait bounds how long a cancelled run waits for Slurm to report the
-// job ended before it is recorded cancelled anyway.
-const cancelWait = 60 * time.Second
-
 // follow relays the job's stdout and states until it ends.
 func (e *Executor) follow(run *runner.Run, x *runner.Execution, dir, id string) runner.Outcome {
 	states, stop := e.Poller.Watch(id)
@@ -240,11 +236,33 @@ func (e *Executor) follow(run *runner.Run, x *runner.Execution, dir, id string) 
 	out := &lineReader{path: filepath.Join(dir, fileStdout), line: x.Line}
 
 	var (
-		last       Info
-		cancelled  string
-		cancelSent time.Time
-		cancelCh   = x.Cancel
+		last      Info
+		cancelled string
+		// unsent: scancel failed; it is sent again at each poll until it
+		// goes through or the job ends. The run keeps its slot until Slurm
+		// reports the end: recording it cancelled while the job still ran
+		// would let the target run more than max_jobs jobs.
+		unsent   bool
+		cancelCh = x.Cancel
 	)
+	scancel := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := e.Client.Cancel(ctx, id)
+		cancel()
+		switch {
+		case err != nil && !unsent:
+			x.Note(fmt.Sprintf("slurm job %s: scancel failed, sending it again at each poll: %v", id, err))
+		case err != nil:
+			e.log().Warn("scancel failed again; sending it again at the next poll", "job", id, "err", err)
+		default:
+			x.Note(fmt.Sprintf("slurm job %s: scancel sent (%s)", id, cancelled))
+		}
+		// Poll now to see the end soon; not after a failure, which the next
+		// poll's delivery would retry at once, and so on.
+		if unsent = err != nil; !unsent {
+			e.Poller.Kick()
+		}
+	}
 	for {
 		select {
 		case <-x.Quit:
@@ -252,21 +270,10 @@ func (e *Executor) follow(run *runner.Run, x *runner.Execution, dir, id string) 
 			return runner.Outcome{Detach: true}
 		case reason := <-cancelCh:
 			cancelCh = nil
-			cancelled, cancelSent = reason, time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			err := e.Client.Cancel(ctx, id)
-			cancel()
-			if err != nil {
-				x.Note(fmt.Sprintf("slurm job %s: scancel failed: %v", id, err))
-			} else {
-				x.Note(fmt.Sprintf("slurm job %s: scancel sent (%s)", id, reason))
-			}
-			e.Poller.Kick()
+			cancelled = reason
+			scancel()
 		case <-tick.C:
 			out.read(false)
-			if cancelled != "" && time.Since(cancelSent) > cancelWait {
-				return runner.Outcome{Status: runner.StatusCancelled, Reason: cancelled + fmt.Sprintf(" (slurm job %s did not report its end within %s)", id, cancelWait)}
-			}
 		case in := <-states:
 			if in.State != last.State || in.Reason != last.Reason || in.Node != last.Node {
 				if msg := describe(id, in); msg != "" && !in.State.Ended() {
@@ -277,6 +284,9 @@ func (e *Executor) follow(run *runner.Run, x *runner.Execution, dir, id string) 
 			if in.State == "" || in.State.Ended() {
 				out.read(true)
 				return e.outcome(id, in, cancelled, dir)
+			}
+			if unsent {
+				scancel()
 			}
 		}
 	}

@@ -132,3 +132,45 @@ func TestExecutorJobEnvironment(t *testing.T) {
 		t.Errorf("sbatch's %q: want PATH and CUDA_HOME by name, not ALL", export)
 	}
 }
+
+// A cancel whose scancel fails (slurmctld busy) is sent again at each poll,
+// and the run keeps its slot until Slurm reports the job's end: recording
+// it cancelled while the job ran on would let the target exceed max_jobs.
+func TestExecutorCancelRetriesScancel(t *testing.T) {
+	g := newRig(t)
+	s := g.fake.state
+	g.fake.writeBin("scancel", `echo "$@" >> `+s+`/scancel
+if [ -f `+s+`/scancel.fail ]; then echo "scancel: error: Kill job error on job id $1: Socket timed out on send/recv operation" >&2; exit 1; fi`)
+	g.fake.set("scancel.fail", "")
+	run := g.submit("870")
+	name := slurm.JobName(run.ID)
+	g.fake.set("squeue", "870|"+name+"|RUNNING|None|node7|x\n")
+	events, stop := g.r.Subscribe(run.ID)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- g.r.Cancel(context.Background(), run.ID) }()
+	g.fake.waitFile("scancel", "870\n870\n870\n") // sent again at later polls
+	if got, err := g.r.Get(context.Background(), run.ID); err != nil || got.Status != runner.StatusRunning {
+		t.Fatalf("run while its job runs on: %s %q (%v); want still running", got.Status, got.Reason, err)
+	}
+	if err := removeState(g.fake, "scancel.fail"); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(5 * time.Second)
+	for sent := false; !sent; {
+		select {
+		case ev := <-events:
+			sent = strings.Contains(ev.Line, "scancel sent")
+		case <-timeout:
+			t.Fatal("scancel never went through")
+		}
+	}
+	g.fake.set("squeue", "870|"+name+"|CANCELLED|None|node7|x\n")
+	g.fake.set("sacct", "870|"+name+"|CANCELLED by 0|0:15|node7\n")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := g.wait(run.ID); got.Status != runner.StatusCancelled || got.Reason != "cancelled by user" {
+		t.Errorf("cancelled run: %s %q\n%s", got.Status, got.Reason, got.Log)
+	}
+}
