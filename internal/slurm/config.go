@@ -148,19 +148,28 @@ func longOf(short string) string {
 // ParseConfig reads and checks a configuration. Every error names the field
 // ("targets[1].gres: ...").
 func ParseConfig(data []byte) (*Config, error) {
+	// The targets are decoded one by one, so that an error names the
+	// target's index (targets[1].max_jobs), which encoding/json does not.
+	var file struct {
+		Config
+		Targets []json.RawMessage `json:"targets"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var c Config
-	if err := dec.Decode(&c); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, fmt.Errorf("slurm config: %s: %s is not a JSON %s", te.Field, te.Value, te.Type)
-		}
-		// "json: unknown field "x"" and syntax errors, which say where.
-		return nil, fmt.Errorf("slurm config: %s", strings.TrimPrefix(err.Error(), "json: "))
+	if err := dec.Decode(&file); err != nil {
+		return nil, decodeError("", err)
 	}
 	if dec.More() {
 		return nil, errors.New("slurm config: more than one JSON value")
+	}
+	c := file.Config
+	c.Targets = make([]TargetConfig, len(file.Targets))
+	for i, raw := range file.Targets {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c.Targets[i]); err != nil {
+			return nil, decodeError(fmt.Sprintf("targets[%d]", i), err)
+		}
 	}
 	if c.Web != "" && !filepath.IsAbs(c.Web) {
 		return nil, fmt.Errorf("slurm config: web: %q is not an absolute path (the nodes run it from any directory)", c.Web)
@@ -233,6 +242,30 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 	}
 	return &c, nil
+}
+
+// decodeError says what was wrong with the JSON at field in (the file's
+// top level if field is "").
+func decodeError(in string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field, want := te.Field, te.Type.String()
+		if in != "" {
+			field = strings.Trim(in+"."+field, ".")
+		}
+		if field == "targets" {
+			want = "array of targets"
+		} else if strings.HasPrefix(field, "targets[") && !strings.Contains(field, ".") {
+			want = "object"
+		}
+		return fmt.Errorf("slurm config: %s: %s is not a JSON %s", field, te.Value, want)
+	}
+	// "json: unknown field "x"" and syntax errors, which say where.
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if in != "" {
+		return fmt.Errorf("slurm config: %s: %s", in, msg)
+	}
+	return fmt.Errorf("slurm config: %s", msg)
 }
 
 // LoadConfig reads the file at path with ParseConfig.
