@@ -54,7 +54,7 @@ type Job struct {
 // environment, which holds its secrets (PITCHTANK_SMTP_PASSWORD), reaches
 // the nodes: sbatch's default is --export=ALL.
 func JobEnv(environ []string) []string {
-	var env []string
+	env := []string{} // never nil: a nil Env would pass on the whole environment
 	for _, kv := range environ {
 		name, _, ok := strings.Cut(kv, "=")
 		if !ok {

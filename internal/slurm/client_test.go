@@ -103,6 +103,21 @@ func TestSbatchArgs(t *testing.T) {
 	}
 }
 
+// JobEnv keeps what bench and sbatch need and nothing else; an environment
+// with none of it gives an empty one, not nil (which exec reads as "the
+// server's whole environment").
+func TestJobEnv(t *testing.T) {
+	got := JobEnv([]string{"PATH=/usr/bin", "PITCHTANK_SMTP_PASSWORD=x", "LC_ALL=C", "SLURM_CONF=/etc/slurm.conf", "SBATCH_EXPORT=ALL",
+		"CUDA_HOME=/cuda", "GOMEMLIMIT=1GiB", "LD_LIBRARY_PATH=/cuda/lib64"})
+	want := []string{"PATH=/usr/bin", "LC_ALL=C", "SLURM_CONF=/etc/slurm.conf", "CUDA_HOME=/cuda", "LD_LIBRARY_PATH=/cuda/lib64"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JobEnv = %q, want %q", got, want)
+	}
+	if got := JobEnv([]string{"SECRET=x"}); got == nil || len(got) != 0 {
+		t.Errorf("JobEnv of nothing it keeps = %#v, want an empty, non-nil list", got)
+	}
+}
+
 // The job script hands bench its arguments unchanged, quotes and spaces
 // included: a real shell runs it with printf standing in for web.
 func TestScriptQuoting(t *testing.T) {
