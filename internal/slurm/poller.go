@@ -166,7 +166,7 @@ func (p *Poller) poll() {
 		a, inAcct := acct[id]
 		switch {
 		case inQueue && in.State == Completed:
-			// Exit code 0 whatever sacct says (outcome).
+			// Exit code 0 without sacct: Executor.outcome fills it in.
 		case inQueue && in.State.Ended() && inAcct && a.State.Ended():
 			// squeue's reason with sacct's exit code and canceller.
 			in.ExitCode, in.Signal, in.HasExit, in.By = a.ExitCode, a.Signal, a.HasExit, a.By
