@@ -487,7 +487,7 @@ func TestServeRefusesBadSlurmConfig(t *testing.T) {
 	cases := map[string]string{
 		`{"spool": "/s", "targets": [{"name": "h100"}]}`:                                        `targets[0].gres: a GPU target needs a GPU from Slurm`,
 		`{"spool": "/s", "targets": [{"name": "cpu", "bench_device": "cpu"}]}`:                  `targets[0].name`,
-		`{"spool": "/s", "targets": [{"name": "x", "bench_device": "cpu", "tme_limit": "5m"}]}`: `unknown field "tme_limit"`,
+		`{"spool": "/s", "targets": [{"name": "x", "bench_device": "cpu", "tme_limit": "5m"}]}`: `targets[0]: unknown field "tme_limit"`,
 	}
 	for body, want := range cases {
 		cfg := filepath.Join(dir, "slurm.json")
