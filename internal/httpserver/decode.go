@@ -26,9 +26,10 @@ func decodeJSON(r io.Reader, dst any) error {
 		return err
 	}
 	// encoding/json replaces invalid UTF-8 with U+FFFD without a word:
-	// refuse it, naming the field, as the forms refuse it.
+	// refuse it, naming the field, as the forms refuse it. A 400, as every
+	// other body that is not JSON: JSON text is UTF-8 (RFC 8259, 8.1).
 	if field, at := jsonpath.UTF8Field(body, "body"); at >= 0 {
-		return pitches.Errorf(pitches.EINVALID, field, "%s must be valid UTF-8 text (invalid byte at offset %d)", field, at)
+		return pitches.Errorf(pitches.EBADREQUEST, field, "%s must be valid UTF-8 text (invalid byte at offset %d)", field, at)
 	}
 	if err := checkStrictJSON(body, dst); err != nil {
 		return err

@@ -10,9 +10,9 @@ import (
 	"github.com/pitchtank/pitchtank/internal/runner"
 )
 
-// Invalid UTF-8 in a JSON body is refused naming the field, as the forms
-// refuse it, not stored as U+FFFD; a byte no field holds names the body.
-// Nothing is stored.
+// Invalid UTF-8 in a JSON body is refused naming the field (400: JSON text
+// is UTF-8, RFC 8259), as the forms refuse it, not stored as U+FFFD; a
+// byte no field holds names the body. Nothing is stored.
 func TestJSONBodyRefusesInvalidUTF8(t *testing.T) {
 	a, _ := newRunsApp(t, runner.Config{Devices: []string{"cpu"}}, false)
 	a.round(1)
@@ -21,15 +21,15 @@ func TestJSONBodyRefusesInvalidUTF8(t *testing.T) {
 	var sus runner.Run
 	a.api("POST", "/api/runs/import", "admin", importBody(p.ID, 30)).wantStatus(t, http.StatusCreated).decode(t, &sus)
 
-	a.api("POST", "/api/tokens", "alice", "{\"label\":\"ok\xffok\"}").wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "label")
+	a.api("POST", "/api/tokens", "alice", "{\"label\":\"ok\xffok\"}").wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "label")
 	a.api("POST", "/api/rounds", "admin", "{\"number\":2,\"title\":\"R\xc3\",\"criteria\":[{\"key\":\"s\",\"name\":\"S\",\"weight\":100}]}").
-		wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "title")
+		wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "title")
 	a.api("PUT", "/api/rounds/1", "admin", "{\"title\":\"R\",\"criteria\":[{\"key\":\"s\",\"name\":\"S\xff\",\"weight\":100}]}").
-		wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "criteria[0].name")
+		wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "criteria[0].name")
 	accept := fmt.Sprintf("/api/runs/%d/accept", sus.ID)
 	a.api("POST", accept, "admin", "{\"reason\":\"profiled with nsys \xff the kernel skips zero blocks\"}").
-		wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "reason")
-	a.api("POST", "/api/tokens", "alice", "{\"lab\xffel\":\"x\"}").wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "body")
+		wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "reason")
+	a.api("POST", "/api/tokens", "alice", "{\"lab\xffel\":\"x\"}").wantError(t, http.StatusBadRequest, pitches.EBADREQUEST, "body")
 	a.api("POST", "/api/runs/import", "admin", "{\"device\":\"B\xff200\"}").wantError(t, http.StatusUnprocessableEntity, pitches.EINVALID, "device")
 
 	toks, err := a.db.Tokens(context.Background(), a.users["alice"].ID)
