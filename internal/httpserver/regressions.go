@@ -623,14 +623,6 @@ func (s *server) handleAdminDeleteThreshold(w http.ResponseWriter, r *http.Reque
 	s.adminDelete(w, r, s.deleteThreshold, "/admin/regressions?note=unthreshold")
 }
 
-// regressionNote is the run page's line about alerts.
-func regressionNote(n int) string {
-	if n == 1 {
-		return "1 regression threshold crossed"
-	}
-	return fmt.Sprintf("%d regression thresholds crossed", n)
-}
-
 // runTracking is what a run's JSON carries of tracking, for a viewer who
 // may see its result.
 type runTracking struct {

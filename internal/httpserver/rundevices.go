@@ -85,63 +85,36 @@ func (s *server) variantDevices(ctx context.Context, viewer *pitches.User, q url
 		return nil, pitches.Errorf(pitches.EBADREQUEST, "variant", "a variant's devices need its variant spec")
 	}
 	// One kernel is one variant, in any spelling (as the history looks it up).
-	f := runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline,
-		Limit: historyLimit + 1}.CanonicalLookup(runner.KernelsCatalog{})
+	f := runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline}.
+		CanonicalLookup(runner.KernelsCatalog{})
 	out.Variant = f.Variant
-	runs, err := s.runs.List(ctx, f)
+	runs, truncated, err := s.visibleResults(ctx, viewer, f)
 	if err != nil {
 		return nil, err
 	}
-	if len(runs) > historyLimit { // newest first: the oldest one goes
-		runs, out.Truncated = runs[:historyLimit], true
-	}
-	vis := s.visibility(viewer)
+	out.Truncated = truncated
 	type group struct {
 		row  deviceRow
 		runs []runner.Run // newest first
 	}
 	var groups []*group
 	index := map[string]*group{}
-	for i := range runs { // newest first: a group's first run is its latest
-		r := &runs[i]
-		if !r.Counts() {
-			continue
-		}
-		if hidden, err := vis.resultHidden(ctx, r.PitchID); err != nil {
-			return nil, err
-		} else if hidden {
-			continue
-		}
-		base := r.Baseline
-		if base == "" {
-			base = "baseline" // bench's default, the same kernel
-		}
-		// The device key needs the result document (List leaves it out);
-		// only the latest run's shapes are kept.
-		full, err := s.runs.Get(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		key, name := deviceKey(full)
+	for _, r := range runs { // newest first: a group's first run is its latest
+		base := baselineName(r)
+		key, name := deviceKey(r)
 		k := key + "\x00" + r.Suite + "\x00" + base
 		g, ok := index[k]
 		if !ok {
 			g = &group{row: deviceRow{DeviceKey: key, DeviceName: name, Imported: r.Imported, Suite: r.Suite, Baseline: base,
 				LatestShapes: []deviceShapeTime{}}}
-			for _, sh := range full.Shapes {
+			for _, sh := range r.Shapes {
 				g.row.LatestShapes = append(g.row.LatestShapes, deviceShapeTime{Label: sh.Label, VariantMedianUs: sh.VariantMedianUs,
 					VariantSEMUs: sh.VariantSEMUs})
 			}
 			index[k] = g
 			groups = append(groups, g)
 		}
-		run := *r
-		// The row is one device already: the result rule's pin to the
-		// first run's device name (a pitch's result on one device) has
-		// nothing to choose between, and an import's label or a model's
-		// spelling must not split it.
-		run.DeviceName = ""
-		g.runs = append(g.runs, run)
+		g.runs = append(g.runs, *r)
 	}
 	for _, g := range groups {
 		m := runner.Measurement{Problem: out.Problem, Suite: g.row.Suite, Baseline: g.row.Baseline, AllowImports: true}

@@ -112,15 +112,13 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 	// catalogue's spelling, looked up (and named in the answer) by it, with
 	// the rows stored in the spelling given.
 	f := runner.Filter{Problem: out.Problem, Variant: out.Variant, Suite: out.Suite, Baseline: out.Baseline,
-		Device: out.Device, PitchID: out.Pitch, Limit: historyLimit + 1}.CanonicalLookup(runner.KernelsCatalog{})
+		Device: out.Device, PitchID: out.Pitch}.CanonicalLookup(runner.KernelsCatalog{})
 	out.Variant = f.Variant
-	runs, err := s.runs.List(ctx, f)
+	runs, truncated, err := s.visibleResults(ctx, viewer, f)
 	if err != nil {
 		return nil, err
 	}
-	if len(runs) > historyLimit { // newest first: the oldest one goes
-		runs, out.Truncated = runs[:historyLimit], true
-	}
+	out.Truncated = truncated
 	var prov map[int64]provenanceRow
 	if st, err := s.tracks(); err == nil {
 		ids := make([]int64, len(runs))
@@ -136,31 +134,15 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 			prov[id] = provenanceRow{p.SourceHash, p.AppBuild}
 		}
 	}
-	vis := s.visibility(viewer)
 	index := map[string]int{}
 	for i := len(runs) - 1; i >= 0; i-- { // oldest first
-		r := &runs[i]
-		if !r.Counts() {
-			continue
-		}
-		if hidden, err := vis.resultHidden(ctx, r.PitchID); err != nil {
-			return nil, err
-		} else if hidden {
-			continue
-		}
-		full, err := s.runs.Get(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		key, name := deviceKey(full)
+		r := runs[i]
+		key, name := deviceKey(r)
 		p := prov[r.ID]
-		for _, sh := range full.Shapes {
+		base := baselineName(r)
+		for _, sh := range r.Shapes {
 			if shape != "" && sh.Label != shape {
 				continue
-			}
-			base := r.Baseline
-			if base == "" {
-				base = "baseline" // bench's default, the same kernel
 			}
 			k := key + "\x00" + r.Suite + "\x00" + base + "\x00" + sh.Label
 			j, ok := index[k]
@@ -183,6 +165,49 @@ func (s *server) shapeHistory(ctx context.Context, viewer *pitches.User, q url.V
 }
 
 type provenanceRow struct{ source, build string }
+
+// visibleResults reads the runs of f that count as results and whose
+// results viewer may see, newest first, each with its result document and
+// shapes (Get: deviceKey reads the document), at most historyLimit of the
+// newest runs f matches; truncated says more matched. The history and the
+// devices view walk the same runs.
+func (s *server) visibleResults(ctx context.Context, viewer *pitches.User, f runner.Filter) (out []*runner.Run, truncated bool, err error) {
+	f.Limit = historyLimit + 1
+	runs, err := s.runs.List(ctx, f)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(runs) > historyLimit { // newest first: the oldest one goes
+		runs, truncated = runs[:historyLimit], true
+	}
+	vis := s.visibility(viewer)
+	for i := range runs {
+		r := &runs[i]
+		if !r.Counts() {
+			continue
+		}
+		if hidden, err := vis.resultHidden(ctx, r.PitchID); err != nil {
+			return nil, false, err
+		} else if hidden {
+			continue
+		}
+		full, err := s.runs.Get(ctx, r.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, full)
+	}
+	return out, truncated, nil
+}
+
+// baselineName is r's baseline spec, bench's default spelled out: "" and
+// "baseline" are the same kernel, one series.
+func baselineName(r *runner.Run) string {
+	if r.Baseline == "" {
+		return "baseline"
+	}
+	return r.Baseline
+}
 
 // historyCSVHeader: one row per point, with its series (device, suite,
 // baseline, shape), as a spreadsheet or a notebook wants it.

@@ -226,14 +226,16 @@ func ResultOf(m Measurement, runs []Run) PitchResult {
 	return out
 }
 
-// firstDevice is the device a result is pooled on when the round names no
-// device class: that of the oldest run that counts (runs are newest first).
-// Pooling an H100 run with a B200 run would make a figure neither measured,
-// and a run on a faster device would re-roll the result; the first
-// device's is kept, as the first result is. "" when the round names a class
-// (its runs are already of one kind) or nothing counts yet.
+// firstDevice is the device a pitch's result is pooled on when the round
+// names no device class: that of the oldest run that counts (runs are
+// newest first). Pooling an H100 run with a B200 run would make a figure
+// neither measured, and a run on a faster device would re-roll the result;
+// the first device's is kept, as the first result is. "" when the round
+// names a class (its runs are already of one kind), for a measurement that
+// is not one pitch's (a caller pooling runs it has grouped by device
+// itself), or when nothing counts yet.
 func (m Measurement) firstDevice(runs []Run) string {
-	if m.DeviceClass != "" {
+	if m.DeviceClass != "" || !m.ForPitch {
 		return ""
 	}
 	for i := len(runs) - 1; i >= 0; i-- {

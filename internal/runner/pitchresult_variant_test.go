@@ -37,7 +37,7 @@ func TestResultOfIgnoresKnobOrder(t *testing.T) {
 // count yet do not pick the device.
 func TestResultOfWithoutDeviceClassKeepsTheFirstDevice(t *testing.T) {
 	const g = "nvfp4_group_gemm"
-	m := runner.Measurement{Problem: g, Suite: "benchmarks", Baseline: "baseline", AllowImports: true}
+	m := runner.Measurement{Problem: g, Suite: "benchmarks", Baseline: "baseline", AllowImports: true, Variant: "v", ForPitch: true}
 	failed := run(1, g, "benchmarks", "baseline", "NVIDIA B200", false, runner.StatusFailed, 0)
 	first := run(2, g, "benchmarks", "baseline", "NVIDIA H100 80GB HBM3", false, runner.StatusSucceeded, 1.0)
 	b200 := run(3, g, "benchmarks", "baseline", "NVIDIA B200", false, runner.StatusSucceeded, 2.0)
